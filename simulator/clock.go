@@ -1,0 +1,72 @@
+package simulator
+
+import (
+	"sync"
+	"time"
+)
+
+// Clock is the sandbox's time (DESIGN D8). Now is the time stamped on everything that leaves
+// the simulator: the wall clock, or in deterministic mode a frozen instant that moves only when
+// advanced. SchedulerNow is the virtual clock that decides when retries and scenario steps are
+// due: Now plus every Advance, so advancing makes work due at once without changing timestamps.
+type Clock struct {
+	mu     sync.Mutex
+	wall   func() time.Time
+	frozen *time.Time
+	offset time.Duration
+}
+
+// NewClock returns a wall clock; wall may be nil for time.Now.
+func NewClock(wall func() time.Time) *Clock {
+	if wall == nil {
+		wall = time.Now
+	}
+	return &Clock{wall: wall}
+}
+
+// NewFrozenClock returns a clock frozen at t that moves only when advanced.
+func NewFrozenClock(t time.Time) *Clock {
+	t = t.UTC()
+	return &Clock{wall: time.Now, frozen: &t}
+}
+
+// Now returns the time stamped on records, events and signatures.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.frozen != nil {
+		return *c.frozen
+	}
+	return c.wall().UTC()
+}
+
+// SchedulerNow returns the virtual time against which scheduled work is due.
+func (c *Clock) SchedulerNow() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.frozen != nil {
+		return *c.frozen
+	}
+	return c.wall().UTC().Add(c.offset)
+}
+
+// Advance moves the virtual clock forward by d (a frozen clock moves as a whole) and returns
+// the new virtual time.
+func (c *Clock) Advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	if c.frozen != nil {
+		t := c.frozen.Add(d)
+		c.frozen = &t
+	} else {
+		c.offset += d
+	}
+	c.mu.Unlock()
+	return c.SchedulerNow()
+}
+
+// Frozen reports whether the clock is in deterministic mode.
+func (c *Clock) Frozen() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.frozen != nil
+}

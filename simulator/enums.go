@@ -1,0 +1,130 @@
+package simulator
+
+// Product is an investing product.
+type Product string
+
+// The products, in the order the spec lists them.
+const (
+	ProductSecurities Product = "securities"
+	ProductRobo       Product = "robo"
+	ProductCrypto     Product = "crypto"
+	ProductRothIRA    Product = "roth_ira"
+)
+
+// Products lists every product in spec order. Index positions are stable: storage packs one
+// status byte per product in this order.
+var Products = []Product{ProductSecurities, ProductRobo, ProductCrypto, ProductRothIRA}
+
+// ProductIndex returns the position of p in Products, or -1.
+func ProductIndex(p Product) int {
+	for i, q := range Products {
+		if q == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// KYCStatus is the verification state of one product account.
+type KYCStatus string
+
+// The KYC states of spec §2.1.
+const (
+	KYCPending           KYCStatus = "pending"
+	KYCDocumentRequested KYCStatus = "document_requested"
+	KYCApproved          KYCStatus = "approved"
+	KYCRejected          KYCStatus = "rejected"
+	KYCClosed            KYCStatus = "closed"
+	KYCAccountTakeover   KYCStatus = "account_takeover"
+)
+
+// KYCStatuses lists every KYC state in spec order (stable positions, 1-based in storage).
+var KYCStatuses = []KYCStatus{KYCPending, KYCDocumentRequested, KYCApproved, KYCRejected, KYCClosed, KYCAccountTakeover}
+
+// KYCIndex returns the position of s in KYCStatuses, or -1.
+func KYCIndex(s KYCStatus) int {
+	for i, q := range KYCStatuses {
+		if q == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// IDType is PartnerUserAccountIdType: how a user_account_id is to be read.
+type IDType string
+
+// The id types of spec §2.1.
+const (
+	IDPlatform IDType = "platform"
+	IDCore     IDType = "core"
+	IDDBP      IDType = "dbp"
+)
+
+// Side is an order's side.
+type Side string
+
+// Order sides.
+const (
+	SideBuy  Side = "buy"
+	SideSell Side = "sell"
+)
+
+// OrderStatus is an order's (and a transaction's) lifecycle state (DESIGN D6).
+type OrderStatus string
+
+// Order states.
+const (
+	OrderPending   OrderStatus = "pending"
+	OrderCompleted OrderStatus = "completed"
+	OrderCanceled  OrderStatus = "canceled"
+	OrderFailed    OrderStatus = "failed"
+)
+
+// OrderStatuses lists every order state (stable positions).
+var OrderStatuses = []OrderStatus{OrderPending, OrderCompleted, OrderCanceled, OrderFailed}
+
+// OrderStatusIndex returns the position of s in OrderStatuses, or -1.
+func OrderStatusIndex(s OrderStatus) int {
+	for i, q := range OrderStatuses {
+		if q == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// TransactionType is what a transaction does (DESIGN D7).
+type TransactionType string
+
+// Transaction types.
+const (
+	TxnBuy        TransactionType = "buy"
+	TxnSell       TransactionType = "sell"
+	TxnDeposit    TransactionType = "deposit"
+	TxnWithdrawal TransactionType = "withdrawal"
+	TxnRebalance  TransactionType = "rebalance"
+)
+
+// EventType is a webhook event type.
+type EventType string
+
+// Event types.
+const (
+	EventKYC         EventType = "kyc"
+	EventTransaction EventType = "transaction"
+)
+
+// Scope is an API key permission (spec §5, DESIGN D3).
+type Scope string
+
+// Scopes.
+const (
+	ScopeReadUser       Scope = "read:user"
+	ScopeReadOrders     Scope = "read:orders"
+	ScopeManageSessions Scope = "manage:sessions"
+	ScopeManageWebhooks Scope = "manage:webhooks"
+)
+
+// Scopes lists every scope.
+var Scopes = []Scope{ScopeReadUser, ScopeReadOrders, ScopeManageSessions, ScopeManageWebhooks}

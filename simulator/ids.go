@@ -1,0 +1,87 @@
+package simulator
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"sync"
+)
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// IDs issues identifiers and key material from one random source: crypto/rand normally, a
+// seeded stream in deterministic mode so ids repeat across runs.
+type IDs struct {
+	mu  sync.Mutex
+	src io.Reader
+}
+
+// NewIDs returns a generator reading from src; nil means crypto/rand.
+func NewIDs(src io.Reader) *IDs {
+	if src == nil {
+		src = rand.Reader
+	}
+	return &IDs{src: src}
+}
+
+// Read fills p from the generator's source (so IDs can serve as the entropy for secrets).
+func (g *IDs) Read(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return io.ReadFull(g.src, p)
+}
+
+// New returns prefix + "_" + 24 base62 characters.
+func (g *IDs) New(prefix string) string { return prefix + "_" + g.base62(24) }
+
+// NewKey returns an API key `<env>_<40 base62 chars>` (DESIGN D3).
+func (g *IDs) NewKey(env string) string { return env + "_" + g.base62(40) }
+
+func (g *IDs) base62(n int) string {
+	buf := make([]byte, n)
+	var b [1]byte
+	for i := 0; i < n; {
+		if _, err := g.Read(b[:]); err != nil {
+			panic("simulator: random source failed: " + err.Error()) // crypto/rand never fails on Linux
+		}
+		if b[0] >= 248 { // 248 = 4*62: reject to keep the distribution uniform
+			continue
+		}
+		buf[i] = base62[int(b[0])%62]
+		i++
+	}
+	return string(buf)
+}
+
+// HashKey returns the stored form of an API key: hex SHA-256 of its plaintext.
+func HashKey(plaintext string) string {
+	sum := sha256.Sum256([]byte(plaintext))
+	return hex.EncodeToString(sum[:])
+}
+
+// KeyPrefix is the displayable head of a key: env, underscore and 4 characters.
+func KeyPrefix(plaintext string) string {
+	if len(plaintext) > 9 {
+		return plaintext[:9]
+	}
+	return plaintext
+}
+
+// ValidKeyShape reports whether s looks like `<env>_<40 base62>`.
+func ValidKeyShape(s string) bool {
+	i := len(s) - 41
+	if i < 1 || s[i] != '_' {
+		return false
+	}
+	for _, c := range s[i+1:] {
+		if !isBase62(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func isBase62(c rune) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}

@@ -1,0 +1,67 @@
+package simulator
+
+import (
+	"strings"
+	"time"
+)
+
+// kycNext is the KYC transition graph of DESIGN D9.
+var kycNext = map[KYCStatus][]KYCStatus{
+	KYCPending:           {KYCDocumentRequested, KYCApproved, KYCRejected},
+	KYCDocumentRequested: {KYCPending, KYCApproved, KYCRejected},
+	KYCApproved:          {KYCClosed, KYCAccountTakeover},
+	KYCAccountTakeover:   {KYCApproved, KYCClosed},
+	KYCRejected:          {KYCPending, KYCClosed},
+	KYCClosed:            nil,
+}
+
+// NextKYC returns the states an account in state s may move to.
+func NextKYC(s KYCStatus) []KYCStatus { return kycNext[s] }
+
+// KYCDelivered reports whether a transition into s is delivered as a kyc event: every state
+// but pending, which is intermediate (spec §3.1, DESIGN D8).
+func KYCDelivered(s KYCStatus) bool { return s != KYCPending }
+
+// TransitionKYC moves the account to state to at time now. A transition not in the graph is an
+// ECONFLICT error naming the allowed next states. The first move into approved stamps
+// KYCApprovedAt, which later moves keep (DESIGN D5).
+func (a *Account) TransitionKYC(to KYCStatus, now time.Time) error {
+	if KYCIndex(to) < 0 {
+		return Errorf(EINVALID, "unknown kyc status: %s", to)
+	}
+	allowed := kycNext[a.KYCStatus]
+	ok := false
+	for _, s := range allowed {
+		ok = ok || s == to
+	}
+	if !ok {
+		names := make([]string, len(allowed))
+		for i, s := range allowed {
+			names[i] = string(s)
+		}
+		next := strings.Join(names, ", ")
+		if next == "" {
+			next = "none"
+		}
+		return Errorf(ECONFLICT, "kyc transition not allowed: %s -> %s (allowed next states: %s)", a.KYCStatus, to, next)
+	}
+	a.KYCStatus = to
+	if to == KYCApproved && a.KYCApprovedAt == nil {
+		t := now.UTC()
+		a.KYCApprovedAt = &t
+	}
+	return nil
+}
+
+// ShowsApprovedAt reports whether kyc_approved_at is shown for the account: present while
+// approved and kept after a later move to closed or account_takeover (DESIGN D5).
+func (a *Account) ShowsApprovedAt() bool {
+	if a.KYCApprovedAt == nil {
+		return false
+	}
+	switch a.KYCStatus {
+	case KYCApproved, KYCClosed, KYCAccountTakeover:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,72 @@
+package simulator
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// FormatMoney renders an amount with exactly two decimals, rounded half-even ("1520.07").
+func FormatMoney(d decimal.Decimal) string { return d.StringFixedBank(2) }
+
+// FormatQuantity renders a quantity with up to 8 decimals and no trailing zeros ("0.015").
+func FormatQuantity(d decimal.Decimal) string { return d.RoundBank(8).String() }
+
+// FormatTime renders a timestamp as RFC 3339 UTC with Z, fractional seconds only when non-zero.
+func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// MarketValue is Σ holdings quantity × current price + cash, rounded half-even to cents
+// (DESIGN D5). A symbol without a price counts as zero.
+func (a *Account) MarketValue(prices map[string]decimal.Decimal) decimal.Decimal {
+	v := a.Cash
+	for _, h := range a.Holdings {
+		v = v.Add(h.Quantity.Mul(prices[h.Symbol]))
+	}
+	return v.RoundBank(2)
+}
+
+// CostBasisHint estimates an account's cost basis for generated history: its cash plus its
+// holdings at 90% of today's price. It only shapes the synthetic series.
+func (a *Account) CostBasisHint(prices map[string]decimal.Decimal) decimal.Decimal {
+	v := a.Cash
+	for _, h := range a.Holdings {
+		v = v.Add(h.Quantity.Mul(prices[h.Symbol]).Mul(decimal.New(9, -1)))
+	}
+	return v.RoundBank(2)
+}
+
+// TotalMarketValue sums the accounts' market values.
+func (u *User) TotalMarketValue(prices map[string]decimal.Decimal) decimal.Decimal {
+	t := decimal.Zero
+	for i := range u.Accounts {
+		t = t.Add(u.Accounts[i].MarketValue(prices))
+	}
+	return t
+}
+
+// ApplyHolding adds delta (possibly negative) to the account's position in symbol, dropping a
+// position that reaches zero. It fails with EINVALID when the position would go negative.
+func (a *Account) ApplyHolding(symbol string, delta decimal.Decimal) error {
+	for i := range a.Holdings {
+		if a.Holdings[i].Symbol != symbol {
+			continue
+		}
+		q := a.Holdings[i].Quantity.Add(delta)
+		if q.IsNegative() {
+			return Errorf(EINVALID, "insufficient %s holdings: have %s, need %s", symbol, FormatQuantity(a.Holdings[i].Quantity), FormatQuantity(delta.Neg()))
+		}
+		if q.IsZero() {
+			a.Holdings = append(a.Holdings[:i], a.Holdings[i+1:]...)
+		} else {
+			a.Holdings[i].Quantity = q
+		}
+		return nil
+	}
+	if delta.IsNegative() {
+		return Errorf(EINVALID, "insufficient %s holdings: have 0, need %s", symbol, FormatQuantity(delta.Neg()))
+	}
+	if !delta.IsZero() {
+		a.Holdings = append(a.Holdings, Holding{Symbol: symbol, Quantity: delta})
+	}
+	return nil
+}

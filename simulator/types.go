@@ -1,0 +1,287 @@
+package simulator
+
+import (
+	"slices"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Institution is a financial institution: a tenant. Everything else belongs to exactly one.
+type Institution struct {
+	ID        string    `json:"institution_id"`
+	Name      string    `json:"name"`
+	Vendors   Vendors   `json:"vendors"`
+	CreatedAt time.Time `json:"created_at"`
+	// Prices and Fees start from the fixtures' defaults and are the institution's own.
+	Prices map[string]decimal.Decimal `json:"prices"`
+	Fees   map[Product]FeeRule        `json:"fees"`
+}
+
+// Vendors names the institution's banking-core and digital-banking vendors; nil means not
+// configured (DESIGN D5).
+type Vendors struct {
+	Core *string `json:"core"`
+	DBP  *string `json:"dbp"`
+}
+
+// Vendor returns the vendor configured for an id type, and whether one is. `platform` ids
+// need no vendor.
+func (v Vendors) Vendor(t IDType) (string, bool) {
+	switch t {
+	case IDCore:
+		if v.Core != nil {
+			return *v.Core, true
+		}
+	case IDDBP:
+		if v.DBP != nil {
+			return *v.DBP, true
+		}
+	case IDPlatform:
+		return "", true
+	}
+	return "", false
+}
+
+// FeeRule is a per-product fee schedule: Rate × notional, at least Minimum, rounded half-even
+// to cents.
+type FeeRule struct {
+	Rate    decimal.Decimal `json:"rate"`
+	Minimum decimal.Decimal `json:"minimum"`
+}
+
+// Fee returns the fee for a notional amount.
+func (r FeeRule) Fee(notional decimal.Decimal) decimal.Decimal {
+	f := notional.Abs().Mul(r.Rate).RoundBank(2)
+	if f.LessThan(r.Minimum) {
+		f = r.Minimum
+	}
+	return f
+}
+
+// APIKey is a partner key. Only the SHA-256 hash of its plaintext is stored (DESIGN D3).
+type APIKey struct {
+	ID            string     `json:"key_id"`
+	InstitutionID string     `json:"institution_id"`
+	Hash          string     `json:"hash"`
+	Prefix        string     `json:"prefix"` // the first characters, for display only
+	Scopes        []Scope    `json:"scopes"`
+	Description   string     `json:"description,omitempty"`
+	CreatedAt     time.Time  `json:"created_at"`
+	RevokedAt     *time.Time `json:"revoked_at,omitempty"`
+}
+
+// HasScope reports whether the key carries scope s.
+func (k *APIKey) HasScope(s Scope) bool { return slices.Contains(k.Scopes, s) }
+
+// Member is a banking-core customer (DESIGN D5): one core id, optionally one dbp id, and the
+// platform user ids of the accounts it names (some may have no user record).
+type Member struct {
+	InstitutionID string    `json:"institution_id"`
+	CoreID        string    `json:"core_id"`
+	CoreIDType    string    `json:"core_id_type"` // member_number or cif
+	DBPID         *string   `json:"dbp_id"`
+	UserIDs       []string  `json:"user_ids"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+// Member id types of a core id.
+const (
+	CoreIDMemberNumber = "member_number"
+	CoreIDCIF          = "cif"
+)
+
+// User is an investing user of an institution.
+type User struct {
+	PlatformID    string    `json:"platform_id"`
+	InstitutionID string    `json:"institution_id"`
+	UserAccountID string    `json:"user_account_id"`
+	CreatedAt     time.Time `json:"created_at"`
+	Terms         Terms     `json:"terms_and_conditions"`
+	LiveSessions  int       `json:"live_sessions"`
+	Accounts      []Account `json:"accounts"`
+	// History, when the fixtures give it, replaces the generated series.
+	History *History `json:"historical_market_value,omitempty"`
+}
+
+// Account returns the user's account of product p, or nil.
+func (u *User) Account(p Product) *Account {
+	for i := range u.Accounts {
+		if u.Accounts[i].Product == p {
+			return &u.Accounts[i]
+		}
+	}
+	return nil
+}
+
+// Terms records the user's acceptance of terms and conditions.
+type Terms struct {
+	AcceptedAt time.Time `json:"accepted_at"`
+	Version    string    `json:"version"`
+}
+
+// Account is one product account of a user: its KYC state, cash and holdings.
+type Account struct {
+	Product       Product         `json:"product"`
+	KYCStatus     KYCStatus       `json:"kyc_status"`
+	KYCApprovedAt *time.Time      `json:"kyc_approved_at,omitempty"`
+	Cash          decimal.Decimal `json:"cash"`
+	Holdings      []Holding       `json:"holdings"`
+	// Portfolio names the model portfolio of a robo account.
+	Portfolio string `json:"portfolio,omitempty"`
+}
+
+// Holding is a position in one symbol.
+type Holding struct {
+	Symbol   string          `json:"symbol"`
+	Quantity decimal.Decimal `json:"quantity"`
+}
+
+// History is the historical market value of a user (spec §2.3).
+type History struct {
+	AllTime   []ValuePoint `json:"all_time"`
+	PastDay   []ValuePoint `json:"past_day"`
+	PastWeek  []ValuePoint `json:"past_week"`
+	PastMonth []ValuePoint `json:"past_month"`
+	PastYear  []ValuePoint `json:"past_year"`
+}
+
+// ValuePoint is one point of a market-value series.
+type ValuePoint struct {
+	AsOf      time.Time       `json:"as_of"`
+	CostBasis decimal.Decimal `json:"cost_basis"`
+	Value     decimal.Decimal `json:"value"`
+}
+
+// Order is one order; it belongs to exactly one transaction (DESIGN D7).
+type Order struct {
+	ID               string          `json:"order_id"`
+	InstitutionID    string          `json:"institution_id"`
+	TransactionID    string          `json:"transaction_id"`
+	PlatformID       string          `json:"platform_id"`
+	UserAccountID    string          `json:"user_account_id"`
+	Product          Product         `json:"product"`
+	Side             Side            `json:"side"`
+	Symbol           string          `json:"symbol"`
+	Quantity         decimal.Decimal `json:"quantity"`
+	Notional         decimal.Decimal `json:"notional"`
+	Fee              decimal.Decimal `json:"fee"`
+	Status           OrderStatus     `json:"status"`
+	PlacedAt         time.Time       `json:"placed_at"`
+	CompletedAt      *time.Time      `json:"completed_at,omitempty"`
+	IsRecurringOrder bool            `json:"is_recurring_order"`
+	RecurringOrderID string          `json:"recurring_order_id,omitempty"`
+	// ByNotional marks a dollar order (notional given, quantity set by the fill).
+	ByNotional bool `json:"by_notional"`
+}
+
+// Transaction groups the orders of one buy, sell, deposit, withdrawal or rebalance.
+type Transaction struct {
+	ID            string          `json:"transaction_id"`
+	InstitutionID string          `json:"institution_id"`
+	PlatformID    string          `json:"platform_id"`
+	UserAccountID string          `json:"user_account_id"`
+	Product       Product         `json:"product"`
+	Type          TransactionType `json:"type"`
+	Status        OrderStatus     `json:"status"`
+	Amount        decimal.Decimal `json:"amount"`
+	CreatedAt     time.Time       `json:"created_at"`
+	CompletedAt   *time.Time      `json:"completed_at,omitempty"`
+	OrderIDs      []string        `json:"order_ids"`
+}
+
+// Subscription is a webhook subscription (spec §2.7).
+type Subscription struct {
+	ID            string     `json:"subscription_id"`
+	InstitutionID string     `json:"institution_id"`
+	EventType     EventType  `json:"event_type"`
+	URL           string     `json:"url"`
+	APIVersion    string     `json:"api_version"`
+	Enabled       bool       `json:"enabled"`
+	CreatedAt     time.Time  `json:"created_at"`
+	DeletedAt     *time.Time `json:"deleted_at,omitempty"`
+}
+
+// SigningSecrets is an institution's webhook signing secret, with the previous one kept
+// during a rotation's overlap window.
+type SigningSecrets struct {
+	Current       string    `json:"current"`
+	Previous      string    `json:"previous,omitempty"`
+	PreviousUntil time.Time `json:"previous_until,omitempty"`
+}
+
+// Active returns the secrets that sign a delivery at now, newest first.
+func (s SigningSecrets) Active(now time.Time) []string {
+	if s.Current == "" {
+		return nil
+	}
+	if s.Previous != "" && now.Before(s.PreviousUntil) {
+		return []string{s.Current, s.Previous}
+	}
+	return []string{s.Current}
+}
+
+// Event is a webhook event: its identity and the payload data; the body is rendered per API
+// version by Body.
+type Event struct {
+	ID            string    `json:"event_id"`
+	InstitutionID string    `json:"institution_id"`
+	Type          EventType `json:"event_type"`
+	CreatedAt     time.Time `json:"created_at"`
+	IsTest        bool      `json:"is_test"`
+	Data          EventData `json:"data"`
+}
+
+// EventData is the union of the kyc and transaction event data (DESIGN D8).
+type EventData struct {
+	UserAccountID string      `json:"user_account_id"`
+	PlatformID    string      `json:"platform_id,omitempty"`
+	Product       Product     `json:"product"`
+	KYCStatus     KYCStatus   `json:"kyc_status,omitempty"`
+	TransactionID string      `json:"transaction_id,omitempty"`
+	Status        OrderStatus `json:"status,omitempty"`
+}
+
+// Delivery states.
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+)
+
+// Delivery is one event's delivery to one subscription, with every attempt.
+type Delivery struct {
+	ID             string    `json:"delivery_id"`
+	EventID        string    `json:"event_id"`
+	SubscriptionID string    `json:"subscription_id"`
+	InstitutionID  string    `json:"institution_id"`
+	URL            string    `json:"url"`
+	Body           []byte    `json:"body"`
+	Status         string    `json:"status"`
+	NextAttemptAt  time.Time `json:"next_attempt_at"`
+	Attempts       []Attempt `json:"attempts"`
+	Error          string    `json:"error,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// Attempt is one HTTP attempt of a delivery. StatusCode is 0 when the callback never answered.
+type Attempt struct {
+	At           time.Time `json:"at"`
+	StatusCode   int       `json:"status_code,omitempty"`
+	Error        string    `json:"error,omitempty"`
+	LatencyMS    float64   `json:"latency_ms"`
+	ResponseBody string    `json:"response_body"`
+}
+
+// Portfolio is a robo model portfolio: target weights that sum to 1. Deposits, withdrawals and
+// rebalances are split into one leg per symbol by these weights (DESIGN D7).
+type Portfolio struct {
+	Name    string   `json:"name"`
+	Weights []Weight `json:"weights"`
+}
+
+// Weight is one symbol's share of a portfolio.
+type Weight struct {
+	Symbol string          `json:"symbol"`
+	Weight decimal.Decimal `json:"weight"`
+}
