@@ -1,0 +1,166 @@
+package bolt
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"partnersim/simulator"
+)
+
+// DB is the sandbox store.
+type DB struct {
+	db    *bbolt.DB
+	Clock *simulator.Clock
+	IDs   *simulator.IDs
+	// APIVersions lists the mounted API versions; events are rendered per subscription version.
+	APIVersions []string
+	// Notify, when set, is called after a transaction that enqueued deliveries commits, so the
+	// dispatcher can start them at once.
+	Notify func()
+}
+
+// Open opens (creating if needed) the bbolt file at path and its buckets.
+func Open(path string, clock *simulator.Clock, ids *simulator.IDs) (*DB, error) {
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second, FreelistType: bbolt.FreelistMapType})
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w (is another partnersim using it? stop it or pass --db with another file)", path, err)
+	}
+	if err := db.Update(func(tx *bbolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("create buckets: %w", err)
+	}
+	if clock == nil {
+		clock = simulator.NewClock(nil)
+	}
+	if ids == nil {
+		ids = simulator.NewIDs(nil)
+	}
+	return &DB{db: db, Clock: clock, IDs: ids, APIVersions: []string{"v1"}}, nil
+}
+
+// Close closes the file.
+func (s *DB) Close() error { return s.db.Close() }
+
+// Path returns the file's path.
+func (s *DB) Path() string { return s.db.Path() }
+
+func (s *DB) view(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.View(fn)
+}
+
+// update runs fn in a write transaction and notifies the dispatcher when fn queued deliveries.
+func (s *DB) update(ctx context.Context, fn func(w *writeTx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w := &writeTx{}
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		w.Tx = tx
+		w.counts = map[string]int64{}
+		if err := fn(w); err != nil {
+			return err
+		}
+		return w.flushCounts()
+	})
+	if err == nil && w.enqueued > 0 && s.Notify != nil {
+		s.Notify()
+	}
+	return err
+}
+
+// writeTx is a write transaction with the index counters it changes, written once at commit.
+type writeTx struct {
+	*bbolt.Tx
+	counts   map[string]int64
+	enqueued int
+}
+
+func (w *writeTx) count(prefix []byte, delta int64) { w.counts[string(prefix)] += delta }
+
+func (w *writeTx) flushCounts() error {
+	b := w.Bucket(bCounts)
+	for k, d := range w.counts {
+		if d == 0 {
+			continue
+		}
+		n := int64(0)
+		if v := b.Get([]byte(k)); v != nil {
+			n = int64(binary.BigEndian.Uint64(v))
+		}
+		n += d
+		if n <= 0 {
+			if err := b.Delete([]byte(k)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := b.Put([]byte(k), u64(uint64(n))); err != nil {
+			return err
+		}
+	}
+	clear(w.counts)
+	return nil
+}
+
+// putIndex adds an index entry and counts it under its prefix.
+func (w *writeTx) putIndex(bucket, prefix, rest, value []byte) error {
+	b := w.Bucket(bucket)
+	k := cat(prefix, rest)
+	if b.Get(k) == nil {
+		w.count(prefix, 1)
+	}
+	return b.Put(k, value)
+}
+
+// deleteIndex removes an index entry and uncounts it.
+func (w *writeTx) deleteIndex(bucket, prefix, rest []byte) error {
+	b := w.Bucket(bucket)
+	k := cat(prefix, rest)
+	if b.Get(k) == nil {
+		return nil
+	}
+	w.count(prefix, -1)
+	return b.Delete(k)
+}
+
+func countOf(tx *bbolt.Tx, prefix []byte) int {
+	if v := tx.Bucket(bCounts).Get(prefix); v != nil {
+		return int(binary.BigEndian.Uint64(v))
+	}
+	return 0
+}
+
+// getJSON decodes the value at key into v; a missing key is an ENOTFOUND error with msg.
+func getJSON(tx *bbolt.Tx, bucket, key []byte, v any, msg string) error {
+	raw := tx.Bucket(bucket).Get(key)
+	if raw == nil {
+		return &simulator.Error{Code: simulator.ENOTFOUND, Message: msg}
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("decode %s/%q: %w", bucket, key, err)
+	}
+	return nil
+}
+
+func putJSON(tx *bbolt.Tx, bucket, key []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s/%q: %w", bucket, key, err)
+	}
+	return tx.Bucket(bucket).Put(key, raw)
+}

@@ -1,0 +1,8 @@
+// Package bolt is the sandbox's store on an embedded bbolt file: institutions, keys, members,
+// users, orders, transactions, subscriptions, events and the delivery outbox, with the
+// secondary indexes that keep every list query inside one institution.
+//
+// It is the only package that imports go.etcd.io/bbolt. It imports the domain (simulator) and
+// nothing else of this module. Buckets and key encodings are declared in keys.go; every service
+// call is one bbolt transaction; bytes are copied out of the transaction before it ends.
+package bolt

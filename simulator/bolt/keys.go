@@ -1,0 +1,100 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"time"
+)
+
+// Buckets, created at open. Keys are composite byte strings; integers and times are big-endian
+// so that keys sort. "inst" below is the institution id followed by a 0x00 separator (ids never
+// contain NUL).
+var (
+	bMeta          = []byte("meta")           // name → value
+	bInstitutions  = []byte("institutions")   // institution id → Institution JSON
+	bKeys          = []byte("keys")           // sha256 hex of key → APIKey JSON
+	bKeyIDs        = []byte("key_ids")        // key id → sha256 hex
+	bUsers         = []byte("users")          // platform id → User JSON
+	bUserUAID      = []byte("user_uaid")      // inst + user_account_id → platform id
+	bUserIndex     = []byte("user_index")     // see userIndexKey
+	bMembers       = []byte("members")        // inst + core id → Member JSON
+	bMemberDBP     = []byte("member_dbp")     // inst + dbp id → core id
+	bMemberUser    = []byte("member_user")    // inst + platform id + 0 + core id → nil
+	bOrders        = []byte("orders")         // order id → Order JSON
+	bOrderIndex    = []byte("order_index")    // see orderIndexKey
+	bTransactions  = []byte("transactions")   // transaction id → Transaction JSON
+	bCounts        = []byte("counts")         // index prefix → uint64 count of entries under it
+	bSubs          = []byte("subscriptions")  // subscription id → Subscription JSON
+	bSubsByInst    = []byte("subs_by_inst")   // inst + created_at + subscription id → nil
+	bSecrets       = []byte("secrets")        // institution id → SigningSecrets JSON
+	bEvents        = []byte("events")         // event id → Event JSON
+	bDeliveries    = []byte("deliveries")     // delivery id → Delivery JSON
+	bDeliveryEvent = []byte("delivery_event") // event id + 0 + delivery id → nil
+	bOutbox        = []byte("outbox")         // next attempt (virtual time) + delivery id → nil
+	bSnapshots     = []byte("snapshots")      // reserved for control-plane snapshots
+
+	allBuckets = [][]byte{bMeta, bInstitutions, bKeys, bKeyIDs, bUsers, bUserUAID, bUserIndex,
+		bMembers, bMemberDBP, bMemberUser, bOrders, bOrderIndex, bTransactions, bCounts, bSubs,
+		bSubsByInst, bSecrets, bEvents, bDeliveries, bDeliveryEvent, bOutbox, bSnapshots}
+)
+
+// Meta keys.
+var (
+	metaFixtures = []byte("fixtures_loaded") // present once a fixture set is wholly loaded
+	metaToken    = []byte("sandbox_token")
+)
+
+// inst returns the institution id with its separator, the prefix of every tenant-scoped key.
+func inst(id string) []byte {
+	b := make([]byte, 0, len(id)+1)
+	return append(append(b, id...), 0)
+}
+
+// cat concatenates byte slices into a new slice.
+func cat(parts ...[]byte) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
+}
+
+// timeKey encodes t as 8 big-endian bytes of UnixNano shifted so that times before 1970 still
+// sort first.
+func timeKey(t time.Time) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(t.UnixNano())^(1<<63))
+	return b[:]
+}
+
+// timeFromKey decodes timeKey.
+func timeFromKey(b []byte) time.Time {
+	return time.Unix(0, int64(binary.BigEndian.Uint64(b)^(1<<63))).UTC()
+}
+
+func u64(n uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], n)
+	return b[:]
+}
+
+// Index kinds of user_index and order_index keys.
+const (
+	kindAll     = 'A' // no filter
+	kindProduct = 'P' // + product byte
+	kindKYC     = 'K' // + product byte + status byte
+	kindUser    = 'U' // + user_account_id + 0 (orders)
+	kindStatus  = 'S' // + status byte (orders)
+
+	sortCreated = 'c' // + timeKey
+	sortUAID    = 'u' // + user_account_id + 0
+)
+
+// User index key: inst | kind | filter | sort | sortbytes | platform id.
+// Value: userSummary (created timeKey, one status byte per product, user_account_id).
+//
+// Order index key: inst | kind | filter | 'c' | placed_at timeKey | order id.
+// Value: orderSummary (product byte, side byte, status byte, user_account_id).

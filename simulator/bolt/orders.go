@@ -1,0 +1,153 @@
+package bolt
+
+import (
+	"context"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+
+	"partnersim/simulator"
+)
+
+// orderSummary is the value of every order index entry.
+func orderSummary(o *simulator.Order) []byte {
+	return cat([]byte{byte(simulator.ProductIndex(o.Product)), sideByte(o.Side), byte(simulator.OrderStatusIndex(o.Status))}, []byte(o.UserAccountID))
+}
+
+func sideByte(s simulator.Side) byte {
+	if s == simulator.SideSell {
+		return 1
+	}
+	return 0
+}
+
+// orderIndexEntries returns (prefix, rest) of every index entry of an order.
+func orderIndexEntries(o *simulator.Order) [][2][]byte {
+	in := inst(o.InstitutionID)
+	rest := cat(timeKey(o.PlacedAt), []byte(o.ID))
+	sc := []byte{sortCreated}
+	return [][2][]byte{
+		{cat(in, []byte{kindAll}, sc), rest},
+		{cat(in, []byte{kindUser}, []byte(o.UserAccountID), []byte{0}, sc), rest},
+		{cat(in, []byte{kindProduct, byte(simulator.ProductIndex(o.Product))}, sc), rest},
+		{cat(in, []byte{kindStatus, byte(simulator.OrderStatusIndex(o.Status))}, sc), rest},
+	}
+}
+
+// putOrder writes an order and keeps its indexes; old is the stored version or nil.
+func (w *writeTx) putOrder(old, o *simulator.Order) error {
+	if old != nil {
+		for _, e := range orderIndexEntries(old) {
+			if err := w.deleteIndex(bOrderIndex, e[0], e[1]); err != nil {
+				return err
+			}
+		}
+	}
+	sum := orderSummary(o)
+	for _, e := range orderIndexEntries(o) {
+		if err := w.putIndex(bOrderIndex, e[0], e[1], sum); err != nil {
+			return err
+		}
+	}
+	return putJSON(w.Tx, bOrders, []byte(o.ID), o)
+}
+
+func getOrder(tx *bbolt.Tx, instID, id string) (*simulator.Order, error) {
+	var o simulator.Order
+	if err := getJSON(tx, bOrders, []byte(id), &o, "order not found"); err != nil {
+		return nil, err
+	}
+	if o.InstitutionID != instID {
+		return nil, simulator.Errorf(simulator.ENOTFOUND, "order not found")
+	}
+	return &o, nil
+}
+
+func getTransaction(tx *bbolt.Tx, instID, id string) (*simulator.Transaction, []*simulator.Order, error) {
+	var t simulator.Transaction
+	if err := getJSON(tx, bTransactions, []byte(id), &t, "transaction not found"); err != nil {
+		return nil, nil, err
+	}
+	if t.InstitutionID != instID {
+		return nil, nil, simulator.Errorf(simulator.ENOTFOUND, "transaction not found")
+	}
+	orders := make([]*simulator.Order, 0, len(t.OrderIDs))
+	for _, id := range t.OrderIDs {
+		o, err := getOrder(tx, instID, id)
+		if err != nil {
+			return nil, nil, fmt.Errorf("transaction %s names missing order %s: %w", t.ID, id, err)
+		}
+		orders = append(orders, o)
+	}
+	return &t, orders, nil
+}
+
+// Transaction returns a transaction of the institution with its orders.
+func (s *DB) Transaction(ctx context.Context, instID, id string) (*simulator.Transaction, []*simulator.Order, error) {
+	var (
+		t      *simulator.Transaction
+		orders []*simulator.Order
+	)
+	err := s.view(ctx, func(tx *bbolt.Tx) (err error) {
+		t, orders, err = getTransaction(tx, instID, id)
+		return err
+	})
+	return t, orders, err
+}
+
+// ListOrders answers Get Order List (DESIGN D6): sorted by placed_at then order id, from the
+// narrowest index (user, else status, else product, else all).
+func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
+	page := &simulator.OrderPage{Orders: []*simulator.Order{}}
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		filter := []byte{kindAll}
+		residual := f.Side != nil
+		switch {
+		case f.UserAccountID != nil:
+			filter = cat([]byte{kindUser}, []byte(*f.UserAccountID), []byte{0})
+			residual = residual || f.Status != nil || f.Product != nil
+		case f.Status != nil:
+			filter = []byte{kindStatus, byte(simulator.OrderStatusIndex(*f.Status))}
+			residual = residual || f.Product != nil
+		case f.Product != nil:
+			filter = []byte{kindProduct, byte(simulator.ProductIndex(*f.Product))}
+		}
+		prefix := cat(inst(instID), filter, []byte{sortCreated})
+		lo, hi := prefix, prefixEnd(prefix)
+		ranged := false
+		if f.PlacedStart != nil {
+			lo, ranged = cat(prefix, timeKey(*f.PlacedStart)), true
+		}
+		if f.PlacedEnd != nil {
+			hi, ranged = cat(prefix, timeKey(*f.PlacedEnd)), true
+		}
+		idOf := func(k, _ []byte) []byte { return k[len(prefix)+8:] }
+		var ids [][]byte
+		if !residual && !ranged {
+			page.Total = countOf(tx, prefix)
+			ids = pageScan(tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, nil, nil, idOf)
+		} else {
+			ids = pageScan(tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, func(v []byte) bool {
+				if f.Product != nil && v[0] != byte(simulator.ProductIndex(*f.Product)) {
+					return false
+				}
+				if f.Side != nil && v[1] != sideByte(*f.Side) {
+					return false
+				}
+				return f.Status == nil || v[2] == byte(simulator.OrderStatusIndex(*f.Status))
+			}, &page.Total, idOf)
+		}
+		for _, id := range ids {
+			o, err := getOrder(tx, instID, string(id))
+			if err != nil {
+				return fmt.Errorf("order index is stale: %w", err)
+			}
+			page.Orders = append(page.Orders, o)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return page, nil
+}

@@ -1,0 +1,66 @@
+package bolt
+
+import (
+	"bytes"
+
+	"go.etcd.io/bbolt"
+)
+
+// prefixEnd returns the smallest key greater than every key with the prefix, or nil when none
+// is (the prefix is all 0xff).
+func prefixEnd(prefix []byte) []byte {
+	end := bytes.Clone(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// pageScan walks index keys in [lo, hi) ascending, or descending when desc, and returns the ids
+// (idOf of each key and value, copied out) of the matching entries at positions
+// [offset, offset+limit). match nil means every entry matches. With total nil the walk stops
+// as soon as the page is full (the caller knows the count); otherwise it walks the whole range
+// and stores the number of matches in *total.
+func pageScan(b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, idOf func(k, v []byte) []byte) [][]byte {
+	ids := make([][]byte, 0, limit)
+	c := b.Cursor()
+	var k, v []byte
+	if desc {
+		if hi == nil {
+			k, v = c.Last()
+		} else if k, v = c.Seek(hi); k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+	} else {
+		k, v = c.Seek(lo)
+	}
+	next := c.Next
+	if desc {
+		next = c.Prev
+	}
+	n := 0
+	for ; k != nil; k, v = next() {
+		if desc && bytes.Compare(k, lo) < 0 || !desc && hi != nil && bytes.Compare(k, hi) >= 0 {
+			break
+		}
+		if match != nil && !match(v) {
+			continue
+		}
+		if n >= offset && n < offset+limit {
+			ids = append(ids, bytes.Clone(idOf(k, v)))
+		}
+		n++
+		if total == nil && n >= offset+limit {
+			break
+		}
+	}
+	if total != nil {
+		*total = n
+	}
+	return ids
+}

@@ -1,0 +1,105 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+
+	"go.etcd.io/bbolt"
+
+	"partnersim/simulator"
+)
+
+// Authenticate returns the live key whose plaintext hashes to a stored key; an unknown or
+// revoked key is EUNAUTHORIZED "Invalid API key".
+func (s *DB) Authenticate(ctx context.Context, plaintext string) (*simulator.APIKey, error) {
+	var k simulator.APIKey
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		return getJSON(tx, bKeys, []byte(simulator.HashKey(plaintext)), &k, "Invalid API key")
+	})
+	if simulator.IsNotFound(err) || err == nil && k.RevokedAt != nil {
+		return nil, simulator.Errorf(simulator.EUNAUTHORIZED, "Invalid API key")
+	} else if err != nil {
+		return nil, err
+	}
+	return &k, nil
+}
+
+// putInstitution writes an institution.
+func (w *writeTx) putInstitution(in *simulator.Institution) error {
+	return putJSON(w.Tx, bInstitutions, []byte(in.ID), in)
+}
+
+// putKey stores a key by its hash.
+func (w *writeTx) putKey(k *simulator.APIKey) error {
+	if err := w.Bucket(bKeyIDs).Put([]byte(k.ID), []byte(k.Hash)); err != nil {
+		return err
+	}
+	return putJSON(w.Tx, bKeys, []byte(k.Hash), k)
+}
+
+// putMember stores a member and its dbp and per-user indexes.
+func (w *writeTx) putMember(m *simulator.Member) error {
+	in := inst(m.InstitutionID)
+	if m.DBPID != nil {
+		if err := w.Bucket(bMemberDBP).Put(cat(in, []byte(*m.DBPID)), []byte(m.CoreID)); err != nil {
+			return err
+		}
+	}
+	for _, pid := range m.UserIDs {
+		if err := w.Bucket(bMemberUser).Put(cat(in, []byte(pid), []byte{0}, []byte(m.CoreID)), nil); err != nil {
+			return err
+		}
+	}
+	return putJSON(w.Tx, bMembers, cat(in, []byte(m.CoreID)), m)
+}
+
+// putTransaction stores a transaction and its orders.
+func (w *writeTx) putTransaction(t *simulator.Transaction, orders []*simulator.Order) error {
+	for _, o := range orders {
+		if err := w.putOrder(nil, o); err != nil {
+			return err
+		}
+	}
+	return putJSON(w.Tx, bTransactions, []byte(t.ID), t)
+}
+
+// Institutions lists every institution with its user count.
+func (s *DB) Institutions(ctx context.Context) ([]*simulator.Institution, []int, error) {
+	var (
+		list   []*simulator.Institution
+		counts []int
+	)
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		return tx.Bucket(bInstitutions).ForEach(func(k, v []byte) error {
+			var in simulator.Institution
+			if err := json.Unmarshal(v, &in); err != nil {
+				return err
+			}
+			list = append(list, &in)
+			counts = append(counts, countOf(tx, cat(inst(in.ID), []byte{kindAll, sortCreated})))
+			return nil
+		})
+	})
+	return list, counts, err
+}
+
+// Keys lists the keys of an institution (hashes and prefixes only; plaintexts are never stored).
+func (s *DB) Keys(ctx context.Context, instID string) ([]*simulator.APIKey, error) {
+	var list []*simulator.APIKey
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		return tx.Bucket(bKeys).ForEach(func(_, v []byte) error {
+			var k simulator.APIKey
+			if err := json.Unmarshal(v, &k); err != nil {
+				return err
+			}
+			if k.InstitutionID == instID {
+				list = append(list, &k)
+			}
+			return nil
+		})
+	})
+	slices.SortFunc(list, func(a, b *simulator.APIKey) int { return bytes.Compare([]byte(a.ID), []byte(b.ID)) })
+	return list, err
+}

@@ -1,0 +1,372 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"partnersim/simulator"
+)
+
+// userSummary is the value of every user index entry: enough to apply any list filter without
+// decoding the user.
+type userSummary struct {
+	created  time.Time
+	statuses [4]byte // per simulator.Products: 0 no account, else 1 + KYCIndex
+	uaid     string
+}
+
+func summarize(u *simulator.User) userSummary {
+	s := userSummary{created: u.CreatedAt, uaid: u.UserAccountID}
+	for _, a := range u.Accounts {
+		if i := simulator.ProductIndex(a.Product); i >= 0 {
+			s.statuses[i] = byte(1 + simulator.KYCIndex(a.KYCStatus))
+		}
+	}
+	return s
+}
+
+func (s userSummary) encode() []byte {
+	return cat(timeKey(s.created), s.statuses[:], []byte(s.uaid))
+}
+
+func decodeUserSummary(b []byte) userSummary {
+	var s userSummary
+	s.created = timeFromKey(b[:8])
+	copy(s.statuses[:], b[8:12])
+	s.uaid = string(b[12:])
+	return s
+}
+
+// userIndexEntries returns (prefix, rest) of every index entry of a user.
+func userIndexEntries(u *simulator.User) [][2][]byte {
+	in := inst(u.InstitutionID)
+	pid := []byte(u.PlatformID)
+	byCreated := cat([]byte{sortCreated}, timeKey(u.CreatedAt))
+	byUAID := cat([]byte{sortUAID}, []byte(u.UserAccountID), []byte{0})
+	var out [][2][]byte
+	add := func(filter []byte) {
+		out = append(out,
+			[2][]byte{cat(in, filter, []byte{sortCreated}), cat(byCreated[1:], pid)},
+			[2][]byte{cat(in, filter, []byte{sortUAID}), cat(byUAID[1:], pid)})
+	}
+	add([]byte{kindAll})
+	for _, a := range u.Accounts {
+		p := byte(simulator.ProductIndex(a.Product))
+		add([]byte{kindProduct, p})
+		add([]byte{kindKYC, p, byte(simulator.KYCIndex(a.KYCStatus))})
+	}
+	return out
+}
+
+// putUser writes a user and keeps its indexes; old is the stored version or nil.
+func (w *writeTx) putUser(old, u *simulator.User) error {
+	if old != nil {
+		for _, e := range userIndexEntries(old) {
+			if err := w.deleteIndex(bUserIndex, e[0], e[1]); err != nil {
+				return err
+			}
+		}
+		if old.UserAccountID != u.UserAccountID {
+			if err := w.Bucket(bUserUAID).Delete(cat(inst(old.InstitutionID), []byte(old.UserAccountID))); err != nil {
+				return err
+			}
+		}
+	}
+	sum := summarize(u).encode()
+	for _, e := range userIndexEntries(u) {
+		if err := w.putIndex(bUserIndex, e[0], e[1], sum); err != nil {
+			return err
+		}
+	}
+	if err := w.Bucket(bUserUAID).Put(cat(inst(u.InstitutionID), []byte(u.UserAccountID)), []byte(u.PlatformID)); err != nil {
+		return err
+	}
+	return putJSON(w.Tx, bUsers, []byte(u.PlatformID), u)
+}
+
+// getUser reads a user of institution instID; another institution's user does not exist.
+func getUser(tx *bbolt.Tx, instID, platformID string) (*simulator.User, error) {
+	var u simulator.User
+	if err := getJSON(tx, bUsers, []byte(platformID), &u, "user not found"); err != nil {
+		return nil, err
+	}
+	if u.InstitutionID != instID {
+		return nil, simulator.Errorf(simulator.ENOTFOUND, "user not found")
+	}
+	return &u, nil
+}
+
+func getInstitution(tx *bbolt.Tx, id string) (*simulator.Institution, error) {
+	var in simulator.Institution
+	if err := getJSON(tx, bInstitutions, []byte(id), &in, "institution not found"); err != nil {
+		return nil, err
+	}
+	return &in, nil
+}
+
+// Institution returns an institution.
+func (s *DB) Institution(ctx context.Context, id string) (*simulator.Institution, error) {
+	var in *simulator.Institution
+	err := s.view(ctx, func(tx *bbolt.Tx) (err error) {
+		in, err = getInstitution(tx, id)
+		return err
+	})
+	return in, err
+}
+
+// resolveUser applies DESIGN D5's resolution of (id, type) to a user of the institution.
+func resolveUser(tx *bbolt.Tx, in *simulator.Institution, id string, t simulator.IDType) (*simulator.User, error) {
+	if t == simulator.IDPlatform {
+		u, err := getUser(tx, in.ID, id)
+		if err != nil {
+			return nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
+		}
+		return u, nil
+	}
+	if _, ok := in.Vendors.Vendor(t); !ok {
+		return nil, simulator.Errorf(simulator.EINVALID, "no vendor configured for user_account_id_type: %s", t)
+	}
+	m, err := findMember(tx, in.ID, id, t)
+	if err != nil {
+		return nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
+	}
+	for _, pid := range m.UserIDs {
+		if u, err := getUser(tx, in.ID, pid); err == nil {
+			return u, nil
+		}
+	}
+	return nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
+}
+
+// findMember finds the member with a core or dbp id.
+func findMember(tx *bbolt.Tx, instID, id string, t simulator.IDType) (*simulator.Member, error) {
+	core := id
+	if t == simulator.IDDBP {
+		v := tx.Bucket(bMemberDBP).Get(cat(inst(instID), []byte(id)))
+		if v == nil {
+			return nil, simulator.Errorf(simulator.ENOTFOUND, "no member matches user_account_id")
+		}
+		core = string(v)
+	}
+	var m simulator.Member
+	if err := getJSON(tx, bMembers, cat(inst(instID), []byte(core)), &m, "no member matches user_account_id"); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// UserDetail resolves and returns a user for Get User Detail.
+func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDType) (*simulator.UserView, error) {
+	var v simulator.UserView
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		in, err := getInstitution(tx, instID)
+		if err != nil {
+			return err
+		}
+		u, err := resolveUser(tx, in, id, t)
+		if err != nil {
+			return err
+		}
+		v.User, v.Prices = u, in.Prices
+		v.CoreIDs, v.DBPIDs = []simulator.IdentityRef{}, []simulator.IdentityRef{}
+		prefix := cat(inst(instID), []byte(u.PlatformID), []byte{0})
+		c := tx.Bucket(bMemberUser).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			var m simulator.Member
+			if err := getJSON(tx, bMembers, cat(inst(instID), k[len(prefix):]), &m, "member not found"); err != nil {
+				return fmt.Errorf("member index is stale: %w", err)
+			}
+			v.CoreIDs = append(v.CoreIDs, simulator.IdentityRef{ID: m.CoreID, Type: m.CoreIDType})
+			if m.DBPID != nil {
+				typ := "dbp"
+				if in.Vendors.DBP != nil {
+					typ = *in.Vendors.DBP
+				}
+				v.DBPIDs = append(v.DBPIDs, simulator.IdentityRef{ID: *m.DBPID, Type: typ})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// User returns a user as stored (control plane).
+func (s *DB) User(ctx context.Context, platformID string) (*simulator.User, error) {
+	var u simulator.User
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		return getJSON(tx, bUsers, []byte(platformID), &u, "user not found")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+// RevokeSessions ends every live session of every user the member names (DESIGN D5).
+func (s *DB) RevokeSessions(ctx context.Context, instID, id string, t simulator.IDType) error {
+	return s.update(ctx, func(w *writeTx) error {
+		in, err := getInstitution(w.Tx, instID)
+		if err != nil {
+			return err
+		}
+		if in.Vendors.DBP == nil {
+			return simulator.Errorf(simulator.EINVALID, "no digital banking platform configured")
+		}
+		var ids []string
+		if t == simulator.IDPlatform {
+			ids = []string{id}
+		} else {
+			if _, ok := in.Vendors.Vendor(t); !ok {
+				return simulator.Errorf(simulator.EINVALID, "no vendor configured for user_account_id_type: %s", t)
+			}
+			m, err := findMember(w.Tx, instID, id, t)
+			if err != nil {
+				return simulator.Errorf(simulator.ENOTFOUND, "no member matches user_account_id")
+			}
+			ids = m.UserIDs
+		}
+		found := false
+		for _, pid := range ids {
+			u, err := getUser(w.Tx, instID, pid)
+			if err != nil {
+				continue
+			}
+			found = true
+			if u.LiveSessions == 0 {
+				continue
+			}
+			old := *u
+			u.LiveSessions = 0
+			if err := w.putUser(&old, u); err != nil {
+				return err
+			}
+		}
+		if !found {
+			if t == simulator.IDPlatform {
+				return simulator.Errorf(simulator.ENOTFOUND, "no member matches user_account_id")
+			}
+			return simulator.Errorf(simulator.ENOTFOUND, "no user record for this member")
+		}
+		return nil
+	})
+}
+
+// ListUsers answers Get User List (DESIGN D6) from the user indexes: the page costs
+// O(offset + limit) entries plus, when a filter the index cannot answer is present, one pass
+// over the chosen index's range to count matches. Users are decoded only for the page.
+func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
+	page := &simulator.UserPage{Users: []*simulator.User{}}
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		in, err := getInstitution(tx, instID)
+		if err != nil {
+			return err
+		}
+		page.Prices = in.Prices
+		match := userMatcher(f)
+		if f.UserAccountID != nil {
+			pid := tx.Bucket(bUserUAID).Get(cat(inst(instID), []byte(*f.UserAccountID)))
+			if pid == nil {
+				return nil
+			}
+			u, err := getUser(tx, instID, string(pid))
+			if err != nil {
+				return err
+			}
+			if match(summarize(u)) {
+				page.Total = 1
+				if f.Offset == 0 && f.Limit > 0 {
+					page.Users = append(page.Users, u)
+				}
+			}
+			return nil
+		}
+		// Choose the narrowest index: a KYC filter, else a product filter, else all users.
+		filter, residual := []byte{kindAll}, false
+		for _, p := range simulator.Products {
+			if st, ok := f.KYC[p]; ok {
+				if filter[0] == kindKYC {
+					residual = true
+					continue
+				}
+				filter = []byte{kindKYC, byte(simulator.ProductIndex(p)), byte(simulator.KYCIndex(st))}
+			}
+		}
+		if f.Product != nil {
+			if filter[0] == kindKYC && filter[1] != byte(simulator.ProductIndex(*f.Product)) {
+				residual = true
+			} else if filter[0] == kindAll {
+				filter = []byte{kindProduct, byte(simulator.ProductIndex(*f.Product))}
+			}
+		}
+		sortKind := byte(sortCreated)
+		if f.SortKey == simulator.SortUserAccountID {
+			sortKind = sortUAID
+			residual = residual || f.CreatedStart != nil || f.CreatedEnd != nil
+		}
+		prefix := cat(inst(instID), filter, []byte{sortKind})
+		lo, hi := prefix, prefixEnd(prefix)
+		if sortKind == sortCreated {
+			if f.CreatedStart != nil {
+				lo = cat(prefix, timeKey(*f.CreatedStart))
+			}
+			if f.CreatedEnd != nil {
+				hi = cat(prefix, timeKey(*f.CreatedEnd))
+			}
+		}
+		ranged := !bytes.Equal(lo, prefix) || hi != nil && !bytes.Equal(hi, prefixEnd(prefix))
+		idOf := func(k, v []byte) []byte {
+			if sortKind == sortCreated {
+				return k[len(prefix)+8:]
+			}
+			return k[len(prefix)+len(v)-12+1:]
+		}
+		var pids [][]byte
+		if !residual && !ranged {
+			page.Total = countOf(tx, prefix)
+			pids = pageScan(tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, nil, nil, idOf)
+		} else {
+			pids = pageScan(tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, func(v []byte) bool {
+				return match(decodeUserSummary(v))
+			}, &page.Total, idOf)
+		}
+		for _, pid := range pids {
+			u, err := getUser(tx, instID, string(pid))
+			if err != nil {
+				return fmt.Errorf("user index is stale: %w", err)
+			}
+			page.Users = append(page.Users, u)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return page, nil
+}
+
+func userMatcher(f simulator.UserFilter) func(userSummary) bool {
+	return func(s userSummary) bool {
+		if f.Product != nil && s.statuses[simulator.ProductIndex(*f.Product)] == 0 {
+			return false
+		}
+		for p, st := range f.KYC {
+			if s.statuses[simulator.ProductIndex(p)] != byte(1+simulator.KYCIndex(st)) {
+				return false
+			}
+		}
+		if f.CreatedStart != nil && s.created.Before(*f.CreatedStart) {
+			return false
+		}
+		if f.CreatedEnd != nil && !s.created.Before(*f.CreatedEnd) {
+			return false
+		}
+		return true
+	}
+}

@@ -1,0 +1,71 @@
+package simulator
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// UserView is a user as Get User Detail shows it: the record, the institution's prices that
+// value it, and the members that name it (DESIGN D5).
+type UserView struct {
+	User   *User
+	Prices map[string]decimal.Decimal
+	// CoreIDs and DBPIDs list the members naming the user as {id, type}.
+	CoreIDs []IdentityRef
+	DBPIDs  []IdentityRef
+}
+
+// IdentityRef is one identity of a user: a core or dbp id and its type.
+type IdentityRef struct {
+	ID   string
+	Type string
+}
+
+// UserSortKey is the sort key of Get User List.
+type UserSortKey string
+
+// User list sort keys (DESIGN D6).
+const (
+	SortCreatedAt     UserSortKey = "created_at"
+	SortUserAccountID UserSortKey = "user_account_id"
+)
+
+// UserFilter is a Get User List query. Nil pointers are absent filters.
+type UserFilter struct {
+	UserAccountID *string
+	Product       *Product
+	KYC           map[Product]KYCStatus
+	CreatedStart  *time.Time // inclusive
+	CreatedEnd    *time.Time // exclusive
+	SortKey       UserSortKey
+	Desc          bool
+	Offset        int
+	Limit         int
+}
+
+// UserPage is one page of users and the count of every match.
+type UserPage struct {
+	Users  []*User
+	Total  int
+	Prices map[string]decimal.Decimal
+}
+
+// OrderFilter is a Get Order List query. Nil pointers are absent filters.
+type OrderFilter struct {
+	UserAccountID *string
+	Product       *Product
+	Side          *Side
+	Status        *OrderStatus
+	PlacedStart   *time.Time // inclusive
+	PlacedEnd     *time.Time // exclusive
+	Desc          bool
+	Offset        int
+	Limit         int
+}
+
+// OrderPage is one page of orders and the count of every match.
+type OrderPage struct {
+	Orders []*Order
+	Total  int
+}
