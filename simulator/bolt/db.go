@@ -122,7 +122,7 @@ func (w *writeTx) putIndex(bucket, prefix, rest, value []byte) error {
 	b := w.Bucket(bucket)
 	k := cat(prefix, rest)
 	if b.Get(k) == nil {
-		w.count(prefix, 1)
+		w.count(countKey(bucket, prefix), 1)
 	}
 	return b.Put(k, value)
 }
@@ -134,12 +134,16 @@ func (w *writeTx) deleteIndex(bucket, prefix, rest []byte) error {
 	if b.Get(k) == nil {
 		return nil
 	}
-	w.count(prefix, -1)
+	w.count(countKey(bucket, prefix), -1)
 	return b.Delete(k)
 }
 
-func countOf(tx *bbolt.Tx, prefix []byte) int {
-	if v := tx.Bucket(bCounts).Get(prefix); v != nil {
+// countKey names the counter of the index entries under prefix in bucket.
+func countKey(bucket, prefix []byte) []byte { return cat(bucket, []byte{0}, prefix) }
+
+// countOf returns how many entries of an index bucket lie under prefix.
+func countOf(tx *bbolt.Tx, bucket, prefix []byte) int {
+	if v := tx.Bucket(bCounts).Get(countKey(bucket, prefix)); v != nil {
 		return int(binary.BigEndian.Uint64(v))
 	}
 	return 0

@@ -124,7 +124,7 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 		idOf := func(k, _ []byte) []byte { return k[len(prefix)+8:] }
 		var ids [][]byte
 		if !residual && !ranged {
-			page.Total = countOf(tx, prefix)
+			page.Total = countOf(tx, bOrderIndex, prefix)
 			ids = pageScan(tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, nil, nil, idOf)
 		} else {
 			ids = pageScan(tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, func(v []byte) bool {

@@ -78,7 +78,7 @@ func (s *DB) Institutions(ctx context.Context) ([]*simulator.Institution, []int,
 				return err
 			}
 			list = append(list, &in)
-			counts = append(counts, countOf(tx, cat(inst(in.ID), []byte{kindAll, sortCreated})))
+			counts = append(counts, countOf(tx, bUserIndex, cat(inst(in.ID), []byte{kindAll, sortCreated})))
 			return nil
 		})
 	})

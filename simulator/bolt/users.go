@@ -329,7 +329,7 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 		}
 		var pids [][]byte
 		if !residual && !ranged {
-			page.Total = countOf(tx, prefix)
+			page.Total = countOf(tx, bUserIndex, prefix)
 			pids = pageScan(tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, nil, nil, idOf)
 		} else {
 			pids = pageScan(tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, func(v []byte) bool {

@@ -1,0 +1,278 @@
+package bolt_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"partnersim/simulator"
+	"partnersim/simulator/bolt"
+)
+
+// MustOpen opens a store on a temp file and closes it at the end of the test.
+func MustOpen(tb testing.TB) *bolt.DB {
+	tb.Helper()
+	db, err := bolt.Open(filepath.Join(tb.TempDir(), "test.db"), simulator.NewClock(nil), nil)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+var base = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// world is a random data set and the brute-force truth the indexes must agree with.
+type world struct {
+	users  []simulator.User
+	orders []simulator.Order
+}
+
+func seedWorld(tb testing.TB, db *bolt.DB, nUsers, nOrders int, seed uint64) *world {
+	tb.Helper()
+	r := rand.New(rand.NewPCG(seed, seed))
+	ctx := context.Background()
+	l, err := db.NewLoader(ctx)
+	require.NoError(tb, err)
+	l.Batch = 500
+	w := &world{}
+	insts := []string{"ins_a", "ins_b"}
+	for _, id := range insts {
+		require.NoError(tb, l.Institution(simulator.Institution{ID: id, Name: id, Prices: map[string]decimal.Decimal{"AAPL": decimal.RequireFromString("190.12")}}))
+	}
+	for i := range nUsers {
+		u := simulator.User{
+			PlatformID:    fmt.Sprintf("usr_%05d", i),
+			InstitutionID: insts[r.IntN(2)],
+			UserAccountID: fmt.Sprintf("u%03d", r.IntN(nUsers*3)),
+			// few distinct instants, so ties are common and the tie-break is exercised
+			CreatedAt: base.Add(time.Duration(r.IntN(50)) * time.Hour),
+		}
+		for _, p := range simulator.Products {
+			if r.IntN(2) == 0 {
+				u.Accounts = append(u.Accounts, simulator.Account{Product: p, KYCStatus: simulator.KYCStatuses[r.IntN(6)], Cash: decimal.New(int64(r.IntN(10000)), -2)})
+			}
+		}
+		if slices.ContainsFunc(w.users, func(o simulator.User) bool {
+			return o.InstitutionID == u.InstitutionID && o.UserAccountID == u.UserAccountID
+		}) {
+			u.UserAccountID += fmt.Sprintf("_%d", i)
+		}
+		w.users = append(w.users, u)
+		require.NoError(tb, l.User(u))
+	}
+	for i := range nOrders {
+		u := w.users[r.IntN(len(w.users))]
+		o := simulator.Order{ID: fmt.Sprintf("ord_%05d", i), InstitutionID: u.InstitutionID, TransactionID: fmt.Sprintf("txn_%05d", i),
+			PlatformID: u.PlatformID, UserAccountID: u.UserAccountID, Product: simulator.Products[r.IntN(4)],
+			Side: []simulator.Side{simulator.SideBuy, simulator.SideSell}[r.IntN(2)], Symbol: "AAPL",
+			Status: simulator.OrderStatuses[r.IntN(4)], PlacedAt: base.Add(time.Duration(r.IntN(40)) * time.Hour)}
+		w.orders = append(w.orders, o)
+		require.NoError(tb, l.Transaction(simulator.Transaction{ID: o.TransactionID, InstitutionID: o.InstitutionID, OrderIDs: []string{o.ID}}, []simulator.Order{o}))
+	}
+	require.NoError(tb, l.Finish("tok"))
+	return w
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// expectUsers is the brute-force answer to a user list query.
+func (w *world) expectUsers(instID string, f simulator.UserFilter) ([]string, int) {
+	var m []simulator.User
+	for _, u := range w.users {
+		if u.InstitutionID != instID || f.UserAccountID != nil && u.UserAccountID != *f.UserAccountID ||
+			f.Product != nil && u.Account(*f.Product) == nil ||
+			f.CreatedStart != nil && u.CreatedAt.Before(*f.CreatedStart) || f.CreatedEnd != nil && !u.CreatedAt.Before(*f.CreatedEnd) {
+			continue
+		}
+		ok := true
+		for p, st := range f.KYC {
+			a := u.Account(p)
+			ok = ok && a != nil && a.KYCStatus == st
+		}
+		if ok {
+			m = append(m, u)
+		}
+	}
+	slices.SortFunc(m, func(a, b simulator.User) int {
+		c := a.CreatedAt.Compare(b.CreatedAt)
+		if f.SortKey == simulator.SortUserAccountID {
+			c = cmp.Compare(a.UserAccountID, b.UserAccountID)
+		}
+		return cmp.Or(c, cmp.Compare(a.PlatformID, b.PlatformID))
+	})
+	if f.Desc {
+		slices.Reverse(m)
+	}
+	var ids []string
+	for i := f.Offset; i < len(m) && i < f.Offset+f.Limit; i++ {
+		ids = append(ids, m[i].PlatformID)
+	}
+	return ids, len(m)
+}
+
+func TestListUsersAgreesWithBruteForce(t *testing.T) {
+	db := MustOpen(t)
+	w := seedWorld(t, db, 300, 0, 1)
+	r := rand.New(rand.NewPCG(2, 2))
+	for i := range 2000 {
+		f := simulator.UserFilter{Limit: 1 + r.IntN(30), Offset: r.IntN(120), Desc: r.IntN(2) == 0, SortKey: simulator.SortCreatedAt}
+		if r.IntN(2) == 0 {
+			f.SortKey = simulator.SortUserAccountID
+		}
+		if r.IntN(3) == 0 {
+			f.Product = ptr(simulator.Products[r.IntN(4)])
+		}
+		for range r.IntN(3) {
+			if f.KYC == nil {
+				f.KYC = map[simulator.Product]simulator.KYCStatus{}
+			}
+			f.KYC[simulator.Products[r.IntN(4)]] = simulator.KYCStatuses[r.IntN(6)]
+		}
+		if r.IntN(3) == 0 {
+			f.CreatedStart = ptr(base.Add(time.Duration(r.IntN(50)) * time.Hour))
+		}
+		if r.IntN(3) == 0 {
+			f.CreatedEnd = ptr(base.Add(time.Duration(r.IntN(50)) * time.Hour))
+		}
+		if r.IntN(10) == 0 {
+			f.UserAccountID = ptr(w.users[r.IntN(len(w.users))].UserAccountID)
+		}
+		inst := []string{"ins_a", "ins_b"}[r.IntN(2)]
+		page, err := db.ListUsers(context.Background(), inst, f)
+		require.NoError(t, err)
+		want, total := w.expectUsers(inst, f)
+		var got []string
+		for _, u := range page.Users {
+			got = append(got, u.PlatformID)
+			require.Equal(t, inst, u.InstitutionID, "another institution's user leaked")
+		}
+		require.Equal(t, want, got, "query %d: %+v", i, f)
+		require.Equal(t, total, page.Total, "query %d total: %+v", i, f)
+	}
+}
+
+func TestListOrdersAgreesWithBruteForce(t *testing.T) {
+	db := MustOpen(t)
+	w := seedWorld(t, db, 50, 600, 3)
+	r := rand.New(rand.NewPCG(4, 4))
+	for i := range 2000 {
+		f := simulator.OrderFilter{Limit: 1 + r.IntN(30), Offset: r.IntN(150), Desc: r.IntN(2) == 0}
+		if r.IntN(3) == 0 {
+			f.Product = ptr(simulator.Products[r.IntN(4)])
+		}
+		if r.IntN(3) == 0 {
+			f.Status = ptr(simulator.OrderStatuses[r.IntN(4)])
+		}
+		if r.IntN(3) == 0 {
+			f.Side = ptr([]simulator.Side{simulator.SideBuy, simulator.SideSell}[r.IntN(2)])
+		}
+		if r.IntN(4) == 0 {
+			f.UserAccountID = ptr(w.users[r.IntN(len(w.users))].UserAccountID)
+		}
+		if r.IntN(3) == 0 {
+			f.PlacedStart = ptr(base.Add(time.Duration(r.IntN(40)) * time.Hour))
+		}
+		if r.IntN(3) == 0 {
+			f.PlacedEnd = ptr(base.Add(time.Duration(r.IntN(40)) * time.Hour))
+		}
+		inst := []string{"ins_a", "ins_b"}[r.IntN(2)]
+		var m []simulator.Order
+		for _, o := range w.orders {
+			if o.InstitutionID == inst && (f.Product == nil || o.Product == *f.Product) && (f.Status == nil || o.Status == *f.Status) &&
+				(f.Side == nil || o.Side == *f.Side) && (f.UserAccountID == nil || o.UserAccountID == *f.UserAccountID) &&
+				(f.PlacedStart == nil || !o.PlacedAt.Before(*f.PlacedStart)) && (f.PlacedEnd == nil || o.PlacedAt.Before(*f.PlacedEnd)) {
+				m = append(m, o)
+			}
+		}
+		slices.SortFunc(m, func(a, b simulator.Order) int { return cmp.Or(a.PlacedAt.Compare(b.PlacedAt), cmp.Compare(a.ID, b.ID)) })
+		if f.Desc {
+			slices.Reverse(m)
+		}
+		var want, got []string
+		for j := f.Offset; j < len(m) && j < f.Offset+f.Limit; j++ {
+			want = append(want, m[j].ID)
+		}
+		page, err := db.ListOrders(context.Background(), inst, f)
+		require.NoError(t, err)
+		for _, o := range page.Orders {
+			got = append(got, o.ID)
+		}
+		require.Equal(t, want, got, "query %d: %+v", i, f)
+		require.Equal(t, len(m), page.Total, "query %d total %+v", i, f)
+	}
+}
+
+func TestPagesNeverRepeatOrSkip(t *testing.T) {
+	db := MustOpen(t)
+	w := seedWorld(t, db, 200, 0, 5)
+	for _, desc := range []bool{false, true} {
+		seen := map[string]bool{}
+		for off := 0; ; off += 7 {
+			page, err := db.ListUsers(context.Background(), "ins_a", simulator.UserFilter{Limit: 7, Offset: off, Desc: desc, SortKey: simulator.SortCreatedAt})
+			require.NoError(t, err)
+			if len(page.Users) == 0 {
+				break
+			}
+			for _, u := range page.Users {
+				assert.False(t, seen[u.PlatformID], "repeated %s", u.PlatformID)
+				seen[u.PlatformID] = true
+			}
+		}
+		_, total := w.expectUsers("ins_a", simulator.UserFilter{Limit: 1})
+		assert.Len(t, seen, total)
+	}
+}
+
+func TestRevokeSessionsAndResolution(t *testing.T) {
+	db := MustOpen(t)
+	ctx := context.Background()
+	l, err := db.NewLoader(ctx)
+	require.NoError(t, err)
+	core, dbp := "symitar", "q2"
+	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_full", Vendors: simulator.Vendors{Core: &core, DBP: &dbp}}))
+	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_none"}))
+	require.NoError(t, l.User(simulator.User{PlatformID: "usr_1", InstitutionID: "ins_full", UserAccountID: "alice", LiveSessions: 3, CreatedAt: base}))
+	require.NoError(t, l.User(simulator.User{PlatformID: "usr_2", InstitutionID: "ins_full", UserAccountID: "bob", LiveSessions: 1, CreatedAt: base}))
+	require.NoError(t, l.User(simulator.User{PlatformID: "usr_3", InstitutionID: "ins_none", UserAccountID: "carol", LiveSessions: 1, CreatedAt: base}))
+	d := "dbp-1"
+	require.NoError(t, l.Member(simulator.Member{InstitutionID: "ins_full", CoreID: "M100", CoreIDType: simulator.CoreIDMemberNumber, DBPID: &d, UserIDs: []string{"usr_missing", "usr_1", "usr_2"}}))
+	require.NoError(t, l.Member(simulator.Member{InstitutionID: "ins_full", CoreID: "M200", CoreIDType: simulator.CoreIDCIF, UserIDs: []string{"usr_missing"}}))
+	require.NoError(t, l.Finish(""))
+
+	v, err := db.UserDetail(ctx, "ins_full", "dbp-1", simulator.IDDBP)
+	require.NoError(t, err)
+	assert.Equal(t, "usr_1", v.User.PlatformID, "first account with a user record")
+	assert.Equal(t, []simulator.IdentityRef{{ID: "M100", Type: "member_number"}}, v.CoreIDs)
+	assert.Equal(t, []simulator.IdentityRef{{ID: "dbp-1", Type: "q2"}}, v.DBPIDs)
+	_, err = db.UserDetail(ctx, "ins_none", "M100", simulator.IDCore)
+	assert.Equal(t, simulator.EINVALID, simulator.ErrorCode(err))
+	assert.Equal(t, "no vendor configured for user_account_id_type: core", simulator.ErrorMessage(err))
+	_, err = db.UserDetail(ctx, "ins_full", "M200", simulator.IDCore)
+	assert.True(t, simulator.IsNotFound(err), "member without user record")
+	_, err = db.UserDetail(ctx, "ins_full", "usr_3", simulator.IDPlatform)
+	assert.True(t, simulator.IsNotFound(err), "another institution's user")
+
+	err = db.RevokeSessions(ctx, "ins_none", "usr_3", simulator.IDPlatform)
+	assert.Equal(t, "no digital banking platform configured", simulator.ErrorMessage(err))
+	err = db.RevokeSessions(ctx, "ins_full", "M999", simulator.IDCore)
+	assert.Equal(t, "no member matches user_account_id", simulator.ErrorMessage(err))
+	err = db.RevokeSessions(ctx, "ins_full", "M200", simulator.IDCore)
+	assert.Equal(t, "no user record for this member", simulator.ErrorMessage(err))
+	require.NoError(t, db.RevokeSessions(ctx, "ins_full", "M100", simulator.IDCore))
+	for _, id := range []string{"usr_1", "usr_2"} {
+		u, err := db.User(ctx, id)
+		require.NoError(t, err)
+		assert.Zero(t, u.LiveSessions, "%s sessions end", id)
+	}
+	require.NoError(t, db.RevokeSessions(ctx, "ins_full", "M100", simulator.IDCore), "no live sessions still 204")
+	u, _ := db.User(ctx, "usr_3")
+	assert.Equal(t, 1, u.LiveSessions, "other institution untouched")
+}
