@@ -3,6 +3,7 @@ package simulator
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"io"
 	"sync"
@@ -84,4 +85,14 @@ func ValidKeyShape(s string) bool {
 
 func isBase62(c rune) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+// NewSigningSecret returns a webhook signing secret: "whsec_" + 32 random bytes in base64url
+// without padding (DESIGN D8).
+func (g *IDs) NewSigningSecret() string {
+	var b [32]byte
+	if _, err := g.Read(b[:]); err != nil {
+		panic("simulator: random source failed: " + err.Error())
+	}
+	return "whsec_" + base64.RawURLEncoding.EncodeToString(b[:])
 }

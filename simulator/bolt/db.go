@@ -19,6 +19,8 @@ type DB struct {
 	IDs   *simulator.IDs
 	// APIVersions lists the mounted API versions; events are rendered per subscription version.
 	APIVersions []string
+	// Defaults seed new institutions and hold the model portfolios.
+	Defaults Defaults
 	// Notify, when set, is called after a transaction that enqueued deliveries commits, so the
 	// dispatcher can start them at once.
 	Notify func()
@@ -88,6 +90,8 @@ type writeTx struct {
 	*bbolt.Tx
 	counts   map[string]int64
 	enqueued int
+	// deliveries lists the ids of the deliveries this transaction enqueued.
+	deliveries []string
 }
 
 func (w *writeTx) count(prefix []byte, delta int64) { w.counts[string(prefix)] += delta }

@@ -2,8 +2,12 @@ package bolt
 
 import (
 	"bytes"
+	"slices"
+	"strings"
 
 	"go.etcd.io/bbolt"
+
+	"partnersim/simulator"
 )
 
 // prefixEnd returns the smallest key greater than every key with the prefix, or nil when none
@@ -63,4 +67,14 @@ func pageScan(b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, matc
 		*total = n
 	}
 	return ids
+}
+
+// sortDeliveries orders deliveries newest first, ties by id.
+func sortDeliveries(ds []*simulator.Delivery) {
+	slices.SortFunc(ds, func(a, b *simulator.Delivery) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
 }

@@ -1,0 +1,399 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"partnersim/simulator"
+)
+
+// CreateSubscription subscribes url to an event type at an API version. The institution's
+// signing secret is issued by its first subscribe and returned only then (issued != "").
+// An enabled subscription with the same type and exact URL is ECONFLICT.
+func (s *DB) CreateSubscription(ctx context.Context, instID string, t simulator.EventType, url, version string) (sub *simulator.Subscription, issued string, err error) {
+	err = s.update(ctx, func(w *writeTx) error {
+		if _, err := getInstitution(w.Tx, instID); err != nil {
+			return err
+		}
+		subs, err := listSubs(w.Tx, instID)
+		if err != nil {
+			return err
+		}
+		for _, o := range subs {
+			if o.EventType == t && o.URL == url {
+				return simulator.Errorf(simulator.ECONFLICT, "an enabled subscription to %s events for this url already exists: %s", t, o.ID)
+			}
+		}
+		var sec simulator.SigningSecrets
+		if raw := w.Bucket(bSecrets).Get([]byte(instID)); raw != nil {
+			if err := json.Unmarshal(raw, &sec); err != nil {
+				return err
+			}
+		}
+		if sec.Current == "" {
+			sec.Current = s.IDs.NewSigningSecret()
+			issued = sec.Current
+			if err := putJSON(w.Tx, bSecrets, []byte(instID), sec); err != nil {
+				return err
+			}
+		}
+		now := s.Clock.Now()
+		sub = &simulator.Subscription{ID: s.IDs.New("sub"), InstitutionID: instID, EventType: t, URL: url, APIVersion: version, Enabled: true, CreatedAt: now}
+		if err := w.Bucket(bSubsByInst).Put(cat(inst(instID), timeKey(now), []byte(sub.ID)), nil); err != nil {
+			return err
+		}
+		return putJSON(w.Tx, bSubs, []byte(sub.ID), sub)
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return sub, issued, nil
+}
+
+// listSubs returns the institution's enabled subscriptions, oldest first.
+func listSubs(tx *bbolt.Tx, instID string) ([]*simulator.Subscription, error) {
+	var out []*simulator.Subscription
+	prefix := inst(instID)
+	c := tx.Bucket(bSubsByInst).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		var sub simulator.Subscription
+		if err := getJSON(tx, bSubs, k[len(prefix)+8:], &sub, "subscription not found"); err != nil {
+			return nil, err
+		}
+		if sub.Enabled {
+			out = append(out, &sub)
+		}
+	}
+	return out, nil
+}
+
+// Subscriptions lists the institution's enabled subscriptions, oldest first.
+func (s *DB) Subscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error) {
+	var out []*simulator.Subscription
+	err := s.view(ctx, func(tx *bbolt.Tx) (err error) {
+		out, err = listSubs(tx, instID)
+		return err
+	})
+	return out, err
+}
+
+// Subscription returns an enabled subscription of the institution; a deleted one, or another
+// institution's, is ENOTFOUND.
+func (s *DB) Subscription(ctx context.Context, instID, id string) (*simulator.Subscription, error) {
+	var sub simulator.Subscription
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		return getJSON(tx, bSubs, []byte(id), &sub, "no enabled subscription with that id")
+	})
+	if err != nil {
+		return nil, err
+	}
+	if sub.InstitutionID != instID || !sub.Enabled {
+		return nil, simulator.Errorf(simulator.ENOTFOUND, "no enabled subscription with that id")
+	}
+	return &sub, nil
+}
+
+// DeleteSubscription disables a subscription for good (DESIGN D8). Its pending deliveries end
+// as failed with the error "subscription deleted".
+func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
+	return s.update(ctx, func(w *writeTx) error {
+		var sub simulator.Subscription
+		if err := getJSON(w.Tx, bSubs, []byte(id), &sub, "no enabled subscription with that id"); err != nil {
+			return err
+		}
+		if sub.InstitutionID != instID || !sub.Enabled {
+			return simulator.Errorf(simulator.ENOTFOUND, "no enabled subscription with that id")
+		}
+		now := s.Clock.Now()
+		sub.Enabled, sub.DeletedAt = false, &now
+		if err := putJSON(w.Tx, bSubs, []byte(id), &sub); err != nil {
+			return err
+		}
+		// End the subscription's pending deliveries.
+		c := w.Bucket(bOutbox).Cursor()
+		var ended [][]byte
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if string(v) == id {
+				ended = append(ended, bytes.Clone(k))
+			}
+		}
+		for _, k := range ended {
+			var d simulator.Delivery
+			if err := getJSON(w.Tx, bDeliveries, k[8:], &d, "delivery not found"); err != nil {
+				return err
+			}
+			d.Status, d.Error = simulator.DeliveryFailed, "subscription deleted"
+			d.NextAttemptAt = time.Time{}
+			if err := putJSON(w.Tx, bDeliveries, k[8:], &d); err != nil {
+				return err
+			}
+			if err := w.Bucket(bOutbox).Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// SigningSecrets returns the institution's secrets (empty before its first subscribe).
+func (s *DB) SigningSecrets(ctx context.Context, instID string) (simulator.SigningSecrets, error) {
+	var sec simulator.SigningSecrets
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		if raw := tx.Bucket(bSecrets).Get([]byte(instID)); raw != nil {
+			return json.Unmarshal(raw, &sec)
+		}
+		return nil
+	})
+	return sec, err
+}
+
+// RotateSecret issues a new signing secret; the old one keeps signing beside it (second v1
+// entry) for overlap.
+func (s *DB) RotateSecret(ctx context.Context, instID string, overlap time.Duration) (string, error) {
+	var secret string
+	err := s.update(ctx, func(w *writeTx) error {
+		if _, err := getInstitution(w.Tx, instID); err != nil {
+			return err
+		}
+		var sec simulator.SigningSecrets
+		if raw := w.Bucket(bSecrets).Get([]byte(instID)); raw != nil {
+			if err := json.Unmarshal(raw, &sec); err != nil {
+				return err
+			}
+		}
+		if sec.Current != "" && overlap > 0 {
+			sec.Previous, sec.PreviousUntil = sec.Current, s.Clock.Now().Add(overlap)
+		} else {
+			sec.Previous, sec.PreviousUntil = "", time.Time{}
+		}
+		sec.Current = s.IDs.NewSigningSecret()
+		secret = sec.Current
+		return putJSON(w.Tx, bSecrets, []byte(instID), sec)
+	})
+	return secret, err
+}
+
+// emit writes an event and one pending delivery per enabled subscription of its type, in the
+// caller's transaction: the outbox commits with the state change that caused the event.
+func (s *DB) emit(w *writeTx, e *simulator.Event) error {
+	if err := putJSON(w.Tx, bEvents, []byte(e.ID), e); err != nil {
+		return err
+	}
+	subs, err := listSubs(w.Tx, e.InstitutionID)
+	if err != nil {
+		return err
+	}
+	for _, sub := range subs {
+		if sub.EventType != e.Type {
+			continue
+		}
+		if err := s.enqueue(w, e, sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enqueue writes one pending delivery of e to sub, due now on the virtual clock.
+func (s *DB) enqueue(w *writeTx, e *simulator.Event, sub *simulator.Subscription) error {
+	d := &simulator.Delivery{ID: s.IDs.New("dlv"), EventID: e.ID, SubscriptionID: sub.ID, InstitutionID: e.InstitutionID,
+		URL: sub.URL, Body: e.Body(sub.APIVersion), Status: simulator.DeliveryPending, NextAttemptAt: s.Clock.SchedulerNow(),
+		Attempts: []simulator.Attempt{}, CreatedAt: s.Clock.Now()}
+	if err := putJSON(w.Tx, bDeliveries, []byte(d.ID), d); err != nil {
+		return err
+	}
+	if err := w.Bucket(bDeliveryEvent).Put(cat([]byte(e.ID), []byte{0}, []byte(d.ID)), nil); err != nil {
+		return err
+	}
+	if err := w.Bucket(bOutbox).Put(cat(timeKey(d.NextAttemptAt), []byte(d.ID)), []byte(sub.ID)); err != nil {
+		return err
+	}
+	w.enqueued++
+	w.deliveries = append(w.deliveries, d.ID)
+	return nil
+}
+
+// Redeliver makes a new delivery of a stored event (same event_id and body bytes) for each
+// enabled subscription of its type, with its own schedule.
+func (s *DB) Redeliver(ctx context.Context, eventID string) ([]*simulator.Delivery, error) {
+	var ids []string
+	err := s.update(ctx, func(w *writeTx) error {
+		var e simulator.Event
+		if err := getJSON(w.Tx, bEvents, []byte(eventID), &e, "event not found"); err != nil {
+			return err
+		}
+		before := w.enqueued
+		if err := s.emit(w, &e); err != nil {
+			return err
+		}
+		if w.enqueued == before {
+			return simulator.Errorf(simulator.ENOTFOUND, "no enabled %s subscription to redeliver event %s to", e.Type, e.ID)
+		}
+		ids = w.deliveries[before:]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []*simulator.Delivery
+	for _, id := range ids {
+		d, err := s.Delivery(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Delivery returns one delivery.
+func (s *DB) Delivery(ctx context.Context, id string) (*simulator.Delivery, error) {
+	var d simulator.Delivery
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		return getJSON(tx, bDeliveries, []byte(id), &d, "delivery not found")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// DeliveryFilter selects deliveries for the control plane; empty fields match all.
+type DeliveryFilter struct {
+	InstitutionID  string
+	SubscriptionID string
+	EventID        string
+	Limit          int
+}
+
+// Deliveries lists deliveries, newest first.
+func (s *DB) Deliveries(ctx context.Context, f DeliveryFilter) ([]*simulator.Delivery, error) {
+	out := []*simulator.Delivery{}
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		add := func(raw []byte) error {
+			var d simulator.Delivery
+			if err := json.Unmarshal(raw, &d); err != nil {
+				return err
+			}
+			if f.InstitutionID != "" && d.InstitutionID != f.InstitutionID || f.SubscriptionID != "" && d.SubscriptionID != f.SubscriptionID ||
+				f.EventID != "" && d.EventID != f.EventID {
+				return nil
+			}
+			out = append(out, &d)
+			return nil
+		}
+		if f.EventID != "" {
+			prefix := cat([]byte(f.EventID), []byte{0})
+			c := tx.Bucket(bDeliveryEvent).Cursor()
+			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+				if err := add(tx.Bucket(bDeliveries).Get(k[len(prefix):])); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		return tx.Bucket(bDeliveries).ForEach(func(_, v []byte) error { return add(v) })
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortDeliveries(out)
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+// DueDeliveries returns up to limit pending deliveries due at or before now (virtual time),
+// skipping those skip reports as already in flight.
+func (s *DB) DueDeliveries(ctx context.Context, now time.Time, limit int, skip func(id string) bool) ([]*simulator.Delivery, error) {
+	var out []*simulator.Delivery
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		end := timeKey(now)
+		c := tx.Bucket(bOutbox).Cursor()
+		for k, _ := c.First(); k != nil && len(out) < limit; k, _ = c.Next() {
+			if bytes.Compare(k[:8], end) > 0 {
+				break
+			}
+			id := string(k[8:])
+			if skip != nil && skip(id) {
+				continue
+			}
+			var d simulator.Delivery
+			if err := getJSON(tx, bDeliveries, k[8:], &d, "delivery not found"); err != nil {
+				return err
+			}
+			out = append(out, &d)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// NextDue returns the earliest next-attempt time of a pending delivery.
+func (s *DB) NextDue(ctx context.Context) (time.Time, bool, error) {
+	var (
+		t  time.Time
+		ok bool
+	)
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		if k, _ := tx.Bucket(bOutbox).Cursor().First(); k != nil {
+			t, ok = timeFromKey(k[:8]), true
+		}
+		return nil
+	})
+	return t, ok, err
+}
+
+// RecordAttempt appends an attempt to a pending delivery and moves it on: delivered when ok,
+// rescheduled at next when next is non-nil, else failed. Concurrent calls are coalesced into
+// one transaction (bbolt Batch); a call replayed by Batch finds the delivery no longer pending
+// at that slot and changes nothing, so it is idempotent.
+func (s *DB) RecordAttempt(ctx context.Context, deliveryID string, at time.Time, a simulator.Attempt, ok bool, next *time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Batch(func(tx *bbolt.Tx) error {
+		var d simulator.Delivery
+		if err := getJSON(tx, bDeliveries, []byte(deliveryID), &d, "delivery not found"); err != nil {
+			return err
+		}
+		if d.Status != simulator.DeliveryPending || !d.NextAttemptAt.Equal(at) {
+			return nil // ended meanwhile (subscription deleted) or already recorded
+		}
+		if err := tx.Bucket(bOutbox).Delete(cat(timeKey(d.NextAttemptAt), []byte(d.ID))); err != nil {
+			return err
+		}
+		d.Attempts = append(d.Attempts, a)
+		switch {
+		case ok:
+			d.Status, d.NextAttemptAt = simulator.DeliveryDelivered, time.Time{}
+		case next != nil:
+			d.NextAttemptAt = *next
+			if err := tx.Bucket(bOutbox).Put(cat(timeKey(*next), []byte(d.ID)), []byte(d.SubscriptionID)); err != nil {
+				return err
+			}
+		default:
+			d.Status, d.NextAttemptAt = simulator.DeliveryFailed, time.Time{}
+		}
+		return putJSON(tx, bDeliveries, []byte(d.ID), &d)
+	})
+}
+
+// RecordTestDelivery stores the one-attempt delivery of a test event, so the delivery log
+// shows test sends too.
+func (s *DB) RecordTestDelivery(ctx context.Context, e *simulator.Event, d *simulator.Delivery) error {
+	return s.update(ctx, func(w *writeTx) error {
+		if err := putJSON(w.Tx, bEvents, []byte(e.ID), e); err != nil {
+			return err
+		}
+		if err := w.Bucket(bDeliveryEvent).Put(cat([]byte(e.ID), []byte{0}, []byte(d.ID)), nil); err != nil {
+			return err
+		}
+		return putJSON(w.Tx, bDeliveries, []byte(d.ID), d)
+	})
+}

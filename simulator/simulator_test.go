@@ -1,0 +1,138 @@
+package simulator_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"partnersim/simulator"
+)
+
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// TestKYCTransitionTable checks every (from, to) pair against DESIGN D9's graph.
+func TestKYCTransitionTable(t *testing.T) {
+	allowed := map[simulator.KYCStatus][]simulator.KYCStatus{
+		"pending":            {"document_requested", "approved", "rejected"},
+		"document_requested": {"pending", "approved", "rejected"},
+		"approved":           {"closed", "account_takeover"},
+		"account_takeover":   {"approved", "closed"},
+		"rejected":           {"pending", "closed"},
+		"closed":             {},
+	}
+	for _, from := range simulator.KYCStatuses {
+		for _, to := range simulator.KYCStatuses {
+			a := simulator.Account{Product: simulator.ProductCrypto, KYCStatus: from}
+			err := a.TransitionKYC(to, now)
+			want := false
+			for _, s := range allowed[from] {
+				want = want || s == to
+			}
+			if want {
+				assert.NoError(t, err, "%s -> %s", from, to)
+				assert.Equal(t, to, a.KYCStatus)
+			} else {
+				require.Error(t, err, "%s -> %s must be refused", from, to)
+				assert.Equal(t, simulator.ECONFLICT, simulator.ErrorCode(err))
+				assert.Equal(t, from, a.KYCStatus, "refused transition changes nothing")
+				assert.Contains(t, simulator.ErrorMessage(err), "allowed next states")
+			}
+		}
+	}
+}
+
+func TestKYCApprovedAtStampedOnceAndKept(t *testing.T) {
+	a := simulator.Account{Product: simulator.ProductSecurities, KYCStatus: simulator.KYCPending}
+	assert.False(t, a.ShowsApprovedAt())
+	require.NoError(t, a.TransitionKYC(simulator.KYCApproved, now))
+	require.True(t, a.ShowsApprovedAt())
+	assert.Equal(t, now, *a.KYCApprovedAt)
+	require.NoError(t, a.TransitionKYC(simulator.KYCAccountTakeover, now.Add(time.Hour)))
+	require.NoError(t, a.TransitionKYC(simulator.KYCApproved, now.Add(2*time.Hour)))
+	assert.Equal(t, now, *a.KYCApprovedAt, "first transition into approved wins")
+	require.NoError(t, a.TransitionKYC(simulator.KYCClosed, now.Add(3*time.Hour)))
+	assert.True(t, a.ShowsApprovedAt(), "kept after closed")
+	assert.False(t, simulator.KYCDelivered(simulator.KYCPending))
+	assert.True(t, simulator.KYCDelivered(simulator.KYCDocumentRequested))
+}
+
+func TestMarketValueIsExactDecimal(t *testing.T) {
+	a := simulator.Account{Cash: d("0.10"), Holdings: []simulator.Holding{{Symbol: "BTC", Quantity: d("0.1")}, {Symbol: "ETH", Quantity: d("0.2")}}}
+	prices := map[string]decimal.Decimal{"BTC": d("0.1"), "ETH": d("0.2")}
+	// float arithmetic would give 0.15000000000000002; half-even to cents gives 0.15
+	assert.Equal(t, "0.15", simulator.FormatMoney(a.MarketValue(prices)))
+	assert.Equal(t, "1520.06", simulator.FormatMoney(d("1520.065")), "half-even rounds to the even cent")
+	assert.Equal(t, "1520.08", simulator.FormatMoney(d("1520.075")), "half-even rounds to the even cent")
+	assert.Equal(t, "0.015", simulator.FormatQuantity(d("0.01500000")))
+	assert.Equal(t, "2026-03-01T12:00:00Z", simulator.FormatTime(now))
+	assert.Equal(t, "2026-03-01T12:00:00.5Z", simulator.FormatTime(now.Add(500*time.Millisecond)))
+}
+
+func TestFillOrderMovesCashAndHoldings(t *testing.T) {
+	rule := simulator.FeeRule{Rate: d("0.01"), Minimum: d("0.99")}
+	a := simulator.Account{Product: simulator.ProductSecurities, Cash: d("1000.00")}
+	buy := simulator.Order{Side: simulator.SideBuy, Symbol: "AAPL", Status: simulator.OrderPending, ByNotional: true, Notional: d("100.00")}
+	require.NoError(t, simulator.FillOrder(&buy, &a, d("190.12"), rule, now))
+	assert.Equal(t, "0.52598358", simulator.FormatQuantity(buy.Quantity))
+	assert.Equal(t, "100.00", simulator.FormatMoney(buy.Notional))
+	assert.Equal(t, "1.00", simulator.FormatMoney(buy.Fee))
+	assert.Equal(t, "899.00", simulator.FormatMoney(a.Cash))
+	assert.Equal(t, simulator.OrderCompleted, buy.Status)
+
+	sell := simulator.Order{Side: simulator.SideSell, Symbol: "AAPL", Status: simulator.OrderPending, Quantity: d("0.5")}
+	require.NoError(t, simulator.FillOrder(&sell, &a, d("200"), rule, now))
+	assert.Equal(t, "100.00", simulator.FormatMoney(sell.Notional))
+	assert.Equal(t, "998.00", simulator.FormatMoney(a.Cash), "proceeds less fee")
+	assert.Equal(t, "0.02598358", simulator.FormatQuantity(a.Holdings[0].Quantity))
+
+	tooMuch := simulator.Order{Side: simulator.SideSell, Symbol: "AAPL", Status: simulator.OrderPending, Quantity: d("1")}
+	err := simulator.FillOrder(&tooMuch, &a, d("200"), rule, now)
+	assert.Equal(t, simulator.ECONFLICT, simulator.ErrorCode(err))
+	assert.Equal(t, "998.00", simulator.FormatMoney(a.Cash), "failed fill changes nothing")
+	broke := simulator.Order{Side: simulator.SideBuy, Symbol: "AAPL", Status: simulator.OrderPending, Quantity: d("100")}
+	assert.Equal(t, simulator.ECONFLICT, simulator.ErrorCode(simulator.FillOrder(&broke, &a, d("200"), rule, now)))
+}
+
+func TestRoboLegs(t *testing.T) {
+	pf := simulator.Portfolio{Name: "balanced", Weights: []simulator.Weight{{Symbol: "VTI", Weight: d("0.333")}, {Symbol: "BND", Weight: d("0.667")}}}
+	legs, err := simulator.RoboLegs(simulator.TxnDeposit, d("100.01"), pf, &simulator.Account{}, nil)
+	require.NoError(t, err)
+	require.Len(t, legs, 2)
+	assert.Equal(t, "33.30", simulator.FormatMoney(legs[0].Notional))
+	assert.Equal(t, "66.71", simulator.FormatMoney(legs[1].Notional), "last leg takes the remainder")
+	prices := map[string]decimal.Decimal{"VTI": d("100"), "BND": d("100"), "XYZ": d("10")}
+	a := simulator.Account{Holdings: []simulator.Holding{{Symbol: "VTI", Quantity: d("2")}, {Symbol: "XYZ", Quantity: d("1")}}}
+	legs, err = simulator.RoboLegs(simulator.TxnRebalance, decimal.Zero, pf, &a, prices)
+	require.NoError(t, err)
+	assert.Equal(t, []simulator.Leg{
+		{Side: simulator.SideSell, Symbol: "VTI", Notional: d("130.07")},
+		{Side: simulator.SideSell, Symbol: "XYZ", Notional: d("10.00")},
+		{Side: simulator.SideBuy, Symbol: "BND", Notional: d("140.07")},
+	}, legs)
+	_, err = simulator.RoboLegs(simulator.TxnBuy, d("1"), pf, &a, prices)
+	assert.Equal(t, simulator.EINVALID, simulator.ErrorCode(err))
+}
+
+func TestGeneratedHistoryIsDeterministicAndEndsAtCurrentValue(t *testing.T) {
+	u := &simulator.User{PlatformID: "usr_1", CreatedAt: now.AddDate(-1, -2, 0),
+		Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: d("50.00"), Holdings: []simulator.Holding{{Symbol: "BTC", Quantity: d("0.01")}}}}}
+	prices := map[string]decimal.Decimal{"BTC": d("64000")}
+	h1 := simulator.GenerateHistory(u, prices, now)
+	h2 := simulator.GenerateHistory(u, prices, now)
+	assert.Equal(t, h1, h2)
+	assert.Len(t, h1.PastDay, 24)
+	assert.Len(t, h1.PastWeek, 7)
+	assert.Len(t, h1.PastMonth, 30)
+	assert.Len(t, h1.PastYear, 52)
+	assert.Len(t, h1.AllTime, 15, "monthly since created_at, 14 months ago, plus now")
+	assert.Equal(t, "690.00", simulator.FormatMoney(h1.PastDay[23].Value))
+	assert.Equal(t, now, h1.AllTime[14].AsOf)
+	empty := simulator.GenerateHistory(&simulator.User{PlatformID: "usr_2"}, prices, now)
+	assert.Empty(t, empty.AllTime)
+	assert.NotNil(t, empty.AllTime, "empty arrays, not null")
+}
