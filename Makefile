@@ -1,0 +1,36 @@
+# partnersim — the two commands a newcomer needs are `make run` and `make test`.
+GO ?= go
+
+.PHONY: run test lint bench build fuzz
+
+## run: start the sandbox on 127.0.0.1:8080 with the default fixtures (state in ./partnersim.db)
+run:
+	$(GO) run ./cmd/partnersim serve
+
+## build: the partnersim binary in ./bin
+build:
+	$(GO) build -o bin/partnersim ./cmd/partnersim
+
+## test: vet, format check, every test with the race detector (incl. the interop module)
+test: lint
+	$(GO) test -race -count=1 ./...
+	@if [ -d interop ]; then cd interop && $(GO) test -race -count=1 ./...; fi
+
+## lint: go vet and a gofmt check
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+## bench: the Go benchmarks behind BENCHMARKS.md
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## fuzz: run each fuzz target briefly (FUZZTIME=10s by default)
+FUZZTIME ?= 10s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done

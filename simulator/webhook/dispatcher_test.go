@@ -1,0 +1,306 @@
+package webhook_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"partnersim/simulator"
+	"partnersim/simulator/bolt"
+	"partnersim/simulator/netguard"
+	"partnersim/simulator/webhook"
+	"partnersim/simulator/webhook/signature"
+)
+
+// captured is one request a target received.
+type captured struct {
+	header http.Header
+	body   []byte
+}
+
+// target is a real HTTP callback whose answers a test scripts.
+type target struct {
+	*httptest.Server
+	mu     sync.Mutex
+	got    []captured
+	answer func(n int) int // status for the n-th request (0-based)
+}
+
+func newTarget(tb testing.TB, answer func(n int) int) *target {
+	t := &target{answer: answer}
+	t.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		t.mu.Lock()
+		n := len(t.got)
+		t.got = append(t.got, captured{r.Header.Clone(), b})
+		t.mu.Unlock()
+		st := t.answer(n)
+		if st >= 300 && st < 400 {
+			w.Header().Set("Location", "http://127.0.0.1:1/elsewhere")
+		}
+		w.WriteHeader(st)
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	tb.Cleanup(t.Close)
+	return t
+}
+
+func (t *target) requests() []captured {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]captured(nil), t.got...)
+}
+
+// env is a store with one institution, one approved user, and a running dispatcher.
+type env struct {
+	db     *bolt.DB
+	clock  *simulator.Clock
+	disp   *webhook.Dispatcher
+	inst   string
+	user   string
+	secret string
+	stop   func()
+}
+
+func newEnv(tb testing.TB, path string, schedule []time.Duration, timeout time.Duration) *env {
+	tb.Helper()
+	clock := simulator.NewClock(nil)
+	db, err := bolt.Open(path, clock, nil)
+	require.NoError(tb, err)
+	guard := netguard.New(netguard.Options{AllowLoopback: true})
+	e := &env{db: db, clock: clock}
+	e.disp = webhook.New(db, webhook.Config{Schedule: schedule, Timeout: timeout, Dial: guard.DialContext, Clock: clock, Workers: 8})
+	db.Notify = e.disp.Wake
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = e.disp.Run(ctx) }()
+	e.stop = func() { cancel(); <-done; db.Close() }
+	tb.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			e.stop()
+		}
+	})
+	return e
+}
+
+func (e *env) seed(tb testing.TB) {
+	ctx := context.Background()
+	in, err := e.db.CreateInstitution(ctx, "Test CU", simulator.Vendors{})
+	require.NoError(tb, err)
+	e.inst = in.ID
+	u := &simulator.User{InstitutionID: in.ID, UserAccountID: "alice", CreatedAt: time.Now(),
+		Accounts: []simulator.Account{{Product: simulator.ProductCrypto, KYCStatus: simulator.KYCPending, Cash: decimal.Zero}}}
+	require.NoError(tb, e.db.CreateUser(ctx, u))
+	e.user = u.PlatformID
+}
+
+func (e *env) subscribe(tb testing.TB, url string) *simulator.Subscription {
+	sub, secret, err := e.db.CreateSubscription(context.Background(), e.inst, simulator.EventKYC, url, "v1")
+	require.NoError(tb, err)
+	if secret != "" {
+		e.secret = secret
+	}
+	return sub
+}
+
+func (e *env) kyc(tb testing.TB, to simulator.KYCStatus) *simulator.Event {
+	_, ev, err := e.db.TransitionKYC(context.Background(), e.user, simulator.ProductCrypto, to)
+	require.NoError(tb, err)
+	return ev
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(tb testing.TB, cond func() bool, msg string) {
+	tb.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting: %s", msg)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (e *env) delivery(tb testing.TB, eventID string) *simulator.Delivery {
+	ds, err := e.db.Deliveries(context.Background(), bolt.DeliveryFilter{EventID: eventID})
+	require.NoError(tb, err)
+	require.Len(tb, ds, 1)
+	return ds[0]
+}
+
+func TestDeliverySignedWithIdempotencyKey(t *testing.T) {
+	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), nil, 0)
+	e.seed(t)
+	tg := newTarget(t, func(int) int { return 200 })
+	e.subscribe(t, tg.URL+"/hooks")
+	ev := e.kyc(t, simulator.KYCApproved)
+	eventually(t, func() bool { return len(tg.requests()) == 1 }, "first delivery")
+	r := tg.requests()[0]
+	assert.Equal(t, "application/json", r.header.Get("Content-Type"))
+	assert.Equal(t, ev.ID, r.header.Get(signature.HeaderID))
+	require.NoError(t, signature.Verify(r.header.Get(signature.HeaderSignature), r.body, []string{e.secret}, time.Minute, time.Now()))
+	assert.Equal(t, ev.ID, gjson.GetBytes(r.body, "event_id").String())
+	assert.Equal(t, "approved", gjson.GetBytes(r.body, "data.kyc_status").String())
+	assert.Equal(t, "/v1/users/"+e.user+"/?user_account_id_type=platform", gjson.GetBytes(r.body, "links.self").String())
+	eventually(t, func() bool { return e.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "delivered")
+	d := e.delivery(t, ev.ID)
+	require.Len(t, d.Attempts, 1)
+	assert.Equal(t, 200, d.Attempts[0].StatusCode)
+	assert.Equal(t, `{"ok":true}`, d.Attempts[0].ResponseBody)
+}
+
+func TestNoEventForPendingAndOneDeliveryPerSubscription(t *testing.T) {
+	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), nil, 0)
+	e.seed(t)
+	a := newTarget(t, func(int) int { return 204 })
+	b := newTarget(t, func(int) int { return 202 })
+	e.subscribe(t, a.URL)
+	e.subscribe(t, b.URL)
+	require.NotNil(t, e.kyc(t, simulator.KYCDocumentRequested), "document_requested is delivered")
+	assert.Nil(t, e.kyc(t, simulator.KYCPending), "a move into pending emits no event")
+	eventually(t, func() bool { return len(a.requests()) == 1 && len(b.requests()) == 1 }, "one delivery each")
+	assert.Equal(t, a.requests()[0].body, b.requests()[0].body, "same event bytes")
+}
+
+func TestRetriesOnScheduleWithSameIDAndBody(t *testing.T) {
+	schedule := []time.Duration{5 * time.Second, 5 * time.Minute}
+	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), schedule, 0)
+	e.seed(t)
+	tg := newTarget(t, func(n int) int { return []int{500, 302, 200}[min(n, 2)] })
+	e.subscribe(t, tg.URL)
+	ev := e.kyc(t, simulator.KYCApproved)
+	eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 1 }, "first attempt")
+	d := e.delivery(t, ev.ID)
+	assert.Equal(t, simulator.DeliveryPending, d.Status)
+	assert.WithinDuration(t, e.clock.SchedulerNow().Add(5*time.Second), d.NextAttemptAt, 2*time.Second, "retry after 5s")
+	// Nothing happens until the virtual clock reaches the retry...
+	time.Sleep(50 * time.Millisecond)
+	assert.Len(t, tg.requests(), 1)
+	// ...advancing it fires the retry at once.
+	e.clock.Advance(5 * time.Second)
+	e.disp.Wake()
+	eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 2 }, "second attempt")
+	assert.Equal(t, 302, e.delivery(t, ev.ID).Attempts[1].StatusCode, "redirect not followed, a failure")
+	e.clock.Advance(5 * time.Minute)
+	e.disp.Wake()
+	eventually(t, func() bool { return e.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "third attempt delivers")
+	reqs := tg.requests()
+	require.Len(t, reqs, 3, "the redirect target was never called")
+	for _, r := range reqs {
+		assert.Equal(t, ev.ID, r.header.Get(signature.HeaderID), "idempotency key reused")
+		assert.Equal(t, reqs[0].body, r.body, "same body bytes on every attempt")
+		assert.NoError(t, signature.Verify(r.header.Get(signature.HeaderSignature), r.body, []string{e.secret}, time.Minute, time.Now()))
+	}
+}
+
+func TestFailedAfterScheduleAndTimeout(t *testing.T) {
+	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), []time.Duration{time.Second}, 100*time.Millisecond)
+	e.seed(t)
+	block := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(block)
+	e.subscribe(t, slow.URL)
+	ev := e.kyc(t, simulator.KYCApproved)
+	eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 1 }, "first attempt times out")
+	a := e.delivery(t, ev.ID).Attempts[0]
+	assert.Zero(t, a.StatusCode, "no status when the callback never answered")
+	assert.Contains(t, a.Error, "timeout")
+	e.clock.Advance(time.Second)
+	e.disp.Wake()
+	eventually(t, func() bool { return e.delivery(t, ev.ID).Status == simulator.DeliveryFailed }, "failed after the last retry")
+	assert.Len(t, e.delivery(t, ev.ID).Attempts, 2)
+}
+
+func TestDeletedSubscriptionEndsPendingDeliveries(t *testing.T) {
+	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), []time.Duration{time.Hour}, 0)
+	e.seed(t)
+	tg := newTarget(t, func(int) int { return 503 })
+	sub := e.subscribe(t, tg.URL)
+	ev := e.kyc(t, simulator.KYCApproved)
+	eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 1 }, "first attempt")
+	require.NoError(t, e.db.DeleteSubscription(context.Background(), e.inst, sub.ID))
+	d := e.delivery(t, ev.ID)
+	assert.Equal(t, simulator.DeliveryFailed, d.Status)
+	assert.Equal(t, "subscription deleted", d.Error)
+	subs, err := e.db.Subscriptions(context.Background(), e.inst)
+	require.NoError(t, err)
+	assert.Empty(t, subs, "deleted subscriptions never reappear")
+	assert.True(t, simulator.IsNotFound(e.db.DeleteSubscription(context.Background(), e.inst, sub.ID)))
+}
+
+func TestDeliveryResumesAfterRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	var up atomic.Bool
+	tg := newTarget(t, func(int) int {
+		if up.Load() {
+			return 200
+		}
+		return 500
+	})
+	e := newEnv(t, path, []time.Duration{time.Millisecond}, 0)
+	e.seed(t)
+	e.subscribe(t, tg.URL)
+	// Stop the dispatcher before the event exists: it lands only in the outbox.
+	e.stop()
+	db, err := bolt.Open(path, simulator.NewClock(nil), nil)
+	require.NoError(t, err)
+	_, ev, err := db.TransitionKYC(context.Background(), e.user, simulator.ProductCrypto, simulator.KYCApproved)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	up.Store(true)
+	e2 := newEnv(t, path, nil, 0)
+	eventually(t, func() bool { return e2.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "delivered after restart")
+	assert.Len(t, tg.requests(), 1)
+}
+
+func TestRotationSignsWithBothSecretsNewFirst(t *testing.T) {
+	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), nil, 0)
+	e.seed(t)
+	tg := newTarget(t, func(int) int { return 200 })
+	e.subscribe(t, tg.URL)
+	old := e.secret
+	fresh, err := e.db.RotateSecret(context.Background(), e.inst, time.Hour)
+	require.NoError(t, err)
+	e.kyc(t, simulator.KYCApproved)
+	eventually(t, func() bool { return len(tg.requests()) == 1 }, "delivery")
+	r := tg.requests()[0]
+	h, err := signature.Parse(r.header.Get(signature.HeaderSignature))
+	require.NoError(t, err)
+	require.Len(t, h.Signatures, 2)
+	assert.NoError(t, signature.Verify(r.header.Get(signature.HeaderSignature), r.body, []string{fresh}, time.Minute, time.Now()))
+	assert.NoError(t, signature.Verify(r.header.Get(signature.HeaderSignature), r.body, []string{old}, time.Minute, time.Now()))
+	newOnly, err := signature.Parse(signature.Sign(h.Timestamp, r.body, fresh))
+	require.NoError(t, err)
+	assert.Equal(t, newOnly.Signatures[0], h.Signatures[0], "the new secret's entry comes first")
+}
+
+func TestPrivateCallbackRefusedAtConnect(t *testing.T) {
+	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), []time.Duration{}, 0)
+	e.seed(t)
+	tg := newTarget(t, func(int) int { return 200 })
+	strict := netguard.New(netguard.Options{AllowLoopback: false})
+	d := webhook.New(e.db, webhook.Config{Dial: strict.DialContext, Clock: e.clock})
+	a := d.Send(context.Background(), tg.URL, []byte(`{}`), "evt_x", nil)
+	assert.Zero(t, a.StatusCode)
+	assert.Contains(t, a.Error, "public")
+	assert.Empty(t, tg.requests(), "the loopback target was never reached")
+}
