@@ -100,22 +100,52 @@ func TestFillOrderMovesCashAndHoldings(t *testing.T) {
 
 func TestRoboLegs(t *testing.T) {
 	pf := simulator.Portfolio{Name: "balanced", Weights: []simulator.Weight{{Symbol: "VTI", Weight: d("0.333")}, {Symbol: "BND", Weight: d("0.667")}}}
-	legs, err := simulator.RoboLegs(simulator.TxnDeposit, d("100.01"), pf, &simulator.Account{}, nil)
+	legs, err := simulator.RoboLegs(simulator.TxnDeposit, d("100.01"), pf, &simulator.Account{}, nil, simulator.FeeRule{})
 	require.NoError(t, err)
 	require.Len(t, legs, 2)
 	assert.Equal(t, "33.30", simulator.FormatMoney(legs[0].Notional))
 	assert.Equal(t, "66.71", simulator.FormatMoney(legs[1].Notional), "last leg takes the remainder")
 	prices := map[string]decimal.Decimal{"VTI": d("100"), "BND": d("100"), "XYZ": d("10")}
 	a := simulator.Account{Holdings: []simulator.Holding{{Symbol: "VTI", Quantity: d("2")}, {Symbol: "XYZ", Quantity: d("1")}}}
-	legs, err = simulator.RoboLegs(simulator.TxnRebalance, decimal.Zero, pf, &a, prices)
+	legs, err = simulator.RoboLegs(simulator.TxnRebalance, decimal.Zero, pf, &a, prices, simulator.FeeRule{})
 	require.NoError(t, err)
 	assert.Equal(t, []simulator.Leg{
 		{Side: simulator.SideSell, Symbol: "VTI", Notional: d("130.07")},
 		{Side: simulator.SideSell, Symbol: "XYZ", Notional: d("10.00")},
 		{Side: simulator.SideBuy, Symbol: "BND", Notional: d("140.07")},
 	}, legs)
-	_, err = simulator.RoboLegs(simulator.TxnBuy, d("1"), pf, &a, prices)
+	_, err = simulator.RoboLegs(simulator.TxnBuy, d("1"), pf, &a, prices, simulator.FeeRule{})
 	assert.Equal(t, simulator.EINVALID, simulator.ErrorCode(err))
+}
+
+// TestRoboLegsPayTheirFees checks that a deposit's legs plus their fees never exceed the
+// deposit and a withdrawal's proceeds after fees cover it, at every amount up to 50.00.
+func TestRoboLegsPayTheirFees(t *testing.T) {
+	pf := simulator.Portfolio{Name: "b", Weights: []simulator.Weight{{Symbol: "VTI", Weight: d("0.6")}, {Symbol: "BND", Weight: d("0.4")}}}
+	for _, rule := range []simulator.FeeRule{{Rate: d("0.0025")}, {Rate: d("0.015"), Minimum: d("0.99")}, {}} {
+		for cents := int64(1); cents <= 5000; cents += 7 {
+			amount := decimal.New(cents, -2)
+			legs, err := simulator.RoboLegs(simulator.TxnDeposit, amount, pf, &simulator.Account{}, nil, rule)
+			if err != nil {
+				require.Equal(t, simulator.EINVALID, simulator.ErrorCode(err))
+				require.True(t, amount.LessThan(d("2.00")), "only an amount below two minimum fees is refused, got %s", amount)
+				continue
+			}
+			cost := decimal.Zero
+			for _, l := range legs {
+				cost = cost.Add(l.Notional).Add(rule.Fee(l.Notional))
+			}
+			assert.True(t, cost.LessThanOrEqual(amount), "deposit %s with %v costs %s", amount, rule, cost)
+			assert.True(t, amount.Sub(cost).LessThan(d("0.03")) || !rule.Minimum.IsZero(), "deposit %s leaves %s idle", amount, amount.Sub(cost))
+			legs, err = simulator.RoboLegs(simulator.TxnWithdrawal, amount, pf, &simulator.Account{}, nil, rule)
+			require.NoError(t, err)
+			net := decimal.Zero
+			for _, l := range legs {
+				net = net.Add(l.Notional).Sub(rule.Fee(l.Notional))
+			}
+			assert.True(t, net.GreaterThanOrEqual(amount), "withdrawal %s with %v nets %s", amount, rule, net)
+		}
+	}
 }
 
 func TestGeneratedHistoryIsDeterministicAndEndsAtCurrentValue(t *testing.T) {

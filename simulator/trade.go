@@ -56,11 +56,13 @@ type Leg struct {
 }
 
 // RoboLegs splits a robo transaction into one leg per symbol of the model portfolio (DESIGN
-// D7). A deposit buys and a withdrawal sells amount × weight of each symbol (the last leg takes
-// the rounding remainder, so legs sum exactly to amount). A rebalance ignores amount: it sells
-// what is over its target weight of the account's invested value (and anything outside the
-// portfolio) and buys what is under.
-func RoboLegs(typ TransactionType, amount decimal.Decimal, pf Portfolio, a *Account, prices map[string]decimal.Decimal) ([]Leg, error) {
+// D7). Each symbol's share of a deposit or withdrawal is amount × weight (the last takes the
+// rounding remainder). Fees are charged on each leg, so a deposit buys the most whose cost
+// including its fee fits the share (the deposit pays for its own fees and never overdraws the
+// account), and a withdrawal sells the least whose proceeds after its fee cover the share. A
+// rebalance ignores amount: it sells what is over its target weight of the account's invested
+// value (and anything outside the portfolio) and buys what is under.
+func RoboLegs(typ TransactionType, amount decimal.Decimal, pf Portfolio, a *Account, prices map[string]decimal.Decimal, rule FeeRule) ([]Leg, error) {
 	switch typ {
 	case TxnDeposit, TxnWithdrawal:
 		if !amount.IsPositive() {
@@ -78,9 +80,17 @@ func RoboLegs(typ TransactionType, amount decimal.Decimal, pf Portfolio, a *Acco
 				n = rest
 			}
 			rest = rest.Sub(n)
+			if side == SideBuy {
+				n = rule.MaxNotionalWithin(n)
+			} else {
+				n = rule.MinNotionalYielding(n)
+			}
 			if n.IsPositive() {
 				legs = append(legs, Leg{Side: side, Symbol: w.Symbol, Notional: n})
 			}
+		}
+		if len(legs) == 0 {
+			return nil, Errorf(EINVALID, "amount %s is too small to trade after fees", FormatMoney(amount))
 		}
 		return legs, nil
 	case TxnRebalance:

@@ -59,6 +59,44 @@ func (r FeeRule) Fee(notional decimal.Decimal) decimal.Decimal {
 	return f
 }
 
+// MaxNotionalWithin returns the largest notional (in cents) whose cost including its fee is at
+// most budget; zero when even the fee does not fit.
+func (r FeeRule) MaxNotionalWithin(budget decimal.Decimal) decimal.Decimal {
+	cent := decimal.New(1, -2)
+	n := budget.Div(decimal.NewFromInt(1).Add(r.Rate)).RoundDown(2)
+	if m := budget.Sub(r.Minimum); n.GreaterThan(m) && r.Fee(n).Equal(r.Minimum) {
+		n = m
+	}
+	for n.IsPositive() && n.Add(r.Fee(n)).GreaterThan(budget) {
+		n = n.Sub(cent)
+	}
+	if !n.IsPositive() {
+		return decimal.Zero
+	}
+	return n
+}
+
+// MinNotionalYielding returns the smallest notional (in cents) whose proceeds after its fee
+// are at least target.
+func (r FeeRule) MinNotionalYielding(target decimal.Decimal) decimal.Decimal {
+	cent := decimal.New(1, -2)
+	one := decimal.NewFromInt(1)
+	n := target
+	if r.Rate.LessThan(one) {
+		n = target.Div(one.Sub(r.Rate)).RoundUp(2)
+	}
+	if m := target.Add(r.Minimum); r.Fee(n).Equal(r.Minimum) && n.LessThan(m) {
+		n = m
+	}
+	for n.Sub(r.Fee(n)).LessThan(target) {
+		n = n.Add(cent)
+	}
+	for n.Sub(cent).Sub(r.Fee(n.Sub(cent))).GreaterThanOrEqual(target) && n.Sub(cent).IsPositive() {
+		n = n.Sub(cent)
+	}
+	return n
+}
+
 // APIKey is a partner key. Only the SHA-256 hash of its plaintext is stored (DESIGN D3).
 type APIKey struct {
 	ID            string     `json:"key_id"`

@@ -250,7 +250,7 @@ func (s *DB) PlaceRobo(ctx context.Context, platformID string, typ simulator.Tra
 		if err != nil {
 			return err
 		}
-		legs, err := simulator.RoboLegs(typ, amount, pf, a, in.Prices)
+		legs, err := simulator.RoboLegs(typ, amount, pf, a, in.Prices, in.Fees[simulator.ProductRobo])
 		if err != nil {
 			return err
 		}
