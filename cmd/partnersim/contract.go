@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"partnersim/features"
+)
+
+// kvFlag collects repeatable NAME=VALUE flags (also comma-separated, for the environment).
+type kvFlag map[string]string
+
+func (k kvFlag) String() string {
+	keys := make([]string, 0, len(k))
+	for n := range k {
+		keys = append(keys, n)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, n := range keys {
+		parts = append(parts, n+"=…")
+	}
+	return strings.Join(parts, ",")
+}
+
+func (k kvFlag) Set(s string) error {
+	for part := range strings.SplitSeq(s, ",") {
+		n, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || n == "" {
+			return fmt.Errorf("expected NAME=VALUE, got %q", part)
+		}
+		k[n] = v
+	}
+	return nil
+}
+
+// runContract runs the embedded contract features against a deployment (DESIGN D14): `partnersim
+// contract --base-url http://127.0.0.1:8080/v1 --sandbox-url http://127.0.0.1:8080
+// --sandbox-token …`, or against a real deployment with --api-key and no control plane (then
+// @sandbox scenarios are skipped). It fails when a scenario fails.
+func runContract(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("partnersim contract", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		o           features.Options
+		output      string
+		seed        int64
+		keysWithout = kvFlag{}
+		vars        = kvFlag{}
+		wait        time.Duration
+	)
+	fs.StringVar(&o.BaseURL, "base-url", "", "API base URL with its version segment (http://127.0.0.1:8080/v1) (required)")
+	fs.StringVar(&o.APIKey, "api-key", "", "a key with every scope, used when there is no control plane")
+	fs.StringVar(&o.SandboxURL, "sandbox-url", "", "control plane root (http://127.0.0.1:8080); without it @sandbox scenarios are skipped")
+	fs.StringVar(&o.SandboxToken, "sandbox-token", "", "control plane x-sandbox-token (--sandbox-url defaults to the base URL's origin)")
+	fs.StringVar(&o.Tags, "tags", "", `godog tag expression, e.g. "@spec && ~@webhook"`)
+	fs.StringVar(&o.Name, "name", "", "run only scenarios whose name matches this regular expression")
+	fs.StringVar(&o.Format, "format", "pretty", "report format: pretty, progress, junit or cucumber")
+	fs.StringVar(&output, "output", "", "write the report to this file (default stdout)")
+	fs.IntVar(&o.Concurrency, "concurrency", 8, "scenarios run at once")
+	fs.Int64Var(&seed, "random", 0, "shuffle scenario order with this seed (-1 picks one; 0 keeps file order)")
+	fs.Var(keysWithout, "key-without", "SCOPE=KEY: a key lacking exactly SCOPE, for the 403 scenarios without a control plane (repeatable)")
+	fs.Var(vars, "var", "NAME=VALUE: ids that exist in the deployment, e.g. user_id=<platform id> (repeatable)")
+	fs.StringVar(&o.SigningSecret, "signing-secret", "", "the institution's webhook signing secret, when it already has one")
+	fs.StringVar(&o.ReceiverListen, "receiver-listen", "127.0.0.1:0", "where the suite's webhook receiver listens")
+	fs.StringVar(&o.ReceiverURL, "receiver-url", "", "the receiver's URL as the deployment reaches it; @webhook scenarios need it unless the base URL is on loopback")
+	fs.DurationVar(&wait, "wait", 10*time.Second, "how long to wait for a delivery")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: partnersim contract --base-url URL [--api-key KEY] [--sandbox-url URL --sandbox-token TOKEN] [--tags EXPR] [--format pretty|junit|cucumber]")
+		fmt.Fprintln(stderr)
+		fmt.Fprintln(stderr, "Runs the embedded Gherkin contract suites against an implementation of the partner API.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("contract: unexpected arguments %q", fs.Args())
+	}
+	if !slices.Contains([]string{"pretty", "progress", "junit", "cucumber", "events"}, o.Format) {
+		return fmt.Errorf("contract: unknown --format %q (pretty, progress, junit, cucumber)", o.Format)
+	}
+	if o.SandboxToken != "" && o.SandboxURL == "" {
+		u, err := url.Parse(o.BaseURL)
+		if err == nil && u.Host != "" {
+			o.SandboxURL = u.Scheme + "://" + u.Host
+		}
+	}
+	o.KeysWithout, o.Vars, o.Randomize, o.Wait = keysWithout, vars, seed, wait
+	o.Output = stdout
+	if output != "" {
+		f, err := os.Create(output)
+		if err != nil {
+			return fmt.Errorf("contract: %w", err)
+		}
+		defer f.Close()
+		o.Output = f
+	}
+	rep, err := features.Run(ctx, o)
+	if err != nil {
+		return fmt.Errorf("contract: %w", err)
+	}
+	fmt.Fprintln(stderr, "contract:", rep.Summary())
+	for _, f := range rep.Failed() {
+		fmt.Fprintf(stderr, "  FAILED %s: %s\n      %s\n", f.Feature, f.Name, strings.ReplaceAll(f.Err, "\n", "\n      "))
+	}
+	if !rep.OK() {
+		if len(rep.Failed()) == 0 {
+			return errors.New("contract: the suite did not pass (undefined or pending steps)")
+		}
+		return fmt.Errorf("contract: %d scenarios failed: %w", len(rep.Failed()), errReported)
+	}
+	return nil
+}

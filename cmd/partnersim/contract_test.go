@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func noEnv(string) string { return "" }
+
+// healthServer answers GET /v1/health with the given status and everything else 404.
+func healthServer(t *testing.T, status int) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/health" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = w.Write([]byte(`{"status":"ok"}`))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestContractPassesAgainstAConformingDeployment(t *testing.T) {
+	srv := healthServer(t, http.StatusOK)
+	var out, errOut bytes.Buffer
+	err := runContract(context.Background(), []string{"--base-url", srv.URL + "/v1", "--api-key", "sbx_x",
+		"--name", "^Health answers without an API key$", "--format", "junit"}, noEnv, &out, &errOut)
+	if err != nil {
+		t.Fatalf("expected the run to pass, got %v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), "<testsuites") {
+		t.Errorf("expected a JUnit report on stdout, got %q", out.String())
+	}
+	if !strings.Contains(errOut.String(), "1 passed, 0 failed") {
+		t.Errorf("expected the summary on stderr, got %q", errOut.String())
+	}
+}
+
+func TestContractFailsWhenAScenarioFails(t *testing.T) {
+	srv := healthServer(t, http.StatusInternalServerError)
+	var out, errOut bytes.Buffer
+	env := func(k string) string {
+		return map[string]string{"PARTNERSIM_BASE_URL": srv.URL + "/v1", "PARTNERSIM_API_KEY": "sbx_x"}[k]
+	}
+	err := runContract(context.Background(), []string{"--name", "^Health answers without an API key$"}, env, &out, &errOut)
+	if !errors.Is(err, errReported) {
+		t.Fatalf("expected a reported failure, got %v", err)
+	}
+	if !strings.Contains(errOut.String(), "FAILED") || !strings.Contains(errOut.String(), "expected status 200, got GET") {
+		t.Errorf("expected the failed scenario and its reason on stderr, got %q", errOut.String())
+	}
+}
+
+func TestContractRefusesBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{},                            // no base URL
+		{"--base-url", "http://x/v1"}, // no key and no control plane
+		{"--base-url", "http://x/v1", "--api-key", "k", "--format", "xml"},
+		{"--base-url", "http://x/v1", "--api-key", "k", "--key-without", "read:user"},
+		{"--base-url", "http://x/v1", "--api-key", "k", "stray"},
+	} {
+		var out, errOut bytes.Buffer
+		if err := runContract(context.Background(), args, noEnv, &out, &errOut); err == nil || errors.Is(err, errReported) {
+			t.Errorf("%q: expected an option error, got %v", args, err)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+Feature: Health and routing
+  GET /health needs no API key (spec §4.8). The shapes of health, unknown paths, wrong
+  methods, trailing slashes and request ids are the DESIGN's (D2), modelled on FastAPI.
+
+  @spec
+  Scenario: Health answers without an API key
+    When I GET "/health" without an API key
+    Then the response status is 200
+
+  @assumed
+  Scenario: Health reports ok
+    When I GET "/health" without an API key
+    Then the response is JSON:
+      """
+      {"status":"ok"}
+      """
+
+  @assumed
+  Scenario: An unknown path is 404 Not Found in the error envelope
+    When I GET "/no/such/path/"
+    Then the response status is 404
+    And the response is JSON:
+      """
+      {"detail":"Not Found"}
+      """
+
+  @assumed
+  Scenario: A known path with the wrong method is 405 with an Allow header
+    When I DELETE "/users/"
+    Then the response status is 405
+    And the response is JSON:
+      """
+      {"detail":"Method Not Allowed"}
+      """
+    And the response header "Allow" lists "GET"
+
+  @assumed
+  Scenario: The subscriptions path allows exactly its methods
+    When I PUT "/webhooks/subscriptions"
+    Then the response status is 405
+    And the response header "Allow" lists "GET, POST"
+
+  @assumed
+  Scenario: A path without its trailing slash redirects to the canonical path
+    When I GET "/users"
+    Then the response status is 307
+    And the response header "Location" ends with "{base_path}/users/"
+
+  @assumed
+  Scenario: Every response carries the request id it was sent
+    When I GET "/health" with the header "X-Request-Id" set to "contract-req-42"
+    Then the response header "X-Request-Id" is "contract-req-42"
+
+  @assumed
+  Scenario: A response to a request without an id carries a generated one
+    When I GET "/users/"
+    Then the response header "X-Request-Id" is present

@@ -1,0 +1,83 @@
+package features_test
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"partnersim/features"
+	"partnersim/sandbox"
+)
+
+// TestContract runs every feature against the simulator, self-hosted on a temp bbolt file with
+// v1 and v2 mounted — or, when PARTNERSIM_BASE_URL is set, against that deployment
+// (PARTNERSIM_API_KEY, PARTNERSIM_SANDBOX_URL, PARTNERSIM_SANDBOX_TOKEN as for `partnersim
+// contract`). PARTNERSIM_TAGS and PARTNERSIM_NAME narrow the run; PARTNERSIM_SEED replays an
+// order.
+func TestContract(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the contract suite runs the whole simulator; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	opts := target(t, ctx)
+	opts.Tags = os.Getenv("PARTNERSIM_TAGS")
+	opts.Name = os.Getenv("PARTNERSIM_NAME")
+	opts.Randomize = time.Now().UnixNano() % 1_000_000
+	if s := os.Getenv("PARTNERSIM_SEED"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("PARTNERSIM_SEED=%q: %v", s, err)
+		}
+		opts.Randomize = n
+	}
+	var out bytes.Buffer
+	opts.Format, opts.Output = "pretty", &out
+	rep, err := features.Run(ctx, opts)
+	if err != nil {
+		t.Fatalf("contract run: %v", err)
+	}
+	t.Logf("%s; scenario order seed %d (PARTNERSIM_SEED replays it)", rep.Summary(), opts.Randomize)
+	if testing.Verbose() {
+		t.Log("\n" + out.String())
+	}
+	for _, f := range rep.Failed() {
+		t.Errorf("FAILED %s: %q\n    %s", f.Feature, f.Name, strings.ReplaceAll(f.Err, "\n", "\n    "))
+	}
+	if rep.ExitCode != 0 && len(rep.Failed()) == 0 {
+		t.Errorf("godog exited %d with no failed scenario recorded (undefined or pending steps?):\n%s", rep.ExitCode, out.String())
+	}
+	if opts.SandboxURL != "" && opts.Name == "" && opts.Tags == "" {
+		for _, s := range rep.Skipped() {
+			t.Errorf("scenario %q (%s) was skipped against the simulator: %s", s.Name, s.Feature, s.Err)
+		}
+	}
+}
+
+// target is the deployment under test: the environment's, or a self-hosted simulator.
+func target(t *testing.T, ctx context.Context) features.Options {
+	t.Helper()
+	if base := os.Getenv("PARTNERSIM_BASE_URL"); base != "" {
+		return features.Options{BaseURL: base, APIKey: os.Getenv("PARTNERSIM_API_KEY"),
+			SandboxURL: os.Getenv("PARTNERSIM_SANDBOX_URL"), SandboxToken: os.Getenv("PARTNERSIM_SANDBOX_TOKEN"),
+			SigningSecret: os.Getenv("PARTNERSIM_SIGNING_SECRET")}
+	}
+	sb, err := sandbox.Open(ctx, sandbox.Config{DBPath: filepath.Join(t.TempDir(), "contract.db"), APIVersions: []string{"v1", "v2"}})
+	if err != nil {
+		t.Fatalf("open the sandbox: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := sb.Close(); err != nil {
+			t.Errorf("close the sandbox: %v", err)
+		}
+	})
+	srv := httptest.NewServer(sb.Server)
+	t.Cleanup(srv.Close)
+	return features.Options{BaseURL: srv.URL + "/v1", SandboxURL: srv.URL, SandboxToken: sb.Token}
+}

@@ -1,0 +1,169 @@
+Feature: Revoke Member Sessions
+  POST /sessions/revoke/ ends every live session of one member: 204 with an empty body; 400
+  without a digital banking platform; 404 for no member or no user record (spec §4.4). The
+  order of checks, platform ids and the validation items are the DESIGN's (D4, D5).
+
+  @spec @sandbox
+  Scenario: Revoking a member's sessions answers 204 with an empty body and ends them
+    Given a user "alice" with 3 live sessions
+    And a member with "member_number" id "M-1001" and dbp id "D-77" naming "alice"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"M-1001","user_account_id_type":"core"}
+      """
+    Then the response status is 204
+    And the response body is empty
+    And the sandbox shows "alice" with 0 live sessions
+
+  @spec @sandbox
+  Scenario: Revoking by dbp id ends every session of every user the member names
+    Given a user "alice" with 2 live sessions
+    And a user "alice-ira" with 1 live session
+    And a member with "cif" id "C-2002" and dbp id "D-88" naming "alice, alice-ira"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"D-88","user_account_id_type":"dbp"}
+      """
+    Then the response status is 204
+    And the sandbox shows "alice" with 0 live sessions
+    And the sandbox shows "alice-ira" with 0 live sessions
+
+  @assumed @sandbox
+  Scenario: Revoking by platform id ends that user's sessions, and again is still 204
+    Given a user "alice" with 2 live sessions
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"{alice}","user_account_id_type":"platform"}
+      """
+    Then the response status is 204
+    And the sandbox shows "alice" with 0 live sessions
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"{alice}","user_account_id_type":"platform"}
+      """
+    Then the response status is 204
+
+  @spec @sandbox
+  Scenario: Sessions of other members are untouched
+    Given a user "alice" with 2 live sessions
+    And a user "bob" with 2 live sessions
+    And a member with "member_number" id "M-1001" and dbp id "none" naming "alice"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"M-1001","user_account_id_type":"core"}
+      """
+    Then the response status is 204
+    And the sandbox shows "bob" with 2 live sessions
+
+  @spec @sandbox
+  Scenario: An institution without a digital banking platform answers 400
+    Given an institution with core vendor "symitar" and dbp vendor "none"
+    And a user "alice" with 1 live session
+    And a member with "member_number" id "M-1001" and dbp id "none" naming "alice"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"M-1001","user_account_id_type":"core"}
+      """
+    Then the response status is 400
+    And the JSON at "detail" is a string
+    And the sandbox shows "alice" with 1 live session
+
+  @assumed @sandbox
+  Scenario: The 400 says no digital banking platform is configured
+    Given an institution with core vendor "none" and dbp vendor "none"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"M-1001","user_account_id_type":"core"}
+      """
+    Then the response is JSON:
+      """
+      {"detail":"no digital banking platform configured"}
+      """
+
+  @spec @sandbox
+  Scenario: An identifier that matches no member is 404
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"M-NOBODY","user_account_id_type":"core"}
+      """
+    Then the response status is 404
+    And the JSON at "detail" is a string
+
+  @spec @sandbox
+  Scenario: A member none of whose accounts has a user record is 404
+    Given a member with "member_number" id "M-4004" and dbp id "none" naming "usr_missing"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"M-4004","user_account_id_type":"core"}
+      """
+    Then the response status is 404
+
+  @assumed @sandbox
+  Scenario: The 404s name the failed check
+    Given a member with "member_number" id "M-4004" and dbp id "none" naming "usr_missing"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"M-NOBODY","user_account_id_type":"core"}
+      """
+    Then the detail is "no member matches user_account_id"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"M-4004","user_account_id_type":"core"}
+      """
+    Then the detail is "no user record for this member"
+
+  @spec @sandbox
+  Scenario: Another institution's member does not exist for this key
+    Given another institution "globex"
+    And I act as "globex"
+    And a user "mallory" with 2 live sessions
+    And a member with "member_number" id "M-6006" and dbp id "none" naming "mallory"
+    And I act as my institution
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"M-6006","user_account_id_type":"core"}
+      """
+    Then the response status is 404
+    And the sandbox shows "mallory" with 2 live sessions
+
+  @spec
+  Scenario: A body without the required fields is a validation error
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {}
+      """
+    Then the response status is a client error
+    And the response is a validation error naming "user_account_id"
+
+  @assumed
+  Scenario Outline: Malformed bodies are FastAPI's 422 items
+    When I POST "/sessions/revoke/" with the raw body "<body>"
+    Then the response status is 422
+    And the response is JSON:
+      """
+      {"detail":<detail>}
+      """
+
+    Examples:
+      | body                                                          | detail |
+      | {}                                                            | [{"type":"missing","loc":["body","user_account_id"],"msg":"Field required","input":{}},{"type":"missing","loc":["body","user_account_id_type"],"msg":"Field required","input":{}}] |
+      | {\"user_account_id\":\"M-1\",\"user_account_id_type\":\"email\"} | [{"type":"enum","loc":["body","user_account_id_type"],"msg":"Input should be 'platform', 'core' or 'dbp'","input":"email","ctx":{"expected":"'platform', 'core' or 'dbp'"}}] |
+      | {\"user_account_id\":42,\"user_account_id_type\":\"core\"}       | [{"type":"string_type","loc":["body","user_account_id"],"msg":"Input should be a valid string","input":42}] |
+      | \"hello\"                                                     | [{"type":"model_attributes_type","loc":["body"],"msg":"Input should be a valid dictionary or object to extract fields from","input":"hello"}] |
+      | hello                                                         | [{"type":"json_invalid","loc":["body"],"msg":"JSON decode error","input":{},"ctx":{"error":"Expecting value"}}] |
+      | {user_account_id: 1}                                          | [{"type":"json_invalid","loc":["body"],"msg":"JSON decode error","input":{},"ctx":{"error":"Expecting property name enclosed in double quotes"}}] |
+
+  @assumed
+  Scenario: A missing body is FastAPI's missing body item
+    When I POST "/sessions/revoke/"
+    Then the response status is 422
+    And the response is JSON:
+      """
+      {"detail":[{"type":"missing","loc":["body"],"msg":"Field required","input":null}]}
+      """
+
+  @assumed
+  Scenario: A body sent without a content type is parsed as JSON
+    When I POST "/sessions/revoke/" with the raw body "{}" and no content type
+    Then the response status is 422
+    And the response is a validation error naming "user_account_id_type"

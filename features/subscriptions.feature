@@ -1,0 +1,209 @@
+Feature: Webhook subscriptions
+  List, create, delete and test subscriptions (spec §2.7, §3.3, §4.5–4.7, §4.9, §9). Create is
+  POST /webhooks/subscriptions → 201 and delete DELETE /webhooks/subscriptions/{id} → 204
+  (DESIGN D8: the spec does not show them); the rules they must honour are the spec's.
+
+  @spec
+  Scenario: A subscription has the fields of the spec and is pinned to v1
+    Given a receiver "r1"
+    When I subscribe "r1" to "kyc" events
+    Then the response status is 201
+    And the JSON at "subscription_id" is a string
+    And the JSON at "event_type" is "kyc"
+    And the JSON at "url" is "{r1.url}"
+    And the JSON at "api_version" is "v1"
+    And the JSON at "enabled" is true
+    And the JSON at "created_at" is a timestamp
+
+  @spec
+  Scenario: A new subscription is listed, enabled
+    Given a receiver "r1"
+    And "r1" is subscribed to "transaction" events
+    When I GET "/webhooks/subscriptions"
+    Then the response status is 200
+    And the JSON at "subscriptions" is an array
+    And the JSON at "subscriptions" contains an element with "subscription_id" equal to "{r1.transaction}"
+    And the JSON at "subscriptions.#(subscription_id=={r1.transaction}).event_type" is "transaction"
+    And the JSON at "subscriptions.#(subscription_id=={r1.transaction}).url" is "{r1.url}"
+    And the JSON at "subscriptions.#(subscription_id=={r1.transaction}).api_version" is "v1"
+    And every element of the JSON at "subscriptions" has "enabled" equal to "true"
+
+  @spec
+  Scenario: A deleted subscription is not listed
+    Given a receiver "r1"
+    And "r1" is subscribed to "kyc" events
+    When I DELETE "/webhooks/subscriptions/{r1.kyc}"
+    And I GET "/webhooks/subscriptions"
+    Then the response status is 200
+    And the JSON at "subscriptions" contains no element with "subscription_id" equal to "{r1.kyc}"
+
+  @spec
+  Scenario: A deleted subscription cannot receive test events
+    Given a receiver "r1"
+    And "r1" is subscribed to "kyc" events
+    When I DELETE "/webhooks/subscriptions/{r1.kyc}"
+    And I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then the response status is 404
+    And the JSON at "detail" is a string
+
+  @spec
+  Scenario: Testing an unknown subscription is 404
+    When I POST "/webhooks/subscriptions/sub_does_not_exist/test"
+    Then the response status is 404
+    And the JSON at "detail" is a string
+
+  @assumed
+  Scenario: Delete answers 204, and deleting again 404
+    Given a receiver "r1"
+    And "r1" is subscribed to "kyc" events
+    When I DELETE "/webhooks/subscriptions/{r1.kyc}"
+    Then the response status is 204
+    And the response body is empty
+    When I DELETE "/webhooks/subscriptions/{r1.kyc}"
+    Then the response status is 404
+
+  @spec @sandbox
+  Scenario: The signing secret is returned only by the subscribe that issued it
+    Given a receiver "r1"
+    And a receiver "r2"
+    When I subscribe "r1" to "kyc" events
+    Then the response status is 201
+    And the response carries the signing secret
+    When I subscribe "r2" to "transaction" events
+    Then the response status is 201
+    And the JSON at "signing_secret" is absent
+    When I GET "/webhooks/subscriptions"
+    Then the JSON at "subscriptions.#.signing_secret" is an empty array
+
+  @assumed @sandbox
+  Scenario: The signing secret is whsec_ and 32 random bytes in base64url
+    Given a receiver "r1"
+    When I subscribe "r1" to "kyc" events
+    Then the JSON at "signing_secret" matches "^whsec_[A-Za-z0-9_-]{43}$"
+
+  @assumed
+  Scenario: The same event type and URL cannot be subscribed twice
+    Given a receiver "r1"
+    And "r1" is subscribed to "kyc" events
+    When I subscribe "r1" to "kyc" events
+    Then the response status is 409
+    And the JSON at "detail" is a string
+    When I subscribe "r1" to "transaction" events
+    Then the response status is 201
+
+  @spec @sandbox
+  Scenario: Another institution's subscriptions are invisible
+    Given another institution "globex"
+    And I act as "globex"
+    And a receiver "rg"
+    And "rg" is subscribed to "kyc" events
+    And I act as my institution
+    When I GET "/webhooks/subscriptions"
+    Then the JSON at "subscriptions" contains no element with "subscription_id" equal to "{rg.kyc}"
+    When I POST "/webhooks/subscriptions/{rg.kyc}/test"
+    Then the response status is 404
+    When I DELETE "/webhooks/subscriptions/{rg.kyc}"
+    Then the response status is 404
+    When I GET "/webhooks/subscriptions" with the key "globex"
+    Then the JSON at "subscriptions" contains an element with "subscription_id" equal to "{rg.kyc}"
+
+  @assumed @sandbox
+  Scenario: A subscription made through v2 is pinned to v2
+    Given the deployment serves version "v2"
+    And a receiver "r1"
+    When I subscribe "r1" to "kyc" events through "v2"
+    Then the response status is 201
+    And the JSON at "api_version" is "v2"
+    When I GET "/webhooks/subscriptions"
+    Then the JSON at "subscriptions.#(subscription_id=={r1.kyc}).api_version" is "v2"
+
+  @spec @sandbox
+  Scenario: Test webhook refuses a callback that no longer resolves to a public address
+    Given a callback host "hooks" resolving to "93.184.216.34"
+    When I subscribe the URL "https://{hooks}/partner/webhooks" to "kyc" events
+    Then the response status is 201
+    Given the callback host "hooks" now resolves to "10.0.0.7"
+    When I POST "/webhooks/subscriptions/{subscription_id}/test"
+    Then the response status is 400
+    And the JSON at "detail" is a string
+
+  @assumed @sandbox
+  Scenario: The 400 of a test says the callback no longer resolves to a public address
+    Given a callback host "hooks" resolving to "93.184.216.34"
+    And I subscribe the URL "https://{hooks}/partner/webhooks" to "transaction" events
+    And the callback host "hooks" now resolves to "93.184.216.34, 192.168.1.20"
+    When I POST "/webhooks/subscriptions/{subscription_id}/test"
+    Then the response is JSON:
+      """
+      {"detail":"callback URL no longer resolves to a public address"}
+      """
+
+  @assumed
+  Scenario Outline: Create refuses callbacks on special-purpose addresses
+    When I subscribe the URL "<url>" to "kyc" events
+    Then the response status is 400
+    And the detail is "callback URL does not resolve to a public address"
+
+    Examples:
+      | url                                        |
+      | https://10.1.2.3/hook                      |
+      | https://192.168.0.10/hook                  |
+      | https://172.16.5.5/hook                    |
+      | https://169.254.169.254/latest/meta-data   |
+      | https://100.64.0.1/hook                    |
+      | https://198.18.0.1/hook                    |
+      | https://0.0.0.0/hook                       |
+      | https://[fd00::1]/hook                     |
+      | https://[fe80::1]/hook                     |
+      | https://[::ffff:10.0.0.1]/hook             |
+      | https://[64:ff9b::a00:1]/hook              |
+
+  @assumed @sandbox
+  Scenario: Create refuses a host name that resolves to any private address
+    Given a callback host "mixed" resolving to "93.184.216.34, 10.0.0.8"
+    When I subscribe the URL "https://{mixed}/hook" to "kyc" events
+    Then the response status is 400
+    And the detail is "callback URL does not resolve to a public address"
+
+  @assumed
+  Scenario: Plain http is refused for anything but loopback
+    When I subscribe the URL "http://hooks.partner.example/webhooks" to "kyc" events
+    Then the response status is 400
+    And the detail is "callback URL must use https"
+
+  @assumed
+  Scenario Outline: Bad subscription bodies are FastAPI's 422 items
+    When I POST "/webhooks/subscriptions" with the raw body "<body>"
+    Then the response status is 422
+    And the response is a validation error naming "<field>"
+    And the JSON at "detail.0.type" is "<type>"
+
+    Examples:
+      | body                                                           | field      | type        |
+      | {\"event_type\":\"kyc\",\"url\":\"not a url\"}                 | url        | url_parsing |
+      | {\"event_type\":\"kyc\",\"url\":\"ftp://hooks.example/x\"}     | url        | url_scheme  |
+      | {\"event_type\":\"kyc\"}                                       | url        | missing     |
+      | {\"event_type\":\"balance\",\"url\":\"https://hooks.example/x\"} | event_type | enum        |
+      | {\"url\":\"https://hooks.example/x\"}                          | event_type | missing     |
+
+  @assumed
+  Scenario: The url_scheme item is pydantic's
+    When I POST "/webhooks/subscriptions" with JSON:
+      """
+      {"event_type":"kyc","url":"ftp://hooks.example/x"}
+      """
+    Then the response status is 422
+    And the JSON at "detail.0.loc" has 2 elements
+    And the JSON at "detail.0.msg" is "URL scheme should be 'http' or 'https'"
+    And the JSON at "detail.0.input" is "ftp://hooks.example/x"
+
+  @assumed
+  Scenario: An unknown event type is FastAPI's enum item
+    When I POST "/webhooks/subscriptions" with JSON:
+      """
+      {"event_type":"balance","url":"https://hooks.example/x"}
+      """
+    Then the response is JSON:
+      """
+      {"detail":[{"type":"enum","loc":["body","event_type"],"msg":"Input should be 'kyc' or 'transaction'","input":"balance","ctx":{"expected":"'kyc' or 'transaction'"}}]}
+      """

@@ -1,0 +1,316 @@
+package features
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cucumber/godog"
+)
+
+// embedded holds the feature files, so the partnersim binary carries them (partnersim contract).
+//
+//go:embed *.feature
+var embedded embed.FS
+
+// Features returns the embedded feature files.
+func Features() fs.FS { return embedded }
+
+// AllScopes are the scopes a full key carries (DESIGN D3).
+var AllScopes = []string{"read:user", "read:orders", "manage:sessions", "manage:webhooks"}
+
+// Options says what to check and how to report it. BaseURL is required; everything else has a
+// default. Without SandboxURL the @sandbox scenarios are skipped and the others use APIKey,
+// KeysWithout and Vars.
+type Options struct {
+	// BaseURL is the API base URL, version segment included (http://127.0.0.1:8080/v1).
+	BaseURL string
+	// APIKey is a key of the partner's institution with every scope; used when there is no
+	// control plane to issue keys.
+	APIKey string
+	// SandboxURL is the control plane's root (http://127.0.0.1:8080); empty means none.
+	SandboxURL string
+	// SandboxToken is the control plane's x-sandbox-token.
+	SandboxToken string
+	// KeysWithout maps a scope to a key of the same institution lacking exactly that scope, for
+	// the 403 scenarios when there is no control plane.
+	KeysWithout map[string]string
+	// Vars are ids known to exist in a deployment without a control plane (user_id: a platform
+	// user id visible to APIKey).
+	Vars map[string]string
+	// SigningSecret is the institution's webhook signing secret, when the institution already
+	// has one (a real deployment); the sandbox issues a fresh one per scenario.
+	SigningSecret string
+	// ReceiverListen is where the suite's webhook receiver listens (default 127.0.0.1:0).
+	ReceiverListen string
+	// ReceiverURL is the receiver's URL as the implementation reaches it; empty means the
+	// listen address. @webhook scenarios run only when the implementation can reach it: a
+	// ReceiverURL was given, or the base URL is on loopback.
+	ReceiverURL string
+	// Tags is a godog tag expression ("@spec && ~@webhook").
+	Tags string
+	// Name, when set, is a regular expression; only scenarios whose name matches run.
+	Name string
+	// Paths are feature files to run (names inside Features()); empty means all.
+	Paths []string
+	// Format is pretty (default), progress, junit, cucumber or events.
+	Format string
+	// Output receives the formatter's report (default io.Discard).
+	Output io.Writer
+	// Concurrency is how many scenarios run at once (default 8).
+	Concurrency int
+	// Randomize shuffles scenario order with this seed; -1 picks one, 0 keeps file order.
+	Randomize int64
+	// Wait bounds every wait for a delivery or a state change (default 10s).
+	Wait time.Duration
+	// HTTPClient makes the API and control-plane calls (default: 15s timeout, no redirects).
+	HTTPClient *http.Client
+}
+
+// Status is a scenario's outcome.
+type Status string
+
+// Scenario outcomes.
+const (
+	Passed  Status = "passed"
+	Failed  Status = "failed"
+	Skipped Status = "skipped"
+)
+
+// ScenarioResult is one scenario's outcome.
+type ScenarioResult struct {
+	Feature string
+	Name    string
+	Tags    []string
+	Status  Status
+	// Err is the first failure (or the skip reason).
+	Err string
+}
+
+// Report is a whole run's outcome.
+type Report struct {
+	mu        sync.Mutex
+	Scenarios []ScenarioResult
+	// ExitCode is godog's: 0 all passed, 1 a scenario failed, 2 bad options.
+	ExitCode int
+	Duration time.Duration
+}
+
+func (r *Report) add(s ScenarioResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Scenarios = append(r.Scenarios, s)
+}
+
+// Failed lists the failed scenarios.
+func (r *Report) Failed() []ScenarioResult { return r.with(Failed) }
+
+// Passed lists the passed scenarios.
+func (r *Report) Passed() []ScenarioResult { return r.with(Passed) }
+
+// Skipped lists the skipped scenarios.
+func (r *Report) Skipped() []ScenarioResult { return r.with(Skipped) }
+
+func (r *Report) with(s Status) []ScenarioResult {
+	var out []ScenarioResult
+	for _, sc := range r.Scenarios {
+		if sc.Status == s {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// Result returns the outcome of the scenario named name. An outline runs once per example
+// under one name: it failed if any example failed, passed if none failed and one passed.
+func (r *Report) Result(name string) (ScenarioResult, bool) {
+	var out ScenarioResult
+	found := false
+	rank := map[Status]int{Skipped: 0, Passed: 1, Failed: 2}
+	for _, sc := range r.Scenarios {
+		if sc.Name == name && (!found || rank[sc.Status] > rank[out.Status]) {
+			out, found = sc, true
+		}
+	}
+	return out, found
+}
+
+// OK reports whether the run passed: no failed scenario and godog's exit code 0.
+func (r *Report) OK() bool { return r.ExitCode == 0 && len(r.Failed()) == 0 }
+
+// Summary is one line: counts of passed, failed and skipped scenarios.
+func (r *Report) Summary() string {
+	return fmt.Sprintf("%d scenarios: %d passed, %d failed, %d skipped (%s)", len(r.Scenarios), len(r.Passed()), len(r.Failed()),
+		len(r.Skipped()), r.Duration.Round(time.Millisecond))
+}
+
+// Run runs the features against opts.BaseURL and reports every scenario. The error is for
+// options that cannot work (no base URL, a receiver that cannot listen); failed scenarios are
+// in the report.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	rn, err := newRun(o)
+	if err != nil {
+		return nil, err
+	}
+	defer rn.close()
+	rep := &Report{}
+	start := time.Now()
+	paths := o.Paths
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	suite := godog.TestSuite{
+		Name: "partner-api",
+		ScenarioInitializer: func(sc *godog.ScenarioContext) {
+			newWorld(rn, rep).register(sc)
+		},
+		Options: &godog.Options{
+			Format:         o.Format,
+			Output:         o.Output,
+			NoColors:       true,
+			Strict:         true,
+			Concurrency:    o.Concurrency,
+			Randomize:      o.Randomize,
+			Tags:           o.Tags,
+			FS:             Features(),
+			Paths:          paths,
+			DefaultContext: ctx,
+		},
+	}
+	rep.ExitCode = suite.Run()
+	rep.Duration = time.Since(start)
+	if rep.ExitCode == 2 {
+		return rep, errors.New("godog refused the options (bad tag expression, format or feature path)")
+	}
+	return rep, nil
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.BaseURL == "" {
+		return o, errors.New("a base URL is required (http://host:port/v1)")
+	}
+	u, err := url.Parse(o.BaseURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return o, fmt.Errorf("base URL %q is not an absolute URL", o.BaseURL)
+	}
+	o.BaseURL = strings.TrimSuffix(o.BaseURL, "/")
+	o.SandboxURL = strings.TrimSuffix(o.SandboxURL, "/")
+	if o.SandboxURL == "" && o.APIKey == "" {
+		return o, errors.New("without a control plane (--sandbox-url) an API key (--api-key) is required")
+	}
+	if o.Format == "" {
+		o.Format = "pretty"
+	}
+	if o.Output == nil {
+		o.Output = io.Discard
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 8
+	}
+	if o.Wait <= 0 {
+		o.Wait = 10 * time.Second
+	}
+	if o.ReceiverListen == "" {
+		o.ReceiverListen = "127.0.0.1:0"
+	}
+	if o.Name != "" {
+		if _, err := regexp.Compile(o.Name); err != nil {
+			return o, fmt.Errorf("scenario name filter: %w", err)
+		}
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{
+			Timeout:       15 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	return o, nil
+}
+
+// run is what the scenarios of one Run share: options, the HTTP client, the webhook receiver
+// hub and the signing secret learnt by whichever scenario subscribed first (only in a
+// deployment without a control plane, where every scenario uses the same institution).
+type run struct {
+	opts    Options
+	client  *http.Client
+	hub     *hub
+	name    *regexp.Regexp
+	webhook bool // whether the implementation can reach the receiver hub
+
+	mu        sync.Mutex
+	secret    string
+	secretSet chan struct{}
+}
+
+func newRun(o Options) (*run, error) {
+	h, err := newHub(o.ReceiverListen, o.ReceiverURL)
+	if err != nil {
+		return nil, fmt.Errorf("webhook receiver: %w", err)
+	}
+	rn := &run{opts: o, client: o.HTTPClient, hub: h, secretSet: make(chan struct{})}
+	if o.Name != "" {
+		rn.name = regexp.MustCompile(o.Name)
+	}
+	rn.webhook = o.ReceiverURL != "" || isLoopbackURL(o.BaseURL)
+	if o.SigningSecret != "" {
+		rn.learnSecret(o.SigningSecret)
+	}
+	return rn, nil
+}
+
+func (rn *run) close() { rn.hub.close() }
+
+// learnSecret records the shared institution's signing secret (first one wins).
+func (rn *run) learnSecret(s string) {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if rn.secret == "" && s != "" {
+		rn.secret = s
+		close(rn.secretSet)
+	}
+}
+
+// sharedSecret waits up to d for the shared institution's secret.
+func (rn *run) sharedSecret(d time.Duration) string {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-rn.secretSet:
+	case <-t.C:
+	}
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return rn.secret
+}
+
+func (rn *run) sandbox() bool { return rn.opts.SandboxURL != "" }
+
+func isLoopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func hasTag(tags []string, t string) bool { return slices.Contains(tags, t) }

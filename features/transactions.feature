@@ -1,0 +1,77 @@
+@assumed
+Feature: Get Transaction
+  GET /transactions/{transaction_id}/ is the authoritative record a transaction event links to
+  (spec §6.3 names the link; the endpoint is the DESIGN's, D7).
+
+  @sandbox
+  Scenario: A filled buy is a completed transaction of one order
+    Given the prices are:
+      | symbol | price  |
+      | AAPL   | 190.00 |
+    And a user "alice" with accounts:
+      | product    | kyc_status | cash    |
+      | securities | approved   | 1000.00 |
+      | robo       | approved   | 0.00    |
+    And "alice" buys "100.00" of "AAPL" in "securities" as "o1"
+    And the transaction of "o1" fills
+    When I GET "/transactions/{o1.transaction_id}/"
+    Then the response status is 200
+    And the JSON at "transaction_id" is "{o1.transaction_id}"
+    And the JSON at "user_account_id" is "alice"
+    And the JSON at "product" is "securities"
+    And the JSON at "type" is "buy"
+    And the JSON at "status" is "completed"
+    And the JSON at "created_at" is a timestamp
+    And the JSON at "completed_at" is a timestamp
+    And the JSON at "orders" has 1 element
+    And the JSON at "orders.0.order_id" is "{o1}"
+
+  @sandbox
+  Scenario: A pending transaction has no completed_at
+    Given the prices are:
+      | symbol | price  |
+      | AAPL   | 190.00 |
+    And a user "alice" with accounts:
+      | product    | kyc_status | cash    |
+      | securities | approved   | 1000.00 |
+      | robo       | approved   | 0.00    |
+    And "alice" buys "100.00" of "AAPL" in "securities" as "o1"
+    When I GET "/transactions/{o1.transaction_id}/"
+    Then the JSON at "status" is "pending"
+    And the JSON at "completed_at" is absent
+
+  @sandbox
+  Scenario: A robo deposit is one transaction of several legs
+    Given the prices are:
+      | symbol | price  |
+      | AAPL   | 190.00 |
+    And a user "alice" with accounts:
+      | product    | kyc_status | cash    |
+      | securities | approved   | 1000.00 |
+      | robo       | approved   | 0.00    |
+    And "alice" makes a robo deposit of "1000.00" as "d1"
+    When I GET "/transactions/{d1}/"
+    Then the response status is 200
+    And the JSON at "type" is "deposit"
+    And the JSON at "product" is "robo"
+    And the JSON at "orders" has more than 1 element
+    And every element of the JSON at "orders" has "product" equal to "robo"
+
+  Scenario: An unknown transaction is 404
+    When I GET "/transactions/txn_does_not_exist/"
+    Then the response status is 404
+    And the JSON at "detail" is a string
+
+  @sandbox
+  Scenario: Another institution's transaction does not exist for this key
+    Given the prices are:
+      | symbol | price  |
+      | AAPL   | 190.00 |
+    And a user "alice" with accounts:
+      | product    | kyc_status | cash    |
+      | securities | approved   | 1000.00 |
+      | robo       | approved   | 0.00    |
+    And "alice" buys "100.00" of "AAPL" in "securities" as "o1"
+    And another institution "globex"
+    When I GET "/transactions/{o1.transaction_id}/" with the key "globex"
+    Then the response status is 404

@@ -1,0 +1,237 @@
+Feature: Get User Detail
+  GET /users/{user_account_id}/?user_account_id_type=platform|core|dbp returns one user's
+  accounts, values, history, identities and terms (spec §2.3, §4.1). core and dbp ids are
+  resolved through the institution's members (DESIGN D5).
+
+  @spec @sandbox
+  Scenario: A user's detail has every field the spec names
+    Given the prices are:
+      | symbol | price  |
+      | AAPL   | 190.00 |
+    And a user "alice" with accounts:
+      | product    | kyc_status | cash   | holdings |
+      | crypto     | approved   | 250.00 |          |
+      | securities | approved   | 20.00  | AAPL 2   |
+      | roth_ira   | pending    |        |          |
+    When I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the response status is 200
+    And the JSON at "user_account_id" is "alice"
+    And the JSON at "total_current_market_value" is a decimal string
+    And the JSON at "accounts" has 3 elements
+    And every element of the JSON at "accounts" has the keys "product, current_market_value, kyc_status"
+    And every element of the JSON at "accounts" has "current_market_value" as a decimal string
+    And the JSON at "historical_market_value" has the keys "all_time, past_day, past_week, past_month, past_year"
+    And the JSON at "historical_market_value.all_time" is an array
+    And the JSON at "historical_market_value.past_day" is an array
+    And the JSON at "historical_market_value.past_week" is an array
+    And the JSON at "historical_market_value.past_month" is an array
+    And the JSON at "historical_market_value.past_year" is an array
+    And the JSON at "identities" has the keys "core_ids, dbp_ids, platform_user_identifier"
+    And the JSON at "identities.core_ids" is an array
+    And the JSON at "identities.dbp_ids" is an array
+    And the JSON at "identities.platform_user_identifier" is "{alice}"
+    And the JSON at "terms_and_conditions.accepted_at" is a timestamp
+    And the JSON at "terms_and_conditions.version" is a string
+
+  @spec
+  Scenario: An existing user's detail is consistent
+    Given an existing user "someone"
+    When I GET "/users/{someone}/?user_account_id_type=platform"
+    Then the response status is 200
+    And the JSON at "user_account_id" is "{someone.user_account_id}"
+    And the JSON at "identities.platform_user_identifier" is "{someone}"
+    And the JSON at "total_current_market_value" equals the sum of the JSON at "accounts.#.current_market_value"
+    And every element of the JSON at "accounts" has "product" as a string
+    And every element of the JSON at "accounts" has "kyc_status" as a string
+
+  @spec @sandbox
+  Scenario: The total market value is the sum over the accounts
+    Given the prices are:
+      | symbol | price  |
+      | AAPL   | 190.00 |
+    And a user "alice" with accounts:
+      | product    | kyc_status | cash   | holdings |
+      | crypto     | approved   | 250.00 |          |
+      | securities | approved   | 20.00  | AAPL 2   |
+    When I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "total_current_market_value" equals the sum of the JSON at "accounts.#.current_market_value"
+
+  @assumed @sandbox
+  Scenario: Market values are holdings at current prices plus cash, in cents
+    Given the prices are:
+      | symbol | price  |
+      | AAPL   | 190.00 |
+    And a user "alice" with accounts:
+      | product    | kyc_status | cash   | holdings |
+      | crypto     | approved   | 250.00 |          |
+      | securities | approved   | 20.00  | AAPL 2   |
+      | roth_ira   | pending    |        |          |
+    When I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.#(product==crypto).current_market_value" is "250.00"
+    And the JSON at "accounts.#(product==securities).current_market_value" is "400.00"
+    And the JSON at "accounts.#(product==roth_ira).current_market_value" is "0.00"
+    And the JSON at "total_current_market_value" is "650.00"
+
+  @spec @sandbox
+  Scenario: kyc_approved_at is present while approved and absent while pending
+    Given a user "alice" with accounts:
+      | product  | kyc_status | cash  |
+      | crypto   | approved   | 10.00 |
+      | roth_ira | pending    |       |
+    When I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.#(product==crypto).kyc_status" is "approved"
+    And the JSON at "accounts.#(product==crypto).kyc_approved_at" is a timestamp
+    And the JSON at "accounts.#(product==roth_ira).kyc_status" is "pending"
+    And the JSON at "accounts.#(product==roth_ira).kyc_approved_at" is absent
+
+  @assumed @sandbox
+  Scenario: A given approval time is reported as given
+    Given a user "alice" with accounts:
+      | product | kyc_status | cash  | kyc_approved_at      |
+      | crypto  | approved   | 10.00 | 2026-01-10T12:00:00Z |
+    When I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.kyc_approved_at" is "2026-01-10T12:00:00Z"
+
+  @spec @sandbox
+  Scenario: Value points carry as_of, cost_basis and value
+    Given a user "alice" with accounts:
+      | product | kyc_status | cash    |
+      | crypto  | approved   | 1000.00 |
+    When I GET "/users/{alice}/?user_account_id_type=platform"
+    Then every element of the JSON at "historical_market_value.past_week" has the keys "as_of, cost_basis, value"
+    And every element of the JSON at "historical_market_value.past_week" has "as_of" as a timestamp
+    And every element of the JSON at "historical_market_value.past_week" has "cost_basis" as a decimal string
+    And every element of the JSON at "historical_market_value.past_week" has "value" as a decimal string
+
+  @assumed @sandbox
+  Scenario: Generated history has the DESIGN's resolution and ends at the current value
+    Given a user "alice" with accounts:
+      | product | kyc_status | cash    |
+      | crypto  | approved   | 1000.00 |
+    When I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "historical_market_value.past_day" has 24 elements
+    And the JSON at "historical_market_value.past_week" has 7 elements
+    And the JSON at "historical_market_value.past_month" has 30 elements
+    And the JSON at "historical_market_value.past_year" has 52 elements
+    And the JSON at "historical_market_value.past_week.6.value" is "1000.00"
+
+  @assumed @sandbox
+  Scenario: A user with no funded account has empty history
+    Given a user "bob" with accounts:
+      | product  | kyc_status |
+      | roth_ira | pending    |
+    When I GET "/users/{bob}/?user_account_id_type=platform"
+    Then the JSON at "historical_market_value.all_time" is an empty array
+    And the JSON at "historical_market_value.past_day" is an empty array
+    And the JSON at "historical_market_value.past_year" is an empty array
+
+  @spec @sandbox
+  Scenario: A core id resolves to the member's user
+    Given a user "alice"
+    And a member with "member_number" id "M-1001" and dbp id "D-77" naming "alice"
+    When I GET "/users/M-1001/?user_account_id_type=core"
+    Then the response status is 200
+    And the JSON at "identities.platform_user_identifier" is "{alice}"
+
+  @spec @sandbox
+  Scenario: A dbp id resolves to the member's user
+    Given a user "alice"
+    And a member with "cif" id "C-2002" and dbp id "D-88" naming "alice"
+    When I GET "/users/D-88/?user_account_id_type=dbp"
+    Then the response status is 200
+    And the JSON at "identities.platform_user_identifier" is "{alice}"
+
+  @assumed @sandbox
+  Scenario: Resolved users report their own id and every identity naming them
+    Given a user "alice"
+    And a member with "member_number" id "M-1001" and dbp id "D-77" naming "alice"
+    When I GET "/users/M-1001/?user_account_id_type=core"
+    Then the JSON at "user_account_id" is "alice"
+    And the JSON at "identities.core_ids" contains an element with "id" equal to "M-1001"
+    And the JSON at "identities.core_ids.#(id==M-1001).type" is "member_number"
+    And the JSON at "identities.dbp_ids.#(id==D-77).type" is "q2"
+
+  @assumed @sandbox
+  Scenario: A member resolves to its first account that has a user record
+    Given a user "alice"
+    And a member with "member_number" id "M-3003" and dbp id "none" naming "usr_missing, alice"
+    When I GET "/users/M-3003/?user_account_id_type=core"
+    Then the response status is 200
+    And the JSON at "identities.platform_user_identifier" is "{alice}"
+
+  @spec @sandbox
+  Scenario Outline: An institution without a vendor for the id type answers 400
+    Given an institution with core vendor "none" and dbp vendor "none"
+    When I GET "/users/X-1/?user_account_id_type=<type>"
+    Then the response status is 400
+    And the JSON at "detail" is a string
+
+    Examples:
+      | type |
+      | core |
+      | dbp  |
+
+  @assumed @sandbox
+  Scenario: The 400 names the id type without a vendor
+    Given an institution with core vendor "none" and dbp vendor "none"
+    When I GET "/users/X-1/?user_account_id_type=core"
+    Then the response is JSON:
+      """
+      {"detail":"no vendor configured for user_account_id_type: core"}
+      """
+
+  @spec
+  Scenario: An unknown platform id is 404
+    When I GET "/users/usr_does_not_exist/?user_account_id_type=platform"
+    Then the response status is 404
+    And the JSON at "detail" is a string
+
+  @spec @sandbox
+  Scenario: An unknown core id is 404
+    When I GET "/users/M-NOBODY/?user_account_id_type=core"
+    Then the response status is 404
+    And the JSON at "detail" is a string
+
+  @spec @sandbox
+  Scenario: A member none of whose accounts has a user record is 404
+    Given a member with "cif" id "C-4004" and dbp id "none" naming "usr_missing"
+    When I GET "/users/C-4004/?user_account_id_type=core"
+    Then the response status is 404
+
+  @spec @sandbox
+  Scenario: A user of another institution does not exist for this key
+    Given another institution "globex"
+    And I act as "globex"
+    And a user "mallory"
+    And a member with "member_number" id "M-5005" and dbp id "D-55" naming "mallory"
+    And I act as my institution
+    When I GET "/users/{mallory}/?user_account_id_type=platform"
+    Then the response status is 404
+    When I GET "/users/M-5005/?user_account_id_type=core"
+    Then the response status is 404
+    When I GET "/users/D-55/?user_account_id_type=dbp"
+    Then the response status is 404
+
+  @spec
+  Scenario: A missing user_account_id_type is a validation error
+    When I GET "/users/anyone/"
+    Then the response status is a client error
+    And the response is a validation error naming "user_account_id_type"
+
+  @assumed
+  Scenario: A missing user_account_id_type is FastAPI's missing item
+    When I GET "/users/anyone/"
+    Then the response status is 422
+    And the response is JSON:
+      """
+      {"detail":[{"type":"missing","loc":["query","user_account_id_type"],"msg":"Field required","input":null}]}
+      """
+
+  @assumed
+  Scenario: An unknown user_account_id_type is FastAPI's enum item
+    When I GET "/users/anyone/?user_account_id_type=email"
+    Then the response status is 422
+    And the response is JSON:
+      """
+      {"detail":[{"type":"enum","loc":["query","user_account_id_type"],"msg":"Input should be 'platform', 'core' or 'dbp'","input":"email","ctx":{"expected":"'platform', 'core' or 'dbp'"}}]}
+      """

@@ -1,0 +1,116 @@
+@webhook
+Feature: Test events
+  Send Test Webhook makes one signed attempt of a sample event carrying is_test, with no
+  retries, and reports the outcome (spec §2.8, §4.7, §6.1, §6.4). The sample's envelope is the
+  DESIGN's (D8).
+
+  @spec
+  Scenario: A test event is signed over t.body with the signing secret
+    Given a receiver "r1"
+    And "r1" is subscribed to "kyc" events
+    When I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then the response status is 200
+    And "r1" receives a delivery
+    And the delivery's signature header is well-formed
+    And the delivery is signed with the signing secret
+
+  @spec
+  Scenario: A test event reports its outcome and carries is_test
+    Given a receiver "r1"
+    And "r1" is subscribed to "transaction" events
+    When I POST "/webhooks/subscriptions/{r1.transaction}/test"
+    Then the response status is 200
+    And the JSON at "delivered" is true
+    And the JSON at "response_status_code" is 200
+    And the JSON at "event_id" is a string
+    And I remember the JSON at "event_id" as "test_event"
+    And "r1" receives a delivery
+    And the event at "is_test" is true
+    And the event at "event_id" is "{test_event}"
+    And the delivery header "X-Partner-Webhook-Id" equals the event's "event_id"
+
+  @spec
+  Scenario: A failed test reports the callback's status code
+    Given a receiver "r1" answering 500
+    And "r1" is subscribed to "kyc" events
+    When I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then the response status is 200
+    And the JSON at "delivered" is false
+    And the JSON at "response_status_code" is 500
+
+  @spec @sandbox
+  Scenario: A test event is attempted once and never retried
+    Given a receiver "r1" answering 503
+    And "r1" is subscribed to "kyc" events
+    When I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then the JSON at "delivered" is false
+    When the virtual clock advances 3600 seconds
+    Then "r1" has received exactly 1 delivery
+
+  @assumed @sandbox
+  Scenario: A test to a callback that never answers has no status code
+    Given an unreachable receiver "dead"
+    And "dead" is subscribed to "kyc" events
+    When I POST "/webhooks/subscriptions/{dead.kyc}/test"
+    Then the response status is 200
+    And the JSON at "delivered" is false
+    And the JSON at "response_status_code" is absent
+
+  @spec
+  Scenario: Each test is a new event
+    Given a receiver "r1"
+    And "r1" is subscribed to "kyc" events
+    When I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    And I remember the JSON at "event_id" as "first"
+    And I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then the JSON at "event_id" is not "{first}"
+    And "r1" receives 2 deliveries
+
+  @assumed
+  Scenario: A kyc test event has the DESIGN's envelope and a synthetic user
+    Given a receiver "r1"
+    And "r1" is subscribed to "kyc" events
+    When I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then "r1" receives a delivery
+    And the delivery is a POST with the content type "application/json"
+    And the event at "event_type" is "kyc"
+    And the event at "api_version" is "v1"
+    And the event at "created_at" is a timestamp
+    And the event at "data.user_account_id" is "test_user"
+    And the event at "data.kyc_status" is "approved"
+    And the event at "links.self" matches "^/v1/users/usr_test_[^/]+/\?user_account_id_type=platform$"
+
+  @assumed
+  Scenario: A transaction test event names a synthetic transaction
+    Given a receiver "r1"
+    And "r1" is subscribed to "transaction" events
+    When I POST "/webhooks/subscriptions/{r1.transaction}/test"
+    Then "r1" receives a delivery
+    And the event at "event_type" is "transaction"
+    And the event at "data.transaction_id" starts with "txn_test_"
+    And the event at "data.status" is "completed"
+    And the event at "links.self" matches "^/v1/transactions/txn_test_[^/]+/$"
+    When I follow the event's links.self
+    Then the response status is 404
+
+  @assumed @sandbox
+  Scenario: During a secret rotation a delivery carries one v1 entry per secret, new first
+    Given a receiver "r1"
+    And "r1" is subscribed to "kyc" events
+    When the signing secret is rotated with an overlap of 3600 seconds
+    And I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then "r1" receives a delivery
+    And the delivery's signature header has 2 v1 entries
+    And the delivery's v1 entries carry the new secret's digest first and the previous secret's second
+    And the delivery is signed with the signing secret
+    And the delivery is signed with the previous signing secret
+
+  @assumed @sandbox
+  Scenario: A rotation without overlap signs with the new secret only
+    Given a receiver "r1"
+    And "r1" is subscribed to "kyc" events
+    When the signing secret is rotated with an overlap of 0 seconds
+    And I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then "r1" receives a delivery
+    And the delivery's signature header has 1 v1 entry
+    And the delivery is signed with the signing secret
