@@ -217,6 +217,17 @@ Feature: Event delivery
     And every delivery to "r1" is signed with the signing secret
     And the delivery header "X-Partner-Webhook-Id" equals the event's "event_id"
 
+  @spec
+  Scenario: Any 2xx answer acknowledges a delivery
+    Given a receiver "r1" answering 202
+    And "r1" is subscribed to "kyc" events
+    When the "crypto" account of "alice" moves to "approved"
+    Then "r1" receives a delivery
+    And the sandbox lists the delivery of the event to "r1" as "delivered" with 1 attempt
+    When I note how many deliveries "r1" has received
+    And the virtual clock advances 3600 seconds
+    Then "r1" receives no further delivery
+
   @assumed
   Scenario: Retries are recomputed signatures on the wall clock, and the sandbox records them
     Given a receiver "r1" answering 503 to the first 2 deliveries

@@ -38,6 +38,24 @@ Feature: Test events
     And the JSON at "delivered" is false
     And the JSON at "response_status_code" is 500
 
+  @spec
+  Scenario: Any 2xx answer acknowledges a test event
+    Given a receiver "r1" answering 204
+    And "r1" is subscribed to "kyc" events
+    When I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then the response status is 200
+    And the JSON at "delivered" is true
+    And the JSON at "response_status_code" is 204
+
+  @assumed
+  Scenario: A redirect is a failed attempt and is not followed
+    Given a receiver "r1" answering 307
+    And "r1" is subscribed to "kyc" events
+    When I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then the JSON at "delivered" is false
+    And the JSON at "response_status_code" is 307
+    And "r1" has received exactly 1 delivery
+
   @spec @sandbox
   Scenario: A test event is attempted once and never retried
     Given a receiver "r1" answering 503
