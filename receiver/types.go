@@ -75,7 +75,7 @@ type Arrival struct {
 	StatusCode int     `json:"status_code"`
 	// Reason says why a delivery was refused or faulted, or what happens to an accepted one.
 	Reason string `json:"reason,omitempty"`
-	// Body is the first 4 KiB of the body as received.
+	// Body is the first 4 KiB of the body as received (bytes that are not UTF-8 show as U+FFFD).
 	Body string `json:"body,omitempty"`
 }
 
