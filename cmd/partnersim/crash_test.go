@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+)
+
+// buildBinary compiles partnersim once per test binary run.
+var buildOnce = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "partnersim-bin")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "partnersim")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// child is a real `partnersim serve` process.
+type child struct {
+	cmd  *exec.Cmd
+	base string
+}
+
+var baseRE = regexp.MustCompile(`API base URL\s+(http://\S+)/v1`)
+
+func startChild(tb testing.TB, db string, extra ...string) *child {
+	tb.Helper()
+	bin, err := buildOnce()
+	require.NoError(tb, err)
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--log-level", "error", "--sandbox-token", "crash-token"}, extra...)
+	cmd := exec.Command(bin, args...)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(tb, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(tb, cmd.Start())
+	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := baseRE.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case base := <-found:
+		return &child{cmd: cmd, base: base}
+	case <-time.After(30 * time.Second):
+		tb.Fatal("partnersim serve did not print its base URL within 30s")
+		return nil
+	}
+}
+
+func (c *child) call(method, path string, body any) (gjson.Result, int, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, c.base+path, rd)
+	req.Header.Set("x-sandbox-token", "crash-token")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return gjson.Result{}, 0, err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return gjson.ParseBytes(raw), resp.StatusCode, nil
+}
+
+func (c *child) mustCall(tb testing.TB, method, path string, body any) gjson.Result {
+	tb.Helper()
+	res, code, err := c.call(method, path, body)
+	require.NoError(tb, err)
+	require.Less(tb, code, 300, "%s %s: %d %s", method, path, code, res.Raw)
+	return res
+}
+
+// TestKill9DuringStormLosesNothing creates events through a real partnersim process, kills it
+// with SIGKILL in the middle of the storm, restarts it on the same file, and checks that every
+// event the store holds was delivered to the receiver at least once. PARTNERSIM_CRASH_EVENTS
+// sets the storm's size (default 600; BENCHMARKS.md records a 10,000-event run).
+func TestKill9DuringStormLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills a real process")
+	}
+	total := 600
+	if n, err := strconv.Atoi(os.Getenv("PARTNERSIM_CRASH_EVENTS")); err == nil && n > 0 {
+		total = n
+	}
+	var (
+		mu       sync.Mutex
+		received = map[string]int{}
+	)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		id := gjson.GetBytes(b, "event_id").String()
+		mu.Lock()
+		received[id]++
+		mu.Unlock()
+		// A slow-ish receiver keeps deliveries in flight when the kill lands.
+		time.Sleep(2 * time.Millisecond)
+	}))
+	defer recv.Close()
+
+	db := filepath.Join(t.TempDir(), "crash.db")
+	c := startChild(t, db)
+	inst := c.mustCall(t, "POST", "/_sandbox/institutions", map[string]any{"name": "Crash CU", "vendors": map[string]any{"core": nil, "dbp": nil}}).Get("institution_id").String()
+	key := c.mustCall(t, "POST", "/_sandbox/institutions/"+inst+"/keys", map[string]any{"scopes": []string{"manage:webhooks"}}).Get("key").String()
+	req, _ := http.NewRequest("POST", c.base+"/v1/webhooks/subscriptions", bytes.NewReader([]byte(`{"event_type":"kyc","url":"`+recv.URL+`/hook"}`)))
+	req.Header.Set("x-api-key", key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 201, resp.StatusCode)
+
+	// Each worker toggles its own user approved ↔ account_takeover: every call is one event.
+	const workers = 8
+	users := make([]string, workers)
+	for i := range users {
+		users[i] = c.mustCall(t, "POST", "/_sandbox/institutions/"+inst+"/users", map[string]any{"user_account_id": fmt.Sprintf("storm-%d", i),
+			"accounts": []any{map[string]any{"product": "crypto", "kyc_status": "approved"}}}).Get("platform_id").String()
+	}
+	var created atomic.Int64
+	killAt := int64(total / 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses := []string{"account_takeover", "approved"}
+			for i := 0; ctx.Err() == nil && created.Load() < int64(total); i++ {
+				_, code, err := c.call("POST", "/_sandbox/users/"+users[w]+"/kyc", map[string]string{"product": "crypto", "status": statuses[i%2]})
+				if err != nil || code != 200 {
+					return // the process is gone
+				}
+				if created.Add(1) == killAt {
+					_ = c.cmd.Process.Signal(syscall.SIGKILL)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	_ = c.cmd.Wait()
+	acked := created.Load()
+	mu.Lock()
+	before := len(received)
+	mu.Unlock()
+	t.Logf("killed after %d acknowledged events; %d distinct events had arrived", acked, before)
+
+	// Restart on the same file: every event the store holds must arrive.
+	c2 := startChild(t, db)
+	var events map[string]bool
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		res := c2.mustCall(t, "GET", "/_sandbox/deliveries?limit=10000", nil)
+		events = map[string]bool{}
+		pending := 0
+		for _, d := range res.Get("deliveries").Array() {
+			events[d.Get("event_id").String()] = true
+			if d.Get("status").String() != "delivered" {
+				pending++
+			}
+		}
+		if pending == 0 || time.Now().After(deadline) {
+			require.Zero(t, pending, "deliveries still not delivered after restart")
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.GreaterOrEqual(t, int64(len(events)), acked, "every acknowledged event is in the store")
+	mu.Lock()
+	defer mu.Unlock()
+	for id := range events {
+		require.GreaterOrEqual(t, received[id], 1, "event %s was never delivered", id)
+	}
+	dups := 0
+	for _, n := range received {
+		dups += n - 1
+	}
+	t.Logf("events in store %d, delivered at least once %d, redelivered duplicates %d", len(events), len(events), dups)
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"partnersim/sandbox"
+)
+
+// serveConfig is everything `partnersim serve` takes.
+type serveConfig struct {
+	Addr         string
+	DBPath       string
+	FixturesDir  string
+	APIVersions  string
+	SandboxToken string
+	LogLevel     string
+	Seed         uint64
+	FrozenClock  string
+	NoControl    bool
+	Loopback     bool
+	Retry        string
+	Timeout      time.Duration
+	Workers      int
+	RateLimit    float64
+	RateBurst    int
+}
+
+func defaultServeConfig() serveConfig {
+	return serveConfig{Addr: "127.0.0.1:8080", DBPath: "partnersim.db", APIVersions: "v1", LogLevel: "info", Loopback: true,
+		Retry: "5s,5m,30m,2h,5h,10h,10h", Timeout: 10 * time.Second, Workers: 32, RateBurst: 10}
+}
+
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg := defaultServeConfig()
+	fs := flag.NewFlagSet("partnersim serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address (host:port; port 0 picks a free one)")
+	fs.StringVar(&cfg.DBPath, "db", cfg.DBPath, "bbolt file holding the sandbox's state (created if missing)")
+	fs.StringVar(&cfg.FixturesDir, "fixtures", "", "fixture set directory loaded into an empty store (default: the embedded set)")
+	fs.StringVar(&cfg.APIVersions, "api-versions", cfg.APIVersions, "comma-separated API versions to mount, e.g. v1,v2")
+	fs.StringVar(&cfg.SandboxToken, "sandbox-token", "", "control-plane token (default: the fixtures' token, else generated)")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
+	fs.Uint64Var(&cfg.Seed, "seed", 0, "deterministic mode: seed for ids and secrets (with --frozen-clock)")
+	fs.StringVar(&cfg.FrozenClock, "frozen-clock", "", "deterministic mode: RFC 3339 instant the clock is frozen at")
+	fs.BoolVar(&cfg.NoControl, "no-control", false, "switch the control plane (/_sandbox/) off")
+	fs.BoolVar(&cfg.Loopback, "allow-loopback-callbacks", cfg.Loopback, "allow callback URLs on loopback (http://127.0.0.1:…) for local receivers")
+	fs.StringVar(&cfg.Retry, "retry-schedule", cfg.Retry, "delays before each webhook retry (its length is the number of retries)")
+	fs.DurationVar(&cfg.Timeout, "delivery-timeout", cfg.Timeout, "timeout of one webhook attempt")
+	fs.IntVar(&cfg.Workers, "delivery-workers", cfg.Workers, "webhook attempts in flight at once")
+	fs.Float64Var(&cfg.RateLimit, "rate-limit", 0, "requests a second allowed per API key (0: off); beyond it 429 with Retry-After")
+	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "burst of the per-key rate limit")
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: use debug, info, warn or error", cfg.LogLevel)
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	sbCfg := sandbox.Config{DBPath: cfg.DBPath, SandboxToken: cfg.SandboxToken, Logger: log, NoControl: cfg.NoControl,
+		NoLoopbackCallbacks: !cfg.Loopback, DeliveryTimeout: cfg.Timeout, Workers: cfg.Workers, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst}
+	for _, part := range strings.Split(cfg.Retry, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		d, err := time.ParseDuration(part)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("--retry-schedule %q: a comma-separated list of positive durations such as 5s,5m,30m", cfg.Retry)
+		}
+		sbCfg.RetrySchedule = append(sbCfg.RetrySchedule, d)
+	}
+	if sbCfg.RetrySchedule == nil {
+		sbCfg.RetrySchedule = []time.Duration{}
+	}
+	versions := strings.Split(cfg.APIVersions, ",")
+	for i, v := range versions {
+		versions[i] = strings.TrimSpace(v)
+		if !validVersion(versions[i]) {
+			return fmt.Errorf("--api-versions %q: each version is v followed by digits, e.g. v1,v2", cfg.APIVersions)
+		}
+	}
+	if versions[0] != "v1" {
+		return fmt.Errorf("--api-versions %q: v1 is always mounted and must come first", cfg.APIVersions)
+	}
+	sbCfg.APIVersions = versions
+	if cfg.FixturesDir != "" {
+		if st, err := os.Stat(cfg.FixturesDir); err != nil || !st.IsDir() {
+			return fmt.Errorf("--fixtures %q is not a directory", cfg.FixturesDir)
+		}
+		sbCfg.Fixtures = os.DirFS(cfg.FixturesDir)
+	}
+	if cfg.FrozenClock != "" {
+		t, err := time.Parse(time.RFC3339Nano, cfg.FrozenClock)
+		if err != nil {
+			return fmt.Errorf("--frozen-clock %q: want an RFC 3339 time such as 2026-01-01T00:00:00Z", cfg.FrozenClock)
+		}
+		sbCfg.FrozenClock = &t
+	}
+	if isSet(fs, "seed") {
+		sbCfg.Seed = &cfg.Seed
+	}
+
+	start := time.Now()
+	sb, err := sandbox.Open(ctx, sbCfg)
+	if err != nil {
+		return err
+	}
+	defer sb.Close()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another partnersim running? pass --addr 127.0.0.1:0 or another port)", cfg.Addr, err)
+	}
+	srv := &http.Server{Handler: sb.Server, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	printBanner(stdout, sb, ln.Addr().String(), cfg, time.Since(start))
+	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("db", cfg.DBPath))
+
+	select {
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	log.Info("shutting down")
+	return srv.Shutdown(shutdownCtx)
+}
+
+func validVersion(v string) bool {
+	if len(v) < 2 || v[0] != 'v' {
+		return false
+	}
+	for _, c := range v[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isSet(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// printBanner tells a newcomer everything needed to make a first call.
+func printBanner(w io.Writer, sb *sandbox.Sandbox, addr string, cfg serveConfig, took time.Duration) {
+	base := "http://" + addr
+	fmt.Fprintf(w, "partnersim sandbox ready in %s\n\n", took.Round(time.Millisecond))
+	fmt.Fprintf(w, "  API base URL    %s/v1\n", base)
+	for _, v := range strings.Split(cfg.APIVersions, ",")[1:] {
+		fmt.Fprintf(w, "                  %s/%s (preview)\n", base, strings.TrimSpace(v))
+	}
+	if cfg.NoControl {
+		fmt.Fprintln(w, "  control plane   off (--no-control)")
+	} else {
+		fmt.Fprintf(w, "  control plane   %s/_sandbox/   header x-sandbox-token: %s\n", base, sb.Token)
+	}
+	state := "existing state kept"
+	if sb.Loaded {
+		state = "fixtures loaded"
+	}
+	fixtures := "default"
+	if cfg.FixturesDir != "" {
+		fixtures = cfg.FixturesDir
+	}
+	fmt.Fprintf(w, "  store           %s (%s; fixtures: %s)\n\n", cfg.DBPath, state, fixtures)
+	fmt.Fprintln(w, "  API keys (header x-api-key):")
+	for _, in := range sb.Fixtures.Institutions {
+		fmt.Fprintf(w, "    %s (%s)\n", in.Name, in.ID)
+		for _, k := range sb.Fixtures.Keys {
+			if k.InstitutionID != in.ID {
+				continue
+			}
+			scopes := make([]string, len(k.Scopes))
+			for i, s := range k.Scopes {
+				scopes[i] = string(s)
+			}
+			fmt.Fprintf(w, "      %s  %s\n", k.Plaintext, strings.Join(scopes, " "))
+		}
+	}
+	fmt.Fprintf(w, "\n  try: curl -H 'x-api-key: <a read:user key>' '%s/v1/users/?per_page=2'\n\n", base)
+}

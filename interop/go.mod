@@ -1,0 +1,5 @@
+module partnersim/interop
+
+go 1.26
+
+replace partnersim => ../

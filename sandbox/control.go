@@ -1,0 +1,106 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"partnersim/simulator"
+	"partnersim/simulator/bolt"
+	"partnersim/simulator/httpapi"
+)
+
+// control implements httpapi.Control: the store's operations plus the process-wide ones (the
+// virtual clock, DNS overrides, reset, snapshots, scenarios).
+type control struct {
+	*bolt.DB
+	sb *Sandbox
+
+	dnsMu sync.Mutex
+	dns   map[string][]string
+
+	runs scenarioRuns
+}
+
+var _ httpapi.Control = (*control)(nil)
+
+func (c *control) PlaceOrder(ctx context.Context, r httpapi.OrderRequest) (*simulator.Transaction, []*simulator.Order, error) {
+	return c.DB.PlaceOrder(ctx, bolt.OrderRequest(r))
+}
+
+func (c *control) Deliveries(ctx context.Context, subscriptionID, eventID string, limit int) ([]*simulator.Delivery, error) {
+	return c.DB.Deliveries(ctx, bolt.DeliveryFilter{SubscriptionID: subscriptionID, EventID: eventID, Limit: limit})
+}
+
+// AdvanceClock moves the virtual clock and wakes everything scheduled on it.
+func (c *control) AdvanceClock(_ context.Context, d time.Duration) time.Time {
+	now := c.sb.Clock.Advance(d)
+	c.sb.wake()
+	return now
+}
+
+// SetDNS overrides callback-host DNS answers; an empty list removes a host's override.
+func (c *control) SetDNS(_ context.Context, overrides map[string][]string) (map[string][]string, error) {
+	parsed := map[string][]netip.Addr{}
+	for host, ips := range overrides {
+		for _, ip := range ips {
+			a, err := netip.ParseAddr(ip)
+			if err != nil {
+				return nil, simulator.Errorf(simulator.EINVALID, "dns override for %s: %q is not an IP address", host, ip)
+			}
+			parsed[host] = append(parsed[host], a)
+		}
+		if len(ips) == 0 {
+			parsed[host] = nil
+		}
+	}
+	c.dnsMu.Lock()
+	defer c.dnsMu.Unlock()
+	if c.dns == nil {
+		c.dns = map[string][]string{}
+	}
+	for host, addrs := range parsed {
+		c.sb.Guard.SetOverride(host, addrs)
+		if len(addrs) == 0 {
+			delete(c.dns, host)
+		} else {
+			c.dns[host] = slices.Clone(overrides[host])
+		}
+	}
+	return maps.Clone(c.dns), nil
+}
+
+// Reset reloads the fixtures into an emptied store.
+func (c *control) Reset(ctx context.Context) error {
+	return Seed(ctx, c.DB, c.sb.Fixtures)
+}
+
+func (c *control) snapshotPath(name string) string {
+	return filepath.Join(c.sb.cfg.DBPath+".snapshots", name+".db")
+}
+
+func (c *control) SaveSnapshot(ctx context.Context, name string) error {
+	return c.DB.SaveSnapshot(ctx, c.snapshotPath(name))
+}
+
+func (c *control) RestoreSnapshot(ctx context.Context, name string) error {
+	return c.DB.RestoreSnapshot(ctx, c.snapshotPath(name))
+}
+
+func (c *control) SetPrices(ctx context.Context, instID string, prices map[string]decimal.Decimal) (map[string]decimal.Decimal, error) {
+	for sym, p := range prices {
+		if !p.IsPositive() {
+			return nil, simulator.Errorf(simulator.EINVALID, "price of %s must be positive, got %s", sym, p)
+		}
+	}
+	return c.DB.SetPrices(ctx, instID, prices)
+}
+
+func (c *control) String() string { return fmt.Sprintf("control(%s)", c.DB.Path()) }

@@ -1,0 +1,5 @@
+// Package sandbox wires the simulator together: it opens the bbolt store, loads a fixture set
+// into an empty store, and builds the HTTP server (and, with webhooks, the dispatcher). The
+// binary (cmd/partnersim) and the tests that self-host the simulator both start it through
+// Open, so they run exactly the same thing.
+package sandbox

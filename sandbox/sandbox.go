@@ -1,0 +1,211 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"partnersim/fixtures"
+	"partnersim/simulator"
+	"partnersim/simulator/bolt"
+	"partnersim/simulator/httpapi"
+	"partnersim/simulator/netguard"
+	"partnersim/simulator/webhook"
+)
+
+// Config says how to start a sandbox.
+type Config struct {
+	// DBPath is the bbolt file; it is created if missing.
+	DBPath string
+	// Fixtures is the fixture set loaded into an empty store (and on reset); nil means the
+	// embedded default set.
+	Fixtures fs.FS
+	// APIVersions are the mounted API versions ("v1" always first).
+	APIVersions []string
+	// SandboxToken overrides the fixtures' control-plane token.
+	SandboxToken string
+	// Seed and FrozenClock select deterministic mode (DESIGN D8).
+	Seed        *uint64
+	FrozenClock *time.Time
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+	// NoLoopbackCallbacks refuses loopback callback URLs (allowed by default, DESIGN D8).
+	NoLoopbackCallbacks bool
+	// RetrySchedule and DeliveryTimeout tune webhook delivery (nil/0: DESIGN D8's defaults).
+	RetrySchedule   []time.Duration
+	DeliveryTimeout time.Duration
+	// Workers is how many deliveries run at once (0: 32).
+	Workers int
+	// NoControl switches the control plane off.
+	NoControl bool
+	// RateLimit and RateBurst limit each key's requests a second (0: off).
+	RateLimit float64
+	RateBurst int
+}
+
+// Sandbox is a running simulator: its store, HTTP handler and webhook dispatcher.
+type Sandbox struct {
+	DB         *bolt.DB
+	Server     *httpapi.Server
+	Fixtures   *fixtures.Set
+	Clock      *simulator.Clock
+	Guard      *netguard.Guard
+	Dispatcher *webhook.Dispatcher
+	// Token is the control plane's x-sandbox-token.
+	Token string
+	// Loaded is true when this start loaded the fixtures into an empty store.
+	Loaded bool
+
+	cfg     Config
+	stop    context.CancelFunc
+	runCtx  context.Context
+	done    chan struct{}
+	wakeMu  sync.Mutex
+	wakers  []func()
+	control *control
+}
+
+// Open opens the store at cfg.DBPath, loads the fixtures when the store is empty (or a previous
+// load was cut short) and builds the server.
+func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if len(cfg.APIVersions) == 0 {
+		cfg.APIVersions = []string{"v1"}
+	}
+	fsys := cfg.Fixtures
+	if fsys == nil {
+		fsys = fixtures.Default()
+	}
+	set, err := fixtures.Open(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("fixtures: %w", err)
+	}
+	clock := simulator.NewClock(nil)
+	if cfg.FrozenClock != nil {
+		clock = simulator.NewFrozenClock(*cfg.FrozenClock)
+	}
+	var src io.Reader
+	if cfg.Seed != nil {
+		src = rand.NewChaCha8(seedBytes(*cfg.Seed))
+	}
+	db, err := bolt.Open(cfg.DBPath, clock, simulator.NewIDs(src))
+	if err != nil {
+		return nil, err
+	}
+	db.APIVersions = cfg.APIVersions
+	db.Defaults = bolt.Defaults{Prices: set.DefaultPrices, Fees: set.DefaultFees, Portfolios: set.Portfolios}
+	sb := &Sandbox{DB: db, Fixtures: set, Clock: clock, cfg: cfg}
+	loaded, token, err := db.Loaded(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if !loaded {
+		if err := Seed(ctx, db, set); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("load fixtures: %w", err)
+		}
+		sb.Loaded, token = true, set.SandboxToken
+	}
+	sb.Token = token
+	if cfg.SandboxToken != "" {
+		sb.Token = cfg.SandboxToken
+	}
+	if sb.Token == "" {
+		sb.Token = "sbxtok_" + db.IDs.New("t")[2:]
+	}
+	sb.Guard = netguard.New(netguard.Options{AllowLoopback: !cfg.NoLoopbackCallbacks})
+	sb.Dispatcher = webhook.New(db, webhook.Config{Workers: cfg.Workers, Schedule: cfg.RetrySchedule, Timeout: cfg.DeliveryTimeout,
+		Dial: sb.Guard.DialContext, Clock: clock, Log: cfg.Logger})
+	sb.wakers = append(sb.wakers, sb.Dispatcher.Wake)
+	db.Notify = sb.Dispatcher.Wake
+	deps := httpapi.Deps{Store: db, Webhooks: db, Sender: sb.Dispatcher, Guard: sb.Guard, IDs: db.IDs, Institution: db.Institution}
+	if !cfg.NoControl {
+		sb.control = &control{DB: db, sb: sb}
+		deps.Control = sb.control
+	}
+	sb.Server = httpapi.NewServer(httpapi.Config{APIVersions: cfg.APIVersions, Clock: clock, SandboxToken: sb.Token,
+		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst}, deps, cfg.Logger)
+	runCtx, stop := context.WithCancel(context.Background())
+	sb.stop, sb.runCtx, sb.done = stop, runCtx, make(chan struct{})
+	go func() {
+		defer close(sb.done)
+		if err := sb.Dispatcher.Run(runCtx); err != nil {
+			cfg.Logger.Error("dispatcher stopped", slog.Any("err", err))
+		}
+	}()
+	return sb, nil
+}
+
+// wake tells everything scheduled on the virtual clock to look again.
+func (sb *Sandbox) wake() {
+	sb.wakeMu.Lock()
+	ws := slices.Clone(sb.wakers)
+	sb.wakeMu.Unlock()
+	for _, w := range ws {
+		w()
+	}
+}
+
+func (sb *Sandbox) addWaker(w func()) {
+	sb.wakeMu.Lock()
+	sb.wakers = append(sb.wakers, w)
+	sb.wakeMu.Unlock()
+}
+
+// Close stops delivery (pending deliveries stay in the outbox for the next start) and closes
+// the store.
+func (sb *Sandbox) Close() error {
+	sb.stop()
+	<-sb.done
+	return sb.DB.Close()
+}
+
+// Seed empties the store and loads the fixture set into it.
+func Seed(ctx context.Context, db *bolt.DB, set *fixtures.Set) error {
+	l, err := db.NewLoader(ctx)
+	if err != nil {
+		return err
+	}
+	for _, in := range set.Institutions {
+		if err := l.Institution(in); err != nil {
+			return err
+		}
+	}
+	for _, k := range set.Keys {
+		if err := l.Key(k.APIKey); err != nil {
+			return err
+		}
+	}
+	for _, m := range set.Members {
+		if err := l.Member(m); err != nil {
+			return err
+		}
+	}
+	if err := set.EachUser(l.User); err != nil {
+		return err
+	}
+	if err := set.EachTransaction(l.Transaction); err != nil {
+		return err
+	}
+	return l.Finish(set.SandboxToken)
+}
+
+func seedBytes(seed uint64) [32]byte {
+	var b [32]byte
+	for i := range 4 {
+		v := seed + uint64(i)*0x9e3779b97f4a7c15
+		for j := range 8 {
+			b[i*8+j] = byte(v >> (8 * j))
+		}
+	}
+	return b
+}

@@ -1,0 +1,100 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"partnersim/simulator"
+	"partnersim/simulator/validate"
+)
+
+// statusOf maps application error codes to HTTP statuses.
+var statusOf = map[string]int{
+	simulator.ECONFLICT:     http.StatusConflict,
+	simulator.EINVALID:      http.StatusBadRequest,
+	simulator.ENOTFOUND:     http.StatusNotFound,
+	simulator.EUNAUTHORIZED: http.StatusUnauthorized,
+	simulator.EFORBIDDEN:    http.StatusForbidden,
+	simulator.ERATELIMIT:    http.StatusTooManyRequests,
+	simulator.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	simulator.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// detail is the body of every non-validation error.
+type detail struct {
+	Detail string `json:"detail"`
+}
+
+// errorHandler is the server's only error writer. It answers validation errors with FastAPI's
+// 422 array, application errors with their status and {"detail": message}, echo's own routing
+// errors with FastAPI's 404/405/307 behaviour, and masks anything else as a logged 500.
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var (
+		verrs validate.Errors
+		he    *echo.HTTPError
+	)
+	switch {
+	case errors.As(err, &verrs):
+		body, merr := verrs.MarshalJSON()
+		if merr != nil {
+			s.internal(c, merr)
+			return
+		}
+		s.writeRaw(c, http.StatusUnprocessableEntity, body)
+	case errors.Is(err, validate.ErrBodyParse):
+		s.writeJSON(c, http.StatusBadRequest, detail{"There was an error parsing the body"})
+	case errors.As(err, &he):
+		s.routingError(c, he)
+	default:
+		code := simulator.ErrorCode(err)
+		if code == simulator.EINTERNAL {
+			s.internal(c, err)
+			return
+		}
+		s.writeJSON(c, statusOf[code], detail{simulator.ErrorMessage(err)})
+	}
+}
+
+func (s *Server) internal(c echo.Context, err error) {
+	s.log.Error("internal error", slog.String("method", c.Request().Method), slog.String("path", c.Request().URL.Path),
+		slog.String("request_id", c.Response().Header().Get(headerRequestID)), slog.Any("err", err))
+	s.writeJSON(c, http.StatusInternalServerError, detail{"Internal Server Error"})
+}
+
+// routingError turns echo's router errors into FastAPI's: 307 to the canonical trailing-slash
+// path, 404 {"detail":"Not Found"}, 405 {"detail":"Method Not Allowed"} with Allow.
+func (s *Server) routingError(c echo.Context, he *echo.HTTPError) {
+	r := c.Request()
+	switch he.Code {
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		path := r.URL.Path
+		if methods := s.routes.methods(path); len(methods) > 0 {
+			c.Response().Header().Set("Allow", joinMethods(methods))
+			s.writeJSON(c, http.StatusMethodNotAllowed, detail{"Method Not Allowed"})
+			return
+		}
+		if alt, ok := s.routes.slashAlternative(path); ok {
+			s.redirect(c, alt)
+			return
+		}
+		s.writeJSON(c, http.StatusNotFound, detail{"Not Found"})
+	case http.StatusRequestEntityTooLarge:
+		s.writeJSON(c, he.Code, detail{"Request body too large"})
+	default:
+		msg := http.StatusText(he.Code)
+		if m, ok := he.Message.(string); ok && m != "" {
+			msg = m
+		}
+		if he.Code >= 500 {
+			s.internal(c, he)
+			return
+		}
+		s.writeJSON(c, he.Code, detail{msg})
+	}
+}

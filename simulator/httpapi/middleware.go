@@ -1,0 +1,239 @@
+package httpapi
+
+import (
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/shopspring/decimal"
+	"golang.org/x/time/rate"
+
+	"partnersim/simulator"
+	"partnersim/simulator/validate"
+)
+
+// journal keeps the last API requests for GET /_sandbox/requests (DESIGN D9).
+type journal struct {
+	mu   sync.Mutex
+	buf  []journalEntry
+	next int
+	full bool
+}
+
+type journalEntry struct {
+	At        string  `json:"at"`
+	Method    string  `json:"method"`
+	Path      string  `json:"path"`
+	Query     string  `json:"query,omitempty"`
+	Status    int     `json:"status"`
+	LatencyMS float64 `json:"latency_ms"`
+	RequestID string  `json:"request_id"`
+	KeyPrefix string  `json:"key_prefix,omitempty"`
+}
+
+func newJournal(n int) *journal { return &journal{buf: make([]journalEntry, n)} }
+
+func (j *journal) add(e journalEntry) {
+	j.mu.Lock()
+	j.buf[j.next] = e
+	j.next = (j.next + 1) % len(j.buf)
+	j.full = j.full || j.next == 0
+	j.mu.Unlock()
+}
+
+// last returns up to n entries, newest first.
+func (j *journal) last(n int) []journalEntry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	size := j.next
+	if j.full {
+		size = len(j.buf)
+	}
+	out := make([]journalEntry, 0, min(n, size))
+	for i := 1; i <= size && len(out) < n; i++ {
+		out = append(out, j.buf[(j.next-i+len(j.buf))%len(j.buf)])
+	}
+	return out
+}
+
+func (j *journal) reset() {
+	j.mu.Lock()
+	j.next, j.full = 0, false
+	j.mu.Unlock()
+}
+
+// record journals every partner-API request with its final status and latency.
+func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err) // write the error now so the journal sees its status
+		}
+		r := c.Request()
+		e := journalEntry{At: simulator.FormatTime(s.clock.Now()), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+			Status: c.Response().Status, LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
+			RequestID: c.Response().Header().Get(headerRequestID)}
+		if k := r.Header.Get("x-api-key"); k != "" {
+			e.KeyPrefix = simulator.KeyPrefix(k)
+		}
+		s.journal.add(e)
+		return nil
+	}
+}
+
+func (s *Server) handleRequests() echo.HandlerFunc {
+	type response struct {
+		Requests []journalEntry `json:"requests"`
+	}
+	return func(c echo.Context) error {
+		v := validate.New()
+		n := v.Query(c.QueryParams()).Int("limit", 100, validate.Ge(1), validate.Le(1000))
+		if err := v.Err(); err != nil {
+			return err
+		}
+		return s.jsonOK(c, http.StatusOK, response{Requests: s.journal.last(n)})
+	}
+}
+
+// FaultRule injects latency and/or an error status into matching API requests (DESIGN D12).
+type FaultRule struct {
+	Method      string  `json:"method,omitempty"` // empty matches any
+	Path        string  `json:"path"`             // a route pattern ("/v1/users/:user_account_id/") or a concrete path
+	LatencyMS   int     `json:"latency_ms,omitempty"`
+	Status      int     `json:"status,omitempty"`
+	Probability float64 `json:"probability"`
+}
+
+// faults holds the fault rules and the rate limit, both off by default.
+type faults struct {
+	mu       sync.RWMutex
+	rules    []FaultRule
+	rps      float64
+	burst    int
+	limiters map[string]*rate.Limiter
+}
+
+func (f *faults) set(rules []FaultRule) {
+	f.mu.Lock()
+	f.rules = rules
+	f.mu.Unlock()
+}
+
+func (f *faults) get() []FaultRule {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return append([]FaultRule{}, f.rules...)
+}
+
+func (f *faults) setRate(rps float64, burst int) {
+	f.mu.Lock()
+	f.rps, f.burst, f.limiters = rps, burst, map[string]*rate.Limiter{}
+	f.mu.Unlock()
+}
+
+// limiter returns the key's token bucket, or nil when rate limiting is off.
+func (f *faults) limiter(key string) *rate.Limiter {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.rps <= 0 {
+		return nil
+	}
+	l := f.limiters[key]
+	if l == nil {
+		l = rate.NewLimiter(rate.Limit(f.rps), max(f.burst, 1))
+		f.limiters[key] = l
+	}
+	return l
+}
+
+// inject applies the rate limit, then the first matching fault rule, to a partner-API request.
+func (s *Server) inject(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if l := s.faults.limiter(simulator.HashKey(r.Header.Get("x-api-key"))); l != nil {
+			res := l.Reserve()
+			if d := res.Delay(); d > 0 {
+				res.Cancel()
+				c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
+				return simulator.Errorf(simulator.ERATELIMIT, "Rate limit exceeded: retry after the Retry-After seconds")
+			}
+		}
+		for _, rule := range s.faults.get() {
+			if rule.Method != "" && !strings.EqualFold(rule.Method, r.Method) || rule.Path != c.Path() && rule.Path != r.URL.Path {
+				continue
+			}
+			if rand.Float64() >= rule.Probability {
+				break
+			}
+			if rule.LatencyMS > 0 {
+				select {
+				case <-time.After(time.Duration(rule.LatencyMS) * time.Millisecond):
+				case <-r.Context().Done():
+					return r.Context().Err()
+				}
+			}
+			if rule.Status != 0 {
+				s.writeJSON(c, rule.Status, detail{"Injected fault: " + http.StatusText(rule.Status)})
+				return nil
+			}
+			break
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) handleSetFaults() echo.HandlerFunc {
+	type response struct {
+		Rules []FaultRule `json:"rules"`
+	}
+	return func(c echo.Context) error {
+		if c.Request().Method == http.MethodGet {
+			return s.jsonOK(c, http.StatusOK, response{Rules: s.faults.get()})
+		}
+		v := validate.New()
+		b, err := s.body(c, v)
+		if err != nil {
+			return err
+		}
+		var rules []FaultRule
+		for _, o := range objects(b, "rules") {
+			fr := FaultRule{Method: optStr(o, "method", ""), Path: o.Str("path")}
+			fr.LatencyMS = optInt(o, "latency_ms", 0, validate.Ge(0), validate.Le(60000))
+			fr.Status = optInt(o, "status", 0, validate.Ge(0), validate.Le(599))
+			fr.Probability = optDecimal(o, "probability", decimal.NewFromInt(1), validate.Ge(0), validate.Le(1)).InexactFloat64()
+			rules = append(rules, fr)
+		}
+		if err := v.Err(); err != nil {
+			return err
+		}
+		s.faults.set(rules)
+		return s.jsonOK(c, http.StatusOK, response{Rules: s.faults.get()})
+	}
+}
+
+func (s *Server) handleSetRateLimit() echo.HandlerFunc {
+	type response struct {
+		RequestsPerSecond float64 `json:"requests_per_second"`
+		Burst             int     `json:"burst"`
+	}
+	return func(c echo.Context) error {
+		v := validate.New()
+		b, err := s.body(c, v)
+		if err != nil {
+			return err
+		}
+		rps := optDecimal(b, "requests_per_second", decimal.Zero, validate.Ge(0), validate.Le(1000000)).InexactFloat64()
+		burst := optInt(b, "burst", 1, validate.Ge(1), validate.Le(1000000))
+		if err := v.Err(); err != nil {
+			return err
+		}
+		s.faults.setRate(rps, burst)
+		return s.jsonOK(c, http.StatusOK, response{RequestsPerSecond: rps, Burst: burst})
+	}
+}

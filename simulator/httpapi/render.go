@@ -1,0 +1,177 @@
+package httpapi
+
+import (
+	"github.com/shopspring/decimal"
+
+	"partnersim/simulator"
+)
+
+// The response shapes of spec §2, fields in the spec's order.
+
+type accountJSON struct {
+	Product            simulator.Product   `json:"product"`
+	CurrentMarketValue string              `json:"current_market_value"`
+	KYCStatus          simulator.KYCStatus `json:"kyc_status"`
+	KYCApprovedAt      string              `json:"kyc_approved_at,omitempty"`
+}
+
+type userItemJSON struct {
+	UserAccountID           string        `json:"user_account_id"`
+	TotalCurrentMarketValue string        `json:"total_current_market_value"`
+	Accounts                []accountJSON `json:"accounts"`
+}
+
+type pointJSON struct {
+	AsOf      string `json:"as_of"`
+	CostBasis string `json:"cost_basis"`
+	Value     string `json:"value"`
+}
+
+type historyJSON struct {
+	AllTime   []pointJSON `json:"all_time"`
+	PastDay   []pointJSON `json:"past_day"`
+	PastWeek  []pointJSON `json:"past_week"`
+	PastMonth []pointJSON `json:"past_month"`
+	PastYear  []pointJSON `json:"past_year"`
+}
+
+type identityJSON struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+}
+
+type identitiesJSON struct {
+	CoreIDs                []identityJSON `json:"core_ids"`
+	DBPIDs                 []identityJSON `json:"dbp_ids"`
+	PlatformUserIdentifier string         `json:"platform_user_identifier"`
+}
+
+type termsJSON struct {
+	AcceptedAt string `json:"accepted_at"`
+	Version    string `json:"version"`
+}
+
+type userDetailJSON struct {
+	UserAccountID           string         `json:"user_account_id"`
+	TotalCurrentMarketValue string         `json:"total_current_market_value"`
+	Accounts                []accountJSON  `json:"accounts"`
+	HistoricalMarketValue   historyJSON    `json:"historical_market_value"`
+	Identities              identitiesJSON `json:"identities"`
+	TermsAndConditions      termsJSON      `json:"terms_and_conditions"`
+}
+
+type orderJSON struct {
+	OrderID          string                `json:"order_id"`
+	UserAccountID    string                `json:"user_account_id"`
+	Product          simulator.Product     `json:"product"`
+	Side             simulator.Side        `json:"side"`
+	Symbol           string                `json:"symbol"`
+	Quantity         string                `json:"quantity"`
+	Notional         string                `json:"notional"`
+	Fee              string                `json:"fee"`
+	Status           simulator.OrderStatus `json:"status"`
+	PlacedAt         string                `json:"placed_at"`
+	CompletedAt      string                `json:"completed_at,omitempty"`
+	IsRecurringOrder bool                  `json:"is_recurring_order"`
+	RecurringOrderID string                `json:"recurring_order_id,omitempty"`
+}
+
+type transactionJSON struct {
+	TransactionID string                    `json:"transaction_id"`
+	UserAccountID string                    `json:"user_account_id"`
+	Product       simulator.Product         `json:"product"`
+	Type          simulator.TransactionType `json:"type"`
+	Status        simulator.OrderStatus     `json:"status"`
+	CreatedAt     string                    `json:"created_at"`
+	CompletedAt   string                    `json:"completed_at,omitempty"`
+	Orders        []orderJSON               `json:"orders"`
+}
+
+type pageJSON[T any] struct {
+	Items            []T `json:"items"`
+	TotalRecords     int `json:"total_records"`
+	LastRecordNumber int `json:"last_record_number"`
+	PerPage          int `json:"per_page"`
+}
+
+func renderAccounts(u *simulator.User, prices map[string]decimal.Decimal) ([]accountJSON, string) {
+	out := make([]accountJSON, 0, len(u.Accounts))
+	total := decimal.Zero
+	for i := range u.Accounts {
+		a := &u.Accounts[i]
+		v := a.MarketValue(prices)
+		total = total.Add(v)
+		aj := accountJSON{Product: a.Product, CurrentMarketValue: simulator.FormatMoney(v), KYCStatus: a.KYCStatus}
+		if a.ShowsApprovedAt() {
+			aj.KYCApprovedAt = simulator.FormatTime(*a.KYCApprovedAt)
+		}
+		out = append(out, aj)
+	}
+	return out, simulator.FormatMoney(total)
+}
+
+func renderUserItem(u *simulator.User, prices map[string]decimal.Decimal) userItemJSON {
+	accts, total := renderAccounts(u, prices)
+	return userItemJSON{UserAccountID: u.UserAccountID, TotalCurrentMarketValue: total, Accounts: accts}
+}
+
+func renderPoints(ps []simulator.ValuePoint) []pointJSON {
+	out := make([]pointJSON, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, pointJSON{AsOf: simulator.FormatTime(p.AsOf), CostBasis: simulator.FormatMoney(p.CostBasis), Value: simulator.FormatMoney(p.Value)})
+	}
+	return out
+}
+
+func renderIdentities(refs []simulator.IdentityRef) []identityJSON {
+	out := make([]identityJSON, 0, len(refs))
+	for _, r := range refs {
+		out = append(out, identityJSON{ID: r.ID, Type: r.Type})
+	}
+	return out
+}
+
+func renderUserDetail(v *simulator.UserView, clock *simulator.Clock) userDetailJSON {
+	u := v.User
+	accts, total := renderAccounts(u, v.Prices)
+	h := u.History
+	if h == nil {
+		g := simulator.GenerateHistory(u, v.Prices, clock.Now())
+		h = &g
+	}
+	return userDetailJSON{
+		UserAccountID:           u.UserAccountID,
+		TotalCurrentMarketValue: total,
+		Accounts:                accts,
+		HistoricalMarketValue: historyJSON{AllTime: renderPoints(h.AllTime), PastDay: renderPoints(h.PastDay),
+			PastWeek: renderPoints(h.PastWeek), PastMonth: renderPoints(h.PastMonth), PastYear: renderPoints(h.PastYear)},
+		Identities: identitiesJSON{CoreIDs: renderIdentities(v.CoreIDs), DBPIDs: renderIdentities(v.DBPIDs),
+			PlatformUserIdentifier: u.PlatformID},
+		TermsAndConditions: termsJSON{AcceptedAt: simulator.FormatTime(u.Terms.AcceptedAt), Version: u.Terms.Version},
+	}
+}
+
+func renderOrder(o *simulator.Order) orderJSON {
+	oj := orderJSON{OrderID: o.ID, UserAccountID: o.UserAccountID, Product: o.Product, Side: o.Side, Symbol: o.Symbol,
+		Quantity: simulator.FormatQuantity(o.Quantity), Notional: simulator.FormatMoney(o.Notional), Fee: simulator.FormatMoney(o.Fee),
+		Status: o.Status, PlacedAt: simulator.FormatTime(o.PlacedAt), IsRecurringOrder: o.IsRecurringOrder}
+	if o.Status == simulator.OrderCompleted && o.CompletedAt != nil {
+		oj.CompletedAt = simulator.FormatTime(*o.CompletedAt)
+	}
+	if o.IsRecurringOrder {
+		oj.RecurringOrderID = o.RecurringOrderID
+	}
+	return oj
+}
+
+func renderTransaction(t *simulator.Transaction, orders []*simulator.Order) transactionJSON {
+	tj := transactionJSON{TransactionID: t.ID, UserAccountID: t.UserAccountID, Product: t.Product, Type: t.Type,
+		Status: t.Status, CreatedAt: simulator.FormatTime(t.CreatedAt), Orders: make([]orderJSON, 0, len(orders))}
+	if t.Status == simulator.OrderCompleted && t.CompletedAt != nil {
+		tj.CompletedAt = simulator.FormatTime(*t.CompletedAt)
+	}
+	for _, o := range orders {
+		tj.Orders = append(tj.Orders, renderOrder(o))
+	}
+	return tj
+}

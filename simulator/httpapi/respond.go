@@ -1,0 +1,57 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// writeJSON writes v as compact JSON the way Starlette's JSONResponse does: no HTML escaping,
+// no trailing newline, Content-Type application/json.
+func (s *Server) writeJSON(c echo.Context, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		s.internal(c, err)
+		return
+	}
+	s.writeRaw(c, status, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+func (s *Server) writeRaw(c echo.Context, status int, body []byte) {
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, "application/json")
+	if c.Request().Method == http.MethodHead {
+		c.Response().WriteHeader(status)
+		return
+	}
+	c.Response().WriteHeader(status)
+	_, _ = c.Response().Write(body)
+}
+
+// jsonOK is the handlers' success writer (returns nil so handlers can `return jsonOK(...)`).
+func (s *Server) jsonOK(c echo.Context, status int, v any) error {
+	s.writeJSON(c, status, v)
+	return nil
+}
+
+// redirect answers 307 with the absolute Location Starlette builds from the Host header, the
+// new path and the original query string.
+func (s *Server) redirect(c echo.Context, path string) {
+	r := c.Request()
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	u := url.URL{Scheme: scheme, Host: r.Host, Path: path, RawQuery: r.URL.RawQuery}
+	c.Response().Header().Set(echo.HeaderLocation, u.String())
+	c.Response().Header().Set(echo.HeaderContentLength, "0")
+	c.Response().WriteHeader(http.StatusTemporaryRedirect)
+}
+
+func joinMethods(m []string) string { return strings.Join(m, ", ") }

@@ -1,0 +1,61 @@
+package httpapi
+
+import (
+	"slices"
+	"strings"
+)
+
+// routeTable mirrors the routes registered with echo so that the error handler can answer as
+// FastAPI does: 405 with every method of a known path, 307 to the trailing-slash twin.
+type routeTable struct {
+	routes []route
+}
+
+type route struct {
+	method   string
+	segments []string // ":" prefix marks a parameter
+}
+
+func (t *routeTable) add(method, pattern string) {
+	t.routes = append(t.routes, route{method: method, segments: strings.Split(pattern, "/")})
+}
+
+// methods returns the methods of every route whose pattern matches path, in registration order.
+func (t *routeTable) methods(path string) []string {
+	segs := strings.Split(path, "/")
+	var out []string
+	for _, r := range t.routes {
+		if r.match(segs) && !slices.Contains(out, r.method) {
+			out = append(out, r.method)
+		}
+	}
+	return out
+}
+
+// slashAlternative returns path with its trailing slash toggled when that path is a route.
+func (t *routeTable) slashAlternative(path string) (string, bool) {
+	alt := path + "/"
+	if strings.HasSuffix(path, "/") {
+		alt = strings.TrimSuffix(path, "/")
+	}
+	if alt == "" || path == "/" {
+		return "", false
+	}
+	return alt, len(t.methods(alt)) > 0
+}
+
+func (r route) match(segs []string) bool {
+	if len(segs) != len(r.segments) {
+		return false
+	}
+	for i, s := range r.segments {
+		if strings.HasPrefix(s, ":") {
+			if segs[i] == "" {
+				return false
+			}
+		} else if s != segs[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,125 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"partnersim/simulator"
+)
+
+// Store is what the partner API needs from storage.
+type Store interface {
+	Authenticate(ctx context.Context, plaintext string) (*simulator.APIKey, error)
+	UserDetail(ctx context.Context, instID, id string, t simulator.IDType) (*simulator.UserView, error)
+	ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
+	ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error)
+	Transaction(ctx context.Context, instID, id string) (*simulator.Transaction, []*simulator.Order, error)
+	RevokeSessions(ctx context.Context, instID, id string, t simulator.IDType) error
+}
+
+// Deps are the server's collaborators.
+type Deps struct {
+	Store    Store
+	Webhooks Webhooks
+	Sender   Sender
+	Guard    URLChecker
+	IDs      *simulator.IDs
+	// Control is the control plane; nil switches /_sandbox/ off (404 like any unknown path).
+	Control Control
+	// Institution reads an institution (prices for control-plane answers).
+	Institution func(ctx context.Context, id string) (*simulator.Institution, error)
+}
+
+// Config is the server's behaviour.
+type Config struct {
+	// APIVersions are the mounted versions, "v1" first.
+	APIVersions []string
+	// Clock stamps generated history; nil means the wall clock.
+	Clock *simulator.Clock
+	// MaxBodyBytes bounds request bodies (413 beyond it).
+	MaxBodyBytes int64
+	// SandboxToken is the control plane's x-sandbox-token.
+	SandboxToken string
+	// RateLimit, when positive, limits each key to that many requests a second (burst
+	// RateBurst), answering 429 with Retry-After (DESIGN D12).
+	RateLimit float64
+	RateBurst int
+}
+
+// Server is the sandbox's HTTP handler.
+type Server struct {
+	e       *echo.Echo
+	log     *slog.Logger
+	routes  routeTable
+	store   Store
+	deps    Deps
+	cfg     Config
+	clock   *simulator.Clock
+	journal *journal
+	faults  *faults
+}
+
+// NewServer builds the handler with every route of routes.go.
+func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
+	if len(cfg.APIVersions) == 0 {
+		cfg.APIVersions = []string{"v1"}
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = simulator.NewClock(nil)
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	s := &Server{e: e, log: log, store: deps.Store, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{}}
+	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
+	e.HTTPErrorHandler = s.errorHandler
+	e.Pre(s.requestID, decodedPath)
+	s.addRoutes()
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
+
+// handle registers a route on echo and in the route table.
+func (s *Server) handle(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+	s.e.Add(method, path, h, mw...)
+	s.routes.add(method, path)
+}
+
+const headerRequestID = "X-Request-Id"
+
+// requestID echoes the request's X-Request-Id or generates one, on every response.
+func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(headerRequestID)
+		if id == "" || len(id) > 200 {
+			var b [16]byte
+			_, _ = rand.Read(b[:])
+			id = "req_" + hex.EncodeToString(b[:])
+		}
+		c.Response().Header().Set(headerRequestID, id)
+		return next(c)
+	}
+}
+
+// decodedPath routes on the decoded path, as Starlette does (an encoded slash in an id is a
+// path separator there too).
+func decodedPath(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Request().URL.RawPath = ""
+		return next(c)
+	}
+}

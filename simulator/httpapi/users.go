@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"partnersim/simulator"
+	"partnersim/simulator/validate"
+)
+
+var (
+	idTypes    = []string{string(simulator.IDPlatform), string(simulator.IDCore), string(simulator.IDDBP)}
+	products   = enumStrings(simulator.Products)
+	kycValues  = enumStrings(simulator.KYCStatuses)
+	sortOrders = []string{"asc", "desc"}
+	// kycFilters are the KYC query parameters in the spec table's order.
+	kycFilters = []simulator.Product{simulator.ProductCrypto, simulator.ProductSecurities, simulator.ProductRothIRA, simulator.ProductRobo}
+)
+
+func enumStrings[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// handleUserDetail serves GET /{v}/users/{user_account_id}/ (spec §4.1).
+func (s *Server) handleUserDetail() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := validate.New()
+		id := v.PathStr("user_account_id", c.Param("user_account_id"))
+		typ := v.Query(c.QueryParams()).Enum("user_account_id_type", true, "", idTypes...)
+		if err := v.Err(); err != nil {
+			return err
+		}
+		view, err := s.store.UserDetail(c.Request().Context(), keyOf(c).InstitutionID, id, simulator.IDType(typ))
+		if err != nil {
+			return err
+		}
+		return s.jsonOK(c, http.StatusOK, renderUserDetail(view, s.clock))
+	}
+}
+
+// handleUserList serves GET /{v}/users/ (spec §4.2, DESIGN D6).
+func (s *Server) handleUserList() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := validate.New()
+		q := v.Query(c.QueryParams())
+		var f simulator.UserFilter
+		if id, ok := q.Str("user_account_id"); ok {
+			f.UserAccountID = &id
+		}
+		if p := q.Enum("product", false, "", products...); p != "" {
+			pp := simulator.Product(p)
+			f.Product = &pp
+		}
+		for _, p := range kycFilters {
+			if st := q.Enum(string(p)+"_kyc_status", false, "", kycValues...); st != "" {
+				if f.KYC == nil {
+					f.KYC = map[simulator.Product]simulator.KYCStatus{}
+				}
+				f.KYC[p] = simulator.KYCStatus(st)
+			}
+		}
+		if t, ok := q.DateTime("created_at_start"); ok {
+			f.CreatedStart = &t
+		}
+		if t, ok := q.DateTime("created_at_end"); ok {
+			f.CreatedEnd = &t
+		}
+		f.Limit = q.Int("per_page", 25, validate.Ge(1), validate.Le(100))
+		f.Offset = q.Int("last_record_number", 0, validate.Ge(0))
+		f.Desc = q.Enum("sort_order", false, "desc", sortOrders...) == "desc"
+		f.SortKey = simulator.UserSortKey(q.Enum("sort_key", false, "created_at", "created_at", "user_account_id"))
+		if err := v.Err(); err != nil {
+			return err
+		}
+		page := &simulator.UserPage{Users: []*simulator.User{}}
+		if f.CreatedStart == nil || f.CreatedEnd == nil || f.CreatedStart.Before(*f.CreatedEnd) {
+			var err error
+			if page, err = s.store.ListUsers(c.Request().Context(), keyOf(c).InstitutionID, f); err != nil {
+				return err
+			}
+		}
+		items := make([]userItemJSON, 0, len(page.Users))
+		for _, u := range page.Users {
+			items = append(items, renderUserItem(u, page.Prices))
+		}
+		return s.jsonOK(c, http.StatusOK, pageJSON[userItemJSON]{Items: items, TotalRecords: page.Total,
+			LastRecordNumber: f.Offset + len(items), PerPage: f.Limit})
+	}
+}
+
+// handleRevokeSessions serves POST /{v}/sessions/revoke/ (spec §4.4, DESIGN D5): 204, empty.
+func (s *Server) handleRevokeSessions() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := validate.New()
+		raw, err := s.readBody(c)
+		if err != nil {
+			return err
+		}
+		b := v.Body(c.Request().Header.Get(echo.HeaderContentType), raw)
+		id := b.Str("user_account_id")
+		typ := b.Enum("user_account_id_type", idTypes...)
+		if err := v.Err(); err != nil {
+			return err
+		}
+		if err := s.store.RevokeSessions(c.Request().Context(), keyOf(c).InstitutionID, id, simulator.IDType(typ)); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}
