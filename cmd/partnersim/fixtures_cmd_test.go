@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"partnersim/fixtures"
+)
+
+// runFixturesArgs runs `partnersim fixtures args…` and returns its error, stdout and stderr.
+func runFixturesArgs(tb testing.TB, args ...string) (error, string, string) {
+	tb.Helper()
+	var out, errOut bytes.Buffer
+	err := runFixtures(context.Background(), args, &out, &errOut)
+	return err, out.String(), errOut.String()
+}
+
+func TestFixturesCheckClean(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, fixtures.Generate(dir, fixtures.GenerateOptions{Users: 40, Orders: 150, Seed: 2}))
+	err, out, _ := runFixturesArgs(t, "check", dir)
+	require.NoError(t, err)
+	assert.Regexp(t, `^ok: 2 institutions, 8 keys, \d+ members, 40 users, \d+ transactions, 150 orders, 5 scenarios\n$`, out)
+}
+
+func TestFixturesCheckReportsEveryProblem(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, fixtures.Generate(dir, fixtures.GenerateOptions{Users: 10, Orders: 20, Seed: 2}))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "prices.json"), []byte(`{"AAPL":"-1"}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644))
+
+	err, out, errOut := runFixturesArgs(t, "check", dir)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, errReported), "main must not print the problems again: %v", err)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	assert.Greater(t, len(lines), 2, "every problem, one a line")
+	assert.Contains(t, out, "notes.txt: $: unknown file")
+	assert.Contains(t, out, `prices.json: $.AAPL: "-1": a price must be greater than 0`)
+	for _, l := range lines {
+		assert.Regexp(t, `^[^:]+: \$[^:]*: .+`, l, "file: path: reason")
+	}
+	assert.Contains(t, errOut, "problems")
+}
+
+func TestFixturesCheckBadArguments(t *testing.T) {
+	err, _, _ := runFixturesArgs(t, "check")
+	assert.ErrorContains(t, err, "want one set folder")
+	err, _, _ = runFixturesArgs(t, "check", filepath.Join(t.TempDir(), "nope"))
+	assert.ErrorContains(t, err, "is not a folder")
+	err, _, _ = runFixturesArgs(t, "frobnicate")
+	assert.ErrorContains(t, err, "unknown subcommand")
+	err, _, errOut := runFixturesArgs(t)
+	assert.Error(t, err)
+	assert.Contains(t, errOut, "usage:")
+	err, out, _ := runFixturesArgs(t, "help")
+	assert.NoError(t, err)
+	assert.Contains(t, out, "fixtures generate")
+}
+
+func TestFixturesGenerate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "set")
+	// Flags may come after the folder too.
+	err, out, _ := runFixturesArgs(t, "generate", dir, "--users", "60", "--orders", "300", "--seed", "9")
+	require.NoError(t, err)
+	assert.Contains(t, out, "generate: 100% (360/360 records)", "plain progress lines off a terminal")
+	assert.NotContains(t, out, "\r", "no bar off a terminal")
+	assert.Contains(t, out, "wrote "+dir+": 60 users, 300 orders (seed 9)")
+
+	err, out, _ = runFixturesArgs(t, "check", dir)
+	require.NoError(t, err)
+	assert.Contains(t, out, "60 users")
+	assert.Contains(t, out, "300 orders")
+
+	// The command writes exactly what the library writes for the same options.
+	lib := t.TempDir()
+	require.NoError(t, fixtures.Generate(lib, fixtures.GenerateOptions{Users: 60, Orders: 300, Seed: 9}))
+	for _, f := range []string{"users.json", "transactions.json", "keys.json", "members.json"} {
+		a, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		b, err := os.ReadFile(filepath.Join(lib, f))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(a, b), "%s: same seed, same bytes", f)
+	}
+
+	err, _, _ = runFixturesArgs(t, "generate", "--users", "5", "--orders", "5", dir)
+	assert.ErrorContains(t, err, "--force", "a folder that is not empty is not overwritten by accident")
+	err, _, _ = runFixturesArgs(t, "generate", "--users", "5", "--orders", "5", "--force", dir)
+	assert.NoError(t, err)
+	err, _, _ = runFixturesArgs(t, "generate", "--users", "-1", filepath.Join(t.TempDir(), "x"))
+	assert.ErrorContains(t, err, "must not be negative")
+	err, _, _ = runFixturesArgs(t, "generate", "--userz", "1", filepath.Join(t.TempDir(), "x"))
+	assert.Error(t, err, "unknown flags are refused")
+}
+
+func TestFixturesProgressBar(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, true, time.Now())
+	p(0, 200)
+	p(100, 200)
+	p(200, 200)
+	out := buf.String()
+	assert.Contains(t, out, "\r[---------------")
+	assert.Contains(t, out, "\r[###############---------------]  50%  100/200 records")
+	assert.True(t, strings.HasSuffix(out, "\n"), "the bar ends its line when done")
+	assert.False(t, isTerminal(&buf), "a buffer is not a terminal")
+}
