@@ -1,0 +1,178 @@
+package validate
+
+import (
+	"math"
+	"math/big"
+	"strings"
+	"unicode"
+
+	"github.com/shopspring/decimal"
+)
+
+// validateDecimal is pydantic-core's lax Decimal validation
+// (input_python.rs validate_decimal, validators/decimal.rs): str and int go
+// to Decimal(x), float to Decimal(str(x)), anything else (bool included) is
+// decimal_type; a string Python's Decimal rejects is decimal_parsing;
+// NaN and infinities are finite_number (allow_inf_nan defaults to false);
+// then the constraints in le, lt, ge, gt order.
+func validateDecimal(loc Loc, in any, bounds []Bound) (decimal.Decimal, *Item) {
+	var d pyDecimal
+	ok := true
+	switch x := in.(type) {
+	case pyStr:
+		d, ok = parsePyDecimal(toValidUTF8(string(x)))
+	case string:
+		d, ok = parsePyDecimal(x)
+	case pyInt:
+		d.coef, _ = new(big.Int).SetString(string(x), 10)
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			d.special = "nan"
+		case math.IsInf(x, 0):
+			d.special = "inf"
+		default:
+			d, ok = parsePyDecimal(pyFloatRepr(x))
+		}
+	default:
+		it := typeItem("decimal_type", loc, in)
+		return decimal.Decimal{}, &it
+	}
+	if !ok {
+		it := typeItem("decimal_parsing", loc, in)
+		return decimal.Decimal{}, &it
+	}
+	if d.special != "" {
+		it := typeItem("finite_number", loc, in)
+		return decimal.Decimal{}, &it
+	}
+	if d.exp < math.MinInt32 || d.exp > math.MaxInt32 {
+		// Python accepts exponents up to ±999999999999999999; shopspring's
+		// int32 exponent cannot hold them. Treated as unparsable.
+		it := typeItem("decimal_parsing", loc, in)
+		return decimal.Decimal{}, &it
+	}
+	val := decimal.NewFromBigInt(d.coef, int32(d.exp))
+	if it := checkBounds(loc, in, bounds, func(b int) int { return val.Cmp(decimal.NewFromInt(int64(b))) }); it != nil {
+		return decimal.Decimal{}, it
+	}
+	return val, nil
+}
+
+// pyDecimal is a parsed Python Decimal: coef × 10^exp, or a special value.
+type pyDecimal struct {
+	coef    *big.Int
+	exp     int64
+	special string // "nan", "snan", "inf" or ""
+}
+
+// parsePyDecimal is Python's Decimal(str) (Modules/_decimal: numeric_as_ascii
+// with whitespace stripped and every '_' removed, Unicode decimal digits
+// mapped to ASCII, then the decimal string grammar with exact conversion):
+//
+//	[sign] (digits ['.' [digits]] | '.' digits) [('e'|'E') [sign] digits]
+//	[sign] ('Inf' | 'Infinity')          case-insensitive
+//	[sign] ('NaN' | 'sNaN') [digits]     case-insensitive
+func parsePyDecimal(s string) (pyDecimal, bool) {
+	s = strings.TrimFunc(s, isPySpace)
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '_':
+			continue
+		case r > 0 && r < 128:
+			b.WriteRune(r)
+		case isPySpace(r):
+			b.WriteByte(' ')
+		case unicode.IsDigit(r):
+			b.WriteByte(byte('0' + digitValue(r)))
+		default:
+			return pyDecimal{}, false
+		}
+	}
+	t := b.String()
+	neg := false
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		neg = t[0] == '-'
+		t = t[1:]
+	}
+	lower := strings.ToLower(t)
+	switch {
+	case lower == "inf" || lower == "infinity":
+		return pyDecimal{special: "inf"}, true
+	case strings.HasPrefix(lower, "nan") && allDigits(lower[3:]):
+		return pyDecimal{special: "nan"}, true
+	case strings.HasPrefix(lower, "snan") && allDigits(lower[4:]):
+		return pyDecimal{special: "snan"}, true
+	}
+	i := 0
+	intStart := i
+	for i < len(t) && isDigit(t[i]) {
+		i++
+	}
+	intDigits := t[intStart:i]
+	fracDigits := ""
+	if i < len(t) && t[i] == '.' {
+		i++
+		fs := i
+		for i < len(t) && isDigit(t[i]) {
+			i++
+		}
+		fracDigits = t[fs:i]
+	}
+	if intDigits == "" && fracDigits == "" {
+		return pyDecimal{}, false
+	}
+	var exp int64
+	if i < len(t) && (t[i] == 'e' || t[i] == 'E') {
+		i++
+		es := i
+		if i < len(t) && (t[i] == '+' || t[i] == '-') {
+			i++
+		}
+		ds := i
+		for i < len(t) && isDigit(t[i]) {
+			i++
+		}
+		if ds == i {
+			return pyDecimal{}, false
+		}
+		e, ok := new(big.Int).SetString(t[es:i], 10)
+		if !ok || !e.IsInt64() || e.Int64() > 1<<62 || e.Int64() < -(1<<62) {
+			exp = math.MaxInt64 // beyond any representable exponent
+		} else {
+			exp = e.Int64()
+		}
+	}
+	if i != len(t) {
+		return pyDecimal{}, false
+	}
+	coef, _ := new(big.Int).SetString(intDigits+fracDigits, 10)
+	if neg {
+		coef.Neg(coef)
+	}
+	if exp != math.MaxInt64 {
+		exp -= int64(len(fracDigits))
+	}
+	return pyDecimal{coef: coef, exp: exp}, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// digitValue is Py_UNICODE_TODECIMAL for a Unicode decimal digit (category
+// Nd): digits come in whole runs of ten, each starting at its zero, some
+// runs adjacent to others.
+func digitValue(r rune) int {
+	zero := r
+	for zero > 0 && unicode.IsDigit(zero-1) {
+		zero--
+	}
+	return int(r-zero) % 10
+}

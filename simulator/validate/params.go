@@ -1,0 +1,132 @@
+package validate
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Params reads scalar request parameters (query, path, header, cookie) of
+// one source. Their values are always strings, validated by pydantic in lax
+// mode; the input echoed in an error is the raw string. A required parameter
+// that was not sent is missing with input null (FastAPI builds that item
+// itself, fastapi/_compat/v2.py).
+type Params struct {
+	c      *Collector
+	where  string
+	lookup func(name string) (string, bool)
+}
+
+func (p *Params) get(name string) (Value, bool) {
+	raw, ok := p.lookup(name)
+	return Value{c: p.c, loc: Loc{p.where, name}, v: raw, present: ok}, ok
+}
+
+// Str returns an optional str parameter; ok is false when it was not sent.
+func (p *Params) Str(name string) (s string, ok bool) {
+	v, ok := p.get(name)
+	if !ok {
+		return "", false
+	}
+	return v.v.(string), true
+}
+
+// ReqStr returns a required str parameter.
+func (p *Params) ReqStr(name string) string {
+	v, _ := p.get(name)
+	return v.Str()
+}
+
+// Enum validates a str Enum parameter with member values values. When it is
+// not sent, a required parameter is missing and an optional one yields def.
+// An invalid value yields def and records an enum item.
+func (p *Params) Enum(name string, required bool, def string, values ...string) string {
+	return p.choice("enum", name, required, def, values)
+}
+
+// Literal is Enum for a Literal[...] parameter (error type literal_error).
+func (p *Params) Literal(name string, required bool, def string, values ...string) string {
+	return p.choice("literal_error", name, required, def, values)
+}
+
+func (p *Params) choice(typ, name string, required bool, def string, values []string) string {
+	v, ok := p.get(name)
+	if !ok && !required {
+		return def
+	}
+	s, valid := v.choice(typ, values)
+	if !valid {
+		return def
+	}
+	return s
+}
+
+// Int validates an optional int parameter with default def; an invalid
+// value records its item and yields def. Out-of-int values that pass the
+// bounds saturate (see Value.Int).
+func (p *Params) Int(name string, def int, bounds ...Bound) int {
+	v, ok := p.get(name)
+	if !ok {
+		return def
+	}
+	n, valid := v.intv(bounds)
+	if !valid {
+		return def
+	}
+	return n
+}
+
+// OptInt validates an optional `int | None = None` parameter.
+func (p *Params) OptInt(name string, bounds ...Bound) (int, bool) {
+	v, ok := p.get(name)
+	if !ok {
+		return 0, false
+	}
+	return v.intv(bounds)
+}
+
+// ReqInt validates a required int parameter.
+func (p *Params) ReqInt(name string, bounds ...Bound) int {
+	v, _ := p.get(name)
+	n, _ := v.intv(bounds)
+	return n
+}
+
+// Bool validates an optional bool parameter with default def.
+func (p *Params) Bool(name string, def bool) bool {
+	v, ok := p.get(name)
+	if !ok {
+		return def
+	}
+	b, valid := v.boolv()
+	if !valid {
+		return def
+	}
+	return b
+}
+
+// DateTime validates an optional `datetime | None = None` parameter; the
+// time is in UTC, naive values taken as UTC.
+func (p *Params) DateTime(name string) (time.Time, bool) {
+	v, ok := p.get(name)
+	if !ok {
+		return time.Time{}, false
+	}
+	return v.datetime()
+}
+
+// ReqDateTime validates a required datetime parameter.
+func (p *Params) ReqDateTime(name string) time.Time {
+	v, _ := p.get(name)
+	t, _ := v.datetime()
+	return t
+}
+
+// Decimal validates an optional `Decimal | None = None` parameter.
+func (p *Params) Decimal(name string, bounds ...Bound) (decimal.Decimal, bool) {
+	v, ok := p.get(name)
+	if !ok {
+		return decimal.Decimal{}, false
+	}
+	return v.dec(bounds)
+}

@@ -1,0 +1,65 @@
+package validate
+
+import (
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// ParseQuery parses a raw query string the way Starlette builds
+// request.query_params: the bytes decoded as latin-1, then
+// urllib.parse.parse_qsl(keep_blank_values=True): fields split on '&' only
+// (not ';'), empty fields skipped, a field without '=' has an empty value,
+// '+' is a space, %XX sequences are decoded as UTF-8 with invalid bytes
+// replaced by U+FFFD and malformed escapes kept literally.
+//
+// net/url.ParseQuery differs: it drops fields containing ';' or a bad
+// escape, which Starlette keeps (and then validates).
+func ParseQuery(raw string) url.Values {
+	out := url.Values{}
+	for _, field := range strings.Split(raw, "&") {
+		if field == "" {
+			continue
+		}
+		name, value, _ := strings.Cut(field, "=")
+		name = pyUnquotePlus(name)
+		out[name] = append(out[name], pyUnquotePlus(value))
+	}
+	return out
+}
+
+// pyUnquotePlus is urllib.parse.unquote_plus on a latin-1 decoded string.
+func pyUnquotePlus(s string) string {
+	s = strings.ReplaceAll(s, "+", " ")
+	var out strings.Builder
+	var pending []byte // decoded %XX bytes awaiting UTF-8 decoding
+	flush := func() {
+		for len(pending) > 0 {
+			r, size := utf8.DecodeRune(pending)
+			out.WriteRune(r) // RuneError for each invalid byte, like errors='replace'
+			pending = pending[size:]
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+2 < len(s) {
+			h, ok1 := hexVal(s[i+1])
+			l, ok2 := hexVal(s[i+2])
+			if ok1 && ok2 {
+				pending = append(pending, byte(h<<4|l))
+				i += 2
+				continue
+			}
+		}
+		if c < utf8.RuneSelf {
+			// ASCII text joins the pending bytes: Python decodes each run
+			// of ASCII (escapes included) as one bytes object.
+			pending = append(pending, c)
+			continue
+		}
+		flush()
+		out.WriteRune(rune(c)) // a raw byte is its latin-1 character
+	}
+	flush()
+	return out.String()
+}
