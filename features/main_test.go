@@ -21,6 +21,7 @@ import (
 // contract`). PARTNERSIM_TAGS and PARTNERSIM_NAME narrow the run; PARTNERSIM_SEED replays an
 // order.
 func TestContract(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the contract suite runs the whole simulator; skipped with -short")
 	}

@@ -40,6 +40,7 @@ const (
 )
 
 func TestNonConformingServersFail(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		defect   defect
 		scenario string

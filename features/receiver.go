@@ -92,6 +92,7 @@ type receiver struct {
 	got      []*delivery
 	changed  chan struct{} // closed and replaced on every new delivery
 	consumed int           // deliveries already taken by "receives a delivery"
+	hold     chan struct{} // when set, answers wait until it is closed (at most 5s)
 }
 
 // delivery is one request a receiver got.
@@ -113,7 +114,17 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.got = append(r.got, &delivery{Method: req.Method, Header: req.Header.Clone(), Body: body, At: time.Now(), Answer: answer})
 	close(r.changed)
 	r.changed = make(chan struct{})
+	hold := r.hold
 	r.mu.Unlock()
+	if hold != nil {
+		t := time.NewTimer(5 * time.Second)
+		select {
+		case <-hold:
+		case <-t.C:
+		case <-req.Context().Done():
+		}
+		t.Stop()
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(answer)
 	fmt.Fprintf(w, `{"received":true}`)
@@ -129,6 +140,23 @@ func (r *receiver) answer(status int, first int) {
 	r.script = nil
 	for range first {
 		r.script = append(r.script, status)
+	}
+}
+
+// holdAnswers makes the receiver keep every request open until release is called.
+func (r *receiver) holdAnswers() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hold = make(chan struct{})
+}
+
+// release lets held requests be answered.
+func (r *receiver) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hold != nil {
+		close(r.hold)
+		r.hold = nil
 	}
 }
 

@@ -30,7 +30,7 @@ func (w *world) sandboxSteps(sc *godog.ScenarioContext) {
 
 	sc.Step(`^a user `+q+`$`, w.givenUser)
 	sc.Step(`^an existing user `+q+`$`, w.givenExistingUser)
-	sc.Step(`^a user `+q+` with (\d+) live sessions$`, w.givenUserSessions)
+	sc.Step(`^a user `+q+` with (\d+) live sessions?$`, w.givenUserSessions)
 	sc.Step(`^a user `+q+` with accounts:$`, w.givenUserAccounts)
 	sc.Step(`^these users:$`, w.givenUsers)
 	sc.Step(`^a member with `+q+` id `+q+` and dbp id `+q+` naming `+q+`$`, w.givenMember)

@@ -23,6 +23,8 @@ func (w *world) webhookSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^a receiver `+q+` answering (\d{3})$`, w.givenReceiverAnswering)
 	sc.Step(`^a receiver `+q+` answering (\d{3}) to the first (\d+) deliver(?:y|ies)$`, w.givenReceiverScript)
 	sc.Step(`^an unreachable receiver `+q+`$`, w.givenUnreachable)
+	sc.Step(`^a receiver `+q+` holding its answer (\d{3}) until released$`, w.givenReceiverHolding)
+	sc.Step(`^`+q+` releases its answers$`, w.releaseReceiver)
 
 	sc.Step(`^I subscribe `+q+` to `+q+` events$`, w.subscribe)
 	sc.Step(`^I subscribe `+q+` to `+q+` events through `+q+`$`, w.subscribeThrough)
@@ -108,6 +110,23 @@ func (w *world) givenReceiverScript(name, status, first string) error {
 	code, _ := strconv.Atoi(status)
 	n, _ := strconv.Atoi(first)
 	r.answer(code, n)
+	return nil
+}
+
+func (w *world) givenReceiverHolding(name, status string) error {
+	if err := w.givenReceiverAnswering(name, status); err != nil {
+		return err
+	}
+	w.receivers[unq(name)].holdAnswers()
+	return nil
+}
+
+func (w *world) releaseReceiver(name string) error {
+	r, err := w.receiver(name)
+	if err != nil {
+		return err
+	}
+	r.release()
 	return nil
 }
 

@@ -268,12 +268,24 @@ Feature: Event delivery
     And "r1" is subscribed to "kyc" events
     When the "crypto" account of "alice" moves to "approved"
     Then "r1" receives a delivery
+    And the sandbox lists the delivery of the event to "r1" as "pending" with at least 1 attempt
     When I DELETE "/webhooks/subscriptions/{r1.kyc}"
     Then the response status is 204
     And the sandbox lists the delivery of the event to "r1" as "failed" with at least 1 attempt
     When I note how many deliveries "r1" has received
     And the virtual clock advances 3600 seconds
     Then "r1" receives no further delivery
+
+  @assumed
+  Scenario: An attempt in flight when its subscription is deleted is still logged
+    Given a receiver "r1" holding its answer 500 until released
+    And "r1" is subscribed to "kyc" events
+    When the "crypto" account of "alice" moves to "approved"
+    Then "r1" receives a delivery
+    When I DELETE "/webhooks/subscriptions/{r1.kyc}"
+    Then the response status is 204
+    When "r1" releases its answers
+    Then the sandbox lists the delivery of the event to "r1" as "failed" with 1 attempt
 
   @spec
   Scenario: A v1 subscription keeps v1 links while a newer version is served

@@ -115,6 +115,7 @@ func (w *world) before(ctx context.Context, sc *godog.Scenario) (context.Context
 
 func (w *world) after(ctx context.Context, sc *godog.Scenario, err error) (context.Context, error) {
 	for _, r := range w.receivers {
+		r.release()
 		w.run.hub.remove(r)
 	}
 	if !w.run.sandbox() {
