@@ -48,6 +48,9 @@ func TestContract(t *testing.T) {
 	if testing.Verbose() {
 		t.Log("\n" + out.String())
 	}
+	for _, s := range rep.Slowest(5) {
+		t.Logf("slow: %s %s: %q", s.Duration.Round(time.Millisecond), s.Feature, s.Name)
+	}
 	for _, f := range rep.Failed() {
 		t.Errorf("FAILED %s: %q\n    %s", f.Feature, f.Name, strings.ReplaceAll(f.Err, "\n", "\n    "))
 	}

@@ -139,3 +139,18 @@ Feature: Get Order List
     And the JSON at "items" contains no element with "order_id" equal to "{m1}"
     When I GET "/orders/?user_account_id=mallory"
     Then the JSON at "items" is an empty array
+
+  @assumed @sandbox
+  Scenario: Robo legs share placed_at, and desc is the exact reverse of asc
+    Given a user "robin" with accounts:
+      | product | kyc_status | cash |
+      | robo    | approved   | 0.00 |
+    And "robin" makes a robo deposit of "1000.00" as "d1"
+    And "robin" makes a robo deposit of "500.00" as "d2"
+    When I GET "/orders/?user_account_id=robin&sort_order=asc"
+    Then the JSON at "items" has more than 2 elements
+    And I remember the JSON at "items.0.placed_at" as "p0"
+    And the JSON at "items.1.placed_at" is "{p0}"
+    And I remember the JSON at "items.#.order_id|@reverse" as "reversed"
+    When I GET "/orders/?user_account_id=robin"
+    Then the JSON at "items.#.order_id" is the JSON "{reversed}"

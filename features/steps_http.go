@@ -58,6 +58,7 @@ func (w *world) httpSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^the (JSON|event) at `+q+` is not `+q+`$`, w.atIsNot)
 	sc.Step(`^the (JSON|event) at `+q+` has the keys `+q+`$`, w.atHasKeys)
 	sc.Step(`^the (JSON|event) at `+q+` equals the sum of the (JSON|event) at `+q+`$`, w.atIsSum)
+	sc.Step(`^the (JSON|event) at `+q+` is the JSON `+q+`$`, w.atIsJSON)
 	sc.Step(`^the JSON at `+q+` lists `+q+` values `+q+`$`, w.listsValues)
 	sc.Step(`^the JSON at `+q+` contains an element with `+q+` equal to `+q+`$`, w.containsElement)
 	sc.Step(`^the JSON at `+q+` contains no element with `+q+` equal to `+q+`$`, w.containsNoElement)
@@ -420,6 +421,33 @@ func (w *world) atIsString(which, path, want string) error {
 	}
 	if v.Type != gjson.String || v.Str != want {
 		return fmt.Errorf("expected %s to be %q, got %s in %s", unq(path), want, orAbsent(v), desc)
+	}
+	return nil
+}
+
+// atIsJSON compares the value at a path with a JSON text (often a remembered value).
+func (w *world) atIsJSON(which, path, raw string) error {
+	raw, err := w.expand(unq(raw))
+	if err != nil {
+		return err
+	}
+	want, err := decodeJSON([]byte(raw))
+	if err != nil {
+		return fmt.Errorf("the scenario's expected JSON %q does not parse: %w", raw, err)
+	}
+	v, desc, err := w.at(which, path)
+	if err != nil {
+		return err
+	}
+	if !v.Exists() {
+		return fmt.Errorf("expected %s to be %s, got nothing in %s", unq(path), raw, desc)
+	}
+	got, err := decodeJSON([]byte(v.Raw))
+	if err != nil {
+		return err
+	}
+	if d := jsonDiff(want, got, false, unq(path)); d != "" {
+		return fmt.Errorf("%s", d)
 	}
 	return nil
 }

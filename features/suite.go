@@ -96,6 +96,8 @@ type ScenarioResult struct {
 	Status  Status
 	// Err is the first failure (or the skip reason).
 	Err string
+	// Duration is how long the scenario ran.
+	Duration time.Duration
 }
 
 // Report is a whole run's outcome.
@@ -144,6 +146,13 @@ func (r *Report) Result(name string) (ScenarioResult, bool) {
 		}
 	}
 	return out, found
+}
+
+// Slowest returns the n scenarios that took longest, slowest first.
+func (r *Report) Slowest(n int) []ScenarioResult {
+	out := slices.Clone(r.Scenarios)
+	slices.SortFunc(out, func(a, b ScenarioResult) int { return int(b.Duration - a.Duration) })
+	return out[:min(n, len(out))]
 }
 
 // OK reports whether the run passed: no failed scenario and godog's exit code 0.

@@ -180,6 +180,12 @@ Feature: Get User Detail
       {"detail":"no vendor configured for user_account_id_type: core"}
       """
 
+  @assumed @sandbox
+  Scenario: Parameters are validated before business rules
+    Given an institution with core vendor "none" and dbp vendor "none"
+    When I GET "/users/X-1/?user_account_id_type=email"
+    Then the response status is 422
+
   @spec
   Scenario: An unknown platform id is 404
     When I GET "/users/usr_does_not_exist/?user_account_id_type=platform"

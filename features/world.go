@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/cucumber/godog"
 	"github.com/tidwall/gjson"
@@ -29,6 +30,7 @@ type world struct {
 	tags     []string
 	skip     string // why the scenario was skipped, if it was
 	recorded bool
+	started  time.Time
 
 	vars map[string]string
 
@@ -85,6 +87,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 
 func (w *world) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
 	w.ctx = ctx
+	w.started = time.Now()
 	w.name, w.feature = sc.Name, sc.Uri
 	w.tags = nil
 	for _, t := range sc.Tags {
@@ -128,7 +131,7 @@ func (w *world) after(ctx context.Context, sc *godog.Scenario, err error) (conte
 	}
 	if !w.recorded {
 		w.recorded = true
-		res := ScenarioResult{Feature: sc.Uri, Name: sc.Name, Tags: w.tags, Status: Passed}
+		res := ScenarioResult{Feature: sc.Uri, Name: sc.Name, Tags: w.tags, Status: Passed, Duration: time.Since(w.started)}
 		switch {
 		case w.skip != "" || errors.Is(err, godog.ErrSkip):
 			res.Status, res.Err = Skipped, w.skip
