@@ -43,25 +43,26 @@ func TestNonConformingServersFail(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		defect   defect
+		feature  string
 		scenario string
 		because  string // the failure message must contain this
 	}{
-		{notFoundForScope, "A key without the endpoint's scope is 403 naming the scope", "expected status 403, got"},
-		{signatureNoT, "A test event is signed over t.body with the signing secret", "HMAC over the body alone (without \"t.\")"},
-		{perPageUnbounded, "per_page outside 1..100 is refused", "expected a 4xx status"},
-		{deletedStillListed, "A deleted subscription is not listed", "to contain no element with subscription_id"},
-		{validationNoLoc, "A missing user_account_id_type is a validation error", "loc to be an array of strings, got absent"},
-		{idempotencyKeyLost, "A test event reports its outcome and carries is_test", "expected header X-Partner-Webhook-Id to equal the body's event_id"},
-		{testEventNotMarked, "A test event reports its outcome and carries is_test", "expected is_test to be true"},
+		{notFoundForScope, "auth.feature", "A key without the endpoint's scope is 403 naming the scope", "expected status 403, got"},
+		{signatureNoT, "webhook_test_events.feature", "A test event is signed over t.body with the signing secret", "HMAC over the body alone (without \"t.\")"},
+		{perPageUnbounded, "pagination.feature", "per_page outside 1..100 is refused", "expected a 4xx status"},
+		{deletedStillListed, "subscriptions.feature", "A deleted subscription is not listed", "to contain no element with subscription_id"},
+		{validationNoLoc, "user_detail.feature", "A missing user_account_id_type is a validation error", "loc to be an array of strings, got absent"},
+		{idempotencyKeyLost, "webhook_test_events.feature", "A test event reports its outcome and carries is_test", "expected header X-Partner-Webhook-Id to equal the body's event_id"},
+		{testEventNotMarked, "webhook_test_events.feature", "A test event reports its outcome and carries is_test", "expected is_test to be true"},
 	}
 	for _, c := range cases {
 		t.Run(string(c.defect), func(t *testing.T) {
 			t.Parallel()
-			good := runAgainst(t, healthy, c.scenario)
+			good := runAgainst(t, healthy, c.feature, c.scenario)
 			if r, ok := good.Result(c.scenario); !ok || r.Status != features.Passed {
 				t.Fatalf("against the healthy server, expected %q to pass, got %s: %s", c.scenario, r.Status, r.Err)
 			}
-			bad := runAgainst(t, c.defect, c.scenario)
+			bad := runAgainst(t, c.defect, c.feature, c.scenario)
 			r, ok := bad.Result(c.scenario)
 			if !ok || r.Status != features.Failed {
 				t.Fatalf("against a server with %s, expected %q to fail, got %s", c.defect, c.scenario, r.Status)
@@ -78,7 +79,7 @@ func TestNonConformingServersFail(t *testing.T) {
 
 // runAgainst serves a fake implementation with the defect and runs one scenario against it, as
 // `partnersim contract` runs against a deployment without a control plane.
-func runAgainst(t *testing.T, d defect, scenario string) *features.Report {
+func runAgainst(t *testing.T, d defect, feature, scenario string) *features.Report {
 	t.Helper()
 	f := &fakeAPI{defect: d, subs: map[string]*fakeSub{}}
 	srv := httptest.NewServer(f)
@@ -90,7 +91,7 @@ func runAgainst(t *testing.T, d defect, scenario string) *features.Report {
 		without[s] = "sbx_without_" + s
 	}
 	rep, err := features.Run(ctx, features.Options{BaseURL: srv.URL + "/v1", APIKey: "sbx_full", KeysWithout: without,
-		Name: "^" + regexpQuote(scenario) + "$", Concurrency: 4, Wait: 3 * time.Second})
+		Paths: []string{feature}, Name: "^" + regexpQuote(scenario) + "$", Concurrency: 4, Wait: 3 * time.Second})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
