@@ -49,7 +49,6 @@ func (c *Collector) add(it Item) { c.items = append(c.items, it) }
 // PathStr returns a str path parameter. Any string is a valid str; the
 // method exists so handlers read every input through the collector.
 func (c *Collector) PathStr(name, raw string) string {
-	_ = name
 	return raw
 }
 

@@ -46,17 +46,59 @@ func validateDecimal(loc Loc, in any, bounds []Bound) (decimal.Decimal, *Item) {
 		it := typeItem("finite_number", loc, in)
 		return decimal.Decimal{}, &it
 	}
-	if d.exp < math.MinInt32 || d.exp > math.MaxInt32 {
-		// Python accepts exponents up to ±999999999999999999; shopspring's
-		// int32 exponent cannot hold them. Treated as unparsable.
+	if d.coef.Sign() == 0 {
+		d.exp = 0
+	}
+	if adj := d.exp + int64(len(new(big.Int).Abs(d.coef).String())) - 1; d.coef.Sign() != 0 && (adj > maxDecimalAdjExp || adj < -maxDecimalAdjExp) {
+		// Python accepts any exponent here (the exact conversion uses a
+		// maximal context), but no arithmetic on such a value can succeed
+		// in its default context (Emax 999999), and shopspring would try
+		// to materialise 10^exp. Reported as unparsable instead.
 		it := typeItem("decimal_parsing", loc, in)
 		return decimal.Decimal{}, &it
 	}
-	val := decimal.NewFromBigInt(d.coef, int32(d.exp))
-	if it := checkBounds(loc, in, bounds, func(b int) int { return val.Cmp(decimal.NewFromInt(int64(b))) }); it != nil {
+	if it := checkBounds(loc, in, bounds, func(b int) int { return cmpDecimalInt(d.coef, d.exp, b) }); it != nil {
 		return decimal.Decimal{}, it
 	}
+	val := decimal.NewFromBigInt(d.coef, int32(d.exp))
 	return val, nil
+}
+
+// maxDecimalAdjExp is Python's default decimal context Emax (and -Emin).
+const maxDecimalAdjExp = 999999
+
+// cmpDecimalInt compares coef×10^exp with n without materialising huge
+// powers of ten.
+func cmpDecimalInt(coef *big.Int, exp int64, n int) int {
+	bn := big.NewInt(int64(n))
+	if coef.Sign() != bn.Sign() || coef.Sign() == 0 {
+		return cmpInt(coef.Sign(), bn.Sign())
+	}
+	digits := int64(len(new(big.Int).Abs(coef).String()))
+	// |coef×10^exp| has digits+exp integer digits; |n| has at most 19.
+	if digits+exp > 21 {
+		return coef.Sign()
+	}
+	if digits+exp < -1 {
+		return -coef.Sign()
+	}
+	l, r := new(big.Int).Set(coef), bn
+	if exp >= 0 {
+		l.Mul(l, new(big.Int).Exp(big.NewInt(10), big.NewInt(exp), nil))
+	} else {
+		r = new(big.Int).Mul(bn, new(big.Int).Exp(big.NewInt(10), big.NewInt(-exp), nil))
+	}
+	return l.Cmp(r)
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // pyDecimal is a parsed Python Decimal: coef × 10^exp, or a special value.

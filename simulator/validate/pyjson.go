@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
 )
 
 // The values a parsed JSON body is made of. They mirror what Python's
@@ -166,6 +168,15 @@ func writePy(buf *bytes.Buffer, v any, depth int) {
 			buf.WriteString(pyFloatRepr(f))
 		} else {
 			buf.WriteString(string(x))
+		}
+	case decimal.Decimal:
+		// fastapi.encoders.decimal_encoder: int when the exponent is not
+		// negative, else float.
+		if x.Exponent() >= 0 {
+			buf.WriteString(x.BigInt().String())
+		} else {
+			f, _ := x.Float64()
+			buf.WriteString(pyFloatRepr(f))
 		}
 	case fmt.Stringer:
 		writeString(buf, x.String(), false)

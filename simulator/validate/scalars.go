@@ -87,15 +87,12 @@ func Le(n int) Bound { return Bound{"le", n} }
 // Lt is the constraint lt=n (less_than).
 func Lt(n int) Bound { return Bound{"lt", n} }
 
-// boundOrder is the order pydantic-core checks constraints in
-// (src/validators/int.rs and decimal.rs): le, lt, ge, gt; the first
-// violated one is the only error.
-var boundOrder = [...]string{"le", "lt", "ge", "gt"}
-
 // checkBounds returns the item for the first violated bound, given the
-// comparison cmp(n) of the value with n (-1, 0, +1).
+// comparison cmp(n) of the value with n (-1, 0, +1). pydantic-core checks
+// le, lt, ge, gt in that order (src/validators/int.rs, decimal.rs) and
+// reports only the first violated one.
 func checkBounds(loc Loc, in any, bounds []Bound, cmp func(n int) int) *Item {
-	for _, op := range boundOrder {
+	for _, op := range [...]string{"le", "lt", "ge", "gt"} {
 		for _, b := range bounds {
 			if b.op != op {
 				continue

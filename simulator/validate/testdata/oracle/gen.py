@@ -303,7 +303,10 @@ def main():
             b'"\x1f"', b'"\x7f"', b'\xa0{}', b'{"a" :1 , "b" : [ ] }', b'[-]', b'[-a]', b'[1e]', b'[1.e5]',
             b'[1.5e]', b'{"a":1,,}', b'[,]', b'[1,,2]', b'{,}', b'{"a":1,"b"}', b'"\t"', b'"abc"def', b'1 2',
             b'{"\\ud800":1}', b'{"k":"v"', b'{"k" "v"}', b'{"k":"v",', b'{"k":"v", ', b'[1, ', b'[1 ', b'truex',
-            b'true false', b'{"a":NaN,"b":-Infinity}', b'"\\/"', b'12345678901234567890.5']
+            b'true false', b'{"a":NaN,"b":-Infinity}', b'"\\/"', b'12345678901234567890.5',
+            b'"\x00\x00\xd8"\x00', b'"\x00\x00\xd8', b'\xff\xfe"\x00\x00\xd8"\x00', b'\xff\xfe"\x00',
+            b'"\x00\x00\x00\x00\xd8\x00\x00"\x00\x00\x00', b'"\x00\x00\x00\x00\x00\x11\x00"\x00\x00\x00',
+            b'[\x00]\x00x', b'\x00[\x00]', b'"\x00=\xd8\x00\xde"\x00', b'\xfe\xff\x00"\xd8=\xde\x00\x00"']
     for _ in range(400):
         base = rnd.choice([b'{"a":[1,2.5,"x\\n"],"b":{"c":null,"d":true}}', b'[{"k":"v"},-1e-3,"\\u00e9"]'])
         bs = bytearray(base)
