@@ -87,7 +87,9 @@ func (it Item) MarshalJSON() ([]byte, error) {
 }
 
 // Errors is a failed validation: the items of the 422 body, in order. It is
-// the error Collector.Err returns; errors.As(err, &validate.Errors{}) finds it.
+// the error Collector.Err returns; errors.As finds it. Send the bytes of
+// its MarshalJSON as they are: passing it through encoding/json (json.Marshal,
+// echo's c.JSON) would re-escape <, > and &, which FastAPI does not.
 type Errors []Item
 
 // Error summarises the items on one line, for logs.

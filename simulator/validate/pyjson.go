@@ -291,16 +291,17 @@ func writeString(buf *bytes.Buffer, s string, wtf8 bool) {
 			i++
 			continue
 		}
+		if sur, ok := surrogateAt(s, i); ok && wtf8 {
+			buf.WriteString(`\u`)
+			buf.WriteString(strconv.FormatUint(uint64(sur), 16))
+			i += 3
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			if sur, ok := surrogateAt(s, i); ok && wtf8 {
-				buf.WriteString(`\u`)
-				buf.WriteString(strconv.FormatUint(uint64(sur), 16))
-				i += 3
-				continue
-			}
+			_, size = pyDecodeRune(s[i:])
 			buf.WriteString("\uFFFD")
-			i++
+			i += size
 			continue
 		}
 		buf.WriteString(s[i : i+size])

@@ -3,6 +3,7 @@ package validate
 import (
 	"math"
 	"unicode"
+	"unicode/utf8"
 )
 
 func nan() float64              { return math.NaN() }
@@ -33,4 +34,54 @@ func pyStrip(s string) string {
 		end -= size
 	}
 	return s[start:end]
+}
+
+// pyDecodeRune decodes one character like CPython's UTF-8 decoder with
+// errors='replace': an invalid sequence yields U+FFFD for its maximal
+// subpart (the longest prefix that could start a valid sequence), so a
+// truncated "E2 82" is one replacement character, as in Python.
+func pyDecodeRune(s string) (rune, int) {
+	r, size := utf8.DecodeRuneInString(s)
+	if r != utf8.RuneError || size != 1 {
+		return r, size
+	}
+	return utf8.RuneError, invalidPrefixLen(s)
+}
+
+// invalidPrefixLen is the length of the maximal subpart at the start of s,
+// which does not begin with a valid UTF-8 sequence.
+func invalidPrefixLen(s string) int {
+	c := s[0]
+	var n int
+	lo, hi := byte(0x80), byte(0xBF)
+	switch {
+	case c >= 0xC2 && c <= 0xDF:
+		n = 1
+	case c == 0xE0:
+		n, lo = 2, 0xA0
+	case c >= 0xE1 && c <= 0xEC, c == 0xEE, c == 0xEF:
+		n = 2
+	case c == 0xED:
+		n, hi = 2, 0x9F
+	case c == 0xF0:
+		n, lo = 3, 0x90
+	case c >= 0xF1 && c <= 0xF3:
+		n = 3
+	case c == 0xF4:
+		n, hi = 3, 0x8F
+	default:
+		return 1
+	}
+	i := 1
+	for ; i <= n && i < len(s); i++ {
+		b := s[i]
+		if i == 1 {
+			if b < lo || b > hi {
+				break
+			}
+		} else if b < 0x80 || b > 0xBF {
+			break
+		}
+	}
+	return i
 }

@@ -35,8 +35,8 @@ func pyUnquotePlus(s string) string {
 	var pending []byte // decoded %XX bytes awaiting UTF-8 decoding
 	flush := func() {
 		for len(pending) > 0 {
-			r, size := utf8.DecodeRune(pending)
-			out.WriteRune(r) // RuneError for each invalid byte, like errors='replace'
+			r, size := pyDecodeRune(string(pending))
+			out.WriteRune(r) // U+FFFD per maximal invalid subpart, like errors='replace'
 			pending = pending[size:]
 		}
 	}

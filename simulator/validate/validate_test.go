@@ -1,7 +1,6 @@
 package validate_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -612,6 +611,8 @@ func TestParseQuery(t *testing.T) {
 		"x=%zz&y=a+b%20c":   {"x": {"%zz"}, "y": {"a b c"}},
 		"flag&&=v":          {"flag": {""}, "": {"v"}},
 		"n=%C3%A9%FF":       {"n": {"é\uFFFD"}},
+		"t=%E2%82x":         {"t": {"\uFFFDx"}}, // one U+FFFD per maximal subpart, as CPython
+		"s=%ED%A0%80":       {"s": {"\uFFFD\uFFFD\uFFFD"}},
 		"k=\xe9":            {"k": {"é"}},
 		"":                  {},
 		"per_page=%2B5&q=1": {"per_page": {"+5"}, "q": {"1"}},
@@ -641,15 +642,19 @@ func equalValues(a, b url.Values) bool {
 	return true
 }
 
+func TestInvalidUTF8Input(t *testing.T) {
+	// Starlette decodes with errors='replace': CPython replaces each maximal
+	// invalid subpart with one U+FFFD.
+	raw, _ := validate.NewItem("x", validate.Loc{"query", "q"}, "m", "a\xe2\x82b\xed\xa0\x80").MarshalJSON()
+	if want := "{\"type\":\"x\",\"loc\":[\"query\",\"q\"],\"msg\":\"m\",\"input\":\"a\uFFFDb\uFFFD\uFFFD\uFFFD\"}"; string(raw) != want {
+		t.Errorf("got %s, want %s", raw, want)
+	}
+}
+
 func TestItemJSON(t *testing.T) {
-	it := validate.NewItem("x", validate.Loc{"body"}, "m", "<&>")
-	b, _ := json.Marshal(it)
-	if !bytes.Equal(b, []byte(`{"type":"x","loc":["body"],"msg":"m","input":"<&>"}`)) {
-		// encoding/json compacts but keeps our escaping choices for strings it
-		// re-encodes; Item.MarshalJSON itself must not escape <, >, &.
-		raw, _ := it.MarshalJSON()
-		if string(raw) != `{"type":"x","loc":["body"],"msg":"m","input":"<&>"}` {
-			t.Errorf("MarshalJSON = %s", raw)
-		}
+	// Python's json.dumps leaves <, > and & alone; so must MarshalJSON.
+	raw, _ := validate.NewItem("x", validate.Loc{"body"}, "m", "<&>").MarshalJSON()
+	if want := `{"type":"x","loc":["body"],"msg":"m","input":"<&>"}`; string(raw) != want {
+		t.Errorf("MarshalJSON = %s, want %s", raw, want)
 	}
 }

@@ -280,7 +280,8 @@ func (v Value) URL() (string, *url.URL) {
 	return raw, u
 }
 
-// StrList validates a required list[str].
+// StrList validates a required list[str]; it reports every invalid item
+// and returns nil when anything failed.
 func (v Value) StrList() []string {
 	l := v.List()
 	if !l.OK() {
