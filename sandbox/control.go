@@ -79,7 +79,7 @@ func (c *control) SetDNS(_ context.Context, overrides map[string][]string) (map[
 
 // Reset reloads the fixtures into an emptied store.
 func (c *control) Reset(ctx context.Context) error {
-	return Seed(ctx, c.DB, c.sb.Fixtures)
+	return Seed(ctx, c.DB, c.sb.Fixtures, false)
 }
 
 func (c *control) snapshotPath(name string) string {

@@ -109,7 +109,7 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	if !loaded {
-		if err := Seed(ctx, db, set); err != nil {
+		if err := Seed(ctx, db, set, true); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("load fixtures: %w", err)
 		}
@@ -169,9 +169,10 @@ func (sb *Sandbox) Close() error {
 	return sb.DB.Close()
 }
 
-// Seed empties the store and loads the fixture set into it.
-func Seed(ctx context.Context, db *bolt.DB, set *fixtures.Set) error {
-	l, err := db.NewLoader(ctx)
+// Seed empties the store and loads the fixture set into it; exclusive when nothing else uses
+// the store yet (see bolt.NewLoader).
+func Seed(ctx context.Context, db *bolt.DB, set *fixtures.Set, exclusive bool) error {
+	l, err := db.NewLoader(ctx, exclusive)
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func seedWorld(tb testing.TB, db *bolt.DB, nUsers, nOrders int, seed uint64) *wo
 	tb.Helper()
 	r := rand.New(rand.NewPCG(seed, seed))
 	ctx := context.Background()
-	l, err := db.NewLoader(ctx)
+	l, err := db.NewLoader(ctx, true)
 	require.NoError(tb, err)
 	l.Batch = 500
 	w := &world{}
@@ -234,7 +234,7 @@ func TestPagesNeverRepeatOrSkip(t *testing.T) {
 func TestRevokeSessionsAndResolution(t *testing.T) {
 	db := MustOpen(t)
 	ctx := context.Background()
-	l, err := db.NewLoader(ctx)
+	l, err := db.NewLoader(ctx, true)
 	require.NoError(t, err)
 	core, dbp := "symitar", "q2"
 	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_full", Vendors: simulator.Vendors{Core: &core, DBP: &dbp}}))

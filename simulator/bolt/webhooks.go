@@ -97,6 +97,9 @@ func (s *DB) Subscription(ctx context.Context, instID, id string) (*simulator.Su
 	return &sub, nil
 }
 
+// errSubscriptionDeleted ends the pending deliveries of a deleted subscription (DESIGN D8).
+const errSubscriptionDeleted = "subscription deleted"
+
 // DeleteSubscription disables a subscription for good (DESIGN D8). Its pending deliveries end
 // as failed with the error "subscription deleted".
 func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
@@ -126,7 +129,7 @@ func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
 			if err := getJSON(w.Tx, bDeliveries, k[8:], &d, "delivery not found"); err != nil {
 				return err
 			}
-			d.Status, d.Error = simulator.DeliveryFailed, "subscription deleted"
+			d.Status, d.Error = simulator.DeliveryFailed, errSubscriptionDeleted
 			d.NextAttemptAt = time.Time{}
 			if err := putJSON(w.Tx, bDeliveries, k[8:], &d); err != nil {
 				return err
@@ -362,8 +365,17 @@ func (s *DB) RecordAttempt(ctx context.Context, deliveryID string, at time.Time,
 		if err := getJSON(tx, bDeliveries, []byte(deliveryID), &d, "delivery not found"); err != nil {
 			return err
 		}
+		if d.Status == simulator.DeliveryFailed && d.Error == errSubscriptionDeleted {
+			// The subscription was deleted while this attempt was in flight: the delivery
+			// stays failed, but the attempt really happened and is logged.
+			if n := len(d.Attempts); n > 0 && d.Attempts[n-1].At.Equal(a.At) {
+				return nil // replayed by Batch
+			}
+			d.Attempts = append(d.Attempts, a)
+			return putJSON(tx, bDeliveries, []byte(d.ID), &d)
+		}
 		if d.Status != simulator.DeliveryPending || !d.NextAttemptAt.Equal(at) {
-			return nil // ended meanwhile (subscription deleted) or already recorded
+			return nil // already recorded (a Batch replay)
 		}
 		if err := tx.Bucket(bOutbox).Delete(cat(timeKey(d.NextAttemptAt), []byte(d.ID))); err != nil {
 			return err

@@ -66,7 +66,7 @@ func renderDeliveries(ds []*simulator.Delivery) deliveriesJSON {
 func (s *Server) handleDeliveries() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
-		q := v.Query(c.QueryParams())
+		q := v.Query(validate.ParseQuery(c.Request().URL.RawQuery))
 		sub, _ := q.Str("subscription_id")
 		ev, _ := q.Str("event_id")
 		limit := q.Int("limit", 100, validate.Ge(1), validate.Le(10000))

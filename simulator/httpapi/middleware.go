@@ -93,7 +93,7 @@ func (s *Server) handleRequests() echo.HandlerFunc {
 	}
 	return func(c echo.Context) error {
 		v := validate.New()
-		n := v.Query(c.QueryParams()).Int("limit", 100, validate.Ge(1), validate.Le(1000))
+		n := v.Query(validate.ParseQuery(c.Request().URL.RawQuery)).Int("limit", 100, validate.Ge(1), validate.Le(1000))
 		if err := v.Err(); err != nil {
 			return err
 		}

@@ -19,7 +19,7 @@ var (
 func (s *Server) handleOrderList() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
-		q := v.Query(c.QueryParams())
+		q := v.Query(validate.ParseQuery(c.Request().URL.RawQuery))
 		var f simulator.OrderFilter
 		if id, ok := q.Str("user_account_id"); ok {
 			f.UserAccountID = &id

@@ -31,7 +31,7 @@ func (s *Server) handleUserDetail() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		id := v.PathStr("user_account_id", c.Param("user_account_id"))
-		typ := v.Query(c.QueryParams()).Enum("user_account_id_type", true, "", idTypes...)
+		typ := v.Query(validate.ParseQuery(c.Request().URL.RawQuery)).Enum("user_account_id_type", true, "", idTypes...)
 		if err := v.Err(); err != nil {
 			return err
 		}
@@ -47,7 +47,7 @@ func (s *Server) handleUserDetail() echo.HandlerFunc {
 func (s *Server) handleUserList() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
-		q := v.Query(c.QueryParams())
+		q := v.Query(validate.ParseQuery(c.Request().URL.RawQuery))
 		var f simulator.UserFilter
 		if id, ok := q.Str("user_account_id"); ok {
 			f.UserAccountID = &id

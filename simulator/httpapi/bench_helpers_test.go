@@ -1,0 +1,7 @@
+package httpapi_test
+
+import "partnersim/simulator"
+
+func userByUAID(uaid string) simulator.UserFilter {
+	return simulator.UserFilter{UserAccountID: &uaid, Limit: 1, SortKey: simulator.SortCreatedAt}
+}
