@@ -39,6 +39,11 @@ type Config struct {
 	// OnEvent is called once for every delivery that reached the endpoint, with its verdict,
 	// after the answer was decided and before it is written (for printing). It must be quick.
 	OnEvent func(Arrival)
+	// OnDone is called on the worker once an accepted event's processing has ended — State
+	// processed or failed, with the refetched Resource and the Body — after that outcome is
+	// stored (for printing). Events skipped at acceptance (is_test, a transaction not
+	// "completed") never reach it: their Arrival says so. It must be quick.
+	OnDone func(Record)
 
 	// Now is the clock for verification and timestamps (default time.Now).
 	Now func() time.Time

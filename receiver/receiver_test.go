@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -366,6 +367,56 @@ func TestRefetchRetriesThenGivesUp(t *testing.T) {
 	assert.Equal(t, 1, log.count("evt_flaky"))
 	assert.Zero(t, log.count("evt_missing"))
 	assert.Zero(t, log.count("evt_down"))
+}
+
+func TestOnDoneSeesEachFinishedEventOnceStored(t *testing.T) {
+	api := newFakeAPI(t)
+	done := make(chan receiver.Record, 8)
+	cfg := baseConfig(api, nil)
+	var h *harness
+	cfg.OnDone = func(rec receiver.Record) {
+		// Called after the outcome is stored: the file already says the same.
+		stored, err := h.rcv.Record(rec.EventID)
+		if err != nil || stored.State != rec.State {
+			rec.Reason = fmt.Sprintf("not stored yet: %v %v", err, stored.State)
+		}
+		done <- rec
+	}
+	h = newHarness(t, cfg)
+	api.failFirst("/v1/transactions/txn_evt_gone/", 404)
+	next := func() receiver.Record {
+		t.Helper()
+		select {
+		case rec := <-done:
+			return rec
+		case <-time.After(10 * time.Second):
+			t.Fatal("OnDone was not called within 10s")
+			return receiver.Record{}
+		}
+	}
+
+	require.Equal(t, http.StatusOK, h.deliver(t, nil, delivery{body: kycEvent("evt_ok")}).status)
+	require.Equal(t, http.StatusOK, h.deliver(t, nil, delivery{body: testEvent("evt_test_skip")}).status)
+	require.Equal(t, http.StatusOK, h.deliver(t, nil, delivery{body: transactionEvent("evt_gone", "completed")}).status)
+	require.Equal(t, http.StatusOK, h.deliver(t, nil, delivery{body: kycEvent("evt_ok")}).status) // duplicate
+
+	ok := next()
+	assert.Equal(t, "evt_ok", ok.EventID)
+	assert.Equal(t, receiver.StateProcessed, ok.State)
+	assert.Empty(t, ok.Reason)
+	assert.JSONEq(t, string(kycEvent("evt_ok")), string(ok.Body))
+	assert.Contains(t, string(ok.Resource), "/v1/users/usr_1/")
+
+	gone := next()
+	assert.Equal(t, "evt_gone", gone.EventID)
+	assert.Equal(t, receiver.StateFailed, gone.State)
+	assert.Contains(t, gone.Reason, "status 404")
+
+	// A real event after them: once it is done, nothing else (the skipped test event, the
+	// duplicate) can have been reported.
+	require.Equal(t, http.StatusOK, h.deliver(t, nil, delivery{body: kycEvent("evt_last")}).status)
+	assert.Equal(t, "evt_last", next().EventID)
+	assert.Empty(t, done)
 }
 
 func TestProcessErrors(t *testing.T) {

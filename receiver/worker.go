@@ -86,10 +86,18 @@ func (r *Receiver) processQueued(ctx context.Context, seq []byte, id string) {
 	}
 }
 
+// finishRecord stores rec's final state and then tells Config.OnDone (only once it is stored,
+// so what is printed is what the inspection API shows).
 func (r *Receiver) finishRecord(rec Record, seq []byte, state State, reason string) error {
 	now := r.cfg.Now().UTC()
 	rec.State, rec.Reason, rec.FinishedAt = state, reason, &now
-	return r.store.save(rec, seq, true)
+	if err := r.store.save(rec, seq, true); err != nil {
+		return err
+	}
+	if r.cfg.OnDone != nil {
+		r.cfg.OnDone(rec)
+	}
+	return nil
 }
 
 func (r *Receiver) logIf(err error, id string) {
