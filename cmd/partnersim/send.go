@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"partnersim/receiver/certify"
+	"partnersim/simulator/webhook/signature"
+)
+
+// runSend signs one event body and POSTs it once, the way the sandbox delivers: printing the
+// request's headers and body, then the answer's status, headers and first 4 KiB. A non-2xx
+// answer exits non-zero (errReported), like `curl --fail`.
+func runSend(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("partnersim send", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var secrets secretList
+	target := fs.String("url", "", "the receiver's URL (required)")
+	fs.Var(&secrets, "secret", "signing secret whsec_… (required; several, repeated or comma-separated, send one v1 each, as during a rotation)")
+	file := fs.String("file", "", "send this file's bytes as the body, exactly")
+	sample := fs.String("sample", "", "send a built-in sample body: kyc, transaction or test (the default when --file is not given)")
+	eventID := fs.String("event-id", "", "the sample's event_id (default: a fresh evt_…); with --file, only the X-Partner-Webhook-Id header (default: the body's event_id)")
+	unix := fs.Int64("t", 0, "the signature's t in unix seconds (default: now); an old one rehearses a replay")
+	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the answer")
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("send takes no arguments, got %q", fs.Args())
+	}
+	if u, err := url.Parse(*target); *target == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("send needs --url, an absolute http(s) URL such as http://127.0.0.1:9090/webhooks (got %q)", *target)
+	}
+	if len(secrets) == 0 {
+		return errors.New("send needs --secret whsec_…")
+	}
+	if *file != "" && *sample != "" {
+		return errors.New("send takes --file or --sample, not both")
+	}
+	now := time.Now()
+	t := now
+	if *unix != 0 {
+		t = time.Unix(*unix, 0)
+	}
+
+	var body []byte
+	var what, headerID string
+	if *file != "" {
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			return err
+		}
+		var env struct {
+			EventID string `json:"event_id"`
+		}
+		_ = json.Unmarshal(b, &env) // a body that is not an event is still sent: the receiver must refuse it
+		body, what, headerID = b, *file, env.EventID
+		if *eventID != "" {
+			headerID = *eventID
+		}
+	} else {
+		kind := certify.Kind(*sample)
+		if kind == "" {
+			kind = certify.KindKYC
+		}
+		if !slices.Contains(certify.Kinds(), kind) {
+			return fmt.Errorf("--sample %q: use kyc, transaction or test", *sample)
+		}
+		headerID = *eventID
+		if headerID == "" {
+			headerID = certify.NewID("evt")
+		}
+		b, err := certify.Sample(kind, headerID, now)
+		if err != nil {
+			return err
+		}
+		body, what = b, "sample "+string(kind)
+	}
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, *target, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if headerID != "" {
+		req.Header.Set(signature.HeaderID, headerID)
+	}
+	req.Header.Set(signature.HeaderSignature, signature.Sign(t, body, secrets...))
+	fmt.Fprintf(stdout, "POST %s (%s, %d bytes)\n", *target, what, len(body))
+	for _, h := range []string{"Content-Type", signature.HeaderID, signature.HeaderSignature} {
+		if v := req.Header.Get(h); v != "" {
+			fmt.Fprintf(stdout, "  %s: %s\n", h, v)
+		}
+	}
+	if headerID == "" {
+		fmt.Fprintf(stdout, "  (no %s: the body has no event_id)\n", signature.HeaderID)
+	}
+	fmt.Fprintf(stdout, "\n%s\n\n", clip(body, 4096))
+
+	client := &http.Client{Timeout: *timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse // the sandbox never follows a redirect either
+	}}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", *target, err)
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if err != nil {
+		return fmt.Errorf("reading the answer: %w", err)
+	}
+	fmt.Fprintf(stdout, "%s %s in %s\n", resp.Proto, resp.Status, time.Since(start).Round(time.Millisecond))
+	names := make([]string, 0, len(resp.Header))
+	for name := range resp.Header {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		fmt.Fprintf(stdout, "  %s: %s\n", name, strings.Join(resp.Header[name], ", "))
+	}
+	if len(answer) > 0 {
+		fmt.Fprintf(stdout, "\n%s\n", clip(answer, 4096))
+	}
+	if resp.StatusCode/100 != 2 {
+		fmt.Fprintf(stderr, "the receiver answered %d: the sandbox would retry this delivery\n", resp.StatusCode)
+		return errReported
+	}
+	return nil
+}
+
+// clip renders up to n bytes of b as text, saying when there was more.
+func clip(b []byte, n int) string {
+	s := strings.TrimRight(strings.ToValidUTF8(string(b[:min(len(b), n)]), "\uFFFD"), "\n")
+	if len(b) > n {
+		s += fmt.Sprintf("\n… (%d more bytes)", len(b)-n)
+	}
+	return s
+}
