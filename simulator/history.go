@@ -34,11 +34,12 @@ func GenerateHistory(u *User, prices map[string]decimal.Decimal, now time.Time) 
 			return ValuePoint{AsOf: t, CostBasis: basis, Value: current}
 		}
 		years := now.Sub(t).Hours() / (24 * 365)
-		// growth about 6% a year, plus a bounded deterministic wobble per instant.
+		// growth about 6% a year, plus a bounded deterministic wobble per instant; values are
+		// whole cents computed once, so no float ever reaches a decimal.
 		g := math.Exp(-0.06 * years)
 		w := 1 + 0.03*wobble(s, t.Unix())*math.Min(1, years*4+0.1)
-		v := decimal.NewFromFloat(cur * g * w).RoundBank(2)
-		b := decimal.NewFromFloat(bas * math.Exp(-0.04*years)).RoundBank(2)
+		v := decimal.New(int64(math.RoundToEven(cur*g*w*100)), -2)
+		b := decimal.New(int64(math.RoundToEven(bas*math.Exp(-0.04*years)*100)), -2)
 		return ValuePoint{AsOf: t, CostBasis: b, Value: v}
 	}
 	series := func(n int, step func(k int) time.Time) []ValuePoint {

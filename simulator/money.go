@@ -7,7 +7,47 @@ import (
 )
 
 // FormatMoney renders an amount with exactly two decimals, rounded half-even ("1520.07").
-func FormatMoney(d decimal.Decimal) string { return d.StringFixedBank(2) }
+func FormatMoney(d decimal.Decimal) string {
+	if d.Exponent() != -2 {
+		d = d.RoundBank(2)
+	}
+	if d.Exponent() == -2 && d.Coefficient().IsInt64() {
+		// Fast path for the common case: whole cents that fit an int64.
+		return formatCents(d.CoefficientInt64())
+	}
+	return d.StringFixedBank(2)
+}
+
+// formatCents renders n cents as "units.cc".
+func formatCents(n int64) string {
+	var buf [24]byte
+	i := len(buf)
+	neg := n < 0
+	u := uint64(n)
+	if neg {
+		u = uint64(-n)
+	}
+	for k := 0; k < 2; k++ {
+		i--
+		buf[i] = byte('0' + u%10)
+		u /= 10
+	}
+	i--
+	buf[i] = '.'
+	for {
+		i--
+		buf[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		buf[i] = '-'
+	}
+	return string(buf[i:])
+}
 
 // FormatQuantity renders a quantity with up to 8 decimals and no trailing zeros ("0.015").
 func FormatQuantity(d decimal.Decimal) string { return d.RoundBank(8).String() }

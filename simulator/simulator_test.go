@@ -166,3 +166,12 @@ func TestGeneratedHistoryIsDeterministicAndEndsAtCurrentValue(t *testing.T) {
 	assert.Empty(t, empty.AllTime)
 	assert.NotNil(t, empty.AllTime, "empty arrays, not null")
 }
+
+func TestFormatMoneyFastPathAgreesWithDecimal(t *testing.T) {
+	for _, s := range []string{"0", "0.5", "-0.5", "-0.01", "1.005", "1.015", "1520.065", "123456789012.34", "-7", "0.004", "-0.005", "99999999999999999999.995"} {
+		v := d(s)
+		assert.Equal(t, v.StringFixedBank(2), simulator.FormatMoney(v), s)
+		c := v.RoundBank(2)
+		assert.Equal(t, c.StringFixedBank(2), simulator.FormatMoney(c), s)
+	}
+}

@@ -43,9 +43,9 @@ func commands() map[string]command {
 		"trigger":  {"make something happen in a running sandbox: kyc, order, robo, fill, cancel, fail, clock", runTrigger},
 		"scenario": {"list or run a fixture scenario in a running sandbox", runScenario},
 		"snapshot": {"save or restore the running sandbox's whole state by name", runSnapshot},
-		// "receive":  {"run the reference webhook receiver and print each event it processes", runReceive},
-		// "send":     {"sign one event body and POST it to a URL", runSend},
-		// "certify":  {"fire the certification battery at a webhook receiver (table, JUnit, exit status)", runCertify},
+		"receive":  {"run the reference webhook receiver and print each event it processes", runReceive},
+		"send":     {"sign one event body and POST it to a URL", runSend},
+		"certify":  {"fire the certification battery at a webhook receiver (table, JUnit, exit status)", runCertify},
 		"contract": {"run the Gherkin contract suites against any implementation of the API", runContract},
 		"fixtures": {"check a fixture set, or generate a large synthetic one", func(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
 			return runFixtures(ctx, args, stdout, stderr)

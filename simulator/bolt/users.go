@@ -33,14 +33,6 @@ func (s userSummary) encode() []byte {
 	return cat(timeKey(s.created), s.statuses[:], []byte(s.uaid))
 }
 
-func decodeUserSummary(b []byte) userSummary {
-	var s userSummary
-	s.created = timeFromKey(b[:8])
-	copy(s.statuses[:], b[8:12])
-	s.uaid = string(b[12:])
-	return s
-}
-
 // userIndexEntries returns (prefix, rest) of every index entry of a user.
 func userIndexEntries(u *simulator.User) [][2][]byte {
 	in := inst(u.InstitutionID)
@@ -279,7 +271,7 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 			if err != nil {
 				return err
 			}
-			if match(summarize(u)) {
+			if match(summarize(u).encode()) {
 				page.Total = 1
 				if f.Offset == 0 && f.Limit > 0 {
 					page.Users = append(page.Users, u)
@@ -287,15 +279,16 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 			}
 			return nil
 		}
-		// Choose the narrowest index: a KYC filter, else a product filter, else all users.
-		filter, residual := []byte{kindAll}, false
+		// Choose the narrowest index: the KYC filter with the fewest entries (the counters
+		// say), else a product filter, else all users.
+		filter, residual := []byte{kindAll}, len(f.KYC) > 1
+		best := -1
 		for _, p := range simulator.Products {
 			if st, ok := f.KYC[p]; ok {
-				if filter[0] == kindKYC {
-					residual = true
-					continue
+				cand := []byte{kindKYC, byte(simulator.ProductIndex(p)), byte(simulator.KYCIndex(st))}
+				if n := countOf(tx, bUserIndex, cat(inst(instID), cand, []byte{sortCreated})); best < 0 || n < best {
+					filter, best = cand, n
 				}
-				filter = []byte{kindKYC, byte(simulator.ProductIndex(p)), byte(simulator.KYCIndex(st))}
 			}
 		}
 		if f.Product != nil {
@@ -332,9 +325,7 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 			page.Total = countOf(tx, bUserIndex, prefix)
 			pids = pageScan(tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, nil, nil, idOf)
 		} else {
-			pids = pageScan(tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, func(v []byte) bool {
-				return match(decodeUserSummary(v))
-			}, &page.Total, idOf)
+			pids = pageScan(tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, match, &page.Total, idOf)
 		}
 		for _, pid := range pids {
 			u, err := getUser(tx, instID, string(pid))
@@ -351,20 +342,37 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 	return page, nil
 }
 
-func userMatcher(f simulator.UserFilter) func(userSummary) bool {
-	return func(s userSummary) bool {
-		if f.Product != nil && s.statuses[simulator.ProductIndex(*f.Product)] == 0 {
-			return false
-		}
-		for p, st := range f.KYC {
-			if s.statuses[simulator.ProductIndex(p)] != byte(1+simulator.KYCIndex(st)) {
+// userMatcher returns a predicate over raw index values (userSummary encodings) for the
+// filters an index scan must check itself. It reads the bytes in place: a scan over a whole
+// institution's index must not allocate per entry.
+func userMatcher(f simulator.UserFilter) func(v []byte) bool {
+	var want [4]byte // 0: any; 0xff: has an account; else 1 + KYC index
+	for p, st := range f.KYC {
+		want[simulator.ProductIndex(p)] = byte(1 + simulator.KYCIndex(st))
+	}
+	if f.Product != nil && want[simulator.ProductIndex(*f.Product)] == 0 {
+		want[simulator.ProductIndex(*f.Product)] = 0xff
+	}
+	var lo, hi []byte
+	if f.CreatedStart != nil {
+		lo = timeKey(*f.CreatedStart)
+	}
+	if f.CreatedEnd != nil {
+		hi = timeKey(*f.CreatedEnd)
+	}
+	return func(v []byte) bool {
+		for i, w := range want {
+			switch {
+			case w == 0:
+			case w == 0xff:
+				if v[8+i] == 0 {
+					return false
+				}
+			case v[8+i] != w:
 				return false
 			}
 		}
-		if f.CreatedStart != nil && s.created.Before(*f.CreatedStart) {
-			return false
-		}
-		if f.CreatedEnd != nil && !s.created.Before(*f.CreatedEnd) {
+		if lo != nil && bytes.Compare(v[:8], lo) < 0 || hi != nil && bytes.Compare(v[:8], hi) >= 0 {
 			return false
 		}
 		return true
