@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -289,17 +290,17 @@ const (
 
 // Delivery is one event's delivery to one subscription, with every attempt.
 type Delivery struct {
-	ID             string    `json:"delivery_id"`
-	EventID        string    `json:"event_id"`
-	SubscriptionID string    `json:"subscription_id"`
-	InstitutionID  string    `json:"institution_id"`
-	URL            string    `json:"url"`
-	Body           []byte    `json:"body"`
-	Status         string    `json:"status"`
-	NextAttemptAt  time.Time `json:"next_attempt_at"`
-	Attempts       []Attempt `json:"attempts"`
-	Error          string    `json:"error,omitempty"`
-	CreatedAt      time.Time `json:"created_at"`
+	ID             string          `json:"delivery_id"`
+	EventID        string          `json:"event_id"`
+	SubscriptionID string          `json:"subscription_id"`
+	InstitutionID  string          `json:"institution_id"`
+	URL            string          `json:"url"`
+	Body           json.RawMessage `json:"body"` // the exact bytes sent (JSON, so stored as is)
+	Status         string          `json:"status"`
+	NextAttemptAt  time.Time       `json:"next_attempt_at"`
+	Attempts       []Attempt       `json:"attempts"`
+	Error          string          `json:"error,omitempty"`
+	CreatedAt      time.Time       `json:"created_at"`
 }
 
 // Attempt is one HTTP attempt of a delivery. StatusCode is 0 when the callback never answered.
@@ -322,4 +323,15 @@ type Portfolio struct {
 type Weight struct {
 	Symbol string          `json:"symbol"`
 	Weight decimal.Decimal `json:"weight"`
+}
+
+// AttemptRecord is one attempt's outcome as the dispatcher records it: the delivery, the
+// next-attempt slot the attempt was made for, the attempt, and what comes next — delivered
+// when OK, rescheduled at Next when non-nil, else failed.
+type AttemptRecord struct {
+	DeliveryID string
+	At         time.Time
+	Attempt    Attempt
+	OK         bool
+	Next       *time.Time
 }

@@ -352,48 +352,52 @@ func (s *DB) NextDue(ctx context.Context) (time.Time, bool, error) {
 	return t, ok, err
 }
 
-// RecordAttempt appends an attempt to a pending delivery and moves it on: delivered when ok,
-// rescheduled at next when next is non-nil, else failed. Concurrent calls are coalesced into
-// one transaction (bbolt Batch); a call replayed by Batch finds the delivery no longer pending
-// at that slot and changes nothing, so it is idempotent.
-func (s *DB) RecordAttempt(ctx context.Context, deliveryID string, at time.Time, a simulator.Attempt, ok bool, next *time.Time) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.db.Batch(func(tx *bbolt.Tx) error {
-		var d simulator.Delivery
-		if err := getJSON(tx, bDeliveries, []byte(deliveryID), &d, "delivery not found"); err != nil {
-			return err
-		}
-		if d.Status == simulator.DeliveryFailed && d.Error == errSubscriptionDeleted {
-			// The subscription was deleted while this attempt was in flight: the delivery
-			// stays failed, but the attempt really happened and is logged.
-			if n := len(d.Attempts); n > 0 && d.Attempts[n-1].At.Equal(a.At) {
-				return nil // replayed by Batch
-			}
-			d.Attempts = append(d.Attempts, a)
-			return putJSON(tx, bDeliveries, []byte(d.ID), &d)
-		}
-		if d.Status != simulator.DeliveryPending || !d.NextAttemptAt.Equal(at) {
-			return nil // already recorded (a Batch replay)
-		}
-		if err := tx.Bucket(bOutbox).Delete(cat(timeKey(d.NextAttemptAt), []byte(d.ID))); err != nil {
-			return err
-		}
-		d.Attempts = append(d.Attempts, a)
-		switch {
-		case ok:
-			d.Status, d.NextAttemptAt = simulator.DeliveryDelivered, time.Time{}
-		case next != nil:
-			d.NextAttemptAt = *next
-			if err := tx.Bucket(bOutbox).Put(cat(timeKey(*next), []byte(d.ID)), []byte(d.SubscriptionID)); err != nil {
+// RecordAttempts appends attempts to their deliveries and moves each on, all in one durable
+// transaction (the dispatcher's group commit). A record for a delivery that is no longer
+// pending at that slot changes nothing, so a replay is harmless; an attempt in flight when its
+// subscription was deleted is still logged on the failed delivery.
+func (s *DB) RecordAttempts(ctx context.Context, recs []simulator.AttemptRecord) error {
+	return s.update(ctx, func(w *writeTx) error {
+		for _, r := range recs {
+			if err := recordAttempt(w, r); err != nil {
 				return err
 			}
-		default:
-			d.Status, d.NextAttemptAt = simulator.DeliveryFailed, time.Time{}
 		}
-		return putJSON(tx, bDeliveries, []byte(d.ID), &d)
+		return nil
 	})
+}
+
+func recordAttempt(w *writeTx, r simulator.AttemptRecord) error {
+	var d simulator.Delivery
+	if err := getJSON(w.Tx, bDeliveries, []byte(r.DeliveryID), &d, "delivery not found"); err != nil {
+		return err
+	}
+	if d.Status == simulator.DeliveryFailed && d.Error == errSubscriptionDeleted {
+		if n := len(d.Attempts); n > 0 && d.Attempts[n-1].At.Equal(r.Attempt.At) {
+			return nil // already logged
+		}
+		d.Attempts = append(d.Attempts, r.Attempt)
+		return putJSON(w.Tx, bDeliveries, []byte(d.ID), &d)
+	}
+	if d.Status != simulator.DeliveryPending || !d.NextAttemptAt.Equal(r.At) {
+		return nil // already recorded
+	}
+	if err := w.Bucket(bOutbox).Delete(cat(timeKey(d.NextAttemptAt), []byte(d.ID))); err != nil {
+		return err
+	}
+	d.Attempts = append(d.Attempts, r.Attempt)
+	switch {
+	case r.OK:
+		d.Status, d.NextAttemptAt = simulator.DeliveryDelivered, time.Time{}
+	case r.Next != nil:
+		d.NextAttemptAt = *r.Next
+		if err := w.Bucket(bOutbox).Put(cat(timeKey(*r.Next), []byte(d.ID)), []byte(d.SubscriptionID)); err != nil {
+			return err
+		}
+	default:
+		d.Status, d.NextAttemptAt = simulator.DeliveryFailed, time.Time{}
+	}
+	return putJSON(w.Tx, bDeliveries, []byte(d.ID), &d)
 }
 
 // RecordTestDelivery stores the one-attempt delivery of a test event, so the delivery log

@@ -20,7 +20,7 @@ import (
 type Store interface {
 	DueDeliveries(ctx context.Context, now time.Time, limit int, skip func(id string) bool) ([]*simulator.Delivery, error)
 	NextDue(ctx context.Context) (time.Time, bool, error)
-	RecordAttempt(ctx context.Context, deliveryID string, at time.Time, a simulator.Attempt, ok bool, next *time.Time) error
+	RecordAttempts(ctx context.Context, recs []simulator.AttemptRecord) error
 	SigningSecrets(ctx context.Context, instID string) (simulator.SigningSecrets, error)
 }
 
@@ -51,6 +51,7 @@ type Dispatcher struct {
 	client   *http.Client
 	wake     chan struct{}
 	inflight sync.Map
+	records  chan simulator.AttemptRecord
 }
 
 // New returns a dispatcher; call Run to start it.
@@ -87,7 +88,8 @@ func New(store Store, cfg Config) *Dispatcher {
 		// Redirects are never followed: a 3xx is a failed attempt (DESIGN D8).
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Dispatcher{store: store, cfg: cfg, client: client, wake: make(chan struct{}, 1)}
+	return &Dispatcher{store: store, cfg: cfg, client: client, wake: make(chan struct{}, 1),
+		records: make(chan simulator.AttemptRecord, cfg.Workers*4)}
 }
 
 // Wake makes the dispatcher look for due deliveries now (after new events, or after the
@@ -110,14 +112,20 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			defer wg.Done()
 			for dl := range jobs {
 				d.deliver(ctx, dl)
-				d.inflight.Delete(dl.ID)
-				d.Wake()
 			}
 		}()
 	}
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		d.record(ctx)
+	}()
 	defer func() {
 		close(jobs)
 		wg.Wait()
+		close(d.records)
+		<-recorded
+		d.records = make(chan simulator.AttemptRecord, d.cfg.Workers*4) // ready for another Run
 	}()
 	inflight := func(id string) bool { _, ok := d.inflight.Load(id); return ok }
 	const batch = 256
@@ -162,11 +170,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 func (d *Dispatcher) deliver(ctx context.Context, dl *simulator.Delivery) {
 	secrets, err := d.store.SigningSecrets(ctx, dl.InstitutionID)
 	if err != nil {
+		d.inflight.Delete(dl.ID)
 		d.cfg.Log.Error("signing secrets", slog.String("delivery_id", dl.ID), slog.Any("err", err))
 		return
 	}
 	a := d.Send(ctx, dl.URL, dl.Body, dl.EventID, secrets.Active(d.cfg.Clock.Now()))
 	if ctx.Err() != nil {
+		d.inflight.Delete(dl.ID)
 		return // shutting down: the delivery stays pending and is attempted after restart
 	}
 	ok := a.StatusCode >= 200 && a.StatusCode < 300
@@ -175,11 +185,42 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *simulator.Delivery) {
 		t := d.cfg.Clock.SchedulerNow().Add(d.cfg.Schedule[n-1])
 		next = &t
 	}
-	d.cfg.Log.Info("webhook attempt", slog.String("delivery_id", dl.ID), slog.String("event_id", dl.EventID),
+	d.cfg.Log.Debug("webhook attempt", slog.String("delivery_id", dl.ID), slog.String("event_id", dl.EventID),
 		slog.Int("attempt", len(dl.Attempts)+1), slog.Int("status_code", a.StatusCode), slog.String("error", a.Error),
 		slog.Float64("latency_ms", a.LatencyMS), slog.Bool("delivered", ok))
-	if err := d.store.RecordAttempt(ctx, dl.ID, dl.NextAttemptAt, a, ok, next); err != nil && ctx.Err() == nil {
-		d.cfg.Log.Error("record attempt", slog.String("delivery_id", dl.ID), slog.Any("err", err))
+	d.records <- simulator.AttemptRecord{DeliveryID: dl.ID, At: dl.NextAttemptAt, Attempt: a, OK: ok, Next: next}
+}
+
+// maxGroup bounds how many attempt records one transaction commits.
+const maxGroup = 1000
+
+// record commits attempt records in groups: one durable bbolt transaction for everything that
+// arrived while the previous one was committing, so throughput does not wait on one fsync per
+// attempt. A delivery stays in flight (never fetched again) until its record is committed; a
+// crash before that leaves it pending in the outbox, to be attempted again (at-least-once).
+func (d *Dispatcher) record(ctx context.Context) {
+	group := make([]simulator.AttemptRecord, 0, maxGroup)
+	for r := range d.records {
+		group = append(group[:0], r)
+	fill:
+		for len(group) < maxGroup {
+			select {
+			case r, more := <-d.records:
+				if !more {
+					break fill
+				}
+				group = append(group, r)
+			default:
+				break fill
+			}
+		}
+		if err := d.store.RecordAttempts(context.WithoutCancel(ctx), group); err != nil {
+			d.cfg.Log.Error("record attempts", slog.Int("n", len(group)), slog.Any("err", err))
+		}
+		for _, r := range group {
+			d.inflight.Delete(r.DeliveryID)
+		}
+		d.Wake()
 	}
 }
 

@@ -1,0 +1,20 @@
+package bolt
+
+import (
+	"context"
+
+	"partnersim/simulator"
+)
+
+// EmitAll writes events and their deliveries in one transaction (benchmarks fill the outbox
+// with it; the product writes each event with the state change that caused it).
+func (s *DB) EmitAll(ctx context.Context, evs []*simulator.Event) error {
+	return s.update(ctx, func(w *writeTx) error {
+		for _, e := range evs {
+			if err := s.emit(w, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
