@@ -191,10 +191,39 @@ func Seed(ctx context.Context, db *bolt.DB, set *fixtures.Set, exclusive bool) e
 			return err
 		}
 	}
-	if err := set.EachUser(l.User); err != nil {
-		return err
+	// Decoding the streamed files and writing bbolt are both CPU-bound: decode in one goroutine
+	// and write in this one, so a large set loads on two cores.
+	records := make(chan func() error, 4096)
+	decoded := make(chan error, 1)
+	stop := make(chan struct{})
+	go func() {
+		send := func(fn func() error) error {
+			select {
+			case records <- fn:
+				return nil
+			case <-stop:
+				return context.Canceled
+			}
+		}
+		err := set.EachUser(func(u simulator.User) error { return send(func() error { return l.User(u) }) })
+		if err == nil {
+			err = set.EachTransaction(func(t simulator.Transaction, os []simulator.Order) error {
+				return send(func() error { return l.Transaction(t, os) })
+			})
+		}
+		close(records)
+		decoded <- err
+	}()
+	for fn := range records {
+		if err := fn(); err != nil {
+			close(stop)
+			for range records {
+			}
+			<-decoded
+			return err
+		}
 	}
-	if err := set.EachTransaction(l.Transaction); err != nil {
+	if err := <-decoded; err != nil {
 		return err
 	}
 	return l.Finish(set.SandboxToken)

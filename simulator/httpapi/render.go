@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -30,16 +31,6 @@ type pointJSON struct {
 	Value     string `json:"value"`
 }
 
-// historyJSON is the five series, each pre-rendered: about 130 points per user make the
-// reflection encoder the detail endpoint's largest cost, and the points' shape is fixed.
-type historyJSON struct {
-	AllTime   json.RawMessage `json:"all_time"`
-	PastDay   json.RawMessage `json:"past_day"`
-	PastWeek  json.RawMessage `json:"past_week"`
-	PastMonth json.RawMessage `json:"past_month"`
-	PastYear  json.RawMessage `json:"past_year"`
-}
-
 type identityJSON struct {
 	ID   string `json:"id"`
 	Type string `json:"type"`
@@ -54,15 +45,6 @@ type identitiesJSON struct {
 type termsJSON struct {
 	AcceptedAt string `json:"accepted_at"`
 	Version    string `json:"version"`
-}
-
-type userDetailJSON struct {
-	UserAccountID           string         `json:"user_account_id"`
-	TotalCurrentMarketValue string         `json:"total_current_market_value"`
-	Accounts                []accountJSON  `json:"accounts"`
-	HistoricalMarketValue   historyJSON    `json:"historical_market_value"`
-	Identities              identitiesJSON `json:"identities"`
-	TermsAndConditions      termsJSON      `json:"terms_and_conditions"`
 }
 
 type orderJSON struct {
@@ -120,10 +102,9 @@ func renderUserItem(u *simulator.User, prices map[string]decimal.Decimal) userIt
 	return userItemJSON{UserAccountID: u.UserAccountID, TotalCurrentMarketValue: total, Accounts: accts}
 }
 
-// renderPoints renders a series as the encoder would render []pointJSON (the test
+// appendPoints appends a series as the encoder would render []pointJSON (the test
 // TestRenderPointsMatchesEncoder holds the two together).
-func renderPoints(ps []simulator.ValuePoint) json.RawMessage {
-	b := make([]byte, 0, 2+len(ps)*96)
+func appendPoints(b []byte, ps []simulator.ValuePoint) []byte {
 	b = append(b, '[')
 	for i, p := range ps {
 		if i > 0 {
@@ -148,7 +129,10 @@ func renderIdentities(refs []simulator.IdentityRef) []identityJSON {
 	return out
 }
 
-func renderUserDetail(v *simulator.UserView, clock *simulator.Clock) userDetailJSON {
+// renderUserDetail renders Get User Detail's body (spec §2.3, fields in the spec's order). The
+// history's ~130 points are appended by hand: through encoding/json a pre-rendered
+// json.RawMessage is re-validated and compacted, which was the endpoint's largest cost.
+func renderUserDetail(v *simulator.UserView, clock *simulator.Clock) ([]byte, error) {
 	u := v.User
 	accts, total := renderAccounts(u, v.Prices)
 	h := u.History
@@ -156,16 +140,46 @@ func renderUserDetail(v *simulator.UserView, clock *simulator.Clock) userDetailJ
 		g := simulator.GenerateHistory(u, v.Prices, clock.Now())
 		h = &g
 	}
-	return userDetailJSON{
-		UserAccountID:           u.UserAccountID,
-		TotalCurrentMarketValue: total,
-		Accounts:                accts,
-		HistoricalMarketValue: historyJSON{AllTime: renderPoints(h.AllTime), PastDay: renderPoints(h.PastDay),
-			PastWeek: renderPoints(h.PastWeek), PastMonth: renderPoints(h.PastMonth), PastYear: renderPoints(h.PastYear)},
-		Identities: identitiesJSON{CoreIDs: renderIdentities(v.CoreIDs), DBPIDs: renderIdentities(v.DBPIDs),
-			PlatformUserIdentifier: u.PlatformID},
-		TermsAndConditions: termsJSON{AcceptedAt: simulator.FormatTime(u.Terms.AcceptedAt), Version: u.Terms.Version},
+	head, err := marshal(userItemJSON{UserAccountID: u.UserAccountID, TotalCurrentMarketValue: total, Accounts: accts})
+	if err != nil {
+		return nil, err
 	}
+	ids, err := marshal(identitiesJSON{CoreIDs: renderIdentities(v.CoreIDs), DBPIDs: renderIdentities(v.DBPIDs), PlatformUserIdentifier: u.PlatformID})
+	if err != nil {
+		return nil, err
+	}
+	terms, err := marshal(termsJSON{AcceptedAt: simulator.FormatTime(u.Terms.AcceptedAt), Version: u.Terms.Version})
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(head)+len(ids)+len(terms)+14000)
+	b = append(b, head[:len(head)-1]...) // without its closing brace
+	b = append(b, `,"historical_market_value":{"all_time":`...)
+	b = appendPoints(b, h.AllTime)
+	b = append(b, `,"past_day":`...)
+	b = appendPoints(b, h.PastDay)
+	b = append(b, `,"past_week":`...)
+	b = appendPoints(b, h.PastWeek)
+	b = append(b, `,"past_month":`...)
+	b = appendPoints(b, h.PastMonth)
+	b = append(b, `,"past_year":`...)
+	b = appendPoints(b, h.PastYear)
+	b = append(b, `},"identities":`...)
+	b = append(b, ids...)
+	b = append(b, `,"terms_and_conditions":`...)
+	b = append(b, terms...)
+	return append(b, '}'), nil
+}
+
+// marshal encodes v compactly without HTML escaping, as Starlette's JSONResponse does.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func renderOrder(o *simulator.Order) orderJSON {

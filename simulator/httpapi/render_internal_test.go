@@ -22,6 +22,6 @@ func TestRenderPointsMatchesEncoder(t *testing.T) {
 	}
 	b, err := json.Marshal(want)
 	assert.NoError(t, err)
-	assert.Equal(t, string(b), string(renderPoints(ps)))
-	assert.Equal(t, "[]", string(renderPoints(nil)))
+	assert.Equal(t, string(b), string(appendPoints(nil, ps)))
+	assert.Equal(t, "[]", string(appendPoints(nil, nil)))
 }

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,14 +11,12 @@ import (
 // writeJSON writes v as compact JSON the way Starlette's JSONResponse does: no HTML escaping,
 // no trailing newline, Content-Type application/json.
 func (s *Server) writeJSON(c echo.Context, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := marshal(v)
+	if err != nil {
 		s.internal(c, err)
 		return
 	}
-	s.writeRaw(c, status, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	s.writeRaw(c, status, b)
 }
 
 func (s *Server) writeRaw(c echo.Context, status int, body []byte) {

@@ -39,7 +39,12 @@ func (s *Server) handleUserDetail() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.jsonOK(c, http.StatusOK, renderUserDetail(view, s.clock))
+		body, err := renderUserDetail(view, s.clock)
+		if err != nil {
+			return err
+		}
+		s.writeRaw(c, http.StatusOK, body)
+		return nil
 	}
 }
 
