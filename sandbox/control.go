@@ -31,10 +31,6 @@ type control struct {
 
 var _ httpapi.Control = (*control)(nil)
 
-func (c *control) PlaceOrder(ctx context.Context, r httpapi.OrderRequest) (*simulator.Transaction, []*simulator.Order, error) {
-	return c.DB.PlaceOrder(ctx, bolt.OrderRequest(r))
-}
-
 func (c *control) Deliveries(ctx context.Context, subscriptionID, eventID string, limit int) ([]*simulator.Delivery, error) {
 	return c.DB.Deliveries(ctx, bolt.DeliveryFilter{SubscriptionID: subscriptionID, EventID: eventID, Limit: limit})
 }

@@ -69,3 +69,15 @@ type OrderPage struct {
 	Orders []*Order
 	Total  int
 }
+
+// OrderRequest places one buy or sell (a transaction of one order): a dollar order gives
+// Notional, a share order Quantity.
+type OrderRequest struct {
+	PlatformID       string
+	Product          Product
+	Side             Side
+	Symbol           string
+	Notional         *decimal.Decimal
+	Quantity         *decimal.Decimal
+	RecurringOrderID string
+}

@@ -160,16 +160,6 @@ func (s *DB) TransitionKYC(ctx context.Context, platformID string, p simulator.P
 	return &acct, ev, nil
 }
 
-// OrderRequest places one buy or sell (a transaction of one order).
-type OrderRequest struct {
-	PlatformID       string
-	Product          simulator.Product
-	Side             simulator.Side
-	Symbol           string
-	Notional         *decimal.Decimal
-	Quantity         *decimal.Decimal
-	RecurringOrderID string
-}
 
 // tradableAccount returns the user's account of p, which must be approved to trade.
 func tradableAccount(u *simulator.User, p simulator.Product) (*simulator.Account, error) {
@@ -184,7 +174,7 @@ func tradableAccount(u *simulator.User, p simulator.Product) (*simulator.Account
 }
 
 // PlaceOrder places a pending order and its transaction.
-func (s *DB) PlaceOrder(ctx context.Context, r OrderRequest) (*simulator.Transaction, []*simulator.Order, error) {
+func (s *DB) PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*simulator.Transaction, []*simulator.Order, error) {
 	var (
 		t  *simulator.Transaction
 		os []*simulator.Order

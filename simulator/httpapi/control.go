@@ -23,7 +23,7 @@ type Control interface {
 	CreateUser(ctx context.Context, u *simulator.User) error
 	User(ctx context.Context, platformID string) (*simulator.User, error)
 	TransitionKYC(ctx context.Context, platformID string, p simulator.Product, to simulator.KYCStatus) (*simulator.Account, *simulator.Event, error)
-	PlaceOrder(ctx context.Context, r OrderRequest) (*simulator.Transaction, []*simulator.Order, error)
+	PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*simulator.Transaction, []*simulator.Order, error)
 	PlaceRobo(ctx context.Context, platformID string, typ simulator.TransactionType, amount decimal.Decimal) (*simulator.Transaction, []*simulator.Order, error)
 	FillTransaction(ctx context.Context, txnID string, prices map[string]decimal.Decimal) (*simulator.Transaction, []*simulator.Order, *simulator.Event, error)
 	EndTransaction(ctx context.Context, txnID string, to simulator.OrderStatus) (*simulator.Transaction, []*simulator.Order, error)
@@ -42,16 +42,6 @@ type Control interface {
 	RestoreSnapshot(ctx context.Context, name string) error
 }
 
-// OrderRequest is a control-plane order (see bolt.OrderRequest, which it converts to).
-type OrderRequest struct {
-	PlatformID       string
-	Product          simulator.Product
-	Side             simulator.Side
-	Symbol           string
-	Notional         *decimal.Decimal
-	Quantity         *decimal.Decimal
-	RecurringOrderID string
-}
 
 // ScenarioRun reports a scenario run: the ids each step bound and what it did.
 type ScenarioRun struct {
@@ -396,7 +386,7 @@ func (s *Server) handlePlaceOrder() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		r := OrderRequest{}
+		r := simulator.OrderRequest{}
 		r.PlatformID = b.Str("platform_id")
 		r.Product = simulator.Product(b.Enum("product", products...))
 		r.Side = simulator.Side(b.Enum("side", sides...))
