@@ -160,7 +160,6 @@ func (s *DB) TransitionKYC(ctx context.Context, platformID string, p simulator.P
 	return &acct, ev, nil
 }
 
-
 // tradableAccount returns the user's account of p, which must be approved to trade.
 func tradableAccount(u *simulator.User, p simulator.Product) (*simulator.Account, error) {
 	a := u.Account(p)

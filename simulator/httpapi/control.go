@@ -42,7 +42,6 @@ type Control interface {
 	RestoreSnapshot(ctx context.Context, name string) error
 }
 
-
 // ScenarioRun reports a scenario run: the ids each step bound and what it did.
 type ScenarioRun struct {
 	Scenario string            `json:"scenario"`
