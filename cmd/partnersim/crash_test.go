@@ -22,6 +22,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
+
+	"partnersim/receiver"
 )
 
 // buildBinary compiles partnersim once per test binary run.
@@ -113,20 +115,44 @@ func TestKill9DuringStormLosesNothing(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("PARTNERSIM_CRASH_EVENTS")); err == nil && n > 0 {
 		total = n
 	}
+	// Deliveries go to the reference receiver (verify, dedupe on event_id in its own bbolt
+	// file, acknowledge, then process); a wrapper counts raw arrivals per event id.
 	var (
-		mu       sync.Mutex
-		received = map[string]int{}
+		mu        sync.Mutex
+		received  = map[string]int{}
+		processed = map[string]int{}
+		secret    atomic.Value
 	)
+	var rcv *receiver.Receiver
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		id := gjson.GetBytes(b, "event_id").String()
 		mu.Lock()
-		received[id]++
+		received[gjson.GetBytes(b, "event_id").String()]++
 		mu.Unlock()
 		// A slow-ish receiver keeps deliveries in flight when the kill lands.
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(time.Millisecond)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		rcv.ServeHTTP(w, r)
 	}))
 	defer recv.Close()
+	openReceiver := func() {
+		var err error
+		rcv, err = receiver.Open(filepath.Join(t.TempDir(), "receiver.db"), receiver.Config{
+			Secrets: []string{secret.Load().(string)},
+			Process: func(_ context.Context, ev receiver.Event) error {
+				mu.Lock()
+				processed[ev.EventID]++
+				mu.Unlock()
+				return nil
+			},
+		})
+		require.NoError(t, err)
+	}
+	defer func() {
+		if rcv != nil {
+			rcv.Close()
+		}
+	}()
 
 	db := filepath.Join(t.TempDir(), "crash.db")
 	c := startChild(t, db)
@@ -137,8 +163,11 @@ func TestKill9DuringStormLosesNothing(t *testing.T) {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
+	subBody, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.Equal(t, 201, resp.StatusCode)
+	secret.Store(gjson.GetBytes(subBody, "signing_secret").String())
+	openReceiver()
 
 	// Each worker toggles its own user approved ↔ account_takeover: every call is one event.
 	const workers = 8
@@ -197,14 +226,27 @@ func TestKill9DuringStormLosesNothing(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	require.GreaterOrEqual(t, int64(len(events)), acked, "every acknowledged event is in the store")
+	// The receiver processes after acknowledging: wait until it has processed every event.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := len(processed)
+		mu.Unlock()
+		if n >= len(events) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for id := range events {
 		require.GreaterOrEqual(t, received[id], 1, "event %s was never delivered", id)
+		require.Equal(t, 1, processed[id], "event %s processed exactly once", id)
 	}
 	dups := 0
 	for _, n := range received {
 		dups += n - 1
 	}
-	t.Logf("events in store %d, delivered at least once %d, redelivered duplicates %d", len(events), len(events), dups)
+	t.Logf("events created %d (acknowledged before the kill %d); delivered at least once %d; redelivered duplicates %d; processed exactly once %d",
+		len(events), acked, len(events), dups, len(processed))
 }
