@@ -1,0 +1,299 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config is one run of the driver.
+type Config struct {
+	// BaseURL is the target's root, e.g. "http://127.0.0.1:8080" (the scenario's paths start
+	// with /v1/).
+	BaseURL string
+	// APIKey is sent as x-api-key.
+	APIKey string
+	// Connections is how many workers run, each on its own keep-alive connection.
+	Connections int
+	// Duration bounds the measured part of the run. It always stops by then (requests in flight
+	// at the deadline are awaited, up to Timeout).
+	Duration time.Duration
+	// Warmup runs the scenario unmeasured first (connections opened, caches warm).
+	Warmup time.Duration
+	// Requests, when positive, ends the run after that many requests (or Duration, first).
+	Requests int
+	// Rate, when positive, paces the workers to that many requests a second in total (an open
+	// loop per worker); zero is closed loop, as fast as answers come.
+	Rate float64
+	// Timeout bounds one request (default 10s).
+	Timeout time.Duration
+	// Seed makes the request sequence of each worker reproducible.
+	Seed uint64
+	// Client, if set, is used instead of a client built for the run (it must allow Connections
+	// idle connections to the target).
+	Client *http.Client
+}
+
+// Result is one measured run.
+type Result struct {
+	Server      string        `json:"server"` // "partnersim", "ceiling" or the target's URL
+	Scenario    string        `json:"scenario"`
+	Connections int           `json:"connections"`
+	Elapsed     time.Duration `json:"-"`
+	ElapsedS    float64       `json:"elapsed_s"`
+	Requests    int           `json:"requests"`
+	Errors      int           `json:"errors"`
+	// ErrorSamples are the first few errors, for the report.
+	ErrorSamples []string `json:"error_samples,omitempty"`
+	RPS          float64  `json:"req_per_s"`
+	// BytesPerResponse is the mean body size.
+	BytesPerResponse int     `json:"bytes_per_response"`
+	Latency          Latency `json:"latency"`
+	// Kinds break the run down by request kind (scenarios of more than one kind).
+	Kinds []KindResult `json:"kinds,omitempty"`
+}
+
+// KindResult is one request kind's share of a run.
+type KindResult struct {
+	Kind    string  `json:"kind"`
+	Errors  int     `json:"errors"`
+	RPS     float64 `json:"req_per_s"`
+	Latency Latency `json:"latency"`
+}
+
+// NewClient is the driver's client: keep-alive connections, as many idle ones per host as
+// workers (so none is ever closed and reopened), no compression, no redirects followed, no
+// proxy (the target is loopback).
+func NewClient(connections int, timeout time.Duration) *http.Client {
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:                 nil,
+			DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:          connections,
+			MaxIdleConnsPerHost:   connections,
+			MaxConnsPerHost:       connections,
+			IdleConnTimeout:       90 * time.Second,
+			DisableCompression:    true,
+			ResponseHeaderTimeout: timeout,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Timeout:       timeout,
+	}
+}
+
+// worker is one closed-loop (or paced) requester.
+type worker struct {
+	id      int
+	rng     *rand.Rand
+	measure bool
+	lat     []shard // by kind
+	errs    []int   // by kind
+	done    int     // requests answered or failed (not those cut off by the hard stop)
+	bytes   int64
+	samples []string
+}
+
+// Run drives sc against cfg.BaseURL and measures it.
+func Run(ctx context.Context, cfg Config, sc *Scenario) (*Result, error) {
+	if cfg.Connections < 1 {
+		return nil, errors.New("loadtest: connections must be at least 1")
+	}
+	if cfg.Duration <= 0 && cfg.Requests <= 0 {
+		return nil, errors.New("loadtest: give a duration or a request count")
+	}
+	if cfg.Duration <= 0 {
+		cfg.Duration = time.Hour
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	client := cfg.Client
+	if client == nil {
+		client = NewClient(cfg.Connections, cfg.Timeout)
+		defer client.CloseIdleConnections()
+	}
+	if cfg.Warmup > 0 {
+		warm := cfg
+		warm.Duration, warm.Requests, warm.Warmup, warm.Seed = cfg.Warmup, 0, 0, cfg.Seed^0x9e3779b97f4a7c15
+		if _, err := runPhase(ctx, warm, sc, client, false); err != nil {
+			return nil, err
+		}
+	}
+	return runPhase(ctx, cfg, sc, client, true)
+}
+
+// perWorkerCap estimates how many samples a worker will record, so its shards are allocated
+// before the clock starts.
+func perWorkerCap(cfg Config, kinds int) int {
+	var total float64
+	switch {
+	case cfg.Requests > 0:
+		total = float64(cfg.Requests)
+	case cfg.Rate > 0:
+		total = cfg.Rate * cfg.Duration.Seconds() * 1.05
+	default:
+		total = 40_000 * cfg.Duration.Seconds() // above what two cores serve over loopback
+	}
+	per := int(total/float64(cfg.Connections)) + 16
+	if kinds > 1 {
+		per = per/2 + 16 // the largest kind of a mix takes well under half
+	}
+	return min(per, 8<<20)
+}
+
+func runPhase(parent context.Context, cfg Config, sc *Scenario, client *http.Client, measure bool) (*Result, error) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	workers := make([]*worker, cfg.Connections)
+	capacity := perWorkerCap(cfg, len(sc.Kinds))
+	for i := range workers {
+		w := &worker{id: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1)), measure: measure, lat: make([]shard, len(sc.Kinds)), errs: make([]int, len(sc.Kinds))}
+		if measure {
+			for k := range w.lat {
+				w.lat[k] = make(shard, 0, capacity)
+			}
+		}
+		workers[i] = w
+	}
+	var tickets atomic.Int64
+	var interval time.Duration
+	if cfg.Rate > 0 {
+		interval = time.Duration(float64(cfg.Connections) / cfg.Rate * float64(time.Second))
+	}
+	start := time.Now()
+	deadline := start.Add(cfg.Duration)
+	// A hard stop: requests still out Timeout after the deadline are abandoned.
+	hard := time.AfterFunc(cfg.Duration+cfg.Timeout, cancel)
+	defer hard.Stop()
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			next := start.Add(interval * time.Duration(w.id) / time.Duration(cfg.Connections))
+			for {
+				if interval > 0 {
+					if d := time.Until(next); d > 0 {
+						t := time.NewTimer(d)
+						select {
+						case <-t.C:
+						case <-ctx.Done():
+							t.Stop()
+							return
+						}
+					}
+					next = next.Add(interval)
+					if now := time.Now(); now.Sub(next) > interval { // fell behind: do not burst to catch up
+						next = now
+					}
+				}
+				if ctx.Err() != nil || !time.Now().Before(deadline) {
+					return
+				}
+				if cfg.Requests > 0 && tickets.Add(1) > int64(cfg.Requests) {
+					return
+				}
+				w.do(ctx, client, cfg, sc)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := parent.Err(); err != nil {
+		return nil, err
+	}
+	if !measure {
+		return nil, nil
+	}
+	return collect(sc, workers, elapsed, cfg.Connections), nil
+}
+
+// do makes one request and records it.
+func (w *worker) do(ctx context.Context, client *http.Client, cfg Config, sc *Scenario) {
+	kind, path := sc.pick(w.rng)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.BaseURL+path, nil)
+	if err != nil {
+		w.fail(kind, fmt.Sprintf("GET %s: %v", path, err))
+		return
+	}
+	req.Header.Set("x-api-key", cfg.APIKey)
+	begin := time.Now()
+	res, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil { // cut off by the hard stop: not the server's fault, not counted
+			return
+		}
+		w.done++
+		w.fail(kind, fmt.Sprintf("GET %s: %v", path, err))
+		return
+	}
+	n, err := io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	took := time.Since(begin)
+	w.done++
+	if w.measure {
+		w.lat[kind] = append(w.lat[kind], took)
+	}
+	w.bytes += n
+	switch {
+	case err != nil:
+		w.fail(kind, fmt.Sprintf("GET %s: reading the body: %v", path, err))
+	case res.StatusCode != http.StatusOK:
+		w.fail(kind, fmt.Sprintf("GET %s: status %d", path, res.StatusCode))
+	}
+}
+
+func (w *worker) fail(kind int, msg string) {
+	w.errs[kind]++
+	if len(w.samples) < 3 {
+		w.samples = append(w.samples, msg)
+	}
+}
+
+func collect(sc *Scenario, workers []*worker, elapsed time.Duration, conns int) *Result {
+	res := &Result{Scenario: sc.Name, Connections: conns, Elapsed: elapsed, ElapsedS: elapsed.Seconds()}
+	var all []time.Duration
+	var bytes int64
+	done := 0
+	for k, kind := range sc.Kinds {
+		var lat []time.Duration
+		kr := KindResult{Kind: kind.Name}
+		for _, w := range workers {
+			lat = append(lat, w.lat[k]...)
+			kr.Errors += w.errs[k]
+		}
+		all = append(all, lat...)
+		kr.Latency = summarize(lat)
+		kr.RPS = float64(len(lat)) / elapsed.Seconds()
+		res.Errors += kr.Errors
+		if len(sc.Kinds) > 1 {
+			res.Kinds = append(res.Kinds, kr)
+		}
+	}
+	for _, w := range workers {
+		bytes += w.bytes
+		done += w.done
+		for _, s := range w.samples {
+			if len(res.ErrorSamples) < 5 {
+				res.ErrorSamples = append(res.ErrorSamples, s)
+			}
+		}
+	}
+	res.Latency = summarize(all)
+	res.Requests = done
+	res.RPS = float64(done) / elapsed.Seconds()
+	if len(all) > 0 {
+		res.BytesPerResponse = int(bytes / int64(len(all)))
+	}
+	return res
+}

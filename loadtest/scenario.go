@@ -1,0 +1,184 @@
+package loadtest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Data is what scenarios draw their requests from: the users of the key's institution and the
+// extent of its lists. Prepare fills it from the fixture set the target serves and from the API.
+type Data struct {
+	InstitutionID string `json:"institution_id"`
+	// PlatformIDs and UserAccountIDs are the institution's users, index for index.
+	PlatformIDs    []string `json:"-"`
+	UserAccountIDs []string `json:"-"`
+	// Users and Orders are the total_records of the unfiltered lists.
+	Users  int `json:"users"`
+	Orders int `json:"orders"`
+	// CreatedFrom..CreatedTo spans the users' created_at; PlacedFrom..PlacedTo the orders'
+	// placed_at.
+	CreatedFrom time.Time `json:"created_from"`
+	CreatedTo   time.Time `json:"created_to"`
+	PlacedFrom  time.Time `json:"placed_from"`
+	PlacedTo    time.Time `json:"placed_to"`
+}
+
+// Kind is one kind of request in a scenario, drawn with probability Weight/Σweights.
+type Kind struct {
+	Name   string
+	Weight int
+	// Next returns the next request's path and query, e.g. "/v1/users/?per_page=25".
+	Next func(r *rand.Rand) string
+}
+
+// Scenario is a weighted mix of request kinds. Every request is a GET expected to answer 200.
+type Scenario struct {
+	Name  string
+	Kinds []Kind
+	// Classify says which kind (index into Kinds) a request is, from its path and query: the
+	// ceiling uses it to answer each request with the captured bytes of its kind.
+	Classify func(path string, query url.Values) int
+}
+
+// pick draws the next request: its kind's index and its path and query.
+func (s *Scenario) pick(r *rand.Rand) (int, string) {
+	if len(s.Kinds) == 1 {
+		return 0, s.Kinds[0].Next(r)
+	}
+	total := 0
+	for _, k := range s.Kinds {
+		total += k.Weight
+	}
+	n := r.IntN(total)
+	for i, k := range s.Kinds {
+		if n < k.Weight {
+			return i, k.Next(r)
+		}
+		n -= k.Weight
+	}
+	panic("unreachable")
+}
+
+// ScenarioNames are the scenarios NewScenario knows.
+var ScenarioNames = []string{"detail", "mix"}
+
+// NewScenario returns the named scenario over d.
+func NewScenario(name string, d *Data) (*Scenario, error) {
+	if len(d.PlatformIDs) == 0 {
+		return nil, fmt.Errorf("loadtest: institution %s has no users to load", d.InstitutionID)
+	}
+	switch name {
+	case "detail":
+		return &Scenario{Name: name, Kinds: []Kind{detailKind(d, 1)}, Classify: func(string, url.Values) int { return 0 }}, nil
+	case "mix":
+		return mix(d), nil
+	}
+	return nil, fmt.Errorf("loadtest: unknown scenario %q (want one of %s)", name, strings.Join(ScenarioNames, ", "))
+}
+
+var (
+	products     = []string{"securities", "robo", "crypto", "roth_ira"}
+	kycStatuses  = []string{"pending", "document_requested", "approved", "rejected", "closed", "account_takeover"}
+	orderStatus  = []string{"pending", "completed", "canceled", "failed"}
+	sides        = []string{"buy", "sell"}
+	sortOrders   = []string{"asc", "desc"}
+	perPageSizes = []int{10, 25, 25, 50, 100}
+)
+
+func oneOf[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
+
+// detailKind is Get User Detail of a random existing user, by platform id.
+func detailKind(d *Data, weight int) Kind {
+	return Kind{Name: "detail", Weight: weight, Next: func(r *rand.Rand) string {
+		return "/v1/users/" + url.PathEscape(oneOf(r, d.PlatformIDs)) + "/?user_account_id_type=platform"
+	}}
+}
+
+// window returns a random [start, end) of length span inside [from, to) (the whole range when it
+// is shorter), formatted alternately as dates and as RFC 3339 date-times.
+func window(r *rand.Rand, from, to time.Time, span time.Duration) (string, string) {
+	start := from
+	if room := to.Sub(from) - span; room > 0 {
+		start = from.Add(time.Duration(r.Int64N(int64(room))))
+	}
+	end := start.Add(span)
+	if r.IntN(2) == 0 {
+		return start.UTC().Format(time.DateOnly), end.UTC().Format(time.DateOnly)
+	}
+	return start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339)
+}
+
+// mix is 40% Get User Detail, 25% filtered user lists, 20% filtered order lists and 15% deep
+// pages (offsets in the second half of the unfiltered user or order list, 100 a page).
+func mix(d *Data) *Scenario {
+	userList := func(r *rand.Rand) string {
+		q := url.Values{}
+		switch r.IntN(6) {
+		case 0:
+			q.Set(oneOf(r, products)+"_kyc_status", oneOf(r, kycStatuses))
+		case 1:
+			q.Set("product", oneOf(r, products))
+			q.Set(oneOf(r, products)+"_kyc_status", "approved")
+		case 2:
+			s, e := window(r, d.CreatedFrom, d.CreatedTo, 30*24*time.Hour)
+			q.Set("created_at_start", s)
+			q.Set("created_at_end", e)
+		case 3:
+			q.Set("user_account_id", oneOf(r, d.UserAccountIDs))
+		case 4:
+			q.Set("sort_key", "user_account_id")
+			q.Set("last_record_number", fmt.Sprint(r.IntN(max(d.Users/100, 1))))
+		default:
+			q.Set("product", oneOf(r, products))
+		}
+		q.Set("per_page", fmt.Sprint(oneOf(r, perPageSizes)))
+		q.Set("sort_order", oneOf(r, sortOrders))
+		return "/v1/users/?" + q.Encode()
+	}
+	orderList := func(r *rand.Rand) string {
+		q := url.Values{}
+		switch r.IntN(5) {
+		case 0:
+			q.Set("status", oneOf(r, orderStatus))
+		case 1:
+			q.Set("side", oneOf(r, sides))
+			q.Set("product", oneOf(r, products))
+		case 2:
+			s, e := window(r, d.PlacedFrom, d.PlacedTo, 7*24*time.Hour)
+			q.Set("placed_at_start", s)
+			q.Set("placed_at_end", e)
+		case 3:
+			q.Set("user_account_id", oneOf(r, d.UserAccountIDs))
+		default:
+			q.Set("status", "completed")
+			q.Set("side", oneOf(r, sides))
+		}
+		q.Set("per_page", fmt.Sprint(oneOf(r, perPageSizes)))
+		q.Set("sort_order", oneOf(r, sortOrders))
+		return "/v1/orders/?" + q.Encode()
+	}
+	deep := func(r *rand.Rand) string {
+		path, n := "/v1/users/", d.Users
+		if r.IntN(2) == 0 {
+			path, n = "/v1/orders/", d.Orders
+		}
+		off := n/2 + r.IntN(max(n/2-100, 1))
+		return fmt.Sprintf("%s?per_page=100&last_record_number=%d&sort_order=%s", path, off, oneOf(r, sortOrders))
+	}
+	return &Scenario{Name: "mix",
+		Kinds: []Kind{detailKind(d, 40), {"user_list", 25, userList}, {"order_list", 20, orderList}, {"deep_page", 15, deep}},
+		Classify: func(path string, q url.Values) int {
+			switch {
+			case path != "/v1/users/" && path != "/v1/orders/":
+				return 0
+			case q.Get("per_page") == "100" && q.Has("last_record_number") && !q.Has("sort_key"):
+				return 3
+			case path == "/v1/users/":
+				return 1
+			}
+			return 2
+		}}
+}
