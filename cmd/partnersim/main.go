@@ -47,6 +47,7 @@ func commands() map[string]command {
 		"send":     {"sign one event body and POST it to a URL", runSend},
 		"certify":  {"fire the certification battery at a webhook receiver (table, JUnit, exit status)", runCertify},
 		"contract": {"run the Gherkin contract suites against any implementation of the API", runContract},
+		"load":     {"drive a sandbox over loopback and report req/s and latency against a bare-echo ceiling", runLoad},
 		"fixtures": {"check a fixture set, or generate a large synthetic one", func(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
 			return runFixtures(ctx, args, stdout, stderr)
 		}},
