@@ -29,6 +29,10 @@ type DB struct {
 // Open opens (creating if needed) the bbolt file at path and its buckets.
 func Open(path string, clock *simulator.Clock, ids *simulator.IDs) (*DB, error) {
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second, FreelistType: bbolt.FreelistMapType})
+	if err == nil {
+		// A lone writer waits at most this long for company before committing.
+		db.MaxBatchDelay = time.Millisecond
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w (is another partnersim using it? stop it or pass --db with another file)", path, err)
 	}
@@ -70,10 +74,12 @@ func (s *DB) update(ctx context.Context, fn func(w *writeTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	w := &writeTx{}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		w.Tx = tx
-		w.counts = map[string]int64{}
+	// Concurrent writers are group-committed (bbolt Batch: one fsync for all of them). Batch
+	// may run fn again alone if another call in the group fails; the group's transaction was
+	// rolled back then, and fn has no effect outside its transaction, so that is safe.
+	var w *writeTx
+	err := s.db.Batch(func(tx *bbolt.Tx) error {
+		w = &writeTx{Tx: tx, counts: map[string]int64{}}
 		if err := fn(w); err != nil {
 			return err
 		}
