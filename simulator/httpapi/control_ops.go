@@ -69,7 +69,7 @@ func (s *Server) handleDeliveries() echo.HandlerFunc {
 		q := v.Query(validate.ParseQuery(c.Request().URL.RawQuery))
 		sub, _ := q.Str("subscription_id")
 		ev, _ := q.Str("event_id")
-		limit := q.Int("limit", 100, validate.Ge(1), validate.Le(10000))
+		limit := q.Int("limit", 100, validate.Ge(1), validate.Le(100000))
 		if err := v.Err(); err != nil {
 			return err
 		}
