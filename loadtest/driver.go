@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -58,6 +59,16 @@ type Result struct {
 	Latency          Latency `json:"latency"`
 	// Kinds break the run down by request kind (scenarios of more than one kind).
 	Kinds []KindResult `json:"kinds,omitempty"`
+	// CPU is the CPU time used during the run, in cores (1 = one core busy the whole time):
+	// by this process (client, and the server when self-hosted) and by everything else on the
+	// machine, which competes for the same cores (Linux only; absent elsewhere).
+	CPU *CPUUse `json:"cpu,omitempty"`
+}
+
+// CPUUse is CPU time over wall time, in cores.
+type CPUUse struct {
+	Own   float64 `json:"own_cores"`
+	Other float64 `json:"other_cores"`
 }
 
 // KindResult is one request kind's share of a run.
@@ -170,6 +181,7 @@ func runPhase(parent context.Context, cfg Config, sc *Scenario, client *http.Cli
 	if cfg.Rate > 0 {
 		interval = time.Duration(float64(cfg.Connections) / cfg.Rate * float64(time.Second))
 	}
+	cpu0 := sampleCPU()
 	start := time.Now()
 	deadline := start.Add(cfg.Duration)
 	// A hard stop: requests still out Timeout after the deadline are abandoned.
@@ -209,13 +221,19 @@ func runPhase(parent context.Context, cfg Config, sc *Scenario, client *http.Cli
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu1 := sampleCPU()
 	if err := parent.Err(); err != nil {
 		return nil, err
 	}
 	if !measure {
 		return nil, nil
 	}
-	return collect(sc, workers, elapsed, cfg.Connections), nil
+	res := collect(sc, workers, elapsed, cfg.Connections)
+	if cpu0.ok && cpu1.ok {
+		own, all := cpu1.own-cpu0.own, cpu1.all-cpu0.all
+		res.CPU = &CPUUse{Own: round2(own.Seconds() / elapsed.Seconds()), Other: round2(max(all-own, 0).Seconds() / elapsed.Seconds())}
+	}
+	return res, nil
 }
 
 // do makes one request and records it.
@@ -297,3 +315,5 @@ func collect(sc *Scenario, workers []*worker, elapsed time.Duration, conns int) 
 	}
 	return res
 }
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }

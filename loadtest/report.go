@@ -184,8 +184,8 @@ func closeCeiling(c *Ceiling) {
 
 func (p Plan) progress(r *Result) {
 	if p.Progress != nil {
-		fmt.Fprintf(p.Progress, "  %-6s %3d conn  %-10s %9.0f req/s  p50 %.3f ms  p99 %.3f ms  errors %d\n",
-			r.Scenario, r.Connections, r.Server, r.RPS, r.Latency.P50MS, r.Latency.P99MS, r.Errors)
+		fmt.Fprintf(p.Progress, "  %-6s %3d conn  %-10s %9.0f req/s  p50 %.3f ms  p99 %.3f ms  errors %d  cpu %s\n",
+			r.Scenario, r.Connections, r.Server, r.RPS, r.Latency.P50MS, r.Latency.P99MS, r.Errors, cpuText(r.CPU))
 	}
 }
 
@@ -224,6 +224,14 @@ func checks(rep *Report) []Check {
 	return out
 }
 
+// cpuText shows CPU use as "own/other" cores.
+func cpuText(c *CPUUse) string {
+	if c == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f/%.2f", c.Own, c.Other)
+}
+
 func ceilingNote(p Pair, f func(*Result) float64) string {
 	if p.Ceiling == nil {
 		return ""
@@ -241,7 +249,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tconns\tserver\treq/s\t×ceil\tp50 ms\t×ceil\tp99 ms\t×ceil\tp99.9 ms\t×ceil\tmax ms\tbytes\trequests\terrors\t")
+	fmt.Fprintln(tw, "scenario\tconns\tserver\treq/s\t×ceil\tp50 ms\t×ceil\tp99 ms\t×ceil\tp99.9 ms\t×ceil\tmax ms\tbytes\trequests\terrors\tcpu own/other\t")
 	for _, p := range rep.Runs {
 		r, x := p.Target, p.Ratio
 		rx := func(f func(*Ratios) float64) string {
@@ -250,18 +258,19 @@ func (rep *Report) WriteText(w io.Writer) error {
 			}
 			return fmt.Sprintf("%.2f", f(x))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%s\t%.3f\t%s\t%.3f\t%s\t%.3f\t%s\t%.3f\t%d\t%d\t%d\t\n", p.Scenario, p.Connections, r.Server,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%s\t%.3f\t%s\t%.3f\t%s\t%.3f\t%s\t%.3f\t%d\t%d\t%d\t%s\t\n", p.Scenario, p.Connections, r.Server,
 			r.RPS, rx(func(x *Ratios) float64 { return x.RPS }), r.Latency.P50MS, rx(func(x *Ratios) float64 { return x.P50 }),
 			r.Latency.P99MS, rx(func(x *Ratios) float64 { return x.P99 }), r.Latency.P999MS, rx(func(x *Ratios) float64 { return x.P999 }),
-			r.Latency.MaxMS, r.BytesPerResponse, r.Requests, r.Errors)
+			r.Latency.MaxMS, r.BytesPerResponse, r.Requests, r.Errors, cpuText(r.CPU))
 		if c := p.Ceiling; c != nil {
-			fmt.Fprintf(tw, "\t\t%s\t%.0f\t\t%.3f\t\t%.3f\t\t%.3f\t\t%.3f\t%d\t%d\t%d\t\n", c.Server, c.RPS, c.Latency.P50MS, c.Latency.P99MS,
-				c.Latency.P999MS, c.Latency.MaxMS, c.BytesPerResponse, c.Requests, c.Errors)
+			fmt.Fprintf(tw, "\t\t%s\t%.0f\t\t%.3f\t\t%.3f\t\t%.3f\t\t%.3f\t%d\t%d\t%d\t%s\t\n", c.Server, c.RPS, c.Latency.P50MS, c.Latency.P99MS,
+				c.Latency.P999MS, c.Latency.MaxMS, c.BytesPerResponse, c.Requests, c.Errors, cpuText(c.CPU))
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "(×ceil: the figure over the ceiling's in the same run; cpu: cores used during the run by this process / by the rest of the machine, which shares the %d CPUs)\n", m.CPUs)
 	var kinds bool
 	for _, p := range rep.Runs {
 		kinds = kinds || len(p.Target.Kinds) > 0
