@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -114,6 +115,9 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 			return nil, fmt.Errorf("load fixtures: %w", err)
 		}
 		sb.Loaded, token = true, set.SandboxToken
+		// A large set's decode and write buffers are garbage now: give the memory back to the
+		// OS rather than serving with the load's peak heap.
+		debug.FreeOSMemory()
 	}
 	sb.Token = token
 	if cfg.SandboxToken != "" {

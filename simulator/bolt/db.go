@@ -1,10 +1,12 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -94,6 +96,10 @@ func (s *DB) update(ctx context.Context, fn func(w *writeTx) error) error {
 // writeTx is a write transaction with the index counters it changes, written once at commit.
 type writeTx struct {
 	*bbolt.Tx
+	// bulk, when set (fixture loading into an empty store), collects puts to write them sorted
+	// by key at the end of the transaction: bbolt then appends to each page in order instead of
+	// scattering inserts, and never revisits a page in one transaction.
+	bulk     map[string][]kv
 	counts   map[string]int64
 	enqueued int
 	// deliveries lists the ids of the deliveries this transaction enqueued.
@@ -101,6 +107,43 @@ type writeTx struct {
 }
 
 func (w *writeTx) count(prefix []byte, delta int64) { w.counts[string(prefix)] += delta }
+
+// kv is one deferred put.
+type kv struct{ k, v []byte }
+
+// put writes key → value in bucket (deferred and sorted in bulk mode).
+func (w *writeTx) put(bucket, key, value []byte) error {
+	if w.bulk != nil {
+		w.bulk[string(bucket)] = append(w.bulk[string(bucket)], kv{key, value})
+		return nil
+	}
+	return w.Bucket(bucket).Put(key, value)
+}
+
+// putJSON writes v encoded as JSON.
+func (w *writeTx) putJSON(bucket, key []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s/%q: %w", bucket, key, err)
+	}
+	return w.put(bucket, key, raw)
+}
+
+// flushBulk writes the deferred puts, each bucket's in key order.
+func (w *writeTx) flushBulk() error {
+	for name, kvs := range w.bulk {
+		slices.SortFunc(kvs, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
+		b := w.Bucket([]byte(name))
+		b.FillPercent = 0.9
+		for _, e := range kvs {
+			if err := b.Put(e.k, e.v); err != nil {
+				return err
+			}
+		}
+	}
+	w.bulk = nil
+	return nil
+}
 
 func (w *writeTx) flushCounts() error {
 	b := w.Bucket(bCounts)
@@ -127,14 +170,14 @@ func (w *writeTx) flushCounts() error {
 	return nil
 }
 
-// putIndex adds an index entry and counts it under its prefix.
+// putIndex adds an index entry and counts it under its prefix. In bulk mode the store was
+// empty and fixture ids are unique, so every entry is new.
 func (w *writeTx) putIndex(bucket, prefix, rest, value []byte) error {
-	b := w.Bucket(bucket)
 	k := cat(prefix, rest)
-	if b.Get(k) == nil {
+	if w.bulk != nil || w.Bucket(bucket).Get(k) == nil {
 		w.count(countKey(bucket, prefix), 1)
 	}
-	return b.Put(k, value)
+	return w.put(bucket, k, value)
 }
 
 // deleteIndex removes an index entry and uncounts it.

@@ -49,7 +49,7 @@ func (w *writeTx) putOrder(old, o *simulator.Order) error {
 			return err
 		}
 	}
-	return putJSON(w.Tx, bOrders, []byte(o.ID), o)
+	return w.putJSON(bOrders, []byte(o.ID), o)
 }
 
 func getOrder(tx *bbolt.Tx, instID, id string) (*simulator.Order, error) {

@@ -31,7 +31,7 @@ func (s *DB) NewLoader(ctx context.Context, exclusive bool) (*Loader, error) {
 	// load skips fsync per batch (NoSync) and syncs once at Finish: a crash mid-load leaves the
 	// store unmarked, and the next start wipes and reloads it.
 	s.db.NoSync = exclusive
-	return &Loader{s: s, ctx: ctx, Batch: 2000}, nil
+	return &Loader{s: s, ctx: ctx, Batch: 10000}, nil
 }
 
 func (l *Loader) add(fn func(w *writeTx) error) error {
@@ -47,12 +47,13 @@ func (l *Loader) flush() error {
 		return nil
 	}
 	err := l.s.update(l.ctx, func(w *writeTx) error {
+		w.bulk = map[string][]kv{}
 		for _, fn := range l.pending {
 			if err := fn(w); err != nil {
 				return err
 			}
 		}
-		return nil
+		return w.flushBulk()
 	})
 	l.pending = l.pending[:0]
 	return err

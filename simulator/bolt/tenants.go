@@ -28,31 +28,31 @@ func (s *DB) Authenticate(ctx context.Context, plaintext string) (*simulator.API
 
 // putInstitution writes an institution.
 func (w *writeTx) putInstitution(in *simulator.Institution) error {
-	return putJSON(w.Tx, bInstitutions, []byte(in.ID), in)
+	return w.putJSON(bInstitutions, []byte(in.ID), in)
 }
 
 // putKey stores a key by its hash.
 func (w *writeTx) putKey(k *simulator.APIKey) error {
-	if err := w.Bucket(bKeyIDs).Put([]byte(k.ID), []byte(k.Hash)); err != nil {
+	if err := w.put(bKeyIDs, []byte(k.ID), []byte(k.Hash)); err != nil {
 		return err
 	}
-	return putJSON(w.Tx, bKeys, []byte(k.Hash), k)
+	return w.putJSON(bKeys, []byte(k.Hash), k)
 }
 
 // putMember stores a member and its dbp and per-user indexes.
 func (w *writeTx) putMember(m *simulator.Member) error {
 	in := inst(m.InstitutionID)
 	if m.DBPID != nil {
-		if err := w.Bucket(bMemberDBP).Put(cat(in, []byte(*m.DBPID)), []byte(m.CoreID)); err != nil {
+		if err := w.put(bMemberDBP, cat(in, []byte(*m.DBPID)), []byte(m.CoreID)); err != nil {
 			return err
 		}
 	}
 	for _, pid := range m.UserIDs {
-		if err := w.Bucket(bMemberUser).Put(cat(in, []byte(pid), []byte{0}, []byte(m.CoreID)), nil); err != nil {
+		if err := w.put(bMemberUser, cat(in, []byte(pid), []byte{0}, []byte(m.CoreID)), nil); err != nil {
 			return err
 		}
 	}
-	return putJSON(w.Tx, bMembers, cat(in, []byte(m.CoreID)), m)
+	return w.putJSON(bMembers, cat(in, []byte(m.CoreID)), m)
 }
 
 // putTransaction stores a transaction and its orders.
@@ -62,7 +62,7 @@ func (w *writeTx) putTransaction(t *simulator.Transaction, orders []*simulator.O
 			return err
 		}
 	}
-	return putJSON(w.Tx, bTransactions, []byte(t.ID), t)
+	return w.putJSON(bTransactions, []byte(t.ID), t)
 }
 
 // Institutions lists every institution with its user count.

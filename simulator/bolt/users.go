@@ -74,10 +74,10 @@ func (w *writeTx) putUser(old, u *simulator.User) error {
 			return err
 		}
 	}
-	if err := w.Bucket(bUserUAID).Put(cat(inst(u.InstitutionID), []byte(u.UserAccountID)), []byte(u.PlatformID)); err != nil {
+	if err := w.put(bUserUAID, cat(inst(u.InstitutionID), []byte(u.UserAccountID)), []byte(u.PlatformID)); err != nil {
 		return err
 	}
-	return putJSON(w.Tx, bUsers, []byte(u.PlatformID), u)
+	return w.putJSON(bUsers, []byte(u.PlatformID), u)
 }
 
 // getUser reads a user of institution instID; another institution's user does not exist.
