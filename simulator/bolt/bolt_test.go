@@ -276,3 +276,35 @@ func TestRevokeSessionsAndResolution(t *testing.T) {
 	u, _ := db.User(ctx, "usr_3")
 	assert.Equal(t, 1, u.LiveSessions, "other institution untouched")
 }
+
+// TestInstitutionCacheSeesPriceChanges: the read path caches institutions; every write to one
+// (prices here) must be visible to the next read, including under concurrent readers.
+func TestInstitutionCacheSeesPriceChanges(t *testing.T) {
+	db := MustOpen(t)
+	ctx := context.Background()
+	in, err := db.CreateInstitution(ctx, "C", simulator.Vendors{})
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // concurrent readers keep filling the cache
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_, _ = db.ListUsers(ctx, in.ID, simulator.UserFilter{Limit: 1})
+			}
+		}
+	}()
+	for i := 1; i <= 200; i++ {
+		p := decimal.NewFromInt(int64(i))
+		_, err := db.SetPrices(ctx, in.ID, map[string]decimal.Decimal{"AAPL": p})
+		require.NoError(t, err)
+		page, err := db.ListUsers(ctx, in.ID, simulator.UserFilter{Limit: 1})
+		require.NoError(t, err)
+		require.True(t, page.Prices["AAPL"].Equal(p), "read %d after write %d", page.Prices["AAPL"].IntPart(), i)
+	}
+	close(stop)
+	<-done
+}

@@ -128,7 +128,10 @@ func (s *DB) wipe(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	var txid int
+	defer func() { s.invalidateInstitutions(txid) }()
 	return s.db.Update(func(tx *bbolt.Tx) error {
+		txid = tx.ID()
 		for _, b := range allBuckets {
 			if err := tx.DeleteBucket(b); err != nil && err != bbolt.ErrBucketNotFound {
 				return fmt.Errorf("wipe %s: %w", b, err)

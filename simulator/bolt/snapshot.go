@@ -57,6 +57,7 @@ func (s *DB) RestoreSnapshot(ctx context.Context, path string) error {
 				}
 			}
 			w.enqueued++ // restored pending deliveries are due: wake the dispatcher
+			w.institutionsChanged = true
 			return nil
 		})
 	})

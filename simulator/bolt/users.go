@@ -155,7 +155,7 @@ func findMember(tx *bbolt.Tx, instID, id string, t simulator.IDType) (*simulator
 func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDType) (*simulator.UserView, error) {
 	var v simulator.UserView
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		in, err := getInstitution(tx, instID)
+		in, err := s.readInstitution(tx, instID)
 		if err != nil {
 			return err
 		}
@@ -256,7 +256,7 @@ func (s *DB) RevokeSessions(ctx context.Context, instID, id string, t simulator.
 func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
 	page := &simulator.UserPage{Users: []*simulator.User{}}
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		in, err := getInstitution(tx, instID)
+		in, err := s.readInstitution(tx, instID)
 		if err != nil {
 			return err
 		}
