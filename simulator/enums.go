@@ -1,5 +1,7 @@
 package simulator
 
+import "slices"
+
 // Product is an investing product.
 type Product string
 
@@ -16,14 +18,7 @@ const (
 var Products = []Product{ProductSecurities, ProductRobo, ProductCrypto, ProductRothIRA}
 
 // ProductIndex returns the position of p in Products, or -1.
-func ProductIndex(p Product) int {
-	for i, q := range Products {
-		if q == p {
-			return i
-		}
-	}
-	return -1
-}
+func ProductIndex(x Product) int { return slices.Index(Products, x) }
 
 // KYCStatus is the verification state of one product account.
 type KYCStatus string
@@ -42,14 +37,7 @@ const (
 var KYCStatuses = []KYCStatus{KYCPending, KYCDocumentRequested, KYCApproved, KYCRejected, KYCClosed, KYCAccountTakeover}
 
 // KYCIndex returns the position of s in KYCStatuses, or -1.
-func KYCIndex(s KYCStatus) int {
-	for i, q := range KYCStatuses {
-		if q == s {
-			return i
-		}
-	}
-	return -1
-}
+func KYCIndex(x KYCStatus) int { return slices.Index(KYCStatuses, x) }
 
 // IDType is PartnerUserAccountIdType: how a user_account_id is to be read.
 type IDType string
@@ -85,14 +73,7 @@ const (
 var OrderStatuses = []OrderStatus{OrderPending, OrderCompleted, OrderCanceled, OrderFailed}
 
 // OrderStatusIndex returns the position of s in OrderStatuses, or -1.
-func OrderStatusIndex(s OrderStatus) int {
-	for i, q := range OrderStatuses {
-		if q == s {
-			return i
-		}
-	}
-	return -1
-}
+func OrderStatusIndex(x OrderStatus) int { return slices.Index(OrderStatuses, x) }
 
 // TransactionType is what a transaction does (DESIGN D7).
 type TransactionType string
