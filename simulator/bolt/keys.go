@@ -83,11 +83,13 @@ func u64(n uint64) []byte {
 
 // Index kinds of user_index and order_index keys.
 const (
-	kindAll     = 'A' // no filter
-	kindProduct = 'P' // + product byte
-	kindKYC     = 'K' // + product byte + status byte
-	kindUser    = 'U' // + user_account_id + 0 (orders)
-	kindStatus  = 'S' // + status byte (orders)
+	kindAll      = 'A' // no filter
+	kindProduct  = 'P' // + product byte
+	kindKYC      = 'K' // + product byte + status byte
+	kindUser     = 'U' // + user_account_id + 0 (orders)
+	kindStatus   = 'S' // + status byte (orders)
+	kindStatSide = 'X' // + status byte + side byte (orders)
+	kindProdSide = 'Y' // + product byte + side byte (orders)
 
 	sortCreated = 'c' // + timeKey
 	sortUAID    = 'u' // + user_account_id + 0

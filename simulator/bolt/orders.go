@@ -31,6 +31,8 @@ func orderIndexEntries(o *simulator.Order) [][2][]byte {
 		{cat(in, []byte{kindUser}, []byte(o.UserAccountID), []byte{0}, sc), rest},
 		{cat(in, []byte{kindProduct, byte(simulator.ProductIndex(o.Product))}, sc), rest},
 		{cat(in, []byte{kindStatus, byte(simulator.OrderStatusIndex(o.Status))}, sc), rest},
+		{cat(in, []byte{kindStatSide, byte(simulator.OrderStatusIndex(o.Status)), sideByte(o.Side)}, sc), rest},
+		{cat(in, []byte{kindProdSide, byte(simulator.ProductIndex(o.Product)), sideByte(o.Side)}, sc), rest},
 	}
 }
 
@@ -100,18 +102,7 @@ func (s *DB) Transaction(ctx context.Context, instID, id string) (*simulator.Tra
 func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
 	page := &simulator.OrderPage{Orders: []*simulator.Order{}}
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		filter := []byte{kindAll}
-		residual := f.Side != nil
-		switch {
-		case f.UserAccountID != nil:
-			filter = cat([]byte{kindUser}, []byte(*f.UserAccountID), []byte{0})
-			residual = residual || f.Status != nil || f.Product != nil
-		case f.Status != nil:
-			filter = []byte{kindStatus, byte(simulator.OrderStatusIndex(*f.Status))}
-			residual = residual || f.Product != nil
-		case f.Product != nil:
-			filter = []byte{kindProduct, byte(simulator.ProductIndex(*f.Product))}
-		}
+		filter, residual := planOrders(tx, instID, f)
 		prefix := cat(inst(instID), filter, []byte{sortCreated})
 		lo, hi := prefix, prefixEnd(prefix)
 		ranged := false
@@ -125,7 +116,7 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 		var ids [][]byte
 		if !residual && !ranged {
 			page.Total = countOf(tx, bOrderIndex, prefix)
-			ids = pageScan(tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, nil, nil, idOf)
+			ids = pageKnown(tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
 		} else {
 			ids = pageScan(tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, func(v []byte) bool {
 				if f.Product != nil && v[0] != byte(simulator.ProductIndex(*f.Product)) {
@@ -150,4 +141,51 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 		return nil, err
 	}
 	return page, nil
+}
+
+// planOrders picks the order index for a query: the user's own index when a user is named
+// (a user has few orders), else the index covering the most of status, product and side, the
+// smallest by its counter on a tie. residual reports a filter the index does not cover, which
+// the scan must check (and count) itself.
+func planOrders(tx *bbolt.Tx, instID string, f simulator.OrderFilter) (filter []byte, residual bool) {
+	if f.UserAccountID != nil {
+		return cat([]byte{kindUser}, []byte(*f.UserAccountID), []byte{0}), f.Status != nil || f.Product != nil || f.Side != nil
+	}
+	type cand struct {
+		filter []byte
+		covers int
+	}
+	var cands []cand
+	var st, pr, sd byte
+	if f.Status != nil {
+		st = byte(simulator.OrderStatusIndex(*f.Status))
+		cands = append(cands, cand{[]byte{kindStatus, st}, 1})
+	}
+	if f.Product != nil {
+		pr = byte(simulator.ProductIndex(*f.Product))
+		cands = append(cands, cand{[]byte{kindProduct, pr}, 1})
+	}
+	if f.Side != nil {
+		sd = sideByte(*f.Side)
+		if f.Status != nil {
+			cands = append(cands, cand{[]byte{kindStatSide, st, sd}, 2})
+		}
+		if f.Product != nil {
+			cands = append(cands, cand{[]byte{kindProdSide, pr, sd}, 2})
+		}
+	}
+	wanted := 0
+	for _, set := range []bool{f.Status != nil, f.Product != nil, f.Side != nil} {
+		if set {
+			wanted++
+		}
+	}
+	best, bestN := cand{[]byte{kindAll}, 0}, -1
+	for _, c := range cands {
+		n := countOf(tx, bOrderIndex, cat(inst(instID), c.filter, []byte{sortCreated}))
+		if c.covers > best.covers || c.covers == best.covers && n < bestN {
+			best, bestN = c, n
+		}
+	}
+	return best.filter, best.covers < wanted
 }

@@ -69,6 +69,22 @@ func pageScan(b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, matc
 	return ids
 }
 
+// pageKnown is pageScan for a range whose size is known (from the counters) and that needs no
+// match: a page past the middle is walked from the far end, so a deep offset costs at most
+// half the range.
+func pageKnown(b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit, total int, idOf func(k, v []byte) []byte) [][]byte {
+	if offset >= total || limit <= 0 {
+		return [][]byte{}
+	}
+	if offset <= total/2 {
+		return pageScan(b, lo, hi, desc, offset, limit, nil, nil, idOf)
+	}
+	n := min(limit, total-offset)
+	ids := pageScan(b, lo, hi, !desc, total-offset-n, n, nil, nil, idOf)
+	slices.Reverse(ids)
+	return ids
+}
+
 // sortDeliveries orders deliveries newest first, ties by id.
 func sortDeliveries(ds []*simulator.Delivery) {
 	slices.SortFunc(ds, func(a, b *simulator.Delivery) int {

@@ -323,7 +323,7 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 		var pids [][]byte
 		if !residual && !ranged {
 			page.Total = countOf(tx, bUserIndex, prefix)
-			pids = pageScan(tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, nil, nil, idOf)
+			pids = pageKnown(tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
 		} else {
 			pids = pageScan(tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, match, &page.Total, idOf)
 		}
