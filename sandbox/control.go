@@ -12,6 +12,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"partnersim/fixtures"
 	"partnersim/simulator"
 	"partnersim/simulator/bolt"
 	"partnersim/simulator/httpapi"
@@ -75,7 +76,12 @@ func (c *control) SetDNS(_ context.Context, overrides map[string][]string) (map[
 
 // Reset reloads the fixtures into an emptied store.
 func (c *control) Reset(ctx context.Context) error {
-	return Seed(ctx, c.DB, c.sb.Fixtures, false)
+	// The whole set, checked again: the start may have read only its settings.
+	set, err := fixtures.Open(c.sb.fixturesFS)
+	if err != nil {
+		return fmt.Errorf("fixtures: %w", err)
+	}
+	return Seed(ctx, c.DB, set, false)
 }
 
 func (c *control) snapshotPath(name string) string {

@@ -63,13 +63,14 @@ type Sandbox struct {
 	// Loaded is true when this start loaded the fixtures into an empty store.
 	Loaded bool
 
-	cfg     Config
-	stop    context.CancelFunc
-	runCtx  context.Context
-	done    chan struct{}
-	wakeMu  sync.Mutex
-	wakers  []func()
-	control *control
+	cfg        Config
+	fixturesFS fs.FS
+	stop       context.CancelFunc
+	runCtx     context.Context
+	done       chan struct{}
+	wakeMu     sync.Mutex
+	wakers     []func()
+	control    *control
 }
 
 // Open opens the store at cfg.DBPath, loads the fixtures when the store is empty (or a previous
@@ -85,10 +86,6 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if fsys == nil {
 		fsys = fixtures.Default()
 	}
-	set, err := fixtures.Open(fsys)
-	if err != nil {
-		return nil, fmt.Errorf("fixtures: %w", err)
-	}
 	clock := simulator.NewClock(nil)
 	if cfg.FrozenClock != nil {
 		clock = simulator.NewFrozenClock(*cfg.FrozenClock)
@@ -102,13 +99,24 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	db.APIVersions = cfg.APIVersions
-	db.Defaults = bolt.Defaults{Prices: set.DefaultPrices, Fees: set.DefaultFees, Portfolios: set.Portfolios}
-	sb := &Sandbox{DB: db, Fixtures: set, Clock: clock, cfg: cfg}
 	loaded, token, err := db.Loaded(ctx)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
+	// A store already loaded from the set needs only its small files (keys to print, defaults
+	// for new institutions, scenarios); an empty one gets the whole set, checked first.
+	open := fixtures.Open
+	if loaded {
+		open = fixtures.OpenSettings
+	}
+	set, err := open(fsys)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("fixtures: %w", err)
+	}
+	db.Defaults = bolt.Defaults{Prices: set.DefaultPrices, Fees: set.DefaultFees, Portfolios: set.Portfolios}
+	sb := &Sandbox{DB: db, Fixtures: set, Clock: clock, cfg: cfg, fixturesFS: fsys}
 	if !loaded {
 		if err := Seed(ctx, db, set, true); err != nil {
 			db.Close()
