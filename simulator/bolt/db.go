@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -24,13 +23,8 @@ type DB struct {
 	APIVersions []string
 	// Defaults seed new institutions and hold the model portfolios.
 	Defaults Defaults
-	// institutions caches decoded institutions for the read path (prices on every detail and
-	// list); an institution written by a transaction is dropped from it when that commits.
-	institutions sync.Map // id → *simulator.Institution, read-only
-	// instMu orders cache fills against invalidations; instWrite is the id of the last
-	// transaction that wrote an institution: a reader whose snapshot is older must not fill.
-	instMu    sync.Mutex
-	instWrite int
+	// caches hold decoded records of the buckets read on every request (see readCache).
+	caches map[string]*readCache
 	// Notify, when set, is called after a transaction that enqueued deliveries commits, so the
 	// dispatcher can start them at once.
 	Notify func()
@@ -63,7 +57,8 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs) (*DB, error) 
 	if ids == nil {
 		ids = simulator.NewIDs(nil)
 	}
-	return &DB{db: db, Clock: clock, IDs: ids, APIVersions: []string{"v1"}}, nil
+	caches := map[string]*readCache{string(bInstitutions): {}, string(bKeys): {}}
+	return &DB{db: db, Clock: clock, IDs: ids, APIVersions: []string{"v1"}, caches: caches}, nil
 }
 
 // Close closes the file.
@@ -89,14 +84,16 @@ func (s *DB) update(ctx context.Context, fn func(w *writeTx) error) error {
 	// rolled back then, and fn has no effect outside its transaction, so that is safe.
 	var w *writeTx
 	err := s.db.Batch(func(tx *bbolt.Tx) error {
-		w = &writeTx{Tx: tx, txid: tx.ID(), counts: map[string]int64{}}
+		w = &writeTx{Tx: tx, db: s, txid: tx.ID(), counts: map[string]int64{}}
 		if err := fn(w); err != nil {
 			return err
 		}
 		return w.flushCounts()
 	})
-	if w != nil && w.institutionsChanged {
-		s.invalidateInstitutions(w.txid)
+	if w != nil {
+		for name := range w.written {
+			s.caches[name].invalidate(w.txid)
+		}
 	}
 	if err == nil && w.enqueued > 0 && s.Notify != nil {
 		s.Notify()
@@ -113,10 +110,11 @@ type writeTx struct {
 	bulk     map[string][]kv
 	counts   map[string]int64
 	enqueued int
+	db       *DB
 	// txid is the transaction's id (kept: a committed Tx forgets it).
 	txid int
-	// institutionsChanged is set by any write to the institutions bucket.
-	institutionsChanged bool
+	// written names the cached buckets this transaction wrote.
+	written map[string]bool
 	// deliveries lists the ids of the deliveries this transaction enqueued.
 	deliveries []string
 }
@@ -128,8 +126,11 @@ type kv struct{ k, v []byte }
 
 // put writes key → value in bucket (deferred and sorted in bulk mode).
 func (w *writeTx) put(bucket, key, value []byte) error {
-	if bytes.Equal(bucket, bInstitutions) {
-		w.institutionsChanged = true
+	if _, cached := w.db.caches[string(bucket)]; cached {
+		if w.written == nil {
+			w.written = map[string]bool{}
+		}
+		w.written[string(bucket)] = true
 	}
 	if w.bulk != nil {
 		w.bulk[string(bucket)] = append(w.bulk[string(bucket)], kv{key, value})
@@ -223,27 +224,18 @@ func countOf(tx *bbolt.Tx, bucket, prefix []byte) int {
 // readInstitution is getInstitution through the read cache: the result is shared and must
 // not be modified (writers use getInstitution).
 func (s *DB) readInstitution(tx *bbolt.Tx, id string) (*simulator.Institution, error) {
-	if in, ok := s.institutions.Load(id); ok {
-		return in.(*simulator.Institution), nil
-	}
-	in, err := getInstitution(tx, id)
+	v, err := s.caches[string(bInstitutions)].get(tx, id, func() (any, error) { return getInstitution(tx, id) })
 	if err != nil {
 		return nil, err
 	}
-	s.instMu.Lock()
-	if tx.ID() >= s.instWrite {
-		s.institutions.Store(id, in)
-	}
-	s.instMu.Unlock()
-	return in, nil
+	return v.(*simulator.Institution), nil
 }
 
-// invalidateInstitutions drops the cache after a transaction (id txid) wrote institutions.
-func (s *DB) invalidateInstitutions(txid int) {
-	s.instMu.Lock()
-	s.instWrite = max(s.instWrite, txid)
-	s.institutions.Clear()
-	s.instMu.Unlock()
+// invalidateAll clears every read cache (after a wipe or a restore wrote every bucket).
+func (s *DB) invalidateAll(txid int) {
+	for _, c := range s.caches {
+		c.invalidate(txid)
+	}
 }
 
 // getJSON decodes the value at key into v; a missing key is an ENOTFOUND error with msg.

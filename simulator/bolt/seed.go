@@ -129,7 +129,7 @@ func (s *DB) wipe(ctx context.Context) error {
 		return err
 	}
 	var txid int
-	defer func() { s.invalidateInstitutions(txid) }()
+	defer func() { s.invalidateAll(txid) }()
 	return s.db.Update(func(tx *bbolt.Tx) error {
 		txid = tx.ID()
 		for _, b := range allBuckets {

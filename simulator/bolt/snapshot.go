@@ -57,7 +57,10 @@ func (s *DB) RestoreSnapshot(ctx context.Context, path string) error {
 				}
 			}
 			w.enqueued++ // restored pending deliveries are due: wake the dispatcher
-			w.institutionsChanged = true
+			w.written = map[string]bool{}
+			for name := range s.caches {
+				w.written[name] = true
+			}
 			return nil
 		})
 	})

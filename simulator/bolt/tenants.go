@@ -14,16 +14,27 @@ import (
 // Authenticate returns the live key whose plaintext hashes to a stored key; an unknown or
 // revoked key is EUNAUTHORIZED "Invalid API key".
 func (s *DB) Authenticate(ctx context.Context, plaintext string) (*simulator.APIKey, error) {
-	var k simulator.APIKey
+	var k *simulator.APIKey
+	hash := simulator.HashKey(plaintext)
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		return getJSON(tx, bKeys, []byte(simulator.HashKey(plaintext)), &k, "Invalid API key")
+		v, err := s.caches[string(bKeys)].get(tx, hash, func() (any, error) {
+			var k simulator.APIKey
+			if err := getJSON(tx, bKeys, []byte(hash), &k, "Invalid API key"); err != nil {
+				return nil, err
+			}
+			return &k, nil
+		})
+		if err == nil {
+			k = v.(*simulator.APIKey)
+		}
+		return err
 	})
 	if simulator.IsNotFound(err) || err == nil && k.RevokedAt != nil {
 		return nil, simulator.Errorf(simulator.EUNAUTHORIZED, "Invalid API key")
 	} else if err != nil {
 		return nil, err
 	}
-	return &k, nil
+	return k, nil
 }
 
 // putInstitution writes an institution.
