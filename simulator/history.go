@@ -29,17 +29,19 @@ func GenerateHistory(u *User, prices map[string]decimal.Decimal, now time.Time) 
 	s := seed.Sum64()
 	cur, _ := current.Float64()
 	bas, _ := basis.Float64()
+	curC, _ := CentsOf(current)
+	basC, _ := CentsOf(basis)
 	point := func(t time.Time) ValuePoint {
 		if !t.Before(now) {
-			return ValuePoint{AsOf: t, CostBasis: basis, Value: current}
+			return ValuePoint{AsOf: t, CostBasis: basC, Value: curC}
 		}
 		years := now.Sub(t).Hours() / (24 * 365)
 		// growth about 6% a year, plus a bounded deterministic wobble per instant; values are
 		// whole cents computed once, so no float ever reaches a decimal.
 		g := math.Exp(-0.06 * years)
 		w := 1 + 0.03*wobble(s, t.Unix())*math.Min(1, years*4+0.1)
-		v := decimal.New(int64(math.RoundToEven(cur*g*w*100)), -2)
-		b := decimal.New(int64(math.RoundToEven(bas*math.Exp(-0.04*years)*100)), -2)
+		v := Cents(math.RoundToEven(cur * g * w * 100))
+		b := Cents(math.RoundToEven(bas * math.Exp(-0.04*years) * 100))
 		return ValuePoint{AsOf: t, CostBasis: b, Value: v}
 	}
 	series := func(n int, step func(k int) time.Time) []ValuePoint {

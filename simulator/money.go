@@ -18,6 +18,24 @@ func FormatMoney(d decimal.Decimal) string {
 	return d.StringFixedBank(2)
 }
 
+// Cents is an amount in whole cents.
+type Cents int64
+
+// CentsOf converts an amount to cents, rounding half-even; ok is false when it does not fit.
+func CentsOf(d decimal.Decimal) (c Cents, ok bool) {
+	b := d.RoundBank(2).Shift(2).BigInt()
+	if !b.IsInt64() {
+		return 0, false
+	}
+	return Cents(b.Int64()), true
+}
+
+// String renders the amount as "units.cc".
+func (c Cents) String() string { return formatCents(int64(c)) }
+
+// AppendTo appends the amount as "units.cc".
+func (c Cents) AppendTo(b []byte) []byte { return append(b, formatCents(int64(c))...) }
+
 // formatCents renders n cents as "units.cc".
 func formatCents(n int64) string {
 	var buf [24]byte

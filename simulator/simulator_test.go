@@ -160,7 +160,7 @@ func TestGeneratedHistoryIsDeterministicAndEndsAtCurrentValue(t *testing.T) {
 	assert.Len(t, h1.PastMonth, 30)
 	assert.Len(t, h1.PastYear, 52)
 	assert.Len(t, h1.AllTime, 15, "monthly since created_at, 14 months ago, plus now")
-	assert.Equal(t, "690.00", simulator.FormatMoney(h1.PastDay[23].Value))
+	assert.Equal(t, "690.00", h1.PastDay[23].Value.String())
 	assert.Equal(t, now, h1.AllTime[14].AsOf)
 	empty := simulator.GenerateHistory(&simulator.User{PlatformID: "usr_2"}, prices, now)
 	assert.Empty(t, empty.AllTime)
@@ -174,4 +174,15 @@ func TestFormatMoneyFastPathAgreesWithDecimal(t *testing.T) {
 		c := v.RoundBank(2)
 		assert.Equal(t, c.StringFixedBank(2), simulator.FormatMoney(c), s)
 	}
+}
+
+func TestCents(t *testing.T) {
+	for in, want := range map[string]string{"0": "0.00", "10.5": "10.50", "-0.015": "-0.02", "1520.065": "1520.06", "-1.05": "-1.05", "0.004": "0.00"} {
+		c, ok := simulator.CentsOf(d(in))
+		require.True(t, ok, in)
+		assert.Equal(t, want, c.String(), in)
+		assert.Equal(t, simulator.FormatMoney(d(in)), c.String(), "agrees with FormatMoney for %s", in)
+	}
+	_, ok := simulator.CentsOf(d("1e30"))
+	assert.False(t, ok, "too large for int64 cents")
 }

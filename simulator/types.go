@@ -185,11 +185,13 @@ type History struct {
 	PastYear  []ValuePoint `json:"past_year"`
 }
 
-// ValuePoint is one point of a market-value series.
+// ValuePoint is one point of a market-value series. Amounts are whole cents: a series has
+// ~140 points per user and is generated on every Get User Detail, so it stays out of
+// arbitrary-precision decimals (which allocate per value).
 type ValuePoint struct {
-	AsOf      time.Time       `json:"as_of"`
-	CostBasis decimal.Decimal `json:"cost_basis"`
-	Value     decimal.Decimal `json:"value"`
+	AsOf      time.Time `json:"as_of"`
+	CostBasis Cents     `json:"cost_basis"`
+	Value     Cents     `json:"value"`
 }
 
 // Order is one order; it belongs to exactly one transaction (DESIGN D7).

@@ -113,9 +113,9 @@ func appendPoints(b []byte, ps []simulator.ValuePoint) []byte {
 		b = append(b, `{"as_of":"`...)
 		b = p.AsOf.UTC().AppendFormat(b, time.RFC3339Nano)
 		b = append(b, `","cost_basis":"`...)
-		b = append(b, simulator.FormatMoney(p.CostBasis)...)
+		b = p.CostBasis.AppendTo(b)
 		b = append(b, `","value":"`...)
-		b = append(b, simulator.FormatMoney(p.Value)...)
+		b = p.Value.AppendTo(b)
 		b = append(b, `"}`...)
 	}
 	return append(b, ']')

@@ -13,12 +13,13 @@ import (
 
 func TestRenderPointsMatchesEncoder(t *testing.T) {
 	ps := []simulator.ValuePoint{
-		{AsOf: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), CostBasis: decimal.RequireFromString("10.5"), Value: decimal.RequireFromString("-0.015")},
-		{AsOf: time.Date(2026, 1, 2, 3, 4, 5, 250_000_000, time.FixedZone("x", 3600)), CostBasis: decimal.Zero, Value: decimal.RequireFromString("123456.789")},
+		{AsOf: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), CostBasis: 1050, Value: -2},
+		{AsOf: time.Date(2026, 1, 2, 3, 4, 5, 250_000_000, time.FixedZone("x", 3600)), CostBasis: 0, Value: 12345679},
+		{AsOf: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), CostBasis: -105, Value: 5},
 	}
 	var want []pointJSON
 	for _, p := range ps {
-		want = append(want, pointJSON{AsOf: simulator.FormatTime(p.AsOf), CostBasis: simulator.FormatMoney(p.CostBasis), Value: simulator.FormatMoney(p.Value)})
+		want = append(want, pointJSON{AsOf: simulator.FormatTime(p.AsOf), CostBasis: simulator.FormatMoney(decimal.New(int64(p.CostBasis), -2)), Value: simulator.FormatMoney(decimal.New(int64(p.Value), -2))})
 	}
 	b, err := json.Marshal(want)
 	assert.NoError(t, err)
