@@ -56,6 +56,19 @@ func SelfHost(ctx context.Context, cfg HostConfig) (*Hosted, error) {
 	}
 	h.LoadTime = time.Since(start)
 	h.Sandbox, h.Set = sb, sb.Fixtures
+	if !sb.Loaded {
+		// A store loaded earlier was opened with the set's settings only; the load needs the
+		// users and orders it will ask for, so read the whole set.
+		fsys := cfg.Fixtures
+		if fsys == nil {
+			fsys = fixtures.Default()
+		}
+		if h.Set, err = fixtures.Open(fsys); err != nil {
+			sb.Close()
+			h.removeTmp()
+			return nil, fmt.Errorf("loadtest: read the fixture set: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		sb.Close()
