@@ -105,4 +105,3 @@ func (c *control) SetPrices(ctx context.Context, instID string, prices map[strin
 	return c.DB.SetPrices(ctx, instID, prices)
 }
 
-func (c *control) String() string { return fmt.Sprintf("control(%s)", c.DB.Path()) }

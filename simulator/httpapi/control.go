@@ -83,7 +83,7 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // body reads and opens the request's JSON body for validation.
-func (s *Server) body(c echo.Context, v *validate.Collector) (*validate.Object, error) { //nolint:unparam
+func (s *Server) body(c echo.Context, v *validate.Collector) (*validate.Object, error) {
 	raw, err := s.readBody(c)
 	if err != nil {
 		return nil, err
