@@ -104,4 +104,3 @@ func (c *control) SetPrices(ctx context.Context, instID string, prices map[strin
 	}
 	return c.DB.SetPrices(ctx, instID, prices)
 }
-
