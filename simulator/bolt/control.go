@@ -335,7 +335,7 @@ func (s *DB) FillTransaction(ctx context.Context, txnID string, prices map[strin
 			}
 		}
 		t.Status, t.CompletedAt = simulator.OrderCompleted, &now
-		if err := putJSON(w.Tx, bTransactions, []byte(t.ID), &t); err != nil {
+		if err := w.putJSON(bTransactions, []byte(t.ID), &t); err != nil {
 			return err
 		}
 		if err := w.putUser(&old, &u); err != nil {
@@ -380,7 +380,7 @@ func (s *DB) EndTransaction(ctx context.Context, txnID string, to simulator.Orde
 			os = append(os, o)
 		}
 		t.Status = to
-		return putJSON(w.Tx, bTransactions, []byte(t.ID), &t)
+		return w.putJSON(bTransactions, []byte(t.ID), &t)
 	})
 	if err != nil {
 		return nil, nil, err

@@ -249,11 +249,3 @@ func getJSON(tx *bbolt.Tx, bucket, key []byte, v any, msg string) error {
 	}
 	return nil
 }
-
-func putJSON(tx *bbolt.Tx, bucket, key []byte, v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode %s/%q: %w", bucket, key, err)
-	}
-	return tx.Bucket(bucket).Put(key, raw)
-}

@@ -37,7 +37,7 @@ func (s *DB) CreateSubscription(ctx context.Context, instID string, t simulator.
 		if sec.Current == "" {
 			sec.Current = s.IDs.NewSigningSecret()
 			issued = sec.Current
-			if err := putJSON(w.Tx, bSecrets, []byte(instID), sec); err != nil {
+			if err := w.putJSON(bSecrets, []byte(instID), sec); err != nil {
 				return err
 			}
 		}
@@ -46,7 +46,7 @@ func (s *DB) CreateSubscription(ctx context.Context, instID string, t simulator.
 		if err := w.Bucket(bSubsByInst).Put(cat(inst(instID), timeKey(now), []byte(sub.ID)), nil); err != nil {
 			return err
 		}
-		return putJSON(w.Tx, bSubs, []byte(sub.ID), sub)
+		return w.putJSON(bSubs, []byte(sub.ID), sub)
 	})
 	if err != nil {
 		return nil, "", err
@@ -113,7 +113,7 @@ func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
 		}
 		now := s.Clock.Now()
 		sub.Enabled, sub.DeletedAt = false, &now
-		if err := putJSON(w.Tx, bSubs, []byte(id), &sub); err != nil {
+		if err := w.putJSON(bSubs, []byte(id), &sub); err != nil {
 			return err
 		}
 		// End the subscription's pending deliveries.
@@ -131,7 +131,7 @@ func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
 			}
 			d.Status, d.Error = simulator.DeliveryFailed, errSubscriptionDeleted
 			d.NextAttemptAt = time.Time{}
-			if err := putJSON(w.Tx, bDeliveries, k[8:], &d); err != nil {
+			if err := w.putJSON(bDeliveries, k[8:], &d); err != nil {
 				return err
 			}
 			if err := w.Bucket(bOutbox).Delete(k); err != nil {
@@ -175,7 +175,7 @@ func (s *DB) RotateSecret(ctx context.Context, instID string, overlap time.Durat
 		}
 		sec.Current = s.IDs.NewSigningSecret()
 		secret = sec.Current
-		return putJSON(w.Tx, bSecrets, []byte(instID), sec)
+		return w.putJSON(bSecrets, []byte(instID), sec)
 	})
 	return secret, err
 }
@@ -183,7 +183,7 @@ func (s *DB) RotateSecret(ctx context.Context, instID string, overlap time.Durat
 // emit writes an event and one pending delivery per enabled subscription of its type, in the
 // caller's transaction: the outbox commits with the state change that caused the event.
 func (s *DB) emit(w *writeTx, e *simulator.Event) error {
-	if err := putJSON(w.Tx, bEvents, []byte(e.ID), e); err != nil {
+	if err := w.putJSON(bEvents, []byte(e.ID), e); err != nil {
 		return err
 	}
 	subs, err := listSubs(w.Tx, e.InstitutionID)
@@ -206,10 +206,7 @@ func (s *DB) enqueue(w *writeTx, e *simulator.Event, sub *simulator.Subscription
 	d := &simulator.Delivery{ID: s.IDs.New("dlv"), EventID: e.ID, SubscriptionID: sub.ID, InstitutionID: e.InstitutionID,
 		URL: sub.URL, Body: e.Body(sub.APIVersion), Status: simulator.DeliveryPending, NextAttemptAt: s.Clock.SchedulerNow(),
 		Attempts: []simulator.Attempt{}, CreatedAt: s.Clock.Now()}
-	if err := putJSON(w.Tx, bDeliveries, []byte(d.ID), d); err != nil {
-		return err
-	}
-	if err := w.Bucket(bDeliveryEvent).Put(cat([]byte(e.ID), []byte{0}, []byte(d.ID)), nil); err != nil {
+	if err := w.putDelivery(d); err != nil {
 		return err
 	}
 	if err := w.Bucket(bOutbox).Put(cat(timeKey(d.NextAttemptAt), []byte(d.ID)), []byte(sub.ID)); err != nil {
@@ -377,7 +374,7 @@ func recordAttempt(w *writeTx, r simulator.AttemptRecord) error {
 			return nil // already logged
 		}
 		d.Attempts = append(d.Attempts, r.Attempt)
-		return putJSON(w.Tx, bDeliveries, []byte(d.ID), &d)
+		return w.putJSON(bDeliveries, []byte(d.ID), &d)
 	}
 	if d.Status != simulator.DeliveryPending || !d.NextAttemptAt.Equal(r.At) {
 		return nil // already recorded
@@ -397,19 +394,24 @@ func recordAttempt(w *writeTx, r simulator.AttemptRecord) error {
 	default:
 		d.Status, d.NextAttemptAt = simulator.DeliveryFailed, time.Time{}
 	}
-	return putJSON(w.Tx, bDeliveries, []byte(d.ID), &d)
+	return w.putJSON(bDeliveries, []byte(d.ID), &d)
 }
 
 // RecordTestDelivery stores the one-attempt delivery of a test event, so the delivery log
 // shows test sends too.
 func (s *DB) RecordTestDelivery(ctx context.Context, e *simulator.Event, d *simulator.Delivery) error {
 	return s.update(ctx, func(w *writeTx) error {
-		if err := putJSON(w.Tx, bEvents, []byte(e.ID), e); err != nil {
+		if err := w.putJSON(bEvents, []byte(e.ID), e); err != nil {
 			return err
 		}
-		if err := w.Bucket(bDeliveryEvent).Put(cat([]byte(e.ID), []byte{0}, []byte(d.ID)), nil); err != nil {
-			return err
-		}
-		return putJSON(w.Tx, bDeliveries, []byte(d.ID), d)
+		return w.putDelivery(d)
 	})
+}
+
+// putDelivery writes a new delivery and its entry in the event's delivery index.
+func (w *writeTx) putDelivery(d *simulator.Delivery) error {
+	if err := w.put(bDeliveryEvent, cat([]byte(d.EventID), []byte{0}, []byte(d.ID)), nil); err != nil {
+		return err
+	}
+	return w.putJSON(bDeliveries, []byte(d.ID), d)
 }
