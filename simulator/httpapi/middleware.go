@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 	"github.com/shopspring/decimal"
@@ -34,6 +35,24 @@ type journalEntry struct {
 	LatencyMS float64 `json:"latency_ms"`
 	RequestID string  `json:"request_id"`
 	KeyPrefix string  `json:"key_prefix,omitempty"`
+	// Truncated says the path or the query was cut to journalFieldMax bytes (DESIGN D17).
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// journalFieldMax bounds what one entry keeps of a path or a query (DESIGN D17), so the
+// journal's 1,000 entries hold at most ~8 MiB whatever clients send.
+const journalFieldMax = 4 << 10
+
+// clip cuts s to journalFieldMax bytes at a rune boundary and reports whether it did.
+func clip(s string) (string, bool) {
+	if len(s) <= journalFieldMax {
+		return s, false
+	}
+	n := journalFieldMax
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strings.Clone(s[:n]), true
 }
 
 func newJournal(n int) *journal { return &journal{buf: make([]journalEntry, n)} }
@@ -76,9 +95,11 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err) // write the error now so the journal sees its status
 		}
 		r := c.Request()
-		e := journalEntry{At: simulator.FormatTime(s.clock.Now()), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+		path, cutPath := clip(r.URL.Path)
+		query, cutQuery := clip(r.URL.RawQuery)
+		e := journalEntry{At: simulator.FormatTime(s.clock.Now()), Method: r.Method, Path: path, Query: query,
 			Status: c.Response().Status, LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
-			RequestID: c.Response().Header().Get(headerRequestID)}
+			RequestID: c.Response().Header().Get(headerRequestID), Truncated: cutPath || cutQuery}
 		if k := r.Header.Get("x-api-key"); k != "" {
 			e.KeyPrefix = simulator.KeyPrefix(k)
 		}

@@ -19,12 +19,21 @@ type Collector struct {
 	bodyAbort bool
 }
 
+// MaxItems is the most items a 422 lists (DESIGN D17). FastAPI has no limit, but a real
+// request never comes near it, and without one a 1 MiB body of wrong items answers a 100 MB
+// 422. The collector keeps only the first MaxItems, so its memory is bounded too.
+const MaxItems = 1000
+
 // New returns an empty collector.
 func New() *Collector { return &Collector{} }
 
 // Add appends hand-built items (see NewItem, ValueError) after the ones
 // collected so far.
-func (c *Collector) Add(items ...Item) { c.items = append(c.items, items...) }
+func (c *Collector) Add(items ...Item) {
+	for _, it := range items {
+		c.add(it)
+	}
+}
 
 // Err reports the outcome: nil when every input was valid; ErrBodyParse when
 // the body could not be decoded (FastAPI's 400); otherwise Errors — just the
@@ -44,7 +53,12 @@ func (c *Collector) Err() error {
 	return out
 }
 
-func (c *Collector) add(it Item) { c.items = append(c.items, it) }
+// add keeps an item while fewer than MaxItems are held; the rest are dropped (D17).
+func (c *Collector) add(it Item) {
+	if len(c.items) < MaxItems {
+		c.items = append(c.items, it)
+	}
+}
 
 // PathStr returns a str path parameter. Any string is a valid str; the
 // method exists so handlers read every input through the collector.

@@ -34,11 +34,14 @@ func pyUnquotePlus(s string) string {
 	var out strings.Builder
 	var pending []byte // decoded %XX bytes awaiting UTF-8 decoding
 	flush := func() {
-		for len(pending) > 0 {
-			r, size := pyDecodeRune(string(pending))
+		// One conversion per run: decoding from a fresh string(pending) per rune made a long
+		// run quadratic (D17).
+		for rest := string(pending); len(rest) > 0; {
+			r, size := pyDecodeRune(rest)
 			out.WriteRune(r) // U+FFFD per maximal invalid subpart, like errors='replace'
-			pending = pending[size:]
+			rest = rest[size:]
 		}
+		pending = pending[:0]
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
