@@ -113,12 +113,15 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 			hi, ranged = cat(prefix, timeKey(*f.PlacedEnd)), true
 		}
 		idOf := func(k, _ []byte) []byte { return k[len(prefix)+8:] }
-		var ids [][]byte
+		var (
+			ids [][]byte
+			err error
+		)
 		if !residual && !ranged {
 			page.Total = countOf(tx, bOrderIndex, prefix)
-			ids = pageKnown(tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
+			ids, err = pageKnown(ctx, tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
 		} else {
-			ids = pageScan(tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, func(v []byte) bool {
+			ids, err = pageScan(ctx, tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, func(v []byte) bool {
 				if f.Product != nil && v[0] != byte(simulator.ProductIndex(*f.Product)) {
 					return false
 				}
@@ -127,6 +130,9 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 				}
 				return f.Status == nil || v[2] == byte(simulator.OrderStatusIndex(*f.Status))
 			}, &page.Total, idOf)
+		}
+		if err != nil {
+			return err
 		}
 		for _, id := range ids {
 			o, err := getOrder(tx, instID, string(id))

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"strings"
 
@@ -27,8 +28,9 @@ func prefixEnd(prefix []byte) []byte {
 // (idOf of each key and value, copied out) of the matching entries at positions
 // [offset, offset+limit). match nil means every entry matches. With total nil the walk stops
 // as soon as the page is full (the caller knows the count); otherwise it walks the whole range
-// and stores the number of matches in *total.
-func pageScan(b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, idOf func(k, v []byte) []byte) [][]byte {
+// and stores the number of matches in *total. A long walk stops with ctx's error once ctx is
+// done (the client went away: DESIGN D17), checked every scanCheckEvery entries.
+func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, idOf func(k, v []byte) []byte) ([][]byte, error) {
 	ids := make([][]byte, 0, limit)
 	c := b.Cursor()
 	var k, v []byte
@@ -48,7 +50,13 @@ func pageScan(b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, matc
 		next = c.Prev
 	}
 	n := 0
+	walked := 0
 	for ; k != nil; k, v = next() {
+		if walked++; walked%scanCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		if desc && bytes.Compare(k, lo) < 0 || !desc && hi != nil && bytes.Compare(k, hi) >= 0 {
 			break
 		}
@@ -66,23 +74,26 @@ func pageScan(b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, matc
 	if total != nil {
 		*total = n
 	}
-	return ids
+	return ids, nil
 }
+
+// scanCheckEvery is how many index entries a walk reads between two looks at its context.
+const scanCheckEvery = 4096
 
 // pageKnown is pageScan for a range whose size is known (from the counters) and that needs no
 // match: a page past the middle is walked from the far end, so a deep offset costs at most
 // half the range.
-func pageKnown(b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit, total int, idOf func(k, v []byte) []byte) [][]byte {
+func pageKnown(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit, total int, idOf func(k, v []byte) []byte) ([][]byte, error) {
 	if offset >= total || limit <= 0 {
-		return [][]byte{}
+		return [][]byte{}, nil
 	}
 	if offset <= total/2 {
-		return pageScan(b, lo, hi, desc, offset, limit, nil, nil, idOf)
+		return pageScan(ctx, b, lo, hi, desc, offset, limit, nil, nil, idOf)
 	}
 	n := min(limit, total-offset)
-	ids := pageScan(b, lo, hi, !desc, total-offset-n, n, nil, nil, idOf)
+	ids, err := pageScan(ctx, b, lo, hi, !desc, total-offset-n, n, nil, nil, idOf)
 	slices.Reverse(ids)
-	return ids
+	return ids, err
 }
 
 // sortDeliveries orders deliveries newest first, ties by id.

@@ -323,9 +323,12 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 		var pids [][]byte
 		if !residual && !ranged {
 			page.Total = countOf(tx, bUserIndex, prefix)
-			pids = pageKnown(tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
+			pids, err = pageKnown(ctx, tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
 		} else {
-			pids = pageScan(tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, match, &page.Total, idOf)
+			pids, err = pageScan(ctx, tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, match, &page.Total, idOf)
+		}
+		if err != nil {
+			return err
 		}
 		for _, pid := range pids {
 			u, err := getUser(tx, instID, string(pid))

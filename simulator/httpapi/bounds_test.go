@@ -1,11 +1,21 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"partnersim/sandbox"
 )
 
 // D17: a body of many wrong items answers a 422 of at most 1,000 items in the usual shape, so
@@ -44,3 +54,74 @@ func TestJournalEntryBounded(t *testing.T) {
 	assert.Len(t, query.Get("query").String(), 4096)
 	assert.Equal(t, "/v1/users/", query.Get("path").String())
 }
+
+// D17: the request line and headers are bounded at 64 KiB in all: a longer URL answers 414,
+// larger headers 431, both in the {"detail": …} shape, before any work is done.
+func TestRequestLineAndHeadersBounded(t *testing.T) {
+	a := MustServe(t)
+	r := a.get(t, "/v1/users/?q="+strings.Repeat("x", 70_000), keyAll)
+	assert.Equal(t, 414, r.Status)
+	assert.JSONEq(t, `{"detail":"Request URI too long: the request line and headers may take at most 65536 bytes"}`, r.Body)
+
+	r = a.call(t, "GET", "/v1/users/", "", "x-api-key: "+keyAll, "X-Filler: "+strings.Repeat("y", 70_000))
+	assert.Equal(t, 431, r.Status)
+	assert.JSONEq(t, `{"detail":"Request header fields too large: the request line and headers may take at most 65536 bytes"}`, r.Body)
+
+	r = a.get(t, "/v1/users/?q="+strings.Repeat("x", 60_000), keyAll)
+	assert.Equal(t, 200, r.Status, "just under the bound is served")
+}
+
+// D17: a client that goes away mid-request stops the work; the request is journaled as 499
+// and logged as cancelled, never as an internal error.
+func TestClientDisconnectIsCancelledNotInternal(t *testing.T) {
+	var logs syncBuffer
+	a := MustServe(t, func(c *sandbox.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	a.mustControl(t, "PUT", "/_sandbox/faults", `{"rules":[{"path":"/v1/users/","latency_ms":30000}]}`)
+
+	// The same sandbox behind a server that counts requests entering it.
+	var entered atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered.Add(1)
+		a.sb.Server.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "GET", srv.URL+"/v1/users/", nil)
+	require.NoError(t, err)
+	req.Header.Set("x-api-key", keyAll)
+	done := make(chan error, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req)
+		if err == nil {
+			res.Body.Close()
+		}
+		done <- err
+	}()
+	// Cancel once the request is inside the server (the fault holds it there).
+	require.Eventually(t, func() bool { return entered.Load() > 0 }, 5*time.Second, 2*time.Millisecond)
+	cancel()
+	require.Error(t, <-done)
+
+	var status int64
+	require.Eventually(t, func() bool {
+		status = a.mustControl(t, "GET", "/_sandbox/requests?limit=1", "").JSON("requests.0.status").Int()
+		return status != 0
+	}, 5*time.Second, 5*time.Millisecond, "the cancelled request is journaled")
+	assert.Equal(t, int64(499), status)
+	assert.NotContains(t, logs.String(), "internal error")
+	assert.Contains(t, logs.String(), "request cancelled by the client")
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines and the test's.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -40,6 +41,8 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		he    *echo.HTTPError
 	)
 	switch {
+	case c.Request().Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		s.cancelled(c)
 	case errors.As(err, &verrs):
 		body, merr := verrs.MarshalJSON()
 		if merr != nil {
@@ -59,6 +62,18 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		}
 		s.writeJSON(c, statusOf[code], detail{simulator.ErrorMessage(err)})
 	}
+}
+
+// StatusClientClosedRequest is nginx's 499: the client went away before the answer. Nothing
+// reaches the client; the status is for the journal and the log (DESIGN D17).
+const StatusClientClosedRequest = 499
+
+// cancelled records a request whose client disconnected: its work has stopped (the store
+// checks the context), it is logged at info level as cancelled and journaled as 499.
+func (s *Server) cancelled(c echo.Context) {
+	s.log.Info("request cancelled by the client", slog.String("method", c.Request().Method), slog.String("path", c.Request().URL.Path),
+		slog.String("request_id", c.Response().Header().Get(headerRequestID)))
+	c.Response().WriteHeader(StatusClientClosedRequest)
 }
 
 func (s *Server) internal(c echo.Context, err error) {

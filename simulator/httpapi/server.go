@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -85,7 +86,7 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 	s := &Server{e: e, log: log, store: deps.Store, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{}}
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
 	e.HTTPErrorHandler = s.errorHandler
-	e.Pre(s.requestID, decodedPath)
+	e.Pre(s.requestID, boundHead, decodedPath)
 	s.addRoutes()
 	return s
 }
@@ -111,6 +112,33 @@ func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 			id = "req_" + hex.EncodeToString(b[:])
 		}
 		c.Response().Header().Set(headerRequestID, id)
+		return next(c)
+	}
+}
+
+// MaxHeadBytes bounds a request's line and headers together (DESIGN D17). Go's http.Server
+// refuses heads over its MaxHeaderBytes (1 MiB by default) with a plain-text 431 before any
+// handler runs; below that, boundHead answers in the API's own shape.
+const MaxHeadBytes = 64 << 10
+
+// boundHead refuses a request whose line and headers exceed MaxHeadBytes: 414 when the
+// request line alone does, 431 otherwise (as nginx sorts its large_client_header_buffers).
+func boundHead(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		line := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + 2
+		head := line
+		for k, vs := range r.Header {
+			for _, v := range vs {
+				head += len(k) + 2 + len(v) + 2
+			}
+		}
+		switch {
+		case line > MaxHeadBytes:
+			return echo.NewHTTPError(http.StatusRequestURITooLong, fmt.Sprintf("Request URI too long: the request line and headers may take at most %d bytes", MaxHeadBytes))
+		case head > MaxHeadBytes:
+			return echo.NewHTTPError(http.StatusRequestHeaderFieldsTooLarge, fmt.Sprintf("Request header fields too large: the request line and headers may take at most %d bytes", MaxHeadBytes))
+		}
 		return next(c)
 	}
 }
