@@ -70,3 +70,21 @@ func (c *Clock) Frozen() bool {
 	defer c.mu.Unlock()
 	return c.frozen != nil
 }
+
+// FirstStorableTime and LastStorableTime bound the instants the sandbox stores and indexes
+// (users' created_at, orders' placed_at). The validator accepts Python's whole range (years 1
+// to 9999), but stored times are index keys of 64-bit nanoseconds, which end in 1677 and 2262;
+// the margin keeps the keys of stored times strictly inside the two clamped ends that filter
+// bounds beyond the range use (docs: README, limits).
+var (
+	FirstStorableTime = time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC)
+	LastStorableTime  = time.Date(2199, 12, 31, 23, 59, 59, 999999999, time.UTC)
+)
+
+// CheckStorable returns an EINVALID error naming the range when t cannot be stored.
+func CheckStorable(t time.Time) error {
+	if t.Before(FirstStorableTime) || t.After(LastStorableTime) {
+		return Errorf(EINVALID, "the sandbox stores times from %s to %s", FirstStorableTime.Format("2006-01-02"), LastStorableTime.Format("2006-01-02"))
+	}
+	return nil
+}

@@ -2,7 +2,10 @@ package bolt
 
 import (
 	"encoding/binary"
+	"math"
 	"time"
+
+	"partnersim/simulator"
 )
 
 // Buckets, created at open. Keys are composite byte strings; integers and times are big-endian
@@ -64,9 +67,19 @@ func cat(parts ...[]byte) []byte {
 
 // timeKey encodes t as 8 big-endian bytes of UnixNano shifted so that times before 1970 still
 // sort first.
+//
+// Instants outside simulator's storable range (which nothing stored has) clamp to the lowest or
+// highest key, so a filter bound beyond it includes or excludes everything as it should:
+// without the clamp, UnixNano wrapped year 3000 below 1970 and inverted the filter.
 func timeKey(t time.Time) []byte {
 	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(t.UnixNano())^(1<<63))
+	switch {
+	case t.Before(simulator.FirstStorableTime):
+	case t.After(simulator.LastStorableTime):
+		binary.BigEndian.PutUint64(b[:], math.MaxUint64)
+	default:
+		binary.BigEndian.PutUint64(b[:], uint64(t.UnixNano())^(1<<63))
+	}
 	return b[:]
 }
 

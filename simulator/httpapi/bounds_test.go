@@ -125,3 +125,61 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// Issue 11 item 4: a time filter anywhere in the validator's range (years 1 to 9999) gives the
+// right page — year 3000 once wrapped below 1970 and listed every user — and a cursor beyond
+// 2^63 is echoed exactly, as Python's unbounded ints do.
+func TestTimeFiltersAcrossTheWholeRange(t *testing.T) {
+	a := MustServe(t)
+	all := a.get(t, "/v1/users/?per_page=1", keyAll).JSON("total_records").Int()
+	allOrders := a.get(t, "/v1/orders/?per_page=1", keyAll).JSON("total_records").Int()
+	require.Positive(t, all)
+	require.Positive(t, allOrders)
+	for q, want := range map[string]int64{
+		"created_at_start=3000-01-01":                           0,
+		"created_at_start=9999-12-31T23:59:59.999999":           0,
+		"created_at_end=1500-01-01":                             0,
+		"created_at_end=0001-01-01":                             0,
+		"created_at_start=1500-01-01":                           all,
+		"created_at_end=3000-01-01":                             all,
+		"created_at_start=0001-01-01&created_at_end=9999-12-31": all,
+		"created_at_start=2300-01-01&sort_key=user_account_id":  0,
+	} {
+		r := a.get(t, "/v1/users/?"+q, keyAll)
+		require.Equal(t, 200, r.Status, q)
+		assert.Equal(t, want, r.JSON("total_records").Int(), q)
+		assert.Equal(t, min(want, 25), r.JSON("items.#").Int(), q)
+	}
+	for q, want := range map[string]int64{
+		"placed_at_start=3000-01-01": 0, "placed_at_end=1500-01-01": 0,
+		"placed_at_start=1500-01-01": allOrders, "placed_at_end=3000-01-01": allOrders,
+	} {
+		assert.Equal(t, want, a.get(t, "/v1/orders/?"+q, keyAll).JSON("total_records").Int(), q)
+	}
+
+	r := a.get(t, "/v1/users/?last_record_number=18446744073709551616", keyAll)
+	require.Equal(t, 200, r.Status)
+	assert.Equal(t, "18446744073709551616", r.JSON("last_record_number").Raw)
+	assert.Equal(t, int64(0), r.JSON("items.#").Int())
+	assert.Equal(t, all, r.JSON("total_records").Int())
+	r = a.get(t, "/v1/orders/?last_record_number=%2B0009223372036854775808", keyAll)
+	assert.Equal(t, "9223372036854775808", r.JSON("last_record_number").Raw)
+}
+
+// Stored times are bounded to what the index can order (README limits): a control-plane user
+// created in year 3000 is refused with a 422 naming the range, and the clock stops before it.
+func TestStoredTimesBounded(t *testing.T) {
+	a := MustServe(t)
+	inst, _ := a.tenant(t, "", "")
+	r := a.control(t, "POST", "/_sandbox/institutions/"+inst+"/users",
+		`{"user_account_id":"far","created_at":"3000-01-01T00:00:00Z","accounts":[{"product":"crypto","kyc_status":"pending"}]}`)
+	require.Equal(t, 422, r.Status, r.Body)
+	assert.Equal(t, `{"detail":[{"type":"value_error","loc":["body","created_at"],"msg":"Value error, the sandbox stores times from 1700-01-01 to 2199-12-31","input":"3000-01-01T00:00:00Z","ctx":{"error":{}}}]}`, r.Body)
+	for i := 0; i < 20; i++ {
+		if r = a.control(t, "POST", "/_sandbox/clock/advance", `{"seconds":315360000}`); r.Status != 200 {
+			break
+		}
+	}
+	assert.Equal(t, 400, r.Status, "the clock stops before 2200")
+	assert.Contains(t, r.Body, "the virtual clock cannot move there")
+}

@@ -237,6 +237,9 @@ func (s *Server) handleCreateUser() echo.HandlerFunc {
 		u := &simulator.User{InstitutionID: inst}
 		u.UserAccountID = b.Str("user_account_id")
 		u.CreatedAt = optTime(b, "created_at", now)
+		if err := simulator.CheckStorable(u.CreatedAt); err != nil {
+			v.Add(validate.ValueError(b.Loc().With("created_at"), b.Field("created_at").Raw(), simulator.ErrorMessage(err)))
+		}
 		u.LiveSessions = optInt(b, "sessions", 0, validate.Ge(0), validate.Le(1000))
 		terms, _ := b.OptObject("terms_and_conditions")
 		u.Terms = simulator.Terms{AcceptedAt: optTime(terms, "accepted_at", u.CreatedAt), Version: optStr(terms, "version", "2024-01")}

@@ -105,6 +105,9 @@ func (s *Server) handleAdvanceClock() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
+		if err := simulator.CheckStorable(s.clock.SchedulerNow().Add(time.Duration(secs) * time.Second)); err != nil {
+			return simulator.Errorf(simulator.EINVALID, "the virtual clock cannot move there: %s", simulator.ErrorMessage(err))
+		}
 		now := s.deps.Control.AdvanceClock(c.Request().Context(), time.Duration(secs)*time.Second)
 		return s.jsonOK(c, http.StatusOK, response{Now: simulator.FormatTime(now)})
 	}

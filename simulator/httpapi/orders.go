@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"io"
+	"math/big"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -43,7 +44,8 @@ func (s *Server) handleOrderList() echo.HandlerFunc {
 			f.PlacedEnd = &t
 		}
 		f.Limit = q.Int("per_page", 25, validate.Ge(1), validate.Le(100))
-		f.Offset = q.Int("last_record_number", 0, validate.Ge(0))
+		var cursor *big.Int
+		f.Offset, cursor = q.BigInt("last_record_number", 0, validate.Ge(0))
 		f.Desc = q.Enum("sort_order", false, "desc", sortOrders...) == "desc"
 		if err := v.Err(); err != nil {
 			return err
@@ -60,7 +62,7 @@ func (s *Server) handleOrderList() echo.HandlerFunc {
 			items = append(items, renderOrder(o))
 		}
 		return s.jsonOK(c, http.StatusOK, pageJSON[orderJSON]{Items: items, TotalRecords: page.Total,
-			LastRecordNumber: f.Offset + len(items), PerPage: f.Limit})
+			LastRecordNumber: nextCursor(cursor, len(items)), PerPage: f.Limit})
 	}
 }
 

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"math/big"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -74,11 +75,17 @@ type transactionJSON struct {
 	Orders        []orderJSON               `json:"orders"`
 }
 
+// nextCursor is the response's last_record_number: the request's cursor plus the page's
+// length, exact beyond int64 as Python's ints are (DESIGN D6).
+func nextCursor(cursor *big.Int, n int) json.Number {
+	return json.Number(new(big.Int).Add(cursor, big.NewInt(int64(n))).String())
+}
+
 type pageJSON[T any] struct {
-	Items            []T `json:"items"`
-	TotalRecords     int `json:"total_records"`
-	LastRecordNumber int `json:"last_record_number"`
-	PerPage          int `json:"per_page"`
+	Items            []T         `json:"items"`
+	TotalRecords     int         `json:"total_records"`
+	LastRecordNumber json.Number `json:"last_record_number"`
+	PerPage          int         `json:"per_page"`
 }
 
 func renderAccounts(u *simulator.User, prices map[string]decimal.Decimal) ([]accountJSON, string) {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"math/big"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -76,7 +77,8 @@ func (s *Server) handleUserList() echo.HandlerFunc {
 			f.CreatedEnd = &t
 		}
 		f.Limit = q.Int("per_page", 25, validate.Ge(1), validate.Le(100))
-		f.Offset = q.Int("last_record_number", 0, validate.Ge(0))
+		var cursor *big.Int
+		f.Offset, cursor = q.BigInt("last_record_number", 0, validate.Ge(0))
 		f.Desc = q.Enum("sort_order", false, "desc", sortOrders...) == "desc"
 		f.SortKey = simulator.UserSortKey(q.Enum("sort_key", false, "created_at", "created_at", "user_account_id"))
 		if err := v.Err(); err != nil {
@@ -94,7 +96,7 @@ func (s *Server) handleUserList() echo.HandlerFunc {
 			items = append(items, renderUserItem(u, page.Prices))
 		}
 		return s.jsonOK(c, http.StatusOK, pageJSON[userItemJSON]{Items: items, TotalRecords: page.Total,
-			LastRecordNumber: f.Offset + len(items), PerPage: f.Limit})
+			LastRecordNumber: nextCursor(cursor, len(items)), PerPage: f.Limit})
 	}
 }
 

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"math/big"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -74,6 +75,21 @@ func (p *Params) Int(name string, def int, bounds ...Bound) int {
 		return def
 	}
 	return n
+}
+
+// BigInt is Int for a parameter whose exact value matters beyond int's range (Python's ints
+// are unbounded: a cursor of 2^64 is echoed as sent). It returns the value saturated to an
+// int, for use, and exactly.
+func (p *Params) BigInt(name string, def int, bounds ...Bound) (int, *big.Int) {
+	v, ok := p.get(name)
+	if !ok || !v.required() {
+		return def, big.NewInt(int64(def))
+	}
+	n, it := validateInt(v.loc, v.v, bounds)
+	if !v.fail(it) {
+		return def, big.NewInt(int64(def))
+	}
+	return saturate(n), n
 }
 
 // OptInt validates an optional `int | None = None` parameter.
