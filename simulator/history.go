@@ -9,10 +9,11 @@ import (
 )
 
 // GenerateHistory builds the historical market value of a user deterministically, seeded by
-// its platform id, ending at its current value at now (DESIGN D5): past_day 24 hourly points,
-// past_week 7 daily, past_month 30 daily, past_year 52 weekly, all_time monthly since
-// created_at. The same instant always gets the same value, whichever series it appears in. A
-// user with no funded account gets empty arrays.
+// its platform id (DESIGN D5): past_day 24 hourly points, past_week 7 daily, past_month 30
+// daily, past_year 52 weekly, all_time monthly since created_at. Each series is anchored to
+// its current period's UTC boundary — the hour, midnight, Monday midnight, the 1st of the
+// month — whose point carries the current value, so every request in the same period sees the
+// same series. A user with no funded account gets empty arrays.
 func GenerateHistory(u *User, prices map[string]decimal.Decimal, now time.Time) History {
 	current := u.TotalMarketValue(prices)
 	basis := decimal.Zero
@@ -23,7 +24,7 @@ func GenerateHistory(u *User, prices map[string]decimal.Decimal, now time.Time) 
 	if !current.IsPositive() {
 		return h
 	}
-	now = now.UTC().Truncate(time.Second)
+	now = now.UTC()
 	seed := fnv.New64a()
 	seed.Write([]byte(u.PlatformID))
 	s := seed.Sum64()
@@ -31,35 +32,40 @@ func GenerateHistory(u *User, prices map[string]decimal.Decimal, now time.Time) 
 	bas, _ := basis.Float64()
 	curC, _ := CentsOf(current)
 	basC, _ := CentsOf(basis)
-	point := func(t time.Time) ValuePoint {
-		if !t.Before(now) {
-			return ValuePoint{AsOf: t, CostBasis: basC, Value: curC}
-		}
-		years := now.Sub(t).Hours() / (24 * 365)
-		// growth about 6% a year, plus a bounded deterministic wobble per instant; values are
-		// whole cents computed once, so no float ever reaches a decimal.
-		g := math.Exp(-0.06 * years)
-		w := 1 + 0.03*wobble(s, t.Unix())*math.Min(1, years*4+0.1)
-		v := Cents(math.RoundToEven(cur * g * w * 100))
-		b := Cents(math.RoundToEven(bas * math.Exp(-0.04*years) * 100))
-		return ValuePoint{AsOf: t, CostBasis: b, Value: v}
-	}
-	series := func(n int, step func(k int) time.Time) []ValuePoint {
+	// series returns n points ending at anchor, the k-th from the end at step(k); a point's
+	// value depends only on its instant and its series' anchor.
+	series := func(n int, anchor time.Time, step func(k int) time.Time) []ValuePoint {
 		out := make([]ValuePoint, 0, n)
 		for k := n - 1; k >= 0; k-- {
-			out = append(out, point(step(k)))
+			t := step(k)
+			if k == 0 {
+				out = append(out, ValuePoint{AsOf: t, CostBasis: basC, Value: curC})
+				continue
+			}
+			years := anchor.Sub(t).Hours() / (24 * 365)
+			// growth about 6% a year, plus a bounded deterministic wobble per instant; values
+			// are whole cents computed once, so no float ever reaches a decimal.
+			g := math.Exp(-0.06 * years)
+			w := 1 + 0.03*wobble(s, t.Unix())*math.Min(1, years*4+0.1)
+			out = append(out, ValuePoint{AsOf: t,
+				CostBasis: Cents(math.RoundToEven(bas * math.Exp(-0.04*years) * 100)),
+				Value:     Cents(math.RoundToEven(cur * g * w * 100))})
 		}
 		return out
 	}
-	h.PastDay = series(24, func(k int) time.Time { return now.Add(-time.Duration(k) * time.Hour) })
-	h.PastWeek = series(7, func(k int) time.Time { return now.AddDate(0, 0, -k) })
-	h.PastMonth = series(30, func(k int) time.Time { return now.AddDate(0, 0, -k) })
-	h.PastYear = series(52, func(k int) time.Time { return now.AddDate(0, 0, -7*k) })
+	hour := now.Truncate(time.Hour)
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	monday := midnight.AddDate(0, 0, -((int(midnight.Weekday()) + 6) % 7))
+	first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	h.PastDay = series(24, hour, func(k int) time.Time { return hour.Add(-time.Duration(k) * time.Hour) })
+	h.PastWeek = series(7, midnight, func(k int) time.Time { return midnight.AddDate(0, 0, -k) })
+	h.PastMonth = series(30, midnight, func(k int) time.Time { return midnight.AddDate(0, 0, -k) })
+	h.PastYear = series(52, monday, func(k int) time.Time { return monday.AddDate(0, 0, -7*k) })
 	months := 0
-	for months < 1200 && !now.AddDate(0, -(months+1), 0).Before(u.CreatedAt) {
+	for months < 1200 && !first.AddDate(0, -(months+1), 0).Before(u.CreatedAt) {
 		months++
 	}
-	h.AllTime = series(months+1, func(k int) time.Time { return now.AddDate(0, -k, 0) })
+	h.AllTime = series(months+1, first, func(k int) time.Time { return first.AddDate(0, -k, 0) })
 	return h
 }
 
