@@ -183,3 +183,27 @@ func TestStoredTimesBounded(t *testing.T) {
 	assert.Equal(t, 400, r.Status, "the clock stops before 2200")
 	assert.Contains(t, r.Body, "the virtual clock cannot move there")
 }
+
+// Issue 11 item 10: prices answered by the control plane keep two decimals at least, as money
+// does ("64000.00", not "64000"), and any finer precision they were given.
+func TestPricesKeepTwoDecimals(t *testing.T) {
+	a := MustServe(t)
+	inst, _ := a.tenant(t, "", "")
+	r := a.mustControl(t, "PUT", "/_sandbox/institutions/"+inst+"/prices", `{"BTC":"64000","AAPL":"190.1","ETH":"3120.12345"}`)
+	assert.Equal(t, "64000.00", r.JSON("BTC").String())
+	assert.Equal(t, "190.10", r.JSON("AAPL").String())
+	assert.Equal(t, "3120.12345", r.JSON("ETH").String())
+}
+
+// Issue 11 item 10: OPTIONS on an API route answers 405 with Allow, as FastAPI without CORS
+// middleware does — not echo's automatic 204 that skipped authentication.
+func TestOptionsIsMethodNotAllowed(t *testing.T) {
+	a := MustServe(t)
+	for _, path := range []string{"/v1/users/", "/v1/webhooks/subscriptions", "/_sandbox/institutions"} {
+		r := a.call(t, "OPTIONS", path, "")
+		assert.Equal(t, 405, r.Status, path)
+		assert.JSONEq(t, `{"detail":"Method Not Allowed"}`, r.Body, path)
+		assert.NotEmpty(t, r.Header.Get("Allow"), path)
+		assert.NotContains(t, r.Header.Get("Allow"), "OPTIONS", path)
+	}
+}

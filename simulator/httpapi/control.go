@@ -533,7 +533,7 @@ func (s *Server) handleSetPrices() echo.HandlerFunc {
 		}
 		rendered := make(map[string]string, len(out))
 		for k, p := range out {
-			rendered[k] = p.String()
+			rendered[k] = formatPrice(p)
 		}
 		return s.jsonOK(c, http.StatusOK, rendered)
 	}

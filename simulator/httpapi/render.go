@@ -75,6 +75,15 @@ type transactionJSON struct {
 	Orders        []orderJSON               `json:"orders"`
 }
 
+// formatPrice renders a price as money is rendered, with two decimals at least
+// ("64000.00"), keeping any finer precision it was given ("3120.12345").
+func formatPrice(p decimal.Decimal) string {
+	if p.Exponent() < -2 {
+		return p.String()
+	}
+	return p.StringFixed(2)
+}
+
 // nextCursor is the response's last_record_number: the request's cursor plus the page's
 // length, exact beyond int64 as Python's ints are (DESIGN D6).
 func nextCursor(cursor *big.Int, n int) json.Number {

@@ -86,7 +86,7 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 	s := &Server{e: e, log: log, store: deps.Store, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{}}
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
 	e.HTTPErrorHandler = s.errorHandler
-	e.Pre(s.requestID, boundHead, decodedPath)
+	e.Pre(s.requestID, boundHead, noOptions, decodedPath)
 	s.addRoutes()
 	return s
 }
@@ -138,6 +138,18 @@ func boundHead(next echo.HandlerFunc) echo.HandlerFunc {
 			return echo.NewHTTPError(http.StatusRequestURITooLong, fmt.Sprintf("Request URI too long: the request line and headers may take at most %d bytes", MaxHeadBytes))
 		case head > MaxHeadBytes:
 			return echo.NewHTTPError(http.StatusRequestHeaderFieldsTooLarge, fmt.Sprintf("Request header fields too large: the request line and headers may take at most %d bytes", MaxHeadBytes))
+		}
+		return next(c)
+	}
+}
+
+// noOptions answers OPTIONS as FastAPI without CORS middleware does: 405 with Allow on a known
+// path (404 on an unknown one), through the one routing-error path. echo would otherwise
+// answer its own 204 before any authentication.
+func noOptions(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Request().Method == http.MethodOptions {
+			return echo.ErrMethodNotAllowed
 		}
 		return next(c)
 	}
