@@ -231,13 +231,6 @@ func (s *DB) readInstitution(tx *bbolt.Tx, id string) (*simulator.Institution, e
 	return v.(*simulator.Institution), nil
 }
 
-// invalidateAll clears every read cache (after a wipe or a restore wrote every bucket).
-func (s *DB) invalidateAll(txid int) {
-	for _, c := range s.caches {
-		c.invalidate(txid)
-	}
-}
-
 // getJSON decodes the value at key into v; a missing key is an ENOTFOUND error with msg.
 func getJSON(tx *bbolt.Tx, bucket, key []byte, v any, msg string) error {
 	raw := tx.Bucket(bucket).Get(key)

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.etcd.io/bbolt"
@@ -9,20 +10,28 @@ import (
 	"partnersim/simulator"
 )
 
-// Loader writes a fixture set in batches of write transactions. The store is marked loaded only
-// by Finish, so a load cut short (a crash) is wiped and redone at the next start: nothing is
-// half-loaded.
+// Loader writes a fixture set. At start-up (exclusive) it writes batches of write transactions
+// and the store is marked loaded only by Finish, so a load cut short (a crash) is wiped and
+// redone at the next start: nothing is half-loaded. At run time (a reset, with readers about)
+// everything — emptying the store included — is one transaction committed by Finish, so
+// readers see the old state or the new one, never a store half-emptied or half-loaded.
 type Loader struct {
 	s       *DB
 	ctx     context.Context
 	pending []func(w *writeTx) error
-	// Batch is how many records go into one write transaction.
+	// Batch is how many records go into one write transaction (exclusive loads only).
 	Batch int
+	// atomic loads write everything in Finish's transaction.
+	atomic bool
 }
 
-// NewLoader empties the store and returns a loader for a fixture set. With exclusive (nothing
-// else uses the store yet, as at start-up) batches skip fsync and one sync ends the load.
+// NewLoader returns a loader for a fixture set that replaces the store's contents. With
+// exclusive (nothing else uses the store yet, as at start-up) the store is emptied now, batches
+// skip fsync and one sync ends the load; otherwise the load is atomic (see Loader).
 func (s *DB) NewLoader(ctx context.Context, exclusive bool) (*Loader, error) {
+	if !exclusive {
+		return &Loader{s: s, ctx: ctx, atomic: true}, nil
+	}
 	if err := s.wipe(ctx); err != nil {
 		return nil, err
 	}
@@ -30,13 +39,13 @@ func (s *DB) NewLoader(ctx context.Context, exclusive bool) (*Loader, error) {
 	// degrade into memmoves; a few thousand records per transaction keeps inserts cheap. The
 	// load skips fsync per batch (NoSync) and syncs once at Finish: a crash mid-load leaves the
 	// store unmarked, and the next start wipes and reloads it.
-	s.db.NoSync = exclusive
+	s.db.NoSync = true
 	return &Loader{s: s, ctx: ctx, Batch: 10000}, nil
 }
 
 func (l *Loader) add(fn func(w *writeTx) error) error {
 	l.pending = append(l.pending, fn)
-	if len(l.pending) >= l.Batch {
+	if !l.atomic && len(l.pending) >= l.Batch {
 		return l.flush()
 	}
 	return nil
@@ -46,17 +55,20 @@ func (l *Loader) flush() error {
 	if len(l.pending) == 0 {
 		return nil
 	}
-	err := l.s.update(l.ctx, func(w *writeTx) error {
-		w.bulk = map[string][]kv{}
-		for _, fn := range l.pending {
-			if err := fn(w); err != nil {
-				return err
-			}
-		}
-		return w.flushBulk()
-	})
+	err := l.s.update(l.ctx, l.write)
 	l.pending = l.pending[:0]
 	return err
+}
+
+// write runs the queued records in w as one bulk write.
+func (l *Loader) write(w *writeTx) error {
+	w.bulk = map[string][]kv{}
+	for _, fn := range l.pending {
+		if err := fn(w); err != nil {
+			return err
+		}
+	}
+	return w.flushBulk()
 }
 
 // Institution queues an institution.
@@ -91,21 +103,33 @@ func (l *Loader) Transaction(t simulator.Transaction, orders []simulator.Order) 
 // Finish writes what is queued, syncs, and marks the store loaded with the set's sandbox
 // token (durably).
 func (l *Loader) Finish(sandboxToken string) error {
-	if err := l.flush(); err != nil {
-		return err
-	}
-	if l.s.db.NoSync {
-		l.s.db.NoSync = false
-		if err := l.s.db.Sync(); err != nil {
-			return err
-		}
-	}
-	return l.s.update(l.ctx, func(w *writeTx) error {
+	mark := func(w *writeTx) error {
 		if err := w.Bucket(bMeta).Put(metaToken, []byte(sandboxToken)); err != nil {
 			return err
 		}
 		return w.Bucket(bMeta).Put(metaFixtures, []byte("1"))
-	})
+	}
+	if l.atomic {
+		err := l.s.update(l.ctx, func(w *writeTx) error {
+			if err := w.emptyAll(); err != nil {
+				return err
+			}
+			if err := l.write(w); err != nil {
+				return err
+			}
+			return mark(w)
+		})
+		l.pending = nil
+		return err
+	}
+	if err := l.flush(); err != nil {
+		return err
+	}
+	l.s.db.NoSync = false
+	if err := l.s.db.Sync(); err != nil {
+		return err
+	}
+	return l.s.update(l.ctx, mark)
 }
 
 // Loaded reports whether a fixture set was wholly loaded, and its sandbox token.
@@ -123,23 +147,25 @@ func (s *DB) Loaded(ctx context.Context) (bool, string, error) {
 	return ok, token, err
 }
 
-// wipe empties every bucket.
+// wipe empties every bucket in a transaction of its own.
 func (s *DB) wipe(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	var txid int
-	defer func() { s.invalidateAll(txid) }()
-	return s.db.Update(func(tx *bbolt.Tx) error {
-		txid = tx.ID()
-		for _, b := range allBuckets {
-			if err := tx.DeleteBucket(b); err != nil && err != bbolt.ErrBucketNotFound {
-				return fmt.Errorf("wipe %s: %w", b, err)
-			}
-			if _, err := tx.CreateBucket(b); err != nil {
-				return err
-			}
+	return s.update(ctx, (*writeTx).emptyAll)
+}
+
+// emptyAll empties every bucket inside w's transaction and marks every read cache stale at
+// its commit (a reset, a restore and a wipe all replace the whole store).
+func (w *writeTx) emptyAll() error {
+	for _, b := range allBuckets {
+		if err := w.DeleteBucket(b); err != nil && !errors.Is(err, bbolt.ErrBucketNotFound) {
+			return fmt.Errorf("empty %s: %w", b, err)
 		}
-		return nil
-	})
+		if _, err := w.CreateBucket(b); err != nil {
+			return err
+		}
+	}
+	w.written = map[string]bool{}
+	for name := range w.db.caches {
+		w.written[name] = true
+	}
+	return nil
 }

@@ -40,27 +40,20 @@ func (s *DB) RestoreSnapshot(ctx context.Context, path string) error {
 	defer src.Close()
 	return src.View(func(stx *bbolt.Tx) error {
 		return s.update(ctx, func(w *writeTx) error {
+			if err := w.emptyAll(); err != nil {
+				return err
+			}
 			for _, name := range allBuckets {
-				if err := w.DeleteBucket(name); err != nil && !errors.Is(err, bbolt.ErrBucketNotFound) {
-					return err
-				}
-				dst, err := w.CreateBucket(name)
-				if err != nil {
-					return err
-				}
 				sb := stx.Bucket(name)
 				if sb == nil {
 					continue
 				}
+				dst := w.Bucket(name)
 				if err := sb.ForEach(func(k, v []byte) error { return dst.Put(k, v) }); err != nil {
 					return err
 				}
 			}
 			w.enqueued++ // restored pending deliveries are due: wake the dispatcher
-			w.written = map[string]bool{}
-			for name := range s.caches {
-				w.written[name] = true
-			}
 			return nil
 		})
 	})
