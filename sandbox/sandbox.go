@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -48,6 +49,9 @@ type Config struct {
 	// RateLimit and RateBurst limit each key's requests a second (0: off).
 	RateLimit float64
 	RateBurst int
+	// CheckStore runs the store's full page-by-page consistency check at open, whatever its
+	// size (small files are always checked).
+	CheckStore bool
 }
 
 // Sandbox is a running simulator: its store, HTTP handler and webhook dispatcher.
@@ -94,7 +98,12 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if cfg.Seed != nil {
 		src = rand.NewChaCha8(seedBytes(*cfg.Seed))
 	}
-	db, err := bolt.Open(cfg.DBPath, clock, simulator.NewIDs(src))
+	db, err := bolt.Open(cfg.DBPath, clock, simulator.NewIDs(src), bolt.Options{Check: cfg.CheckStore})
+	if errors.Is(err, bolt.ErrDamaged) {
+		return nil, fmt.Errorf("%w. Nothing was changed. To recover: copy a saved snapshot over it (%s.snapshots/NAME.db, "+
+			"written by `partnersim snapshot save NAME`; a running sandbox takes `partnersim snapshot restore NAME`), "+
+			"or delete it to reload the fixtures", err, cfg.DBPath)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,7 @@ type serveConfig struct {
 	Workers      int
 	RateLimit    float64
 	RateBurst    int
+	CheckStore   bool
 }
 
 func defaultServeConfig() serveConfig {
@@ -59,6 +60,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.IntVar(&cfg.Workers, "delivery-workers", cfg.Workers, "webhook attempts in flight at once")
 	fs.Float64Var(&cfg.RateLimit, "rate-limit", 0, "requests a second allowed per API key (0: off); beyond it 429 with Retry-After")
 	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "burst of the per-key rate limit")
+	fs.BoolVar(&cfg.CheckStore, "check-store", false, "check every page of the store file at start (files up to 64 MiB always are)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -72,7 +74,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	sbCfg := sandbox.Config{DBPath: cfg.DBPath, SandboxToken: cfg.SandboxToken, Logger: log, NoControl: cfg.NoControl,
-		NoLoopbackCallbacks: !cfg.Loopback, DeliveryTimeout: cfg.Timeout, Workers: cfg.Workers, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst}
+		NoLoopbackCallbacks: !cfg.Loopback, DeliveryTimeout: cfg.Timeout, Workers: cfg.Workers, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, CheckStore: cfg.CheckStore}
 	for _, part := range strings.Split(cfg.Retry, ",") {
 		if part = strings.TrimSpace(part); part == "" {
 			continue

@@ -5,11 +5,17 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
+	"strings"
+	"syscall"
 	"time"
 
 	"go.etcd.io/bbolt"
+	bbolterrors "go.etcd.io/bbolt/errors"
 
 	"partnersim/simulator"
 )
@@ -30,15 +36,37 @@ type DB struct {
 	Notify func()
 }
 
-// Open opens (creating if needed) the bbolt file at path and its buckets.
-func Open(path string, clock *simulator.Clock, ids *simulator.IDs) (*DB, error) {
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second, FreelistType: bbolt.FreelistMapType})
-	if err == nil {
-		// A lone writer waits at most this long for company before committing.
-		db.MaxBatchDelay = time.Millisecond
+// ErrDamaged marks a store file that failed its consistency check at open.
+var ErrDamaged = errors.New("store file is damaged")
+
+// fullCheckMax is the largest file Open checks page by page (bbolt's Tx.Check) on every start:
+// a few milliseconds for the default fixtures' store. Larger files get the cheap checks only
+// (valid meta pages, a file as long as its own page count) unless Options.Check asks.
+const fullCheckMax = 64 << 20
+
+// Options tune Open.
+type Options struct {
+	// Check runs bbolt's full consistency check at open whatever the file's size.
+	Check bool
+}
+
+// Open opens (creating if needed) the bbolt file at path and its buckets. A file that fails the
+// consistency check is refused with an error wrapping ErrDamaged; other failures say what
+// happened (locked by another process, disk full, permissions).
+func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Options) (*DB, error) {
+	var o Options
+	for _, x := range opts {
+		o.Check = o.Check || x.Check
 	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second, FreelistType: bbolt.FreelistMapType})
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w (is another partnersim using it? stop it or pass --db with another file)", path, err)
+		return nil, openError(path, err)
+	}
+	// A lone writer waits at most this long for company before committing.
+	db.MaxBatchDelay = time.Millisecond
+	if err := check(db, o.Check); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store %s: %w: %v", path, ErrDamaged, err)
 	}
 	if err := db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range allBuckets {
@@ -59,6 +87,47 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs) (*DB, error) 
 	}
 	caches := map[string]*readCache{string(bInstitutions): {}, string(bKeys): {}}
 	return &DB{db: db, Clock: clock, IDs: ids, APIVersions: []string{"v1"}, caches: caches}, nil
+}
+
+// openError says why bbolt could not open the file.
+func openError(path string, err error) error {
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, bbolterrors.ErrTimeout):
+		return fmt.Errorf("store %s is in use by another process (bbolt's file lock): stop it, or pass --db with another file", path)
+	case errors.Is(err, bbolterrors.ErrInvalid), errors.Is(err, bbolterrors.ErrChecksum), errors.Is(err, bbolterrors.ErrVersionMismatch),
+		strings.Contains(err.Error(), "file size too small"):
+		return fmt.Errorf("store %s: %w: %v", path, ErrDamaged, err)
+	case errors.As(err, &errno) && errno == syscall.ENOSPC:
+		return fmt.Errorf("store %s: the disk is full: free some space, or pass --db with a file on another disk", path)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("store %s: permission denied: pass --db with a file you may write", path)
+	}
+	return fmt.Errorf("open store %s: %w", path, err)
+}
+
+// check refuses a file shorter than its own page count (pages beyond the end would fault
+// when mapped) and, for a small file or when full is set, runs bbolt's page-by-page check.
+func check(db *bbolt.DB, full bool) error {
+	st, err := os.Stat(db.Path())
+	if err != nil {
+		return err
+	}
+	return db.View(func(tx *bbolt.Tx) error {
+		if st.Size() < tx.Size() {
+			return fmt.Errorf("the file is %d bytes but its pages need %d: truncated", st.Size(), tx.Size())
+		}
+		if !full && st.Size() > fullCheckMax {
+			return nil
+		}
+		var first error
+		for err := range tx.Check() { // drained whole: the checker reads the tx until it closes
+			if first == nil {
+				first = err
+			}
+		}
+		return first
+	})
 }
 
 // Close closes the file.
