@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,8 +39,14 @@ type Config struct {
 	FrozenClock *time.Time
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
-	// NoLoopbackCallbacks refuses loopback callback URLs (allowed by default, DESIGN D8).
-	NoLoopbackCallbacks bool
+	// Exposed says the sandbox listens on an address that is not loopback (see IsLoopback):
+	// it then refuses the fixtures' published sandbox token and, unless
+	// AllowLoopbackCallbacks says otherwise, loopback callback URLs (DESIGN D17).
+	Exposed bool
+	// AllowLoopbackCallbacks allows or refuses callback URLs on loopback; nil means allowed
+	// unless Exposed (a partner could otherwise make an exposed sandbox fetch its host's
+	// loopback-only services and read the answers in the delivery log).
+	AllowLoopbackCallbacks *bool
 	// RetrySchedule and DeliveryTimeout tune webhook delivery (nil/0: DESIGN D8's defaults).
 	RetrySchedule   []time.Duration
 	DeliveryTimeout time.Duration
@@ -75,6 +83,25 @@ type Sandbox struct {
 	wakeMu     sync.Mutex
 	wakers     []func()
 	control    *control
+}
+
+// errPublishedToken refuses to expose the control plane behind a token anyone can read.
+var errPublishedToken = errors.New("the sandbox token is the fixtures' published one, and this address is not loopback: " +
+	"anyone who can reach it could drive the control plane. Pass --sandbox-token with a secret of your own, " +
+	"or --no-control, or listen on 127.0.0.1")
+
+// IsLoopback reports whether a listen address (host:port) accepts only loopback connections:
+// a loopback IP or "localhost". An empty host or 0.0.0.0 listens everywhere.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 // Open opens the store at cfg.DBPath, loads the fixtures when the store is empty (or a previous
@@ -143,7 +170,15 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if sb.Token == "" {
 		sb.Token = "sbxtok_" + db.IDs.New("t")[2:]
 	}
-	sb.Guard = netguard.New(netguard.Options{AllowLoopback: !cfg.NoLoopbackCallbacks})
+	if cfg.Exposed && !cfg.NoControl && set.SandboxToken != "" && sb.Token == set.SandboxToken {
+		db.Close()
+		return nil, errPublishedToken
+	}
+	allowLoopback := !cfg.Exposed
+	if cfg.AllowLoopbackCallbacks != nil {
+		allowLoopback = *cfg.AllowLoopbackCallbacks
+	}
+	sb.Guard = netguard.New(netguard.Options{AllowLoopback: allowLoopback})
 	sb.Dispatcher = webhook.New(db, webhook.Config{Workers: cfg.Workers, Schedule: cfg.RetrySchedule, Timeout: cfg.DeliveryTimeout,
 		Dial: sb.Guard.DialContext, Clock: clock, Log: cfg.Logger})
 	sb.wakers = append(sb.wakers, sb.Dispatcher.Wake)

@@ -32,7 +32,8 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return runFixturesCheck(args[1:], stdout, stderr)
 	case "generate":
 		return runFixturesGenerate(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "-help", "--help":
+	}
+	if isHelp(args[0]) {
 		fmt.Fprint(stdout, fixturesUsage)
 		return nil
 	}

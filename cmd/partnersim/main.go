@@ -66,7 +66,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		usage(stderr, cmds)
 		return fmt.Errorf("unknown command %q (see the list above)", args[1])
 	}
-	return c.run(ctx, args[2:], getenv, stdout, stderr)
+	if err := c.run(ctx, args[2:], getenv, stdout, stderr); !errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return nil // -h or --help: the flag set printed the help; asking for it is no failure
+}
+
+// isHelp reports whether a subcommand's verb is a request for help.
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "-help" || arg == "--help"
 }
 
 func usage(w io.Writer, cmds map[string]command) {
@@ -87,12 +95,16 @@ func usage(w io.Writer, cmds map[string]command) {
 // parseFlags parses args, then fills every flag not given on the command line from its
 // PARTNERSIM_* environment variable (--api-versions ← PARTNERSIM_API_VERSIONS).
 func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	// Hand the positionals back through fs.Args (a parse after "--" reads no flag).
+	if err := fs.Parse(append([]string{"--"}, pos...)); err != nil {
 		return err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		if set[f.Name] || err != nil {
 			return

@@ -54,7 +54,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "deterministic mode: seed for ids and secrets (with --frozen-clock)")
 	fs.StringVar(&cfg.FrozenClock, "frozen-clock", "", "deterministic mode: RFC 3339 instant the clock is frozen at")
 	fs.BoolVar(&cfg.NoControl, "no-control", false, "switch the control plane (/_sandbox/) off")
-	fs.BoolVar(&cfg.Loopback, "allow-loopback-callbacks", cfg.Loopback, "allow callback URLs on loopback (http://127.0.0.1:…) for local receivers")
+	fs.BoolVar(&cfg.Loopback, "allow-loopback-callbacks", cfg.Loopback, "allow callback URLs on loopback (http://127.0.0.1:…) for local receivers (default: on when --addr is loopback, off otherwise)")
 	fs.StringVar(&cfg.Retry, "retry-schedule", cfg.Retry, "delays before each webhook retry (its length is the number of retries)")
 	fs.DurationVar(&cfg.Timeout, "delivery-timeout", cfg.Timeout, "timeout of one webhook attempt")
 	fs.IntVar(&cfg.Workers, "delivery-workers", cfg.Workers, "webhook attempts in flight at once")
@@ -74,7 +74,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	sbCfg := sandbox.Config{DBPath: cfg.DBPath, SandboxToken: cfg.SandboxToken, Logger: log, NoControl: cfg.NoControl,
-		NoLoopbackCallbacks: !cfg.Loopback, DeliveryTimeout: cfg.Timeout, Workers: cfg.Workers, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, CheckStore: cfg.CheckStore}
+		Exposed: !sandbox.IsLoopback(cfg.Addr), DeliveryTimeout: cfg.Timeout, Workers: cfg.Workers, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, CheckStore: cfg.CheckStore}
 	for _, part := range strings.Split(cfg.Retry, ",") {
 		if part = strings.TrimSpace(part); part == "" {
 			continue
@@ -112,20 +112,25 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		sbCfg.FrozenClock = &t
 	}
+	if isSet(fs, "allow-loopback-callbacks") {
+		sbCfg.AllowLoopbackCallbacks = &cfg.Loopback
+	}
 	if isSet(fs, "seed") {
 		sbCfg.Seed = &cfg.Seed
 	}
 
 	start := time.Now()
+	// Listen first: a busy port fails before the store is created, opened or loaded.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another partnersim running? pass --addr 127.0.0.1:0 or another port)", cfg.Addr, err)
+	}
+	defer ln.Close()
 	sb, err := sandbox.Open(ctx, sbCfg)
 	if err != nil {
 		return err
 	}
 	defer sb.Close()
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w (is another partnersim running? pass --addr 127.0.0.1:0 or another port)", cfg.Addr, err)
-	}
 	srv := &http.Server{Handler: sb.Server, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

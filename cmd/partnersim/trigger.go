@@ -130,8 +130,13 @@ func (c *controlClient) showDeliveries(ctx context.Context, w io.Writer, eventID
 }
 
 func runTrigger(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	const usage = "usage: partnersim trigger kyc|order|robo|fill|cancel|fail|clock [flags] (add -h for a kind's flags)"
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
 	if len(args) == 0 {
-		return errors.New("usage: partnersim trigger kyc|order|robo|fill|cancel|fail|clock [flags] (add -h for a kind's flags)")
+		return errors.New(usage)
 	}
 	kind := args[0]
 	fs := flag.NewFlagSet("partnersim trigger "+kind, flag.ContinueOnError)
@@ -286,23 +291,29 @@ func parsePrice(s string) (any, error) {
 }
 
 func runScenario(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	const usage = "usage: partnersim scenario list | partnersim scenario run NAME [--institution ID]"
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
 	if len(args) == 0 || args[0] != "run" && args[0] != "list" {
-		return errors.New("usage: partnersim scenario list | partnersim scenario run NAME [--institution ID]")
+		return errors.New(usage)
 	}
 	fs := flag.NewFlagSet("partnersim scenario "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := controlFlags(fs)
 	inst := fs.String("institution", "", "institution to play it in (default: the fixtures' first)")
-	var name string
-	rest := args[1:]
-	if args[0] == "run" {
-		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
-			return errors.New("usage: partnersim scenario run NAME [--institution ID] (partnersim scenario list shows the names)")
-		}
-		name, rest = rest[0], rest[1:]
-	}
-	if err := parseFlags(fs, rest, getenv); err != nil {
+	if err := parseFlags(fs, args[1:], getenv); err != nil {
 		return err
+	}
+	var name string
+	switch {
+	case args[0] == "list" && fs.NArg() > 0:
+		return fmt.Errorf("scenario list takes no arguments, got %q", fs.Args())
+	case args[0] == "run" && fs.NArg() != 1:
+		return errors.New("usage: partnersim scenario run NAME [--institution ID]: give one NAME (partnersim scenario list shows the names)")
+	case args[0] == "run":
+		name = fs.Arg(0)
 	}
 	if err := c.ready(); err != nil {
 		return err
@@ -349,19 +360,27 @@ func runScenario(ctx context.Context, args []string, getenv func(string) string,
 }
 
 func runSnapshot(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) < 2 || args[0] != "save" && args[0] != "restore" {
-		return errors.New("usage: partnersim snapshot save|restore NAME")
+	const usage = "usage: partnersim snapshot save|restore NAME [--sandbox-url URL] [--sandbox-token TOKEN]"
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintln(stdout, usage)
+		return nil
 	}
-	fs := flag.NewFlagSet("partnersim snapshot", flag.ContinueOnError)
+	if len(args) == 0 || args[0] != "save" && args[0] != "restore" {
+		return errors.New(usage)
+	}
+	fs := flag.NewFlagSet("partnersim snapshot "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := controlFlags(fs)
-	if err := parseFlags(fs, args[2:], getenv); err != nil {
+	if err := parseFlags(fs, args[1:], getenv); err != nil {
 		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%s: give one NAME, got %q", usage, fs.Args())
 	}
 	if err := c.ready(); err != nil {
 		return err
 	}
-	path := "/_sandbox/snapshots/" + url.PathEscape(args[1])
+	path := "/_sandbox/snapshots/" + url.PathEscape(fs.Arg(0))
 	if args[0] == "restore" {
 		path += "/restore"
 	}
