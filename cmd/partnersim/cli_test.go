@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-
 // Issue 11 item 10: -h and --help print the command's help and succeed (exit 0) everywhere.
 func TestHelpSucceedsEverywhere(t *testing.T) {
 	for _, args := range [][]string{
