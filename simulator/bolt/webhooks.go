@@ -308,19 +308,25 @@ func (s *DB) Deliveries(ctx context.Context, f DeliveryFilter) ([]*simulator.Del
 	return out, nil
 }
 
+// dueScanMax bounds how many due outbox entries one DueDeliveries call walks, skipped ones
+// included, so a large backlog held back by its institution's share costs a bounded scan.
+const dueScanMax = 4096
+
 // DueDeliveries returns up to limit pending deliveries due at or before now (virtual time),
-// skipping those skip reports as already in flight.
-func (s *DB) DueDeliveries(ctx context.Context, now time.Time, limit int, skip func(id string) bool) ([]*simulator.Delivery, error) {
+// passing over those skip reports (by delivery and subscription id, read from the outbox
+// without decoding the delivery).
+func (s *DB) DueDeliveries(ctx context.Context, now time.Time, limit int, skip func(id, subID string) bool) ([]*simulator.Delivery, error) {
 	var out []*simulator.Delivery
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		end := timeKey(now)
 		c := tx.Bucket(bOutbox).Cursor()
-		for k, _ := c.First(); k != nil && len(out) < limit; k, _ = c.Next() {
+		walked := 0
+		for k, v := c.First(); k != nil && len(out) < limit && walked < dueScanMax; k, v = c.Next() {
 			if bytes.Compare(k[:8], end) > 0 {
 				break
 			}
-			id := string(k[8:])
-			if skip != nil && skip(id) {
+			walked++
+			if skip != nil && skip(string(k[8:]), string(v)) {
 				continue
 			}
 			var d simulator.Delivery

@@ -18,7 +18,9 @@ import (
 
 // Store is what the dispatcher needs from the outbox.
 type Store interface {
-	DueDeliveries(ctx context.Context, now time.Time, limit int, skip func(id string) bool) ([]*simulator.Delivery, error)
+	// DueDeliveries returns up to limit due deliveries, in due order, passing over those skip
+	// reports (given the delivery's id and subscription id, before it is decoded).
+	DueDeliveries(ctx context.Context, now time.Time, limit int, skip func(id, subID string) bool) ([]*simulator.Delivery, error)
 	NextDue(ctx context.Context) (time.Time, bool, error)
 	RecordAttempts(ctx context.Context, recs []simulator.AttemptRecord) error
 	SigningSecrets(ctx context.Context, instID string) (simulator.SigningSecrets, error)
@@ -32,6 +34,10 @@ var DefaultSchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * tim
 type Config struct {
 	// Workers is how many deliveries are attempted at once (default 32).
 	Workers int
+	// PerInstitution is how many of the workers one institution's deliveries may hold at once
+	// (default three quarters of them, at least 1): one partner's slow or hanging receivers
+	// can never take the workers the other partners' deliveries need.
+	PerInstitution int
 	// Schedule is the delay before each retry; its length is the number of retries.
 	Schedule []time.Duration
 	// Timeout bounds one attempt (default 10s).
@@ -58,6 +64,9 @@ type Dispatcher struct {
 func New(store Store, cfg Config) *Dispatcher {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 32
+	}
+	if cfg.PerInstitution <= 0 {
+		cfg.PerInstitution = max(1, cfg.Workers-cfg.Workers/4)
 	}
 	if cfg.Schedule == nil {
 		cfg.Schedule = DefaultSchedule
@@ -104,14 +113,19 @@ func (d *Dispatcher) Wake() {
 // Run delivers until ctx ends. Deliveries in flight when it ends stay pending in the outbox
 // and are attempted again by the next Run (at-least-once).
 func (d *Dispatcher) Run(ctx context.Context) error {
-	jobs := make(chan *simulator.Delivery)
+	queue := newFairQueue(d.cfg.PerInstitution)
 	var wg sync.WaitGroup
 	for range d.cfg.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for dl := range jobs {
+			for {
+				dl, ok := queue.pop()
+				if !ok {
+					return
+				}
 				d.deliver(ctx, dl)
+				queue.done(dl.InstitutionID)
 			}
 		}()
 	}
@@ -121,18 +135,35 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		d.record(ctx)
 	}()
 	defer func() {
-		close(jobs)
+		for _, dl := range queue.close() {
+			d.inflight.Delete(dl.ID) // never attempted: fetched again by the next Run
+		}
 		wg.Wait()
 		close(d.records)
 		<-recorded
 		d.records = make(chan simulator.AttemptRecord, d.cfg.Workers*4) // ready for another Run
 	}()
-	inflight := func(id string) bool { _, ok := d.inflight.Load(id); return ok }
 	const batch = 256
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
-		due, err := d.store.DueDeliveries(ctx, d.cfg.Clock.SchedulerNow(), batch, inflight)
+		// Fetch what is not in flight (queued or being attempted) for institutions that do not
+		// already have enough waiting: a backlog held back by its share costs a bounded scan.
+		fetched := map[string]int{}
+		skip := func(id, subID string) bool {
+			if _, ok := d.inflight.Load(id); ok {
+				return true
+			}
+			inst, full := queue.full(subID, fetched)
+			if full {
+				return true
+			}
+			if inst != "" {
+				fetched[inst]++
+			}
+			return false
+		}
+		due, err := d.store.DueDeliveries(ctx, d.cfg.Clock.SchedulerNow(), batch, skip)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -141,11 +172,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		}
 		for _, dl := range due {
 			d.inflight.Store(dl.ID, struct{}{})
-			select {
-			case jobs <- dl:
-			case <-ctx.Done():
-				return nil
-			}
+			queue.push(dl)
 		}
 		if len(due) == batch {
 			continue
