@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"partnersim/simulator/webhook/signature"
 )
@@ -166,10 +167,31 @@ func (r *Receiver) receive(req *http.Request) Arrival {
 	return a
 }
 
+// MaxKept bounds the ids kept from a delivery that was not accepted, and MaxReason the reason
+// answered and logged for it (which may quote them); the body is kept to 4 KiB.
+const (
+	MaxKept   = 256
+	MaxReason = 1024
+)
+
+// clip cuts s to n bytes at a rune boundary, marking the cut with "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	n -= len("…")
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // finish sets a's outcome and logs it; a log failure is reported but does not change the
 // answer (the delivery itself stored nothing).
 func (r *Receiver) finish(a Arrival, v Verdict, status int, reason string) Arrival {
-	a.Verdict, a.StatusCode, a.Reason = v, status, reason
+	// What a refused delivery sent is untrusted: keep and print only so much of it.
+	a.HeaderID, a.EventID = clip(a.HeaderID, MaxKept), clip(a.EventID, MaxKept)
+	a.Verdict, a.StatusCode, a.Reason = v, status, clip(reason, MaxReason)
 	if err := r.store.recordArrival(&a); err != nil {
 		r.cfg.Logger.Error("receiver: recording an arrival", "verdict", v, "err", err)
 	}

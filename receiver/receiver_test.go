@@ -543,3 +543,23 @@ func TestOpenValidatesConfig(t *testing.T) {
 		assert.Error(t, err, name)
 	}
 }
+
+// Issue 11 item 10: what the receiver keeps and prints of a refused delivery is bounded: a
+// 100 KB id header and a 100 KB event_id are cut in the arrival log and the reason.
+func TestRefusedArrivalsAreBounded(t *testing.T) {
+	h := newHarness(t, baseConfig(nil, &processLog{}))
+	long := strings.Repeat("x", 100_000)
+	body := []byte(`{"event_id":"` + long + `","event_type":"kyc"}`)
+	got := h.deliver(t, nil, delivery{body: body, headerID: "evt_" + long})
+	assert.Equal(t, 400, got.status)
+	assert.LessOrEqual(t, len(got.reply.Reason), receiver.MaxReason)
+	arrivals, err := h.rcv.Arrivals()
+	require.NoError(t, err)
+	require.Len(t, arrivals, 1)
+	a := arrivals[0]
+	assert.LessOrEqual(t, len(a.HeaderID), receiver.MaxKept)
+	assert.LessOrEqual(t, len(a.EventID), receiver.MaxKept)
+	assert.LessOrEqual(t, len(a.Reason), receiver.MaxReason)
+	assert.LessOrEqual(t, len(a.Body), 4096)
+	assert.True(t, strings.HasPrefix(a.HeaderID, "evt_xxx"))
+}
