@@ -58,7 +58,7 @@ func objects(o *validate.Object, name string) []*validate.Object {
 	if !ok {
 		return nil
 	}
-	out := make([]*validate.Object, 0, l.Len())
+	out := make([]*validate.Object, 0, min(l.Len(), 1024))
 	l.Each(func(_ int, v validate.Value) { out = append(out, v.Object()) })
 	return out
 }

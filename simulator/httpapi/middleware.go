@@ -43,10 +43,12 @@ type journalEntry struct {
 // journal's 1,000 entries hold at most ~8 MiB whatever clients send.
 const journalFieldMax = 4 << 10
 
-// clip cuts s to journalFieldMax bytes at a rune boundary and reports whether it did.
+// clip returns a copy of s cut to journalFieldMax bytes at a rune boundary, and whether it cut.
+// It always copies: net/http's strings are cut from the request's own bytes, and keeping one
+// would pin the whole request line in the journal.
 func clip(s string) (string, bool) {
 	if len(s) <= journalFieldMax {
-		return s, false
+		return strings.Clone(s), false
 	}
 	n := journalFieldMax
 	for n > 0 && !utf8.RuneStart(s[n]) {
@@ -97,11 +99,12 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 		r := c.Request()
 		path, cutPath := clip(r.URL.Path)
 		query, cutQuery := clip(r.URL.RawQuery)
-		e := journalEntry{At: simulator.FormatTime(s.clock.Now()), Method: r.Method, Path: path, Query: query,
+		method, _ := clip(r.Method)
+		e := journalEntry{At: simulator.FormatTime(s.clock.Now()), Method: method, Path: path, Query: query,
 			Status: c.Response().Status, LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
-			RequestID: c.Response().Header().Get(headerRequestID), Truncated: cutPath || cutQuery}
+			RequestID: strings.Clone(c.Response().Header().Get(headerRequestID)), Truncated: cutPath || cutQuery}
 		if k := r.Header.Get("x-api-key"); k != "" {
-			e.KeyPrefix = simulator.KeyPrefix(k)
+			e.KeyPrefix = strings.Clone(simulator.KeyPrefix(k))
 		}
 		s.journal.add(e)
 		return nil

@@ -93,5 +93,18 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	if int64(len(raw)) > limit {
 		return nil, echo.NewHTTPError(http.StatusRequestEntityTooLarge)
 	}
+	if len(raw) > largeBody {
+		// Decoding and validating a large body costs tens of bytes per JSON value: one at a
+		// time, so six 1 MiB bodies at once cannot take hundreds of MB (DESIGN D17).
+		select {
+		case s.largeBodies <- struct{}{}:
+			c.Response().After(func() { <-s.largeBodies })
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+	}
 	return raw, nil
 }
+
+// largeBody is the size above which a body waits for one of the few large-body slots.
+const largeBody = 64 << 10

@@ -53,6 +53,9 @@ func (c *Collector) Err() error {
 	return out
 }
 
+// Full reports whether the collector holds MaxItems items: the 422 is decided and complete.
+func (c *Collector) Full() bool { return len(c.items) >= MaxItems }
+
 // add keeps an item while fewer than MaxItems are held; the rest are dropped (D17).
 func (c *Collector) add(it Item) {
 	if len(c.items) < MaxItems {

@@ -531,9 +531,14 @@ func (l *List) Item(i int) Value {
 	return Value{c: l.c, loc: l.loc.With(i), v: l.items[i], present: true, parent: l.items}
 }
 
-// Each calls fn for every item, in order.
+// Each calls fn for every item, in order, and stops early once the collector holds MaxItems
+// items: the answer is that 422 whatever follows, so a huge list of wrong items costs no more
+// work (DESIGN D17).
 func (l *List) Each(fn func(i int, v Value)) {
 	for i := range l.items {
+		if l.c.Full() {
+			return
+		}
 		fn(i, l.Item(i))
 	}
 }

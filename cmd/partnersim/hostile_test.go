@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// procKB reads a field (VmRSS, VmHWM) of /proc/<pid>/status in KiB.
+func procKB(tb testing.TB, pid int, field string) int {
+	tb.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Skipf("no /proc here: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			require.NoError(tb, err)
+			return n
+		}
+	}
+	tb.Fatalf("%s not in /proc/%d/status", field, pid)
+	return 0
+}
+
+// TestHostileInputsKeepRSSBounded replays issue 11's hostile inputs against a real `partnersim
+// serve` process and checks its peak RSS stays under 100 MB (DESIGN D17): 1,000 keyless
+// requests with 1 MiB query strings and 1,000 with 60 KB ones (which reach the journal), then
+// six concurrent 1 MiB control-plane bodies of 524,000 wrong items each. Before the bounds the
+// process held ~1.7 GB after the first and 3.8 GB during the second. BENCHMARKS.md quotes the
+// figures it logs.
+func TestHostileInputsKeepRSSBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends ~1 GB over loopback")
+	}
+	c := startChild(t, t.TempDir()+"/h.db")
+	pid := c.cmd.Process.Pid
+	before := procKB(t, pid, "VmRSS")
+
+	client := &http.Client{}
+	send := func(method, url, body string, header ...string) (int, int) {
+		req, err := http.NewRequest(method, url, strings.NewReader(body))
+		require.NoError(t, err)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		n, _ := io.Copy(io.Discard, res.Body)
+		return res.StatusCode, int(n)
+	}
+	huge, long := strings.Repeat("q", 1<<20), strings.Repeat("q", 60_000)
+	statuses := map[int]int{}
+	for i := 0; i < 1000; i++ {
+		s1, _ := send("GET", c.base+"/v1/users/?x="+huge, "")
+		s2, _ := send("GET", c.base+"/v1/users/?x="+long, "")
+		statuses[s1]++
+		statuses[s2]++
+	}
+	afterQueries, peakQueries := procKB(t, pid, "VmRSS"), procKB(t, pid, "VmHWM")
+	status, journalBytes := send("GET", c.base+"/_sandbox/requests?limit=1000", "", "x-sandbox-token", "crash-token")
+	require.Equal(t, 200, status)
+
+	items := `{"rules":[` + strings.Repeat("1,", 524_000-1) + `1]}`
+	require.Less(t, len(items), 1<<20)
+	var wg sync.WaitGroup
+	sizes := make([]int, 6)
+	codes := make([]int, 6)
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], sizes[i] = send("PUT", c.base+"/_sandbox/faults", items, "x-sandbox-token", "crash-token", "Content-Type", "application/json")
+		}()
+	}
+	wg.Wait()
+	after := procKB(t, pid, "VmRSS")
+	peak := procKB(t, pid, "VmHWM")
+	t.Logf("statuses of the query requests: %v; journal of 1,000 entries: %d bytes; 422 bodies: %v bytes", statuses, journalBytes, sizes)
+	t.Logf("RSS before %d KiB, after the queries %d KiB (peak %d KiB), after the 422s %d KiB, peak %d KiB", before, afterQueries, peakQueries, after, peak)
+	for i := range 6 {
+		assert.Equal(t, 422, codes[i])
+		assert.Less(t, sizes[i], 200_000, "a 422 lists at most 1,000 items")
+	}
+	assert.Less(t, journalBytes, 10<<20, "the journal keeps 4 KiB per field")
+	assert.Less(t, peak, 100*1024, "peak RSS under 100 MB")
+}
