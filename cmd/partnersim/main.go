@@ -72,6 +72,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil // -h or --help: the flag set printed the help; asking for it is no failure
 }
 
+// subcommand reads the verb of a command that has several (scenario list|run, snapshot
+// save|restore): a request for help prints usage and is done; a missing or unknown verb is the
+// usage error.
+func subcommand(args []string, usage string, stdout io.Writer, verbs ...string) (verb string, done bool, err error) {
+	switch {
+	case len(args) > 0 && isHelp(args[0]):
+		fmt.Fprintln(stdout, usage)
+		return "", true, nil
+	case len(args) == 0 || !slices.Contains(verbs, args[0]):
+		return "", false, errors.New(usage)
+	}
+	return args[0], false, nil
+}
+
 // isHelp reports whether a subcommand's verb is a request for help.
 func isHelp(arg string) bool {
 	return arg == "help" || arg == "-h" || arg == "-help" || arg == "--help"

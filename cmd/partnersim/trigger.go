@@ -291,15 +291,11 @@ func parsePrice(s string) (any, error) {
 }
 
 func runScenario(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	const usage = "usage: partnersim scenario list | partnersim scenario run NAME [--institution ID]"
-	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprintln(stdout, usage)
-		return nil
+	verb, done, err := subcommand(args, "usage: partnersim scenario list | partnersim scenario run NAME [--institution ID]", stdout, "list", "run")
+	if done || err != nil {
+		return err
 	}
-	if len(args) == 0 || args[0] != "run" && args[0] != "list" {
-		return errors.New(usage)
-	}
-	fs := flag.NewFlagSet("partnersim scenario "+args[0], flag.ContinueOnError)
+	fs := flag.NewFlagSet("partnersim scenario "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := controlFlags(fs)
 	inst := fs.String("institution", "", "institution to play it in (default: the fixtures' first)")
@@ -308,17 +304,17 @@ func runScenario(ctx context.Context, args []string, getenv func(string) string,
 	}
 	var name string
 	switch {
-	case args[0] == "list" && fs.NArg() > 0:
+	case verb == "list" && fs.NArg() > 0:
 		return fmt.Errorf("scenario list takes no arguments, got %q", fs.Args())
-	case args[0] == "run" && fs.NArg() != 1:
+	case verb == "run" && fs.NArg() != 1:
 		return errors.New("usage: partnersim scenario run NAME [--institution ID]: give one NAME (partnersim scenario list shows the names)")
-	case args[0] == "run":
+	case verb == "run":
 		name = fs.Arg(0)
 	}
 	if err := c.ready(); err != nil {
 		return err
 	}
-	if args[0] == "list" {
+	if verb == "list" {
 		res, err := c.do(ctx, http.MethodGet, "/_sandbox/scenarios", nil)
 		if err != nil {
 			return err
@@ -361,14 +357,11 @@ func runScenario(ctx context.Context, args []string, getenv func(string) string,
 
 func runSnapshot(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	const usage = "usage: partnersim snapshot save|restore NAME [--sandbox-url URL] [--sandbox-token TOKEN]"
-	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprintln(stdout, usage)
-		return nil
+	verb, done, err := subcommand(args, usage, stdout, "save", "restore")
+	if done || err != nil {
+		return err
 	}
-	if len(args) == 0 || args[0] != "save" && args[0] != "restore" {
-		return errors.New(usage)
-	}
-	fs := flag.NewFlagSet("partnersim snapshot "+args[0], flag.ContinueOnError)
+	fs := flag.NewFlagSet("partnersim snapshot "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := controlFlags(fs)
 	if err := parseFlags(fs, args[1:], getenv); err != nil {
@@ -381,7 +374,7 @@ func runSnapshot(ctx context.Context, args []string, getenv func(string) string,
 		return err
 	}
 	path := "/_sandbox/snapshots/" + url.PathEscape(fs.Arg(0))
-	if args[0] == "restore" {
+	if verb == "restore" {
 		path += "/restore"
 	}
 	res, err := c.do(ctx, http.MethodPost, path, nil)
