@@ -359,7 +359,7 @@ func (w *world) validationShape() error {
 
 // validationNaming checks the validation error shape and that one element's loc ends with the
 // named input (the spec leaves loc's content to the implementation; its last element naming
-// the input is FastAPI's and the DESIGN's).
+// the input is FastAPI's and docs/decisions.md's).
 func (w *world) validationNaming(name string) error {
 	if err := w.validationShape(); err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 )
 
 // sandboxSteps set up data. With a control plane they create it in the scenario's own
-// institution (DESIGN D9); the few that also make sense against a real deployment read what
+// institution (decisions D9); the few that also make sense against a real deployment read what
 // the flags named instead (an existing user, keys lacking a scope).
 func (w *world) sandboxSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^an institution with core vendor `+q+` and dbp vendor `+q+`$`, w.givenInstitution)

@@ -27,7 +27,7 @@ var embedded embed.FS
 // Features returns the embedded feature files.
 func Features() fs.FS { return embedded }
 
-// AllScopes are the scopes a full key carries (DESIGN D3).
+// AllScopes are the scopes a full key carries (decisions D3).
 var AllScopes = []string{"read:user", "read:orders", "manage:sessions", "manage:webhooks"}
 
 // Options says what to check and how to report it. BaseURL is required; everything else has a

@@ -1,4 +1,4 @@
-// Package receiver is the reference webhook receiver of DESIGN D11: the rules a partner's own
+// Package receiver is the reference webhook receiver of decisions D11: the rules a partner's own
 // endpoint should follow, as a library the `partnersim receive` command and the suites run.
 //
 // A delivery is verified before its body is parsed (package signature: t within a tolerance on

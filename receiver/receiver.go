@@ -109,7 +109,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	writeJSON(w, a.StatusCode, reply{Verdict: a.Verdict, Reason: a.Reason})
 }
 
-// receive decides a delivery's answer and records it, in DESIGN D11's order: faults,
+// receive decides a delivery's answer and records it, in decisions D11's order: faults,
 // signature (before the body is parsed), envelope, header id, then dedupe and store.
 func (r *Receiver) receive(req *http.Request) Arrival {
 	a := Arrival{ReceivedAt: r.cfg.Now().UTC(), HeaderID: req.Header.Get(signature.HeaderID)}

@@ -40,7 +40,7 @@ const (
 	StateFailed State = "failed"
 )
 
-// Envelope is the event body of DESIGN D8, as far as the receiver reads it.
+// Envelope is the event body of decisions D8, as far as the receiver reads it.
 type Envelope struct {
 	EventID    string          `json:"event_id"`
 	EventType  string          `json:"event_type"`

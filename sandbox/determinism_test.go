@@ -61,7 +61,7 @@ func deterministicRun(t *testing.T) (body []byte, sig string, secret string) {
 }
 
 // TestDeterministicModeIsByteIdentical: with --seed and --frozen-clock two runs give the same
-// ids, secret, body bytes and signature (DESIGN D8's golden mode).
+// ids, secret, body bytes and signature (decisions D8's golden mode).
 func TestDeterministicModeIsByteIdentical(t *testing.T) {
 	b1, s1, sec1 := deterministicRun(t)
 	b2, s2, sec2 := deterministicRun(t)

@@ -34,20 +34,20 @@ type Config struct {
 	APIVersions []string
 	// SandboxToken overrides the fixtures' control-plane token.
 	SandboxToken string
-	// Seed and FrozenClock select deterministic mode (DESIGN D8).
+	// Seed and FrozenClock select deterministic mode (decisions D8).
 	Seed        *uint64
 	FrozenClock *time.Time
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 	// Exposed says the sandbox listens on an address that is not loopback (see IsLoopback):
 	// it then refuses the fixtures' published sandbox token and, unless
-	// AllowLoopbackCallbacks says otherwise, loopback callback URLs (DESIGN D17).
+	// AllowLoopbackCallbacks says otherwise, loopback callback URLs (decisions D17).
 	Exposed bool
 	// AllowLoopbackCallbacks allows or refuses callback URLs on loopback; nil means allowed
 	// unless Exposed (a partner could otherwise make an exposed sandbox fetch its host's
 	// loopback-only services and read the answers in the delivery log).
 	AllowLoopbackCallbacks *bool
-	// RetrySchedule and DeliveryTimeout tune webhook delivery (nil/0: DESIGN D8's defaults).
+	// RetrySchedule and DeliveryTimeout tune webhook delivery (nil/0: decisions D8's defaults).
 	RetrySchedule   []time.Duration
 	DeliveryTimeout time.Duration
 	// Workers is how many deliveries run at once (0: 32).

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Clock is the sandbox's time (DESIGN D8). Now is the time stamped on everything that leaves
+// Clock is the sandbox's time (decisions D8). Now is the time stamped on everything that leaves
 // the simulator: the wall clock, or in deterministic mode a frozen instant that moves only when
 // advanced. SchedulerNow is the virtual clock that decides when retries and scenario steps are
 // due: Now plus every Advance, so advancing makes work due at once without changing timestamps.

@@ -58,7 +58,7 @@ const (
 	SideSell Side = "sell"
 )
 
-// OrderStatus is an order's (and a transaction's) lifecycle state (DESIGN D6).
+// OrderStatus is an order's (and a transaction's) lifecycle state (decisions D6).
 type OrderStatus string
 
 // Order states.
@@ -75,7 +75,7 @@ var OrderStatuses = []OrderStatus{OrderPending, OrderCompleted, OrderCanceled, O
 // OrderStatusIndex returns the position of s in OrderStatuses, or -1.
 func OrderStatusIndex(x OrderStatus) int { return slices.Index(OrderStatuses, x) }
 
-// TransactionType is what a transaction does (DESIGN D7).
+// TransactionType is what a transaction does (decisions D7).
 type TransactionType string
 
 // Transaction types.
@@ -96,7 +96,7 @@ const (
 	EventTransaction EventType = "transaction"
 )
 
-// Scope is an API key permission (spec §5, DESIGN D3).
+// Scope is an API key permission (spec §5, decisions D3).
 type Scope string
 
 // Scopes.

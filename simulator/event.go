@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The envelopes of DESIGN D8, fields in their published order.
+// The envelopes of decisions D8, fields in their published order.
 type (
 	kycBody struct {
 		EventID    string    `json:"event_id"`
@@ -64,7 +64,7 @@ func (e *Event) Body(version string) []byte {
 	return b
 }
 
-// TestEvent returns the synthetic is_test event of Send Test Webhook (DESIGN D8): a user and
+// TestEvent returns the synthetic is_test event of Send Test Webhook (decisions D8): a user and
 // transaction that do not exist, a fresh event id each call.
 func TestEvent(ids *IDs, instID string, t EventType, now timeLike) *Event {
 	e := &Event{ID: ids.New("evt"), InstitutionID: instID, Type: t, CreatedAt: now.Now(), IsTest: true,

@@ -9,7 +9,7 @@ import (
 )
 
 // GenerateHistory builds the historical market value of a user deterministically, seeded by
-// its platform id (DESIGN D5): past_day 24 hourly points, past_week 7 daily, past_month 30
+// its platform id (decisions D5): past_day 24 hourly points, past_week 7 daily, past_month 30
 // daily, past_year 52 weekly, all_time monthly since created_at. Each series is anchored to
 // its current period's UTC boundary — the hour, midnight, Monday midnight, the 1st of the
 // month — whose point carries the current value, so every request in the same period sees the

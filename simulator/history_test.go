@@ -11,7 +11,7 @@ import (
 	"partnersim/simulator"
 )
 
-// DESIGN D5: points fall on UTC period boundaries — the hour (past_day), midnight
+// decisions D5: points fall on UTC period boundaries — the hour (past_day), midnight
 // (past_week, past_month), Monday midnight (past_year), the 1st of the month (all_time) — the
 // last at the current period's boundary with the current value, so two requests in the same
 // period see identical series. The series were once anchored to the request's second and

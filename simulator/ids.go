@@ -36,7 +36,7 @@ func (g *IDs) Read(p []byte) (int, error) {
 // New returns prefix + "_" + 24 base62 characters.
 func (g *IDs) New(prefix string) string { return prefix + "_" + g.base62(24) }
 
-// NewKey returns an API key `<env>_<40 base62 chars>` (DESIGN D3).
+// NewKey returns an API key `<env>_<40 base62 chars>` (decisions D3).
 func (g *IDs) NewKey(env string) string { return env + "_" + g.base62(40) }
 
 func (g *IDs) base62(n int) string {
@@ -88,7 +88,7 @@ func isBase62(c rune) bool {
 }
 
 // NewSigningSecret returns a webhook signing secret: "whsec_" + 32 random bytes in base64url
-// without padding (DESIGN D8).
+// without padding (decisions D8).
 func (g *IDs) NewSigningSecret() string {
 	var b [32]byte
 	if _, err := g.Read(b[:]); err != nil {

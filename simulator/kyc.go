@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// kycNext is the KYC transition graph of DESIGN D9.
+// kycNext is the KYC transition graph of decisions D9.
 var kycNext = map[KYCStatus][]KYCStatus{
 	KYCPending:           {KYCDocumentRequested, KYCApproved, KYCRejected},
 	KYCDocumentRequested: {KYCPending, KYCApproved, KYCRejected},
@@ -19,12 +19,12 @@ var kycNext = map[KYCStatus][]KYCStatus{
 func NextKYC(s KYCStatus) []KYCStatus { return kycNext[s] }
 
 // KYCDelivered reports whether a transition into s is delivered as a kyc event: every state
-// but pending, which is intermediate (spec §3.1, DESIGN D8).
+// but pending, which is intermediate (spec §3.1, decisions D8).
 func KYCDelivered(s KYCStatus) bool { return s != KYCPending }
 
 // TransitionKYC moves the account to state to at time now. A transition not in the graph is an
 // ECONFLICT error naming the allowed next states. The first move into approved stamps
-// KYCApprovedAt, which later moves keep (DESIGN D5).
+// KYCApprovedAt, which later moves keep (decisions D5).
 func (a *Account) TransitionKYC(to KYCStatus, now time.Time) error {
 	if KYCIndex(to) < 0 {
 		return Errorf(EINVALID, "unknown kyc status: %s", to)
@@ -54,7 +54,7 @@ func (a *Account) TransitionKYC(to KYCStatus, now time.Time) error {
 }
 
 // ShowsApprovedAt reports whether kyc_approved_at is shown for the account: present while
-// approved and kept after a later move to closed or account_takeover (DESIGN D5).
+// approved and kept after a later move to closed or account_takeover (decisions D5).
 func (a *Account) ShowsApprovedAt() bool {
 	if a.KYCApprovedAt == nil {
 		return false

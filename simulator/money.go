@@ -74,7 +74,7 @@ func FormatQuantity(d decimal.Decimal) string { return d.RoundBank(8).String() }
 func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // MarketValue is Σ holdings quantity × current price + cash, rounded half-even to cents
-// (DESIGN D5). A symbol without a price counts as zero.
+// (decisions D5). A symbol without a price counts as zero.
 func (a *Account) MarketValue(prices map[string]decimal.Decimal) decimal.Decimal {
 	v := a.Cash
 	for _, h := range a.Holdings {

@@ -15,7 +15,7 @@ var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
-// TestKYCTransitionTable checks every (from, to) pair against DESIGN D9's graph.
+// TestKYCTransitionTable checks every (from, to) pair against decisions D9's graph.
 func TestKYCTransitionTable(t *testing.T) {
 	allowed := map[simulator.KYCStatus][]simulator.KYCStatus{
 		"pending":            {"document_requested", "approved", "rejected"},

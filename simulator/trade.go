@@ -10,7 +10,7 @@ import (
 // FillOrder fills a pending order at price: a dollar order's quantity is notional ÷ price
 // truncated to 8 decimals; the notional is then quantity × price in cents (half-even); the fee
 // comes from the product's schedule and is added to a buy's cost and taken from a sell's
-// proceeds (DESIGN D9). It moves the account's holdings and cash and fails with ECONFLICT,
+// proceeds (decisions D9). It moves the account's holdings and cash and fails with ECONFLICT,
 // changing nothing, when the cash or the position is not there.
 func FillOrder(o *Order, a *Account, price decimal.Decimal, rule FeeRule, now time.Time) error {
 	if o.Status != OrderPending {
@@ -55,7 +55,7 @@ type Leg struct {
 	Notional decimal.Decimal
 }
 
-// RoboLegs splits a robo transaction into one leg per symbol of the model portfolio (DESIGN
+// RoboLegs splits a robo transaction into one leg per symbol of the model portfolio (decisions
 // D7). Each symbol's share of a deposit or withdrawal is amount × weight (the last takes the
 // rounding remainder). Fees are charged on each leg, so a deposit buys the most whose cost
 // including its fee fits the share (the deposit pays for its own fees and never overdraws the

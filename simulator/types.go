@@ -20,7 +20,7 @@ type Institution struct {
 }
 
 // Vendors names the institution's banking-core and digital-banking vendors; nil means not
-// configured (DESIGN D5).
+// configured (decisions D5).
 type Vendors struct {
 	Core *string `json:"core"`
 	DBP  *string `json:"dbp"`
@@ -98,7 +98,7 @@ func (r FeeRule) MinNotionalYielding(target decimal.Decimal) decimal.Decimal {
 	return n
 }
 
-// APIKey is a partner key. Only the SHA-256 hash of its plaintext is stored (DESIGN D3).
+// APIKey is a partner key. Only the SHA-256 hash of its plaintext is stored (decisions D3).
 type APIKey struct {
 	ID            string     `json:"key_id"`
 	InstitutionID string     `json:"institution_id"`
@@ -113,7 +113,7 @@ type APIKey struct {
 // HasScope reports whether the key carries scope s.
 func (k *APIKey) HasScope(s Scope) bool { return slices.Contains(k.Scopes, s) }
 
-// Member is a banking-core customer (DESIGN D5): one core id, optionally one dbp id, and the
+// Member is a banking-core customer (decisions D5): one core id, optionally one dbp id, and the
 // platform user ids of the accounts it names (some may have no user record).
 type Member struct {
 	InstitutionID string    `json:"institution_id"`
@@ -194,7 +194,7 @@ type ValuePoint struct {
 	Value     Cents     `json:"value"`
 }
 
-// Order is one order; it belongs to exactly one transaction (DESIGN D7).
+// Order is one order; it belongs to exactly one transaction (decisions D7).
 type Order struct {
 	ID               string          `json:"order_id"`
 	InstitutionID    string          `json:"institution_id"`
@@ -273,7 +273,7 @@ type Event struct {
 	Data          EventData `json:"data"`
 }
 
-// EventData is the union of the kyc and transaction event data (DESIGN D8).
+// EventData is the union of the kyc and transaction event data (decisions D8).
 type EventData struct {
 	UserAccountID string      `json:"user_account_id"`
 	PlatformID    string      `json:"platform_id,omitempty"`
@@ -315,7 +315,7 @@ type Attempt struct {
 }
 
 // Portfolio is a robo model portfolio: target weights that sum to 1. Deposits, withdrawals and
-// rebalances are split into one leg per symbol by these weights (DESIGN D7).
+// rebalances are split into one leg per symbol by these weights (decisions D7).
 type Portfolio struct {
 	Name    string   `json:"name"`
 	Weights []Weight `json:"weights"`

@@ -7,7 +7,7 @@ import (
 )
 
 // UserView is a user as Get User Detail shows it: the record, the institution's prices that
-// value it, and the members that name it (DESIGN D5).
+// value it, and the members that name it (decisions D5).
 type UserView struct {
 	User   *User
 	Prices map[string]decimal.Decimal
@@ -25,7 +25,7 @@ type IdentityRef struct {
 // UserSortKey is the sort key of Get User List.
 type UserSortKey string
 
-// User list sort keys (DESIGN D6).
+// User list sort keys (decisions D6).
 const (
 	SortCreatedAt     UserSortKey = "created_at"
 	SortUserAccountID UserSortKey = "user_account_id"

@@ -13,7 +13,7 @@ import (
 	"partnersim/simulator/webhook/signature"
 )
 
-// runCertify fires DESIGN D13's battery at a receiver (package certify), prints the table,
+// runCertify fires decisions D13's battery at a receiver (package certify), prints the table,
 // optionally writes JUnit XML, and fails (errReported) when any case failed.
 func runCertify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("partnersim certify", flag.ContinueOnError)

@@ -43,7 +43,7 @@ func (k kvFlag) Set(s string) error {
 	return nil
 }
 
-// runContract runs the embedded contract features against a deployment (DESIGN D14): `partnersim
+// runContract runs the embedded contract features against a deployment (decisions D14): `partnersim
 // contract --base-url http://127.0.0.1:8080/v1 --sandbox-url http://127.0.0.1:8080
 // --sandbox-token …`, or against a real deployment with --api-key and no control plane (then
 // @sandbox scenarios are skipped). It fails when a scenario fails.

@@ -36,7 +36,7 @@ func procKB(tb testing.TB, pid int, field string) int {
 }
 
 // TestHostileInputsKeepRSSBounded replays issue 11's hostile inputs against a real `partnersim
-// serve` process and checks its peak RSS stays under 100 MB (DESIGN D17): 1,000 keyless
+// serve` process and checks its peak RSS stays under 100 MB (decisions D17): 1,000 keyless
 // requests with 1 MiB query strings and 1,000 with 60 KB ones (which reach the journal), then
 // six concurrent 1 MiB control-plane bodies of 524,000 wrong items each. Before the bounds the
 // process held ~1.7 GB after the first and 3.8 GB during the second. BENCHMARKS.md quotes the

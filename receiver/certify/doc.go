@@ -1,4 +1,4 @@
-// Package certify is the receiver certification battery of DESIGN D13: it fires a fixed series
+// Package certify is the receiver certification battery of decisions D13: it fires a fixed series
 // of deliveries — correctly signed, replayed, stale, future-dated, tampered, unsigned, with
 // rotated and unknown signature entries, with a header id that lies, a test event — at any
 // webhook endpoint and judges each by the HTTP status alone, since that is all a sender sees.

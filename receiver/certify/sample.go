@@ -23,7 +23,7 @@ const (
 // Kinds lists the sample kinds.
 func Kinds() []Kind { return []Kind{KindKYC, KindTransaction, KindTest} }
 
-// The envelopes of DESIGN D8, fields in their published order.
+// The envelopes of decisions D8, fields in their published order.
 type (
 	envelope struct {
 		EventID    string `json:"event_id"`

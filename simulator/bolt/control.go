@@ -12,7 +12,7 @@ import (
 )
 
 // Defaults are what a new institution starts from, and the process-wide model portfolios
-// (DESIGN D9).
+// (decisions D9).
 type Defaults struct {
 	Prices     map[string]decimal.Decimal
 	Fees       map[simulator.Product]simulator.FeeRule
@@ -216,7 +216,7 @@ func (s *DB) PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*simulat
 }
 
 // PlaceRobo places a robo deposit, withdrawal or rebalance: one pending transaction of one leg
-// per symbol of the account's model portfolio (DESIGN D7).
+// per symbol of the account's model portfolio (decisions D7).
 func (s *DB) PlaceRobo(ctx context.Context, platformID string, typ simulator.TransactionType, amount decimal.Decimal) (*simulator.Transaction, []*simulator.Order, error) {
 	var (
 		t  *simulator.Transaction

@@ -97,7 +97,7 @@ func (s *DB) Transaction(ctx context.Context, instID, id string) (*simulator.Tra
 	return t, orders, err
 }
 
-// ListOrders answers Get Order List (DESIGN D6): sorted by placed_at then order id, from the
+// ListOrders answers Get Order List (decisions D6): sorted by placed_at then order id, from the
 // narrowest index (user, else status, else product, else all).
 func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
 	page := &simulator.OrderPage{Orders: []*simulator.Order{}}

@@ -29,7 +29,7 @@ func prefixEnd(prefix []byte) []byte {
 // [offset, offset+limit). match nil means every entry matches. With total nil the walk stops
 // as soon as the page is full (the caller knows the count); otherwise it walks the whole range
 // and stores the number of matches in *total. A long walk stops with ctx's error once ctx is
-// done (the client went away: DESIGN D17), checked every scanCheckEvery entries.
+// done (the client went away: decisions D17), checked every scanCheckEvery entries.
 func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, idOf func(k, v []byte) []byte) ([][]byte, error) {
 	ids := make([][]byte, 0, limit)
 	c := b.Cursor()

@@ -110,7 +110,7 @@ func (s *DB) Institution(ctx context.Context, id string) (*simulator.Institution
 	return in, err
 }
 
-// resolveUser applies DESIGN D5's resolution of (id, type) to a user of the institution.
+// resolveUser applies decisions D5's resolution of (id, type) to a user of the institution.
 func resolveUser(tx *bbolt.Tx, in *simulator.Institution, id string, t simulator.IDType) (*simulator.User, error) {
 	if t == simulator.IDPlatform {
 		u, err := getUser(tx, in.ID, id)
@@ -201,7 +201,7 @@ func (s *DB) User(ctx context.Context, platformID string) (*simulator.User, erro
 	return &u, nil
 }
 
-// RevokeSessions ends every live session of every user the member names (DESIGN D5).
+// RevokeSessions ends every live session of every user the member names (decisions D5).
 func (s *DB) RevokeSessions(ctx context.Context, instID, id string, t simulator.IDType) error {
 	return s.update(ctx, func(w *writeTx) error {
 		in, err := getInstitution(w.Tx, instID)
@@ -250,7 +250,7 @@ func (s *DB) RevokeSessions(ctx context.Context, instID, id string, t simulator.
 	})
 }
 
-// ListUsers answers Get User List (DESIGN D6) from the user indexes: the page costs
+// ListUsers answers Get User List (decisions D6) from the user indexes: the page costs
 // O(offset + limit) entries plus, when a filter the index cannot answer is present, one pass
 // over the chosen index's range to count matches. Users are decoded only for the page.
 func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {

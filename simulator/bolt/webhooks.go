@@ -97,10 +97,10 @@ func (s *DB) Subscription(ctx context.Context, instID, id string) (*simulator.Su
 	return &sub, nil
 }
 
-// errSubscriptionDeleted ends the pending deliveries of a deleted subscription (DESIGN D8).
+// errSubscriptionDeleted ends the pending deliveries of a deleted subscription (decisions D8).
 const errSubscriptionDeleted = "subscription deleted"
 
-// DeleteSubscription disables a subscription for good (DESIGN D8). Its pending deliveries end
+// DeleteSubscription disables a subscription for good (decisions D8). Its pending deliveries end
 // as failed with the error "subscription deleted".
 func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
 	return s.update(ctx, func(w *writeTx) error {

@@ -164,7 +164,7 @@ func TestUserDetail(t *testing.T) {
 }
 
 // TestListValidation checks the 422 bodies of the list endpoints against the reference table
-// (../shared/reference/pydantic-errors.md): exact type, loc, msg, input and ctx, in the spec
+// (docs/reference/pydantic-errors.md): exact type, loc, msg, input and ctx, in the spec
 // table's parameter order.
 func TestListValidation(t *testing.T) {
 	a := MustServe(t)

@@ -11,7 +11,7 @@ import (
 
 const ctxKey = "partnersim.key"
 
-// requireKey authenticates the x-api-key header and checks the route's scope, in DESIGN D3's
+// requireKey authenticates the x-api-key header and checks the route's scope, in decisions D3's
 // order: missing key 401 (with WWW-Authenticate, as FastAPI ≥ 0.122), unknown/revoked/live key
 // 401, missing scope 403. Validation comes after, in the handler.
 func (s *Server) requireKey(scope simulator.Scope) echo.MiddlewareFunc {

@@ -13,7 +13,7 @@ import (
 	"partnersim/simulator/validate"
 )
 
-// Control is what the control plane (/_sandbox/, DESIGN D9) drives.
+// Control is what the control plane (/_sandbox/, decisions D9) drives.
 type Control interface {
 	CreateInstitution(ctx context.Context, name string, v simulator.Vendors) (*simulator.Institution, error)
 	Institutions(ctx context.Context) ([]*simulator.Institution, []int, error)
@@ -68,7 +68,7 @@ type ScenarioStep struct {
 	Error   string `json:"error,omitempty"`
 }
 
-// requireToken guards the control plane with x-sandbox-token (DESIGN D9).
+// requireToken guards the control plane with x-sandbox-token (decisions D9).
 func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		tok := c.Request().Header.Get("x-sandbox-token")

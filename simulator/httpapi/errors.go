@@ -65,7 +65,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 }
 
 // StatusClientClosedRequest is nginx's 499: the client went away before the answer. Nothing
-// reaches the client; the status is for the journal and the log (DESIGN D17).
+// reaches the client; the status is for the journal and the log (decisions D17).
 const StatusClientClosedRequest = 499
 
 // cancelled records a request whose client disconnected: its work has stopped (the store

@@ -18,7 +18,7 @@ import (
 
 // The fuzz targets send arbitrary query strings, path ids and JSON bodies to the real handler
 // of a sandbox built once per target (MustServe), in-process, so a panic fails the input with
-// its stack. Every answer must be below 500 and, when an error, DESIGN D4's shape: 422 with
+// its stack. Every answer must be below 500 and, when an error, decisions D4's shape: 422 with
 // FastAPI's detail array, any other error {"detail": "<sentence>"}. Seed corpora live in
 // testdata/fuzz/<Name>/ (the tables' cases, FastAPI edge cases, malformed JSON in every
 // encoding trap, each body with several content types) and run as ordinary tests; `make fuzz`
@@ -41,7 +41,7 @@ func serveRaw(h http.Handler, method, path, rawQuery, contentType string, body [
 	return rec
 }
 
-// checkD4 fails t unless rec is below 500 and, when an error, in DESIGN D4's shape.
+// checkD4 fails t unless rec is below 500 and, when an error, in decisions D4's shape.
 func checkD4(t *testing.T, what string, rec *httptest.ResponseRecorder) {
 	t.Helper()
 	status, body := rec.Code, rec.Body.String()

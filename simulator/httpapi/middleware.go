@@ -18,7 +18,7 @@ import (
 	"partnersim/simulator/validate"
 )
 
-// journal keeps the last API requests for GET /_sandbox/requests (DESIGN D9).
+// journal keeps the last API requests for GET /_sandbox/requests (decisions D9).
 type journal struct {
 	mu   sync.Mutex
 	buf  []journalEntry
@@ -35,11 +35,11 @@ type journalEntry struct {
 	LatencyMS float64 `json:"latency_ms"`
 	RequestID string  `json:"request_id"`
 	KeyPrefix string  `json:"key_prefix,omitempty"`
-	// Truncated says the path or the query was cut to journalFieldMax bytes (DESIGN D17).
+	// Truncated says the path or the query was cut to journalFieldMax bytes (decisions D17).
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// journalFieldMax bounds what one entry keeps of a path or a query (DESIGN D17), so the
+// journalFieldMax bounds what one entry keeps of a path or a query (decisions D17), so the
 // journal's 1,000 entries hold at most ~8 MiB whatever clients send.
 const journalFieldMax = 4 << 10
 
@@ -125,7 +125,7 @@ func (s *Server) handleRequests() echo.HandlerFunc {
 	}
 }
 
-// FaultRule injects latency and/or an error status into matching API requests (DESIGN D12).
+// FaultRule injects latency and/or an error status into matching API requests (decisions D12).
 type FaultRule struct {
 	Method      string  `json:"method,omitempty"` // empty matches any
 	Path        string  `json:"path"`             // a route pattern ("/v1/users/:user_account_id/") or a concrete path

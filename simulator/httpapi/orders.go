@@ -16,7 +16,7 @@ var (
 	orderStatuses = enumStrings(simulator.OrderStatuses)
 )
 
-// handleOrderList serves GET /{v}/orders/ (spec §4.3, DESIGN D6).
+// handleOrderList serves GET /{v}/orders/ (spec §4.3, decisions D6).
 func (s *Server) handleOrderList() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
@@ -66,7 +66,7 @@ func (s *Server) handleOrderList() echo.HandlerFunc {
 	}
 }
 
-// handleTransaction serves GET /{v}/transactions/{transaction_id}/ (DESIGN D7).
+// handleTransaction serves GET /{v}/transactions/{transaction_id}/ (decisions D7).
 func (s *Server) handleTransaction() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
@@ -95,7 +95,7 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	}
 	if len(raw) > largeBody {
 		// Decoding and validating a large body costs tens of bytes per JSON value: one at a
-		// time, so six 1 MiB bodies at once cannot take hundreds of MB (DESIGN D17).
+		// time, so six 1 MiB bodies at once cannot take hundreds of MB (decisions D17).
 		select {
 		case s.largeBodies <- struct{}{}:
 			c.Response().After(func() { <-s.largeBodies })

@@ -85,7 +85,7 @@ func formatPrice(p decimal.Decimal) string {
 }
 
 // nextCursor is the response's last_record_number: the request's cursor plus the page's
-// length, exact beyond int64 as Python's ints are (DESIGN D6).
+// length, exact beyond int64 as Python's ints are (decisions D6).
 func nextCursor(cursor *big.Int, n int) json.Number {
 	return json.Number(new(big.Int).Add(cursor, big.NewInt(int64(n))).String())
 }

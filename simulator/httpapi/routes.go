@@ -31,7 +31,7 @@ func (s *Server) addRoutes() {
 	if s.deps.Control == nil {
 		return
 	}
-	// The control plane (DESIGN D9), never under a version prefix.
+	// The control plane (decisions D9), never under a version prefix.
 	c := "/_sandbox"
 	t := s.requireToken
 	s.handle(http.MethodPost, c+"/institutions", s.handleCreateInstitution(), t)

@@ -48,7 +48,7 @@ type Config struct {
 	// SandboxToken is the control plane's x-sandbox-token.
 	SandboxToken string
 	// RateLimit, when positive, limits each key to that many requests a second (burst
-	// RateBurst), answering 429 with Retry-After (DESIGN D12).
+	// RateBurst), answering 429 with Retry-After (decisions D12).
 	RateLimit float64
 	RateBurst int
 }
@@ -119,7 +119,7 @@ func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// MaxHeadBytes bounds a request's line and headers together (DESIGN D17). Go's http.Server
+// MaxHeadBytes bounds a request's line and headers together (decisions D17). Go's http.Server
 // refuses heads over its MaxHeaderBytes (1 MiB by default) with a plain-text 431 before any
 // handler runs; below that, boundHead answers in the API's own shape.
 const MaxHeadBytes = 64 << 10

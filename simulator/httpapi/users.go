@@ -49,7 +49,7 @@ func (s *Server) handleUserDetail() echo.HandlerFunc {
 	}
 }
 
-// handleUserList serves GET /{v}/users/ (spec §4.2, DESIGN D6).
+// handleUserList serves GET /{v}/users/ (spec §4.2, decisions D6).
 func (s *Server) handleUserList() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
@@ -100,7 +100,7 @@ func (s *Server) handleUserList() echo.HandlerFunc {
 	}
 }
 
-// handleRevokeSessions serves POST /{v}/sessions/revoke/ (spec §4.4, DESIGN D5): 204, empty.
+// handleRevokeSessions serves POST /{v}/sessions/revoke/ (spec §4.4, decisions D5): 204, empty.
 func (s *Server) handleRevokeSessions() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()

@@ -49,7 +49,7 @@ func renderSubscription(sub *simulator.Subscription) subscriptionJSON {
 		Enabled: sub.Enabled, CreatedAt: simulator.FormatTime(sub.CreatedAt)}
 }
 
-// checkCallback maps the address guard's refusals to 400s (DESIGN D8); notPublic words the
+// checkCallback maps the address guard's refusals to 400s (decisions D8); notPublic words the
 // sentence for create ("does not") or test ("no longer"). At test time every refusal is the
 // "no longer" one: an http URL accepted at create for a loopback host that now resolves
 // elsewhere has stopped resolving to an allowed address.
@@ -83,7 +83,7 @@ func (s *Server) handleListSubscriptions() echo.HandlerFunc {
 	}
 }
 
-// handleCreateSubscription serves POST /{v}/webhooks/subscriptions (spec §4.6, DESIGN D8):
+// handleCreateSubscription serves POST /{v}/webhooks/subscriptions (spec §4.6, decisions D8):
 // 201 with the subscription pinned to version, and signing_secret on the issuing call only.
 func (s *Server) handleCreateSubscription(version string) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -113,7 +113,7 @@ func (s *Server) handleCreateSubscription(version string) echo.HandlerFunc {
 }
 
 // handleDeleteSubscription serves DELETE /{v}/webhooks/subscriptions/{subscription_id}
-// (DESIGN D8): 204, or 404 when unknown or already deleted.
+// (decisions D8): 204, or 404 when unknown or already deleted.
 func (s *Server) handleDeleteSubscription() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()

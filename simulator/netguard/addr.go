@@ -4,7 +4,7 @@ import "net/netip"
 
 // The tables below are read-only after package initialisation.
 
-// nonPublic4 are IANA's special-purpose IPv4 ranges that DESIGN D8 lists; nothing else.
+// nonPublic4 are IANA's special-purpose IPv4 ranges that decisions D8 lists; nothing else.
 var nonPublic4 = [...]netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
 	netip.MustParsePrefix("10.0.0.0/8"),      // private
@@ -23,7 +23,7 @@ var nonPublic4 = [...]netip.Prefix{
 	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast included
 }
 
-// nonPublic6 are the IPv6 ranges DESIGN D8 lists, apart from the two embedding IPv4 (judged
+// nonPublic6 are the IPv6 ranges decisions D8 lists, apart from the two embedding IPv4 (judged
 // by the embedded address instead).
 var nonPublic6 = [...]netip.Prefix{
 	netip.MustParsePrefix("::/128"),        // unspecified
@@ -39,7 +39,7 @@ var nonPublic6 = [...]netip.Prefix{
 // translator will connect to.
 var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
-// IsPublic reports whether ip lies outside every special-purpose range DESIGN D8 lists. An
+// IsPublic reports whether ip lies outside every special-purpose range decisions D8 lists. An
 // IPv4-mapped (::ffff:0:0/96) or NAT64-translated (64:ff9b::/96) address is judged by the IPv4
 // address it embeds. The zero Addr and any address carrying an IPv6 zone (which only scoped,
 // link-local addresses need) are never public.

@@ -1,4 +1,4 @@
-// Package netguard keeps webhook callbacks away from private networks (DESIGN D8, SSRF): it
+// Package netguard keeps webhook callbacks away from private networks (decisions D8, SSRF): it
 // decides which IP addresses are public, checks a callback URL when a subscription is created
 // or tested, and dials callback hosts through a checked dialer that connects only to the
 // address it has just judged, so a DNS answer that changes between the check and the connect

@@ -31,7 +31,7 @@ type Resolver interface {
 
 // Options configures a Guard. The zero value refuses loopback and uses the system resolver.
 type Options struct {
-	// AllowLoopback admits loopback callbacks (the sandbox rule of DESIGN D8): http or https
+	// AllowLoopback admits loopback callbacks (the sandbox rule of decisions D8): http or https
 	// to a host whose every address is loopback. Nothing else private is ever admitted.
 	AllowLoopback bool
 	// Resolver answers names without an override; nil is net.DefaultResolver.
@@ -66,7 +66,7 @@ func New(opts Options) *Guard {
 }
 
 // SetOverride makes host resolve to addrs, ahead of the resolver, for CheckURL and
-// DialContext alike (the control plane's DNS overrides, DESIGN D9); an empty addrs removes the
+// DialContext alike (the control plane's DNS overrides, decisions D9); an empty addrs removes the
 // override. Host names compare case-insensitively, a trailing dot ignored.
 func (g *Guard) SetOverride(host string, addrs []netip.Addr) {
 	host = normalizeHost(host)
@@ -118,7 +118,7 @@ func (g *Guard) Allowed(ip netip.Addr) bool {
 	return IsPublic(ip) || (g.allowLoopback && IsLoopback(ip))
 }
 
-// CheckURL applies DESIGN D8's callback rule, in its order: the URL must be absolute http or
+// CheckURL applies decisions D8's callback rule, in its order: the URL must be absolute http or
 // https with a host (else ErrInvalidURL); http only when loopback callbacks are allowed and
 // every address the host resolves to is loopback (else ErrHTTPSRequired); then every address
 // must be allowed (else ErrNotPublic, naming the first refused address). A host that does not

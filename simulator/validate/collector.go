@@ -19,7 +19,7 @@ type Collector struct {
 	bodyAbort bool
 }
 
-// MaxItems is the most items a 422 lists (DESIGN D17). FastAPI has no limit, but a real
+// MaxItems is the most items a 422 lists (decisions D17). FastAPI has no limit, but a real
 // request never comes near it, and without one a 1 MiB body of wrong items answers a 100 MB
 // 422. The collector keeps only the first MaxItems, so its memory is bounded too.
 const MaxItems = 1000

@@ -69,7 +69,7 @@ type sdDateTime struct {
 }
 
 // validateDateTime validates a datetime from any body or parameter value and
-// returns it in UTC (naive values are taken as UTC, DESIGN D6).
+// returns it in UTC (naive values are taken as UTC, decisions D6).
 func validateDateTime(loc Loc, in any) (time.Time, *Item) {
 	fail := func(typ, text string) (time.Time, *Item) {
 		var it Item

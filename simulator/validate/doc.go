@@ -1,6 +1,6 @@
 // Package validate reproduces, byte for byte, the 422 bodies that a FastAPI
 // service validating its requests with pydantic v2 answers, so the simulator's
-// errors are indistinguishable from the real service's (DESIGN D4).
+// errors are indistinguishable from the real service's (decisions D4).
 //
 // A handler creates a Collector per request, reads its path, query and body
 // inputs through it in FastAPI's order (path, query, body; model fields in
@@ -27,7 +27,7 @@
 //   - FastAPI's body handling before 0.132: which content types are parsed
 //     as JSON, the missing body, the json_invalid item with CPython's json
 //     decoder message (with loc ["body"], the one deliberate difference of
-//     DESIGN D4), and the 400 for bodies json.loads cannot even decode;
+//     decisions D4), and the 400 for bodies json.loads cannot even decode;
 //   - the rendering of Starlette's JSONResponse (json.dumps with
 //     ensure_ascii=False and compact separators): Python dict order, Python
 //     float repr, integers of any size.

@@ -253,7 +253,7 @@ func expectedItem(typ string, loc Loc, input any, expected string) Item {
 
 // jsonInvalidItem is FastAPI's hand-built item for a body json.loads rejects
 // (fastapi/routing.py); loc is ["body"] instead of ["body", offset] by
-// DESIGN D4.
+// decisions D4.
 func jsonInvalidItem(msg string) Item {
 	return Item{Type: "json_invalid", Loc: Loc{"body"}, Msg: msgJSONDecode, Input: map[string]any{},
 		Ctx: []CtxPair{{"error", msg}}}

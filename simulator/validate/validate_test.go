@@ -50,7 +50,7 @@ func query(kv ...string) url.Values {
 const ct = "application/json"
 
 // Each row: where the expected body comes from, what the handler does, and
-// FastAPI's answer. "ref" is shared/reference/pydantic-errors.md; "probe" is
+// FastAPI's answer. "ref" is docs/reference/pydantic-errors.md; "probe" is
 // pydantic 2.13.4 / pydantic-core 2.46.4 called as FastAPI calls it.
 var cases = []struct {
 	name string
@@ -246,7 +246,7 @@ var cases = []struct {
 		`{"detail":[{"type":"missing","loc":["body"],"msg":"Field required","input":null}]}`,
 	},
 	{
-		// test_post_broken_body, with loc ["body"] instead of ["body", 1] (DESIGN D4)
+		// test_post_broken_body, with loc ["body"] instead of ["body", 1] (decisions D4)
 		"body broken json", func(c *validate.Collector) {
 			c.Body(ct, []byte(`{some broken json}`)).Str("name")
 		},

@@ -245,7 +245,7 @@ func (v Value) dec(bounds []Bound) (decimal.Decimal, bool) {
 }
 
 // DateTime validates a required datetime; the result is in UTC, naive
-// inputs being taken as UTC (DESIGN D6).
+// inputs being taken as UTC (decisions D6).
 func (v Value) DateTime() time.Time {
 	t, _ := v.datetime()
 	return t
@@ -533,7 +533,7 @@ func (l *List) Item(i int) Value {
 
 // Each calls fn for every item, in order, and stops early once the collector holds MaxItems
 // items: the answer is that 422 whatever follows, so a huge list of wrong items costs no more
-// work (DESIGN D17).
+// work (decisions D17).
 func (l *List) Each(fn func(i int, v Value)) {
 	for i := range l.items {
 		if l.c.Full() {

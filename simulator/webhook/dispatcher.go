@@ -26,7 +26,7 @@ type Store interface {
 	SigningSecrets(ctx context.Context, instID string) (simulator.SigningSecrets, error)
 }
 
-// DefaultSchedule is the retry schedule of DESIGN D8 (Svix's): after the first attempt, retries
+// DefaultSchedule is the retry schedule of decisions D8 (Svix's): after the first attempt, retries
 // 5s, 5m, 30m, 2h, 5h, 10h and 10h later — 8 attempts over about 27.6 hours.
 var DefaultSchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 
@@ -94,7 +94,7 @@ func New(store Store, cfg Config) *Dispatcher {
 	}
 	client := &http.Client{
 		Transport: transport,
-		// Redirects are never followed: a 3xx is a failed attempt (DESIGN D8).
+		// Redirects are never followed: a 3xx is a failed attempt (decisions D8).
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return &Dispatcher{store: store, cfg: cfg, client: client, wake: make(chan struct{}, 1),

@@ -1,4 +1,4 @@
-// Package signature signs and verifies webhook deliveries (DESIGN D8, spec §6.1): the header
+// Package signature signs and verifies webhook deliveries (decisions D8, spec §6.1): the header
 // `t=<unix_seconds>,v1=<hex>` whose digest is HMAC-SHA256 over `<t>.<raw body>`, keyed by the
 // signing secret's bytes exactly as issued ("whsec_…"). It is the one place both sides of a
 // delivery agree on: the simulator's dispatcher signs with it, the reference receiver and the
