@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"runtime/debug"
@@ -81,7 +82,9 @@ type Sandbox struct {
 	runCtx     context.Context
 	done       chan struct{}
 	wakeMu     sync.Mutex
-	wakers     []func()
+	wakers     map[int]func() // by registration, so a waker can be removed
+	nextWaker  int
+	runs       sync.WaitGroup // scenario runs waiting on the virtual clock
 	control    *control
 }
 
@@ -181,7 +184,7 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	sb.Guard = netguard.New(netguard.Options{AllowLoopback: allowLoopback})
 	sb.Dispatcher = webhook.New(db, webhook.Config{Workers: cfg.Workers, Schedule: cfg.RetrySchedule, Timeout: cfg.DeliveryTimeout,
 		Dial: sb.Guard.DialContext, Clock: clock, Log: cfg.Logger})
-	sb.wakers = append(sb.wakers, sb.Dispatcher.Wake)
+	sb.addWaker(sb.Dispatcher.Wake)
 	db.Notify = sb.Dispatcher.Wake
 	deps := httpapi.Deps{Store: db, Webhooks: db, Sender: sb.Dispatcher, Guard: sb.Guard, IDs: db.IDs, Institution: db.Institution}
 	if !cfg.NoControl {
@@ -204,23 +207,35 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 // wake tells everything scheduled on the virtual clock to look again.
 func (sb *Sandbox) wake() {
 	sb.wakeMu.Lock()
-	ws := slices.Clone(sb.wakers)
+	ws := slices.Collect(maps.Values(sb.wakers))
 	sb.wakeMu.Unlock()
 	for _, w := range ws {
 		w()
 	}
 }
 
-func (sb *Sandbox) addWaker(w func()) {
+// addWaker registers w to be called when the virtual clock moves; remove unregisters it.
+func (sb *Sandbox) addWaker(w func()) (remove func()) {
 	sb.wakeMu.Lock()
-	sb.wakers = append(sb.wakers, w)
-	sb.wakeMu.Unlock()
+	defer sb.wakeMu.Unlock()
+	if sb.wakers == nil {
+		sb.wakers = map[int]func(){}
+	}
+	id := sb.nextWaker
+	sb.nextWaker++
+	sb.wakers[id] = w
+	return func() {
+		sb.wakeMu.Lock()
+		delete(sb.wakers, id)
+		sb.wakeMu.Unlock()
+	}
 }
 
-// Close stops delivery (pending deliveries stay in the outbox for the next start) and closes
-// the store.
+// Close stops delivery (pending deliveries stay in the outbox for the next start) and
+// scenario runs waiting on the clock (waiting for them to end), and closes the store.
 func (sb *Sandbox) Close() error {
 	sb.stop()
+	sb.runs.Wait()
 	<-sb.done
 	return sb.DB.Close()
 }

@@ -60,16 +60,21 @@ func (c *control) RunScenario(ctx context.Context, name, instID string) (*httpap
 	c.runs.runs[run.RunID] = run
 	c.runs.mu.Unlock()
 
-	wake := make(chan struct{}, 1)
-	c.sb.addWaker(func() {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-	})
 	i := c.playDue(run, sc, dues, 0)
 	if i < len(sc.Steps) {
+		// Later steps wait on the virtual clock: the run is woken when it moves, until it ends
+		// or the sandbox closes (Close waits for it).
+		wake := make(chan struct{}, 1)
+		remove := c.sb.addWaker(func() {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		})
+		c.sb.runs.Add(1)
 		go func() {
+			defer c.sb.runs.Done()
+			defer remove()
 			for i < len(sc.Steps) {
 				wait := dues[i].Sub(c.sb.Clock.SchedulerNow())
 				if wait > 0 {
