@@ -97,9 +97,6 @@ func (s *DB) Subscription(ctx context.Context, instID, id string) (*simulator.Su
 	return &sub, nil
 }
 
-// errSubscriptionDeleted ends the pending deliveries of a deleted subscription (decisions D8).
-const errSubscriptionDeleted = "subscription deleted"
-
 // DeleteSubscription disables a subscription for good (decisions D8). Its pending deliveries end
 // as failed with the error "subscription deleted".
 func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
@@ -129,8 +126,7 @@ func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
 			if err := getJSON(w.Tx, bDeliveries, k[8:], &d, "delivery not found"); err != nil {
 				return err
 			}
-			d.Status, d.Error = simulator.DeliveryFailed, errSubscriptionDeleted
-			d.NextAttemptAt = time.Time{}
+			d.EndSubscriptionDeleted()
 			if err := w.putJSON(bDeliveries, k[8:], &d); err != nil {
 				return err
 			}
@@ -375,30 +371,20 @@ func recordAttempt(w *writeTx, r simulator.AttemptRecord) error {
 	if err := getJSON(w.Tx, bDeliveries, []byte(r.DeliveryID), &d, "delivery not found"); err != nil {
 		return err
 	}
-	if d.Status == simulator.DeliveryFailed && d.Error == errSubscriptionDeleted {
-		if n := len(d.Attempts); n > 0 && d.Attempts[n-1].At.Equal(r.Attempt.At) {
-			return nil // already logged
-		}
-		d.Attempts = append(d.Attempts, r.Attempt)
-		return w.putJSON(bDeliveries, []byte(d.ID), &d)
-	}
-	if d.Status != simulator.DeliveryPending || !d.NextAttemptAt.Equal(r.At) {
+	wasPending, slot := d.Status == simulator.DeliveryPending, d.NextAttemptAt
+	if !d.Apply(r) {
 		return nil // already recorded
 	}
-	if err := w.Bucket(bOutbox).Delete(cat(timeKey(d.NextAttemptAt), []byte(d.ID))); err != nil {
-		return err
-	}
-	d.Attempts = append(d.Attempts, r.Attempt)
-	switch {
-	case r.OK:
-		d.Status, d.NextAttemptAt = simulator.DeliveryDelivered, time.Time{}
-	case r.Next != nil:
-		d.NextAttemptAt = *r.Next
-		if err := w.Bucket(bOutbox).Put(cat(timeKey(*r.Next), []byte(d.ID)), []byte(d.SubscriptionID)); err != nil {
+	// The outbox holds pending deliveries by due time: move this one on.
+	if wasPending {
+		if err := w.Bucket(bOutbox).Delete(cat(timeKey(slot), []byte(d.ID))); err != nil {
 			return err
 		}
-	default:
-		d.Status, d.NextAttemptAt = simulator.DeliveryFailed, time.Time{}
+	}
+	if d.Status == simulator.DeliveryPending {
+		if err := w.Bucket(bOutbox).Put(cat(timeKey(d.NextAttemptAt), []byte(d.ID)), []byte(d.SubscriptionID)); err != nil {
+			return err
+		}
 	}
 	return w.putJSON(bDeliveries, []byte(d.ID), &d)
 }

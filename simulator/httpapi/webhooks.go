@@ -159,16 +159,11 @@ func (s *Server) handleTestSubscription() echo.HandlerFunc {
 		e := simulator.TestEvent(s.deps.IDs, inst, sub.EventType, s.clock)
 		body := e.Body(sub.APIVersion)
 		a := s.deps.Sender.Send(ctx, sub.URL, body, e.ID, secrets.Active(s.clock.Now()))
-		ok := a.StatusCode >= 200 && a.StatusCode < 300
-		d := &simulator.Delivery{ID: s.deps.IDs.New("dlv"), EventID: e.ID, SubscriptionID: sub.ID, InstitutionID: inst, URL: sub.URL,
-			Body: body, Status: simulator.DeliveryFailed, Attempts: []simulator.Attempt{a}, CreatedAt: a.At}
-		if ok {
-			d.Status = simulator.DeliveryDelivered
-		}
+		d := simulator.TestDelivery(s.deps.IDs.New("dlv"), e, sub, inst, body, a)
 		if err := s.deps.Webhooks.RecordTestDelivery(ctx, e, d); err != nil {
 			return err
 		}
-		out := response{Delivered: ok, EventID: e.ID}
+		out := response{Delivered: d.Status == simulator.DeliveryDelivered, EventID: e.ID}
 		if a.StatusCode != 0 {
 			out.ResponseStatusCode = &a.StatusCode
 		}

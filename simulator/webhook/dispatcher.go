@@ -206,16 +206,11 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *simulator.Delivery) {
 		d.inflight.Delete(dl.ID)
 		return // shutting down: the delivery stays pending and is attempted after restart
 	}
-	ok := a.StatusCode >= 200 && a.StatusCode < 300
-	var next *time.Time
-	if n := len(dl.Attempts) + 1; !ok && n <= len(d.cfg.Schedule) {
-		t := d.cfg.Clock.SchedulerNow().Add(d.cfg.Schedule[n-1])
-		next = &t
-	}
+	r := dl.Outcome(a, d.cfg.Schedule, d.cfg.Clock.SchedulerNow())
 	d.cfg.Log.Debug("webhook attempt", slog.String("delivery_id", dl.ID), slog.String("event_id", dl.EventID),
 		slog.Int("attempt", len(dl.Attempts)+1), slog.Int("status_code", a.StatusCode), slog.String("error", a.Error),
-		slog.Float64("latency_ms", a.LatencyMS), slog.Bool("delivered", ok))
-	d.records <- simulator.AttemptRecord{DeliveryID: dl.ID, At: dl.NextAttemptAt, Attempt: a, OK: ok, Next: next}
+		slog.Float64("latency_ms", a.LatencyMS), slog.Bool("delivered", r.OK))
+	d.records <- r
 }
 
 // maxGroup bounds how many attempt records one transaction commits.
