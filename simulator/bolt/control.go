@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"context"
-	"fmt"
 	"maps"
 
 	"github.com/shopspring/decimal"
@@ -92,12 +91,8 @@ func (s *DB) CreateUser(ctx context.Context, u *simulator.User) error {
 		if w.Bucket(bUserUAID).Get(cat(inst(u.InstitutionID), []byte(u.UserAccountID))) != nil {
 			return simulator.Errorf(simulator.ECONFLICT, "a user with user_account_id %s already exists", u.UserAccountID)
 		}
-		for _, a := range u.Accounts {
-			for _, h := range a.Holdings {
-				if _, ok := in.Prices[h.Symbol]; !ok {
-					return simulator.Errorf(simulator.EINVALID, "no price for symbol %s: set it with PUT /_sandbox/institutions/%s/prices", h.Symbol, in.ID)
-				}
-			}
+		if err := in.CheckPrices(u.Accounts); err != nil {
+			return err
 		}
 		return w.putUser(nil, u)
 	})
@@ -135,41 +130,23 @@ func (s *DB) TransitionKYC(ctx context.Context, platformID string, p simulator.P
 		}
 		old := u
 		old.Accounts = append([]simulator.Account(nil), u.Accounts...)
-		a := u.Account(p)
-		if a == nil {
-			return simulator.Errorf(simulator.ENOTFOUND, "user %s has no %s account", platformID, p)
-		}
-		now := s.Clock.Now()
-		if err := a.TransitionKYC(to, now); err != nil {
+		var err error
+		if ev, err = u.TransitionKYC(s.IDs, p, to, s.Clock.Now()); err != nil {
 			return err
 		}
-		acct = *a
+		acct = *u.Account(p)
 		if err := w.putUser(&old, &u); err != nil {
 			return err
 		}
-		if simulator.KYCDelivered(to) {
-			ev = &simulator.Event{ID: s.IDs.New("evt"), InstitutionID: u.InstitutionID, Type: simulator.EventKYC, CreatedAt: now,
-				Data: simulator.EventData{UserAccountID: u.UserAccountID, PlatformID: u.PlatformID, Product: p, KYCStatus: to}}
-			return s.emit(w, ev)
+		if ev == nil {
+			return nil
 		}
-		return nil
+		return s.emit(w, ev)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	return &acct, ev, nil
-}
-
-// tradableAccount returns the user's account of p, which must be approved to trade.
-func tradableAccount(u *simulator.User, p simulator.Product) (*simulator.Account, error) {
-	a := u.Account(p)
-	if a == nil {
-		return nil, simulator.Errorf(simulator.ENOTFOUND, "user %s has no %s account", u.PlatformID, p)
-	}
-	if a.KYCStatus != simulator.KYCApproved {
-		return nil, simulator.Errorf(simulator.ECONFLICT, "the %s account is %s: only an approved account can trade", p, a.KYCStatus)
-	}
-	return a, nil
 }
 
 // PlaceOrder places a pending order and its transaction.
@@ -187,29 +164,9 @@ func (s *DB) PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*simulat
 		if err != nil {
 			return err
 		}
-		if _, err := tradableAccount(&u, r.Product); err != nil {
+		if t, os, err = simulator.PlaceOrder(s.IDs, in, &u, r, s.Clock.Now()); err != nil {
 			return err
 		}
-		if _, ok := in.Prices[r.Symbol]; !ok {
-			return simulator.Errorf(simulator.EINVALID, "no price for symbol %s: set it with PUT /_sandbox/institutions/%s/prices", r.Symbol, in.ID)
-		}
-		now := s.Clock.Now()
-		typ := simulator.TxnBuy
-		if r.Side == simulator.SideSell {
-			typ = simulator.TxnSell
-		}
-		t = &simulator.Transaction{ID: s.IDs.New("txn"), InstitutionID: in.ID, PlatformID: u.PlatformID, UserAccountID: u.UserAccountID,
-			Product: r.Product, Type: typ, Status: simulator.OrderPending, CreatedAt: now}
-		o := &simulator.Order{ID: s.IDs.New("ord"), InstitutionID: in.ID, TransactionID: t.ID, PlatformID: u.PlatformID, UserAccountID: u.UserAccountID,
-			Product: r.Product, Side: r.Side, Symbol: r.Symbol, Status: simulator.OrderPending, PlacedAt: now,
-			IsRecurringOrder: r.RecurringOrderID != "", RecurringOrderID: r.RecurringOrderID}
-		if r.Notional != nil {
-			o.ByNotional, o.Notional, o.Quantity, t.Amount = true, *r.Notional, decimal.Zero, *r.Notional
-		} else {
-			o.Quantity, o.Notional = *r.Quantity, decimal.Zero
-		}
-		t.OrderIDs = []string{o.ID}
-		os = []*simulator.Order{o}
 		return w.putTransaction(t, os)
 	})
 	return t, os, err
@@ -231,7 +188,7 @@ func (s *DB) PlaceRobo(ctx context.Context, platformID string, typ simulator.Tra
 		if err != nil {
 			return err
 		}
-		a, err := tradableAccount(&u, simulator.ProductRobo)
+		a, err := u.TradableAccount(simulator.ProductRobo)
 		if err != nil {
 			return err
 		}
@@ -239,19 +196,8 @@ func (s *DB) PlaceRobo(ctx context.Context, platformID string, typ simulator.Tra
 		if err != nil {
 			return err
 		}
-		legs, err := simulator.RoboLegs(typ, amount, pf, a, in.Prices, in.Fees[simulator.ProductRobo])
-		if err != nil {
+		if t, os, err = simulator.PlaceRobo(s.IDs, in, &u, pf, typ, amount, s.Clock.Now()); err != nil {
 			return err
-		}
-		now := s.Clock.Now()
-		t = &simulator.Transaction{ID: s.IDs.New("txn"), InstitutionID: in.ID, PlatformID: u.PlatformID, UserAccountID: u.UserAccountID,
-			Product: simulator.ProductRobo, Type: typ, Status: simulator.OrderPending, Amount: amount, CreatedAt: now}
-		for _, l := range legs {
-			o := &simulator.Order{ID: s.IDs.New("ord"), InstitutionID: in.ID, TransactionID: t.ID, PlatformID: u.PlatformID,
-				UserAccountID: u.UserAccountID, Product: simulator.ProductRobo, Side: l.Side, Symbol: l.Symbol, Notional: l.Notional,
-				Quantity: decimal.Zero, ByNotional: true, Status: simulator.OrderPending, PlacedAt: now}
-			t.OrderIDs = append(t.OrderIDs, o.ID)
-			os = append(os, o)
 		}
 		return w.putTransaction(t, os)
 	})
@@ -293,17 +239,6 @@ func (s *DB) FillTransaction(ctx context.Context, txnID string, prices map[strin
 		}
 		old := u
 		old.Accounts = append([]simulator.Account(nil), u.Accounts...)
-		a := u.Account(t.Product)
-		if a == nil {
-			return simulator.Errorf(simulator.ENOTFOUND, "user %s has no %s account", u.PlatformID, t.Product)
-		}
-		// Work on a copy of the account so a failed leg leaves nothing half-applied.
-		acct := *a
-		acct.Holdings = append([]simulator.Holding(nil), a.Holdings...)
-		if t.Type == simulator.TxnDeposit {
-			acct.Cash = acct.Cash.Add(t.Amount)
-		}
-		now := s.Clock.Now()
 		olds := make([]simulator.Order, 0, len(t.OrderIDs))
 		for _, id := range t.OrderIDs {
 			o, err := getOrder(w.Tx, t.InstitutionID, id)
@@ -311,38 +246,22 @@ func (s *DB) FillTransaction(ctx context.Context, txnID string, prices map[strin
 				return err
 			}
 			olds = append(olds, *o)
-			price, ok := prices[o.Symbol]
-			if !ok {
-				if price, ok = in.Prices[o.Symbol]; !ok {
-					return simulator.Errorf(simulator.EINVALID, "no price for symbol %s", o.Symbol)
-				}
-			}
-			if err := simulator.FillOrder(o, &acct, price, in.Fees[o.Product], now); err != nil {
-				return err
-			}
 			os = append(os, o)
 		}
-		if t.Type == simulator.TxnWithdrawal {
-			if acct.Cash.LessThan(t.Amount) {
-				return simulator.Errorf(simulator.ECONFLICT, "insufficient cash to withdraw %s: have %s", simulator.FormatMoney(t.Amount), simulator.FormatMoney(acct.Cash))
-			}
-			acct.Cash = acct.Cash.Sub(t.Amount)
+		if ev, err = simulator.Fill(s.IDs, in, &u, &t, os, prices, s.Clock.Now()); err != nil {
+			return err
 		}
-		*a = acct
 		for i, o := range os {
 			if err := w.putOrder(&olds[i], o); err != nil {
 				return err
 			}
 		}
-		t.Status, t.CompletedAt = simulator.OrderCompleted, &now
 		if err := w.putJSON(bTransactions, []byte(t.ID), &t); err != nil {
 			return err
 		}
 		if err := w.putUser(&old, &u); err != nil {
 			return err
 		}
-		ev = &simulator.Event{ID: s.IDs.New("evt"), InstitutionID: t.InstitutionID, Type: simulator.EventTransaction, CreatedAt: now,
-			Data: simulator.EventData{UserAccountID: u.UserAccountID, PlatformID: u.PlatformID, Product: t.Product, TransactionID: t.ID, Status: simulator.OrderCompleted}}
 		return s.emit(w, ev)
 	})
 	if err != nil {
@@ -353,9 +272,6 @@ func (s *DB) FillTransaction(ctx context.Context, txnID string, prices map[strin
 
 // EndTransaction cancels or fails every leg of a pending transaction. No event (spec §3.2).
 func (s *DB) EndTransaction(ctx context.Context, txnID string, to simulator.OrderStatus) (*simulator.Transaction, []*simulator.Order, error) {
-	if to != simulator.OrderCanceled && to != simulator.OrderFailed {
-		return nil, nil, fmt.Errorf("end transaction: bad state %s", to)
-	}
 	var (
 		t  simulator.Transaction
 		os []*simulator.Order
@@ -364,22 +280,23 @@ func (s *DB) EndTransaction(ctx context.Context, txnID string, to simulator.Orde
 		if err := getJSON(w.Tx, bTransactions, []byte(txnID), &t, "transaction not found"); err != nil {
 			return err
 		}
-		if t.Status != simulator.OrderPending {
-			return simulator.Errorf(simulator.ECONFLICT, "transaction %s is %s: only a pending transaction can be %s", t.ID, t.Status, to)
-		}
+		var olds []simulator.Order
 		for _, id := range t.OrderIDs {
 			o, err := getOrder(w.Tx, t.InstitutionID, id)
 			if err != nil {
 				return err
 			}
-			old := *o
-			o.Status = to
-			if err := w.putOrder(&old, o); err != nil {
-				return err
-			}
+			olds = append(olds, *o)
 			os = append(os, o)
 		}
-		t.Status = to
+		if err := simulator.End(&t, os, to); err != nil {
+			return err
+		}
+		for i, o := range os {
+			if err := w.putOrder(&olds[i], o); err != nil {
+				return err
+			}
+		}
 		return w.putJSON(bTransactions, []byte(t.ID), &t)
 	})
 	if err != nil {

@@ -359,3 +359,19 @@ func TestJournalFaultsRateLimitSnapshotsReset(t *testing.T) {
 	assert.Equal(t, 204, a.control(t, "POST", "/_sandbox/reset", "").Status)
 	assert.Len(t, a.mustControl(t, "GET", "/_sandbox/institutions", "").JSON("institutions").Array(), 2, "reset to the fixtures")
 }
+
+// A symbol without a price: the domain names the symbol, the control plane says how to set its
+// price (for a user's holdings and for an order); a fill says only which symbol.
+func TestNoPriceNamesTheSymbolAndTheFix(t *testing.T) {
+	a := MustServe(t)
+	inst, _ := a.tenant(t, "", "")
+	want := `{"detail":"no price for symbol ZZZZ: set it with PUT /_sandbox/institutions/` + inst + `/prices"}`
+	r := a.control(t, "POST", "/_sandbox/institutions/"+inst+"/users",
+		`{"user_account_id":"np","accounts":[{"product":"securities","kyc_status":"approved","cash":"100.00","holdings":[{"symbol":"ZZZZ","quantity":"1"}]}]}`)
+	assert.Equal(t, 400, r.Status)
+	assert.Equal(t, want, r.Body)
+	pid := a.user(t, inst, `{"user_account_id":"np2","accounts":[{"product":"securities","kyc_status":"approved","cash":"100.00"}]}`)
+	r = a.control(t, "POST", "/_sandbox/orders", `{"platform_id":"`+pid+`","product":"securities","side":"buy","symbol":"ZZZZ","notional":"10.00"}`)
+	assert.Equal(t, 400, r.Status)
+	assert.Equal(t, want, r.Body)
+}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -37,8 +38,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	var (
-		verrs validate.Errors
-		he    *echo.HTTPError
+		verrs   validate.Errors
+		he      *echo.HTTPError
+		noPrice *simulator.NoPriceError
 	)
 	switch {
 	case c.Request().Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
@@ -54,6 +56,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		s.writeJSON(c, http.StatusBadRequest, detail{"There was an error parsing the body"})
 	case errors.As(err, &he):
 		s.routingError(c, he)
+	case errors.As(err, &noPrice):
+		// The domain names the symbol; the control plane says how to set its price.
+		s.writeJSON(c, http.StatusBadRequest, detail{fmt.Sprintf("%s: set it with PUT /_sandbox/institutions/%s/prices", noPrice.Error(), noPrice.InstitutionID)})
 	default:
 		code := simulator.ErrorCode(err)
 		if code == simulator.EINTERNAL {
