@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -131,6 +132,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer sb.Close()
+	if getenv("GOMEMLIMIT") == "" {
+		// Serving needs a small heap (the store is a memory map): a soft limit makes the
+		// collector keep up with a burst of large requests on a busy machine instead of
+		// letting the heap run to twice its live size (decisions D17). Set after the fixture
+		// load, which may need more; GOMEMLIMIT overrides it.
+		debug.SetMemoryLimit(serveMemoryLimit)
+	}
 	srv := &http.Server{Handler: sb.Server, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -150,6 +158,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	log.Info("shutting down")
 	return srv.Shutdown(shutdownCtx)
 }
+
+// serveMemoryLimit is serve's soft memory limit (GOMEMLIMIT overrides it).
+const serveMemoryLimit = 48 << 20
 
 func validVersion(v string) bool {
 	if len(v) < 2 || v[0] != 'v' {
