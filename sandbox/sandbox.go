@@ -189,7 +189,7 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	deps := httpapi.Deps{Store: db, Webhooks: db, Sender: sb.Dispatcher, Guard: sb.Guard, IDs: db.IDs, Institution: db.Institution}
 	if !cfg.NoControl {
 		sb.control = &control{DB: db, sb: sb}
-		deps.Control = sb.control
+		deps = deps.WithControl(sb.control)
 	}
 	sb.Server = httpapi.NewServer(httpapi.Config{APIVersions: cfg.APIVersions, Clock: clock, SandboxToken: sb.Token,
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst}, deps, cfg.Logger)

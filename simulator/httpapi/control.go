@@ -13,8 +13,11 @@ import (
 	"partnersim/simulator/validate"
 )
 
-// Control is what the control plane (/_sandbox/, decisions D9) drives.
-type Control interface {
+// The control plane's dependencies (/_sandbox/, decisions D9), one small interface per concern,
+// declared here where they are used; the sandbox hands one implementation to all of them.
+
+// Tenants creates institutions, their keys, members and users, prices and signing secrets.
+type Tenants interface {
 	CreateInstitution(ctx context.Context, name string, v simulator.Vendors) (*simulator.Institution, error)
 	Institutions(ctx context.Context) ([]*simulator.Institution, []int, error)
 	IssueKey(ctx context.Context, instID string, scopes []simulator.Scope) (*simulator.APIKey, string, error)
@@ -22,24 +25,50 @@ type Control interface {
 	CreateMember(ctx context.Context, m *simulator.Member) error
 	CreateUser(ctx context.Context, u *simulator.User) error
 	User(ctx context.Context, platformID string) (*simulator.User, error)
+	SetPrices(ctx context.Context, instID string, prices map[string]decimal.Decimal) (map[string]decimal.Decimal, error)
+	RotateSecret(ctx context.Context, instID string, overlap time.Duration) (string, error)
+}
+
+// Trading moves KYC states and places, fills, cancels and fails transactions.
+type Trading interface {
 	TransitionKYC(ctx context.Context, platformID string, p simulator.Product, to simulator.KYCStatus) (*simulator.Account, *simulator.Event, error)
 	PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*simulator.Transaction, []*simulator.Order, error)
 	PlaceRobo(ctx context.Context, platformID string, typ simulator.TransactionType, amount decimal.Decimal) (*simulator.Transaction, []*simulator.Order, error)
 	FillTransaction(ctx context.Context, txnID string, prices map[string]decimal.Decimal) (*simulator.Transaction, []*simulator.Order, *simulator.Event, error)
 	EndTransaction(ctx context.Context, txnID string, to simulator.OrderStatus) (*simulator.Transaction, []*simulator.Order, error)
 	TransactionAny(ctx context.Context, id string) (*simulator.Transaction, []*simulator.Order, error)
-	SetPrices(ctx context.Context, instID string, prices map[string]decimal.Decimal) (map[string]decimal.Decimal, error)
+}
+
+// Deliveries lists webhook deliveries with their attempts and redelivers events.
+type Deliveries interface {
 	Deliveries(ctx context.Context, subscriptionID, eventID string, limit int) ([]*simulator.Delivery, error)
 	Redeliver(ctx context.Context, eventID string) ([]*simulator.Delivery, error)
+}
+
+// SandboxOps are the process-wide operations: the virtual clock, DNS overrides, snapshots and
+// reset.
+type SandboxOps interface {
 	AdvanceClock(ctx context.Context, d time.Duration) time.Time
 	SetDNS(ctx context.Context, overrides map[string][]string) (map[string][]string, error)
-	RotateSecret(ctx context.Context, instID string, overlap time.Duration) (string, error)
-	RunScenario(ctx context.Context, name, instID string) (*ScenarioRun, error)
-	ScenarioRun(ctx context.Context, id string) (*ScenarioRun, error)
-	Scenarios(ctx context.Context) ([]ScenarioInfo, error)
 	Reset(ctx context.Context) error
 	SaveSnapshot(ctx context.Context, name string) error
 	RestoreSnapshot(ctx context.Context, name string) error
+}
+
+// Scenarios plays the fixture scenarios and reports their runs.
+type Scenarios interface {
+	RunScenario(ctx context.Context, name, instID string) (*ScenarioRun, error)
+	ScenarioRun(ctx context.Context, id string) (*ScenarioRun, error)
+	Scenarios(ctx context.Context) ([]ScenarioInfo, error)
+}
+
+// Control is every concern of the control plane at once: what the sandbox implements.
+type Control interface {
+	Tenants
+	Trading
+	Deliveries
+	SandboxOps
+	Scenarios
 }
 
 // ScenarioRun reports a scenario run: the ids each step bound and what it did.
@@ -122,7 +151,7 @@ func (s *Server) handleCreateInstitution() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		in, err := s.deps.Control.CreateInstitution(c.Request().Context(), name, simulator.Vendors{Core: core, DBP: dbp})
+		in, err := s.deps.Tenants.CreateInstitution(c.Request().Context(), name, simulator.Vendors{Core: core, DBP: dbp})
 		if err != nil {
 			return err
 		}
@@ -135,7 +164,7 @@ func (s *Server) handleListInstitutions() echo.HandlerFunc {
 		Institutions []institutionJSON `json:"institutions"`
 	}
 	return func(c echo.Context) error {
-		list, counts, err := s.deps.Control.Institutions(c.Request().Context())
+		list, counts, err := s.deps.Tenants.Institutions(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -170,7 +199,7 @@ func (s *Server) handleIssueKey() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		k, plain, err := s.deps.Control.IssueKey(c.Request().Context(), inst, scopes)
+		k, plain, err := s.deps.Tenants.IssueKey(c.Request().Context(), inst, scopes)
 		if err != nil {
 			return err
 		}
@@ -180,7 +209,7 @@ func (s *Server) handleIssueKey() echo.HandlerFunc {
 
 func (s *Server) handleRevokeKey() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := s.deps.Control.RevokeKey(c.Request().Context(), c.Param("key_id")); err != nil {
+		if err := s.deps.Tenants.RevokeKey(c.Request().Context(), c.Param("key_id")); err != nil {
 			return err
 		}
 		return c.NoContent(http.StatusNoContent)
@@ -212,7 +241,7 @@ func (s *Server) handleCreateMember() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		if err := s.deps.Control.CreateMember(c.Request().Context(), m); err != nil {
+		if err := s.deps.Tenants.CreateMember(c.Request().Context(), m); err != nil {
 			return err
 		}
 		return s.jsonOK(c, http.StatusCreated, memberJSON{InstitutionID: m.InstitutionID, CoreID: m.CoreID, CoreIDType: m.CoreIDType,
@@ -273,7 +302,7 @@ func (s *Server) handleCreateUser() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		if err := s.deps.Control.CreateUser(c.Request().Context(), u); err != nil {
+		if err := s.deps.Tenants.CreateUser(c.Request().Context(), u); err != nil {
 			return err
 		}
 		return s.jsonOK(c, http.StatusCreated, response{PlatformID: u.PlatformID, UserAccountID: u.UserAccountID, InstitutionID: u.InstitutionID})
@@ -305,7 +334,7 @@ func (s *Server) handleGetUser() echo.HandlerFunc {
 		Accounts      []storedAccountJSON `json:"accounts"`
 	}
 	return func(c echo.Context) error {
-		u, err := s.deps.Control.User(c.Request().Context(), c.Param("platform_id"))
+		u, err := s.deps.Tenants.User(c.Request().Context(), c.Param("platform_id"))
 		if err != nil {
 			return err
 		}
@@ -345,11 +374,11 @@ func (s *Server) handleKYC() echo.HandlerFunc {
 			return err
 		}
 		ctx := c.Request().Context()
-		a, ev, err := s.deps.Control.TransitionKYC(ctx, pid, simulator.Product(p), simulator.KYCStatus(st))
+		a, ev, err := s.deps.Trading.TransitionKYC(ctx, pid, simulator.Product(p), simulator.KYCStatus(st))
 		if err != nil {
 			return err
 		}
-		u, err := s.deps.Control.User(ctx, pid)
+		u, err := s.deps.Tenants.User(ctx, pid)
 		if err != nil {
 			return err
 		}
@@ -404,7 +433,7 @@ func (s *Server) handlePlaceOrder() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		t, orders, err := s.deps.Control.PlaceOrder(c.Request().Context(), r)
+		t, orders, err := s.deps.Trading.PlaceOrder(c.Request().Context(), r)
 		if err != nil {
 			return err
 		}
@@ -445,7 +474,7 @@ func (s *Server) handlePlaceTransaction() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		t, orders, err := s.deps.Control.PlaceRobo(c.Request().Context(), pid, simulator.TransactionType(typ), amount)
+		t, orders, err := s.deps.Trading.PlaceRobo(c.Request().Context(), pid, simulator.TransactionType(typ), amount)
 		if err != nil {
 			return err
 		}
@@ -473,7 +502,7 @@ func (s *Server) handleFill() echo.HandlerFunc {
 				if err := v.Err(); err != nil {
 					return err
 				}
-				_, orders, err := s.deps.Control.TransactionAny(c.Request().Context(), id)
+				_, orders, err := s.deps.Trading.TransactionAny(c.Request().Context(), id)
 				if err != nil {
 					return err
 				}
@@ -487,7 +516,7 @@ func (s *Server) handleFill() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		t, orders, ev, err := s.deps.Control.FillTransaction(c.Request().Context(), id, prices)
+		t, orders, ev, err := s.deps.Trading.FillTransaction(c.Request().Context(), id, prices)
 		if err != nil {
 			return err
 		}
@@ -497,7 +526,7 @@ func (s *Server) handleFill() echo.HandlerFunc {
 
 func (s *Server) handleEndTransaction(to simulator.OrderStatus) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		t, orders, err := s.deps.Control.EndTransaction(c.Request().Context(), c.Param("transaction_id"), to)
+		t, orders, err := s.deps.Trading.EndTransaction(c.Request().Context(), c.Param("transaction_id"), to)
 		if err != nil {
 			return err
 		}
@@ -507,7 +536,7 @@ func (s *Server) handleEndTransaction(to simulator.OrderStatus) echo.HandlerFunc
 
 func (s *Server) handleGetTransactionAny() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		t, orders, err := s.deps.Control.TransactionAny(c.Request().Context(), c.Param("transaction_id"))
+		t, orders, err := s.deps.Trading.TransactionAny(c.Request().Context(), c.Param("transaction_id"))
 		if err != nil {
 			return err
 		}
@@ -527,7 +556,7 @@ func (s *Server) handleSetPrices() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		out, err := s.deps.Control.SetPrices(c.Request().Context(), inst, prices)
+		out, err := s.deps.Tenants.SetPrices(c.Request().Context(), inst, prices)
 		if err != nil {
 			return err
 		}

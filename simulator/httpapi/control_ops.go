@@ -73,7 +73,7 @@ func (s *Server) handleDeliveries() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		ds, err := s.deps.Control.Deliveries(c.Request().Context(), sub, ev, limit)
+		ds, err := s.deps.Deliveries.Deliveries(c.Request().Context(), sub, ev, limit)
 		if err != nil {
 			return err
 		}
@@ -83,7 +83,7 @@ func (s *Server) handleDeliveries() echo.HandlerFunc {
 
 func (s *Server) handleRedeliver() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ds, err := s.deps.Control.Redeliver(c.Request().Context(), c.Param("event_id"))
+		ds, err := s.deps.Deliveries.Redeliver(c.Request().Context(), c.Param("event_id"))
 		if err != nil {
 			return err
 		}
@@ -108,7 +108,7 @@ func (s *Server) handleAdvanceClock() echo.HandlerFunc {
 		if err := simulator.CheckStorable(s.clock.SchedulerNow().Add(time.Duration(secs) * time.Second)); err != nil {
 			return simulator.Errorf(simulator.EINVALID, "the virtual clock cannot move there: %s", simulator.ErrorMessage(err))
 		}
-		now := s.deps.Control.AdvanceClock(c.Request().Context(), time.Duration(secs)*time.Second)
+		now := s.deps.Sandbox.AdvanceClock(c.Request().Context(), time.Duration(secs)*time.Second)
 		return s.jsonOK(c, http.StatusOK, response{Now: simulator.FormatTime(now)})
 	}
 }
@@ -130,7 +130,7 @@ func (s *Server) handleSetDNS() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		out, err := s.deps.Control.SetDNS(c.Request().Context(), overrides)
+		out, err := s.deps.Sandbox.SetDNS(c.Request().Context(), overrides)
 		if err != nil {
 			return err
 		}
@@ -154,7 +154,7 @@ func (s *Server) handleRotateSecret() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		sec, err := s.deps.Control.RotateSecret(c.Request().Context(), inst, time.Duration(overlap)*time.Second)
+		sec, err := s.deps.Tenants.RotateSecret(c.Request().Context(), inst, time.Duration(overlap)*time.Second)
 		if err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func (s *Server) handleRunScenario() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		run, err := s.deps.Control.RunScenario(c.Request().Context(), name, inst)
+		run, err := s.deps.Scenarios.RunScenario(c.Request().Context(), name, inst)
 		if err != nil {
 			return err
 		}
@@ -189,7 +189,7 @@ func (s *Server) handleScenarios() echo.HandlerFunc {
 		Scenarios []ScenarioInfo `json:"scenarios"`
 	}
 	return func(c echo.Context) error {
-		list, err := s.deps.Control.Scenarios(c.Request().Context())
+		list, err := s.deps.Scenarios.Scenarios(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -199,7 +199,7 @@ func (s *Server) handleScenarios() echo.HandlerFunc {
 
 func (s *Server) handleScenarioRun() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		run, err := s.deps.Control.ScenarioRun(c.Request().Context(), c.Param("run_id"))
+		run, err := s.deps.Scenarios.ScenarioRun(c.Request().Context(), c.Param("run_id"))
 		if err != nil {
 			return err
 		}
@@ -209,7 +209,7 @@ func (s *Server) handleScenarioRun() echo.HandlerFunc {
 
 func (s *Server) handleReset() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := s.deps.Control.Reset(c.Request().Context()); err != nil {
+		if err := s.deps.Sandbox.Reset(c.Request().Context()); err != nil {
 			return err
 		}
 		s.journal.reset()
@@ -229,12 +229,12 @@ func (s *Server) handleSnapshot(restore bool) echo.HandlerFunc {
 		}
 		ctx := c.Request().Context()
 		if restore {
-			if err := s.deps.Control.RestoreSnapshot(ctx, name); err != nil {
+			if err := s.deps.Sandbox.RestoreSnapshot(ctx, name); err != nil {
 				return err
 			}
 			return s.jsonOK(c, http.StatusOK, response{Snapshot: name, Action: "restored"})
 		}
-		if err := s.deps.Control.SaveSnapshot(ctx, name); err != nil {
+		if err := s.deps.Sandbox.SaveSnapshot(ctx, name); err != nil {
 			return err
 		}
 		return s.jsonOK(c, http.StatusCreated, response{Snapshot: name, Action: "saved"})

@@ -28,7 +28,7 @@ func (s *Server) addRoutes() {
 		s.handle(http.MethodDelete, p+"/webhooks/subscriptions/:subscription_id", s.handleDeleteSubscription(), hooks...)
 		s.handle(http.MethodPost, p+"/webhooks/subscriptions/:subscription_id/test", s.handleTestSubscription(), hooks...)
 	}
-	if s.deps.Control == nil {
+	if s.deps.Sandbox == nil {
 		return
 	}
 	// The control plane (decisions D9), never under a version prefix.

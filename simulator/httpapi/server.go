@@ -31,10 +31,21 @@ type Deps struct {
 	Sender   Sender
 	Guard    URLChecker
 	IDs      *simulator.IDs
-	// Control is the control plane; nil switches /_sandbox/ off (404 like any unknown path).
-	Control Control
+	// The control plane by concern (control.go); a nil Sandbox switches /_sandbox/ off (404
+	// like any unknown path). Deps.WithControl fills them all from one implementation.
+	Tenants    Tenants
+	Trading    Trading
+	Deliveries Deliveries
+	Sandbox    SandboxOps
+	Scenarios  Scenarios
 	// Institution reads an institution (prices for control-plane answers).
 	Institution func(ctx context.Context, id string) (*simulator.Institution, error)
+}
+
+// WithControl returns d with every control-plane concern served by c.
+func (d Deps) WithControl(c Control) Deps {
+	d.Tenants, d.Trading, d.Deliveries, d.Sandbox, d.Scenarios = c, c, c, c, c
+	return d
 }
 
 // Config is the server's behaviour.
