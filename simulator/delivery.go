@@ -14,12 +14,14 @@ const ErrSubscriptionDeleted = "subscription deleted"
 // (redirects are never followed), and so are 4xx, 5xx and no answer at all.
 func Acknowledged(a Attempt) bool { return a.StatusCode >= 200 && a.StatusCode < 300 }
 
-// Outcome decides what follows an attempt of d made now for its current slot: delivered when
-// acknowledged, else a retry after the schedule's next delay, else (the schedule spent) failed.
-func (d *Delivery) Outcome(a Attempt, schedule []time.Duration, now time.Time) AttemptRecord {
+// Outcome decides what follows an attempt of d for its current slot, started at the virtual
+// time started: delivered when acknowledged, else a retry the schedule's next delay after the
+// start (not the answer: the clock may move while an attempt waits), else (the schedule spent)
+// failed.
+func (d *Delivery) Outcome(a Attempt, schedule []time.Duration, started time.Time) AttemptRecord {
 	r := AttemptRecord{DeliveryID: d.ID, At: d.NextAttemptAt, Attempt: a, OK: Acknowledged(a)}
 	if n := len(d.Attempts) + 1; !r.OK && n <= len(schedule) {
-		next := now.Add(schedule[n-1])
+		next := started.Add(schedule[n-1])
 		r.Next = &next
 	}
 	return r

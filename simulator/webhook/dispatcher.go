@@ -201,12 +201,13 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *simulator.Delivery) {
 		d.cfg.Log.Error("signing secrets", slog.String("delivery_id", dl.ID), slog.Any("err", err))
 		return
 	}
+	started := d.cfg.Clock.SchedulerNow() // a retry's delay counts from here, however long the answer takes
 	a := d.Send(ctx, dl.URL, dl.Body, dl.EventID, secrets.Active(d.cfg.Clock.Now()))
 	if ctx.Err() != nil {
 		d.inflight.Delete(dl.ID)
 		return // shutting down: the delivery stays pending and is attempted after restart
 	}
-	r := dl.Outcome(a, d.cfg.Schedule, d.cfg.Clock.SchedulerNow())
+	r := dl.Outcome(a, d.cfg.Schedule, started)
 	d.cfg.Log.Debug("webhook attempt", slog.String("delivery_id", dl.ID), slog.String("event_id", dl.EventID),
 		slog.Int("attempt", len(dl.Attempts)+1), slog.Int("status_code", a.StatusCode), slog.String("error", a.Error),
 		slog.Float64("latency_ms", a.LatencyMS), slog.Bool("delivered", r.OK))

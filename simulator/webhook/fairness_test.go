@@ -59,3 +59,29 @@ func TestHangingInstitutionDoesNotStallOthers(t *testing.T) {
 	require.Less(t, took, 2*time.Second)
 	require.Less(t, hung.Load(), int32(8), "A holds only its share of the 8 workers")
 }
+
+// A retry is due its delay after the attempt started, on the virtual clock: the clock may move
+// while the attempt waits for its answer (a test advancing it the moment the callback sees the
+// request). Measured from the attempt's end, the retry slipped by that advance and never came
+// (a flaky contract scenario found it).
+func TestRetryDelayCountsFromTheAttemptsStart(t *testing.T) {
+	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), []time.Duration{300 * time.Second}, 10*time.Second)
+	e.seed(t)
+	held := make(chan struct{})
+	release := make(chan struct{})
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			close(held)
+			<-release
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(srv.Close)
+	e.subscribe(t, srv.URL)
+	e.kyc(t, simulator.KYCApproved)
+	<-held
+	e.clock.Advance(301 * time.Second) // while the first attempt waits for its answer
+	close(release)
+	eventually(t, func() bool { return n.Load() == 2 }, "the retry, due 300 s after the first attempt started, is made")
+}
