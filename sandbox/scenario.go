@@ -1,29 +1,26 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/tidwall/gjson"
+	"github.com/shopspring/decimal"
 
 	"partnersim/fixtures"
 	"partnersim/simulator"
 	"partnersim/simulator/httpapi"
 )
 
-// A scenario (fixtures/<set>/scenarios/*.json) is data played through the control plane itself:
-// each step becomes the control-plane request a person would make, so a scripted KYC move or
-// fill goes through exactly the same validation, state machine and outbox as a manual one.
-// Steps run in order; a step's delay_seconds counts on the virtual clock from the step before,
-// so `POST /_sandbox/clock/advance` plays a delayed scenario at once.
+// A scenario (fixtures/<set>/scenarios/*.json) is data played through the control plane's own
+// services: each step's args are decoded into the typed form the fixture checker reads and
+// become the call a person's control-plane request makes, so a scripted KYC move or fill goes
+// through exactly the same domain rules, state machine and outbox as a manual one. Steps run in
+// order; a step's delay_seconds counts on the virtual clock from the step before, so
+// `POST /_sandbox/clock/advance` plays a delayed scenario at once.
 
 // scenarioRuns keeps the runs of this process, for GET /_sandbox/scenarios/runs/{id}.
 type scenarioRuns struct {
@@ -102,7 +99,7 @@ func (c *control) playDue(run *httpapi.ScenarioRun, sc fixtures.Scenario, dues [
 		if dues[i].After(c.sb.Clock.SchedulerNow()) {
 			return i
 		}
-		res, ev, err := c.playStep(run, sc.Steps[i])
+		res, ev, err := c.playStep(c.sb.runCtx, run, sc.Steps[i])
 		c.runs.mu.Lock()
 		st := &run.Steps[i]
 		if err != nil {
@@ -123,66 +120,95 @@ func (c *control) playDue(run *httpapi.ScenarioRun, sc fixtures.Scenario, dues [
 	return i
 }
 
-// playStep turns one step into its control-plane request.
-func (c *control) playStep(run *httpapi.ScenarioRun, st fixtures.Step) (result, eventID string, err error) {
+// playStep plays one step: its args, bound, decoded into the typed form the fixture checker
+// reads, then the control plane's own service called — the same validation of the domain, the
+// same state machine, the same outbox as a person's request, without HTTP.
+func (c *control) playStep(ctx context.Context, run *httpapi.ScenarioRun, st fixtures.Step) (result, eventID string, err error) {
 	c.runs.mu.Lock()
 	args := c.bind(run, st.Args)
 	inst := run.Bound["institution"]
 	c.runs.mu.Unlock()
-	a := gjson.ParseBytes(args)
-	var (
-		method, path string
-		body         []byte
-		bindPath     string
-	)
-	switch st.Action {
-	case "create_user":
-		method, path, body, bindPath = http.MethodPost, "/_sandbox/institutions/"+inst+"/users", args, "platform_id"
-		if !a.Get("user_account_id").Exists() {
+	decoded, err := fixtures.DecodeArgs(st.Action, args)
+	if err != nil {
+		return "", "", err
+	}
+	var ev *simulator.Event
+	switch a := decoded.(type) {
+	case *fixtures.CreateUserArgs:
+		r, err := a.Request()
+		if err != nil {
+			return "", "", err
+		}
+		if r.UserAccountID == "" {
 			// Each run makes its own user, so a scenario can be played again and again.
-			m := map[string]any{}
-			if err := json.Unmarshal(args, &m); err == nil {
-				m["user_account_id"] = run.Scenario + "-" + strings.TrimPrefix(run.RunID, "run_")
-				body, _ = json.Marshal(m)
+			r.UserAccountID = run.Scenario + "-" + strings.TrimPrefix(run.RunID, "run_")
+		}
+		u := simulator.NewUser(inst, r, c.sb.Clock.Now())
+		if err := c.CreateUser(ctx, u); err != nil {
+			return "", "", err
+		}
+		result = u.PlatformID
+	case *fixtures.KYCArgs:
+		var acct *simulator.Account
+		if acct, ev, err = c.TransitionKYC(ctx, a.User, simulator.Product(a.Product), simulator.KYCStatus(a.Status)); err != nil {
+			return "", "", err
+		}
+		result = string(acct.KYCStatus)
+	case *fixtures.PlaceOrderArgs:
+		r, err := a.Request()
+		if err != nil {
+			return "", "", err
+		}
+		t, _, err := c.PlaceOrder(ctx, r)
+		if err != nil {
+			return "", "", err
+		}
+		result = t.ID
+	case *fixtures.PlaceTxnArgs:
+		amount, err := a.AmountValue()
+		if err != nil {
+			return "", "", err
+		}
+		t, _, err := c.PlaceRobo(ctx, a.User, simulator.TransactionType(a.Type), amount)
+		if err != nil {
+			return "", "", err
+		}
+		result = t.ID
+	case *fixtures.SettleArgs:
+		var t *simulator.Transaction
+		if st.Action != fixtures.ActionFill {
+			to := map[string]simulator.OrderStatus{fixtures.ActionCancel: simulator.OrderCanceled, fixtures.ActionFail: simulator.OrderFailed}[st.Action]
+			if t, _, err = c.EndTransaction(ctx, a.Transaction, to); err != nil {
+				return "", "", err
+			}
+		} else {
+			_, orders, err := c.TransactionAny(ctx, a.Transaction)
+			if err != nil {
+				return "", "", err
+			}
+			prices, err := a.Prices(orders[0].Symbol) // a single price is checked to name a one-order transaction
+			if err != nil {
+				return "", "", err
+			}
+			if t, _, ev, err = c.FillTransaction(ctx, a.Transaction, prices); err != nil {
+				return "", "", err
 			}
 		}
-	case "kyc":
-		method, path, bindPath = http.MethodPost, "/_sandbox/users/"+a.Get("user").String()+"/kyc", "kyc_status"
-		body, _ = json.Marshal(map[string]string{"product": a.Get("product").String(), "status": a.Get("status").String()})
-	case "place_order":
-		method, path, bindPath = http.MethodPost, "/_sandbox/orders", "transaction_id"
-		body = withPlatformID(a)
-	case "place_transaction":
-		method, path, bindPath = http.MethodPost, "/_sandbox/transactions", "transaction_id"
-		body = withPlatformID(a)
-	case "fill", "cancel", "fail":
-		method, path, bindPath = http.MethodPost, "/_sandbox/transactions/"+a.Get("transaction").String()+"/"+st.Action, "status"
-		if p := a.Get("price"); p.Exists() {
-			body = []byte(`{"price":` + p.Raw + `}`)
+		result = string(t.Status)
+	case map[string]decimal.Decimal:
+		if _, err := c.SetPrices(ctx, inst, a); err != nil {
+			return "", "", err
 		}
-	case "set_prices":
-		method, path, body, bindPath = http.MethodPut, "/_sandbox/institutions/"+inst+"/prices", args, ""
-	default:
-		return "", "", fmt.Errorf("unknown action %q", st.Action)
-	}
-	req := httptest.NewRequest(method, path, bytes.NewReader(body))
-	req.Header.Set("x-sandbox-token", c.sb.Token)
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	c.sb.Server.ServeHTTP(rec, req)
-	out := gjson.ParseBytes(rec.Body.Bytes())
-	if rec.Code >= 300 {
-		return "", "", fmt.Errorf("%s %s: %d %s", method, path, rec.Code, strings.TrimSpace(rec.Body.String()))
-	}
-	if bindPath != "" {
-		result = out.Get(bindPath).String()
 	}
 	if st.As != "" {
 		c.runs.mu.Lock()
 		run.Bound[st.As] = result
 		c.runs.mu.Unlock()
 	}
-	return result, out.Get("event_id").String(), nil
+	if ev != nil {
+		eventID = ev.ID
+	}
+	return result, eventID, nil
 }
 
 // bind replaces "$name" string values bound by earlier steps, and "{run}" inside strings with
@@ -217,19 +243,6 @@ func (c *control) bind(run *httpapi.ScenarioRun, raw json.RawMessage) []byte {
 	if err != nil {
 		return raw
 	}
-	return b
-}
-
-// withPlatformID renames a step's "user" argument to the control plane's "platform_id".
-func withPlatformID(a gjson.Result) []byte {
-	m := map[string]any{}
-	for k, v := range a.Map() {
-		if k == "user" {
-			k = "platform_id"
-		}
-		m[k] = v.Value()
-	}
-	b, _ := json.Marshal(m)
 	return b
 }
 

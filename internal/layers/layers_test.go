@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -63,20 +62,9 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("%s imports %s: the suites are black-box (HTTP and gjson only)", path, imp)
 			case path == "partnersim/receiver/certify" && imp == "partnersim/receiver":
 				t.Errorf("%s imports %s: certification must not share the code it checks", path, imp)
-			case imp == "net/http/httptest" && !slices.Contains(httptestInProduction, path):
+			case imp == "net/http/httptest":
 				t.Errorf("%s imports net/http/httptest outside its tests: it belongs in tests", path)
 			}
 		}
 	}
-	// The exceptions list must not go stale.
-	for _, path := range httptestInProduction {
-		if !slices.Contains(pkgs[path], "net/http/httptest") {
-			t.Errorf("%s no longer imports net/http/httptest: remove it from httptestInProduction", path)
-		}
-	}
 }
-
-// httptestInProduction are the production packages that still import net/http/httptest: the
-// sandbox plays scenario steps through the control plane's own handler (sandbox/scenario.go),
-// which the typed scenario engine of issue 12 (item 3) replaces.
-var httptestInProduction = []string{"partnersim/sandbox"}

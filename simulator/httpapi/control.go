@@ -262,25 +262,26 @@ func (s *Server) handleCreateUser() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		now := s.clock.Now()
-		u := &simulator.User{InstitutionID: inst}
-		u.UserAccountID = b.Str("user_account_id")
-		u.CreatedAt = optTime(b, "created_at", now)
-		if err := simulator.CheckStorable(u.CreatedAt); err != nil {
-			v.Add(validate.ValueError(b.Loc().With("created_at"), b.Field("created_at").Raw(), simulator.ErrorMessage(err)))
+		var r simulator.UserRequest
+		r.UserAccountID = b.Str("user_account_id")
+		if t, ok := b.OptDateTime("created_at"); ok {
+			r.CreatedAt = &t
+			if err := simulator.CheckStorable(t); err != nil {
+				v.Add(validate.ValueError(b.Loc().With("created_at"), b.Field("created_at").Raw(), simulator.ErrorMessage(err)))
+			}
 		}
-		u.LiveSessions = optInt(b, "sessions", 0, validate.Ge(0), validate.Le(1000))
+		r.Sessions = optInt(b, "sessions", 0, validate.Ge(0), validate.Le(1000))
 		terms, _ := b.OptObject("terms_and_conditions")
-		u.Terms = simulator.Terms{AcceptedAt: optTime(terms, "accepted_at", u.CreatedAt), Version: optStr(terms, "version", "2024-01")}
+		if t, ok := terms.OptDateTime("accepted_at"); ok {
+			r.TermsAcceptedAt = &t
+		}
+		r.TermsVersion = optStr(terms, "version", "")
 		seen := map[simulator.Product]bool{}
 		for _, a := range objects(b, "accounts") {
-			acct := simulator.Account{}
-			acct.Product = simulator.Product(a.Enum("product", products...))
-			st, ok := a.OptEnum("kyc_status", kycValues...)
-			if !ok {
-				st = string(simulator.KYCPending)
+			acct := simulator.AccountRequest{Product: simulator.Product(a.Enum("product", products...))}
+			if st, ok := a.OptEnum("kyc_status", kycValues...); ok {
+				acct.KYCStatus = simulator.KYCStatus(st)
 			}
-			acct.KYCStatus = simulator.KYCStatus(st)
 			if t, ok := a.OptDateTime("kyc_approved_at"); ok {
 				acct.KYCApprovedAt = &t
 			}
@@ -293,12 +294,9 @@ func (s *Server) handleCreateUser() echo.HandlerFunc {
 				v.Add(validate.ValueError(a.Loc().With("product"), string(acct.Product), "one account per product"))
 			}
 			seen[acct.Product] = true
-			if acct.KYCStatus == simulator.KYCApproved && acct.KYCApprovedAt == nil {
-				t := u.CreatedAt
-				acct.KYCApprovedAt = &t
-			}
-			u.Accounts = append(u.Accounts, acct)
+			r.Accounts = append(r.Accounts, acct)
 		}
+		u := simulator.NewUser(inst, r, s.clock.Now())
 		if err := v.Err(); err != nil {
 			return err
 		}
