@@ -3,15 +3,14 @@ package features_test
 import (
 	"bytes"
 	"context"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"partnersim/features"
+	"partnersim/internal/sandboxtest"
 	"partnersim/sandbox"
 )
 
@@ -27,7 +26,7 @@ func TestContract(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	opts := target(t, ctx)
+	opts := target(t)
 	opts.Tags = os.Getenv("PARTNERSIM_TAGS")
 	opts.Name = os.Getenv("PARTNERSIM_NAME")
 	opts.Randomize = time.Now().UnixNano() % 1_000_000
@@ -65,23 +64,13 @@ func TestContract(t *testing.T) {
 }
 
 // target is the deployment under test: the environment's, or a self-hosted simulator.
-func target(t *testing.T, ctx context.Context) features.Options {
+func target(t *testing.T) features.Options {
 	t.Helper()
 	if base := os.Getenv("PARTNERSIM_BASE_URL"); base != "" {
 		return features.Options{BaseURL: base, APIKey: os.Getenv("PARTNERSIM_API_KEY"),
 			SandboxURL: os.Getenv("PARTNERSIM_SANDBOX_URL"), SandboxToken: os.Getenv("PARTNERSIM_SANDBOX_TOKEN"),
 			SigningSecret: os.Getenv("PARTNERSIM_SIGNING_SECRET")}
 	}
-	sb, err := sandbox.Open(ctx, sandbox.Config{DBPath: filepath.Join(t.TempDir(), "contract.db"), APIVersions: []string{"v1", "v2"}})
-	if err != nil {
-		t.Fatalf("open the sandbox: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := sb.Close(); err != nil {
-			t.Errorf("close the sandbox: %v", err)
-		}
-	})
-	srv := httptest.NewServer(sb.Server)
-	t.Cleanup(srv.Close)
-	return features.Options{BaseURL: srv.URL + "/v1", SandboxURL: srv.URL, SandboxToken: sb.Token}
+	srv := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.APIVersions = []string{"v1", "v2"} })
+	return features.Options{BaseURL: srv.URL + "/v1", SandboxURL: srv.URL, SandboxToken: srv.SB.Token}
 }

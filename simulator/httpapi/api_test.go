@@ -17,71 +17,71 @@ import (
 func TestHealthAndRouting(t *testing.T) {
 	a := MustServe(t)
 	for _, p := range []string{"/health", "/v1/health"} {
-		r := a.call(t, "GET", p, "")
+		r := a.Call(t, "GET", p, "")
 		assert.Equal(t, 200, r.Status)
 		assert.Equal(t, `{"status":"ok"}`, r.Body)
 		assert.Equal(t, "application/json", r.Header.Get("Content-Type"))
 	}
-	r := a.call(t, "GET", "/v1/nope", "")
+	r := a.Call(t, "GET", "/v1/nope", "")
 	assert.Equal(t, 404, r.Status)
 	assert.Equal(t, `{"detail":"Not Found"}`, r.Body)
 
-	r = a.call(t, "GET", "/v1/users?per_page=2", "")
+	r = a.Call(t, "GET", "/v1/users?per_page=2", "")
 	assert.Equal(t, 307, r.Status, "missing trailing slash redirects before auth")
 	assert.Equal(t, a.URL+"/v1/users/?per_page=2", r.Header.Get("Location"))
-	r = a.call(t, "GET", "/v1/users/usr_1", "")
+	r = a.Call(t, "GET", "/v1/users/usr_1", "")
 	assert.Equal(t, 307, r.Status)
 	assert.Equal(t, a.URL+"/v1/users/usr_1/", r.Header.Get("Location"))
-	r = a.call(t, "GET", "/v1/webhooks/subscriptions/", "")
+	r = a.Call(t, "GET", "/v1/webhooks/subscriptions/", "")
 	assert.Equal(t, 307, r.Status, "an extra trailing slash redirects too")
 	assert.Equal(t, a.URL+"/v1/webhooks/subscriptions", r.Header.Get("Location"))
 
-	r = a.call(t, "DELETE", "/v1/users/", "")
+	r = a.Call(t, "DELETE", "/v1/users/", "")
 	assert.Equal(t, 405, r.Status)
 	assert.Equal(t, `{"detail":"Method Not Allowed"}`, r.Body)
 	assert.Equal(t, "GET", r.Header.Get("Allow"))
-	r = a.call(t, "PUT", "/v1/webhooks/subscriptions", "")
+	r = a.Call(t, "PUT", "/v1/webhooks/subscriptions", "")
 	assert.Equal(t, 405, r.Status)
 	assert.Equal(t, "GET, POST", r.Header.Get("Allow"), "every method of the path")
-	r = a.call(t, "HEAD", "/health", "")
+	r = a.Call(t, "HEAD", "/health", "")
 	assert.Equal(t, 405, r.Status, "FastAPI routes do not add HEAD")
 
-	r = a.call(t, "GET", "/health", "", "X-Request-Id: my-trace-1")
+	r = a.Call(t, "GET", "/health", "", "X-Request-Id: my-trace-1")
 	assert.Equal(t, "my-trace-1", r.Header.Get("X-Request-Id"))
-	r = a.call(t, "GET", "/v1/nope", "")
+	r = a.Call(t, "GET", "/v1/nope", "")
 	assert.True(t, strings.HasPrefix(r.Header.Get("X-Request-Id"), "req_"), "generated on every response, errors too")
 	assert.Empty(t, r.Header.Get("Access-Control-Allow-Origin"), "no CORS")
 }
 
 func TestAuthentication(t *testing.T) {
 	a := MustServe(t)
-	r := a.call(t, "GET", "/v1/users/", "")
+	r := a.Call(t, "GET", "/v1/users/", "")
 	assert.Equal(t, 401, r.Status)
 	assert.Equal(t, `{"detail":"Not authenticated"}`, r.Body)
 	assert.Equal(t, "APIKey", r.Header.Get("WWW-Authenticate"))
-	r = a.call(t, "GET", "/v1/users/", "", "x-api-key: ")
+	r = a.Call(t, "GET", "/v1/users/", "", "x-api-key: ")
 	assert.Equal(t, 401, r.Status, "empty key counts as missing")
 	assert.Equal(t, `{"detail":"Not authenticated"}`, r.Body)
-	r = a.get(t, "/v1/users/", "sbx_unknown000000000000000000000000000000000")
+	r = a.Get(t, "/v1/users/", "sbx_unknown000000000000000000000000000000000")
 	assert.Equal(t, 401, r.Status)
 	assert.Equal(t, `{"detail":"Invalid API key"}`, r.Body)
 	assert.Empty(t, r.Header.Get("WWW-Authenticate"))
-	r = a.get(t, "/v1/users/", "live_"+strings.Repeat("a", 40))
+	r = a.Get(t, "/v1/users/", "live_"+strings.Repeat("a", 40))
 	assert.Equal(t, `{"detail":"Invalid API key: live keys cannot be used in the sandbox"}`, r.Body)
 
 	// 401 comes before validation; 403 before validation too.
-	r = a.call(t, "GET", "/v1/users/?per_page=0", "")
+	r = a.Call(t, "GET", "/v1/users/?per_page=0", "")
 	assert.Equal(t, 401, r.Status)
-	r = a.get(t, "/v1/users/?per_page=0", keyHooks)
+	r = a.Get(t, "/v1/users/?per_page=0", keyHooks)
 	assert.Equal(t, 403, r.Status)
 
 	// A revoked key answers 401 from then on.
 	inst, key := a.tenant(t, "", "")
-	keys := a.mustControl(t, "POST", "/_sandbox/institutions/"+inst+"/keys", `{"scopes":["read:user"]}`)
-	assert.Equal(t, 200, a.get(t, "/v1/users/", keys.JSON("key").String()).Status)
-	a.mustControl(t, "DELETE", "/_sandbox/keys/"+keys.JSON("key_id").String(), "")
-	assert.Equal(t, 401, a.get(t, "/v1/users/", keys.JSON("key").String()).Status)
-	assert.Equal(t, 200, a.get(t, "/v1/users/", key).Status, "other keys unaffected")
+	keys := a.MustControl(t, "POST", "/_sandbox/institutions/"+inst+"/keys", `{"scopes":["read:user"]}`)
+	assert.Equal(t, 200, a.Get(t, "/v1/users/", keys.JSON("key").String()).Status)
+	a.MustControl(t, "DELETE", "/_sandbox/keys/"+keys.JSON("key_id").String(), "")
+	assert.Equal(t, 401, a.Get(t, "/v1/users/", keys.JSON("key").String()).Status)
+	assert.Equal(t, 200, a.Get(t, "/v1/users/", key).Status, "other keys unaffected")
 }
 
 func TestScopes(t *testing.T) {
@@ -101,7 +101,7 @@ func TestScopes(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, key := range []string{keyRead, keyHooks, keySessions} {
-			r := a.call(t, c.method, c.path, c.body, "x-api-key: "+key)
+			r := a.Call(t, c.method, c.path, c.body, "x-api-key: "+key)
 			has := map[string][]string{keyRead: {"read:user", "read:orders"}, keyHooks: {"manage:webhooks"}, keySessions: {"manage:sessions"}}[key]
 			allowed := false
 			for _, s := range has {
@@ -119,7 +119,7 @@ func TestScopes(t *testing.T) {
 
 func TestUserDetail(t *testing.T) {
 	a := MustServe(t)
-	r := a.get(t, "/v1/users/usr_hfcu_0001/?user_account_id_type=platform", keyAll)
+	r := a.Get(t, "/v1/users/usr_hfcu_0001/?user_account_id_type=platform", keyAll)
 	require.Equal(t, 200, r.Status, r.Body)
 	keys := []string{}
 	gjson.Parse(r.Body).ForEach(func(k, _ gjson.Result) bool { keys = append(keys, k.String()); return true })
@@ -137,10 +137,10 @@ func TestUserDetail(t *testing.T) {
 	assert.Equal(t, "member_number", core[0].Get("type").String())
 	assert.Equal(t, "q2", r.JSON("identities.dbp_ids.0.type").String(), "dbp vendor name")
 
-	byCore := a.get(t, "/v1/users/100231/?user_account_id_type=core", keyAll)
+	byCore := a.Get(t, "/v1/users/100231/?user_account_id_type=core", keyAll)
 	assert.Equal(t, 200, byCore.Status)
 	assert.Equal(t, "HFCU-139745", byCore.JSON("user_account_id").String())
-	byDBP := a.get(t, "/v1/users/q2-7f3a9c03/?user_account_id_type=dbp", keyAll)
+	byDBP := a.Get(t, "/v1/users/q2-7f3a9c03/?user_account_id_type=dbp", keyAll)
 	assert.Equal(t, 200, byDBP.Status)
 	assert.Equal(t, "usr_hfcu_0003", byDBP.JSON("identities.platform_user_identifier").String(), "first account with a user record")
 
@@ -157,7 +157,7 @@ func TestUserDetail(t *testing.T) {
 		{"/v1/users/x/", keyAll, 422, `{"detail":[{"type":"missing","loc":["query","user_account_id_type"],"msg":"Field required","input":null}]}`},
 		{"/v1/users/x/?user_account_id_type=email", keyAll, 422, `{"detail":[{"type":"enum","loc":["query","user_account_id_type"],"msg":"Input should be 'platform', 'core' or 'dbp'","input":"email","ctx":{"expected":"'platform', 'core' or 'dbp'"}}]}`},
 	} {
-		r := a.get(t, c.path, c.key)
+		r := a.Get(t, c.path, c.key)
 		assert.Equal(t, c.status, r.Status, c.path)
 		assert.Equal(t, c.body, r.Body, c.path)
 	}
@@ -189,15 +189,15 @@ func TestListValidation(t *testing.T) {
 			ge("per_page", "0", 1) + `,{"type":"enum","loc":["query","sort_order"],"msg":"Input should be 'asc' or 'desc'","input":"x","ctx":{"expected":"'asc' or 'desc'"}}`},
 	}
 	for _, c := range cases {
-		r := a.get(t, "/v1/users/?"+c.query, keyAll)
+		r := a.Get(t, "/v1/users/?"+c.query, keyAll)
 		assert.Equal(t, 422, r.Status, c.query)
 		assert.Equal(t, `{"detail":[`+c.items+`]}`, r.Body, c.query)
 	}
 	for _, q := range []string{"per_page=5.0", "per_page=%205%20", "per_page=+5", "created_at_start=2024-01-01%2010:00", "created_at_start=2026-01-31", "unknown=1", "per_page=0&per_page=5"} {
-		r := a.get(t, "/v1/users/?"+q, keyAll)
+		r := a.Get(t, "/v1/users/?"+q, keyAll)
 		assert.Equal(t, 200, r.Status, "%s: %s", q, r.Body)
 	}
-	r := a.get(t, "/v1/orders/?status=filled&side=hold&per_page=1000", keyAll)
+	r := a.Get(t, "/v1/orders/?status=filled&side=hold&per_page=1000", keyAll)
 	assert.Equal(t, 422, r.Status)
 	locs := []string{}
 	for _, it := range r.JSON("detail").Array() {
@@ -219,7 +219,7 @@ func TestPaginationLaws(t *testing.T) {
 			var ids []string
 			last, total := 0, -1
 			for {
-				r := a.get(t, fmt.Sprintf("%ssort_order=%s&per_page=7&last_record_number=%d", base, order, last), keyAll)
+				r := a.Get(t, fmt.Sprintf("%ssort_order=%s&per_page=7&last_record_number=%d", base, order, last), keyAll)
 				require.Equal(t, 200, r.Status, r.Body)
 				items := r.JSON("items").Array()
 				if total >= 0 {
@@ -249,22 +249,22 @@ func TestPaginationLaws(t *testing.T) {
 			assert.Equal(t, asc[len(asc)-1-i], desc[i], "%s desc is the exact reverse of asc", base)
 		}
 	}
-	r := a.get(t, "/v1/users/", keyAll)
+	r := a.Get(t, "/v1/users/", keyAll)
 	assert.Equal(t, 25, int(r.JSON("per_page").Int()), "default page size")
-	r = a.get(t, "/v1/users/?created_at_start=2026-01-01&created_at_end=2026-01-01", keyAll)
+	r = a.Get(t, "/v1/users/?created_at_start=2026-01-01&created_at_end=2026-01-01", keyAll)
 	assert.Equal(t, `{"items":[],"total_records":0,"last_record_number":0,"per_page":25}`, r.Body, "start >= end is empty")
-	r = a.get(t, "/v1/users/?last_record_number=100000", keyAll)
+	r = a.Get(t, "/v1/users/?last_record_number=100000", keyAll)
 	assert.Equal(t, 0, len(r.JSON("items").Array()))
 	assert.Equal(t, 100000, int(r.JSON("last_record_number").Int()))
 }
 
 func TestListFiltersAndTenancy(t *testing.T) {
 	a := MustServe(t)
-	r := a.get(t, "/v1/users/?per_page=100", keyAll)
+	r := a.Get(t, "/v1/users/?per_page=100", keyAll)
 	for _, it := range r.JSON("items").Array() {
 		assert.True(t, strings.HasPrefix(it.Get("user_account_id").String(), "HFCU"), "only the key's institution")
 	}
-	r = a.get(t, "/v1/users/?crypto_kyc_status=approved&per_page=100", keyAll)
+	r = a.Get(t, "/v1/users/?crypto_kyc_status=approved&per_page=100", keyAll)
 	require.Greater(t, len(r.JSON("items").Array()), 0)
 	for _, it := range r.JSON("items").Array() {
 		ok := false
@@ -273,34 +273,34 @@ func TestListFiltersAndTenancy(t *testing.T) {
 		}
 		assert.True(t, ok, "every item matches the filter")
 	}
-	r = a.get(t, "/v1/users/?user_account_id=HFCU-139745", keyAll)
+	r = a.Get(t, "/v1/users/?user_account_id=HFCU-139745", keyAll)
 	assert.Equal(t, 1, int(r.JSON("total_records").Int()))
-	r = a.get(t, "/v1/users/?user_account_id=HFCU-139745", keyPrairie)
+	r = a.Get(t, "/v1/users/?user_account_id=HFCU-139745", keyPrairie)
 	assert.Equal(t, 0, int(r.JSON("total_records").Int()), "another institution's user is absent")
-	r = a.get(t, "/v1/orders/?per_page=100&placed_at_start=2026-06-01T00:00:00%2B02:00", keyAll)
+	r = a.Get(t, "/v1/orders/?per_page=100&placed_at_start=2026-06-01T00:00:00%2B02:00", keyAll)
 	for _, it := range r.JSON("items").Array() {
 		assert.GreaterOrEqual(t, it.Get("placed_at").String(), "2026-05-31T22:00:00Z", "offset honoured")
 		assert.True(t, strings.HasPrefix(it.Get("user_account_id").String(), "HFCU"))
 	}
-	for _, it := range a.get(t, "/v1/orders/?per_page=100&status=pending", keyAll).JSON("items").Array() {
+	for _, it := range a.Get(t, "/v1/orders/?per_page=100&status=pending", keyAll).JSON("items").Array() {
 		assert.False(t, it.Get("completed_at").Exists(), "completed_at absent unless completed")
 	}
-	for _, it := range a.get(t, "/v1/orders/?per_page=100", keyAll).JSON("items").Array() {
+	for _, it := range a.Get(t, "/v1/orders/?per_page=100", keyAll).JSON("items").Array() {
 		assert.Equal(t, it.Get("is_recurring_order").Bool(), it.Get("recurring_order_id").Exists(), "recurring_order_id only when recurring")
 	}
 }
 
 func TestTransactionsAndTenancy(t *testing.T) {
 	a := MustServe(t)
-	o := a.get(t, "/v1/orders/?per_page=1&status=completed", keyAll).JSON("items.0")
+	o := a.Get(t, "/v1/orders/?per_page=1&status=completed", keyAll).JSON("items.0")
 	require.True(t, o.Exists())
 	// the order list does not show transaction ids; find it through the control plane's view
 	_ = o
-	r := a.get(t, "/v1/transactions/txn_IJzsBxjONQDhIPbRP15FESYe/", keyPrairie)
+	r := a.Get(t, "/v1/transactions/txn_IJzsBxjONQDhIPbRP15FESYe/", keyPrairie)
 	require.Equal(t, 200, r.Status, r.Body)
 	assert.Equal(t, "txn_IJzsBxjONQDhIPbRP15FESYe", r.JSON("transaction_id").String())
 	assert.True(t, r.JSON("orders").IsArray())
-	r = a.get(t, "/v1/transactions/txn_IJzsBxjONQDhIPbRP15FESYe/", keyAll)
+	r = a.Get(t, "/v1/transactions/txn_IJzsBxjONQDhIPbRP15FESYe/", keyAll)
 	assert.Equal(t, 404, r.Status, "another institution's transaction")
 	assert.Equal(t, `{"detail":"transaction not found"}`, r.Body)
 }
@@ -308,15 +308,15 @@ func TestTransactionsAndTenancy(t *testing.T) {
 func TestRevokeSessions(t *testing.T) {
 	a := MustServe(t)
 	post := func(key, body string, headers ...string) resp {
-		return a.call(t, "POST", "/v1/sessions/revoke/", body, append([]string{"x-api-key: " + key}, headers...)...)
+		return a.Call(t, "POST", "/v1/sessions/revoke/", body, append([]string{"x-api-key: " + key}, headers...)...)
 	}
-	u := a.mustControl(t, "GET", "/_sandbox/users/usr_hfcu_0004", "")
-	require.Greater(t, int(u.JSON("live_sessions").Int())+int(a.mustControl(t, "GET", "/_sandbox/users/usr_hfcu_0005", "").JSON("live_sessions").Int()), 0, "fixture has live sessions")
+	u := a.MustControl(t, "GET", "/_sandbox/users/usr_hfcu_0004", "")
+	require.Greater(t, int(u.JSON("live_sessions").Int())+int(a.MustControl(t, "GET", "/_sandbox/users/usr_hfcu_0005", "").JSON("live_sessions").Int()), 0, "fixture has live sessions")
 	r := post(keyAll, `{"user_account_id":"CIF00048214","user_account_id_type":"core"}`)
 	assert.Equal(t, 204, r.Status, r.Body)
 	assert.Empty(t, r.Body)
 	for _, id := range []string{"usr_hfcu_0004", "usr_hfcu_0005", "usr_hfcu_0006"} {
-		assert.Zero(t, a.mustControl(t, "GET", "/_sandbox/users/"+id, "").JSON("live_sessions").Int(), "%s sessions ended", id)
+		assert.Zero(t, a.MustControl(t, "GET", "/_sandbox/users/"+id, "").JSON("live_sessions").Int(), "%s sessions ended", id)
 	}
 	assert.Equal(t, 204, post(keyAll, `{"user_account_id":"CIF00048214","user_account_id_type":"core"}`).Status, "none live still 204")
 	assert.Equal(t, 204, post(keyAll, `{"user_account_id":"q2-7f3a9c01","user_account_id_type":"dbp"}`).Status)
@@ -342,7 +342,7 @@ func TestRevokeSessions(t *testing.T) {
 		assert.Equal(t, c.status, r.Status, c.body)
 		assert.Equal(t, c.want, r.Body, c.body)
 	}
-	r = a.call(t, "POST", "/v1/sessions/revoke/", "", "x-api-key: "+keyAll)
+	r = a.Call(t, "POST", "/v1/sessions/revoke/", "", "x-api-key: "+keyAll)
 	assert.Equal(t, `{"detail":[{"type":"missing","loc":["body"],"msg":"Field required","input":null}]}`, r.Body, "no body")
 	r = post(keyAll, `{"user_account_id":"x"}`, "Content-Type: text/plain")
 	assert.Equal(t, `{"detail":[{"type":"model_attributes_type","loc":["body"],"msg":"Input should be a valid dictionary or object to extract fields from","input":"{\"user_account_id\":\"x\"}"}]}`, r.Body, "non-JSON content type: the raw text is the body")
@@ -358,7 +358,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
 	defer hook.Close()
 	sub := func(body string) resp {
-		return a.call(t, "POST", "/v1/webhooks/subscriptions", body, "x-api-key: "+key)
+		return a.Call(t, "POST", "/v1/webhooks/subscriptions", body, "x-api-key: "+key)
 	}
 	r := sub(`{"event_type":"kyc","url":"` + hook.URL + `/k"}`)
 	require.Equal(t, 201, r.Status, r.Body)
@@ -393,27 +393,27 @@ func TestWebhookSubscriptions(t *testing.T) {
 		}
 	}
 
-	list := a.get(t, "/v1/webhooks/subscriptions", key)
+	list := a.Get(t, "/v1/webhooks/subscriptions", key)
 	require.Equal(t, 200, list.Status)
 	assert.Len(t, list.JSON("subscriptions").Array(), 3)
 	assert.Equal(t, first, list.JSON("subscriptions.0.subscription_id").String())
 	assert.False(t, list.JSON("subscriptions.0.signing_secret").Exists())
-	assert.Empty(t, a.get(t, "/v1/webhooks/subscriptions", keyHooks).JSON("subscriptions").Array(), "another institution sees none")
+	assert.Empty(t, a.Get(t, "/v1/webhooks/subscriptions", keyHooks).JSON("subscriptions").Array(), "another institution sees none")
 
-	r = a.call(t, "POST", "/v1/webhooks/subscriptions/"+first+"/test", "", "x-api-key: "+key)
+	r = a.Call(t, "POST", "/v1/webhooks/subscriptions/"+first+"/test", "", "x-api-key: "+key)
 	require.Equal(t, 200, r.Status, r.Body)
 	assert.True(t, r.JSON("delivered").Bool())
 	assert.Equal(t, 204, int(r.JSON("response_status_code").Int()))
 	assert.Regexp(t, `^evt_`, r.JSON("event_id").String())
-	r = a.call(t, "POST", "/v1/webhooks/subscriptions/"+first+"/test", "", "x-api-key: "+keyHooks)
+	r = a.Call(t, "POST", "/v1/webhooks/subscriptions/"+first+"/test", "", "x-api-key: "+keyHooks)
 	assert.Equal(t, 404, r.Status, "another institution's subscription")
 
-	assert.Equal(t, 204, a.call(t, "DELETE", "/v1/webhooks/subscriptions/"+second, "", "x-api-key: "+key).Status)
-	r = a.call(t, "DELETE", "/v1/webhooks/subscriptions/"+second, "", "x-api-key: "+key)
+	assert.Equal(t, 204, a.Call(t, "DELETE", "/v1/webhooks/subscriptions/"+second, "", "x-api-key: "+key).Status)
+	r = a.Call(t, "DELETE", "/v1/webhooks/subscriptions/"+second, "", "x-api-key: "+key)
 	assert.Equal(t, 404, r.Status)
 	assert.Equal(t, `{"detail":"no enabled subscription with that id"}`, r.Body)
-	assert.Equal(t, 404, a.call(t, "POST", "/v1/webhooks/subscriptions/"+second+"/test", "", "x-api-key: "+key).Status)
-	assert.Len(t, a.get(t, "/v1/webhooks/subscriptions", key).JSON("subscriptions").Array(), 2, "deleted never reappears")
+	assert.Equal(t, 404, a.Call(t, "POST", "/v1/webhooks/subscriptions/"+second+"/test", "", "x-api-key: "+key).Status)
+	assert.Len(t, a.Get(t, "/v1/webhooks/subscriptions", key).JSON("subscriptions").Array(), 2, "deleted never reappears")
 }
 
 func TestSendTestOutcomes(t *testing.T) {
@@ -426,26 +426,26 @@ func TestSendTestOutcomes(t *testing.T) {
 	}))
 	defer hook.Close()
 	// A name that resolves (through an override) to loopback counts as loopback.
-	a.mustControl(t, "PUT", "/_sandbox/dns", `{"hooks.partner.example":["127.0.0.1"]}`)
+	a.MustControl(t, "PUT", "/_sandbox/dns", `{"hooks.partner.example":["127.0.0.1"]}`)
 	port := hook.URL[strings.LastIndex(hook.URL, ":")+1:]
-	r := a.call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"transaction","url":"http://hooks.partner.example:`+port+`/x"}`, "x-api-key: "+key)
+	r := a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"transaction","url":"http://hooks.partner.example:`+port+`/x"}`, "x-api-key: "+key)
 	require.Equal(t, 201, r.Status, r.Body)
 	id := r.JSON("subscription_id").String()
-	r = a.call(t, "POST", "/v1/webhooks/subscriptions/"+id+"/test", "", "x-api-key: "+key)
+	r = a.Call(t, "POST", "/v1/webhooks/subscriptions/"+id+"/test", "", "x-api-key: "+key)
 	require.Equal(t, 200, r.Status)
 	assert.False(t, r.JSON("delivered").Bool())
 	assert.Equal(t, 500, int(r.JSON("response_status_code").Int()))
 	assert.NotEmpty(t, got.Get("X-Partner-Webhook-Signature"))
 	assert.Equal(t, r.JSON("event_id").String(), got.Get("X-Partner-Webhook-Id"))
 	// The name now rebinds to a private address: test refuses before sending.
-	a.mustControl(t, "PUT", "/_sandbox/dns", `{"hooks.partner.example":["10.1.2.3"]}`)
-	r = a.call(t, "POST", "/v1/webhooks/subscriptions/"+id+"/test", "", "x-api-key: "+key)
+	a.MustControl(t, "PUT", "/_sandbox/dns", `{"hooks.partner.example":["10.1.2.3"]}`)
+	r = a.Call(t, "POST", "/v1/webhooks/subscriptions/"+id+"/test", "", "x-api-key: "+key)
 	assert.Equal(t, 400, r.Status)
 	assert.Equal(t, `{"detail":"callback URL no longer resolves to a public address"}`, r.Body)
 	// A callback that never answers: no response_status_code.
 	hook.Close()
-	a.mustControl(t, "PUT", "/_sandbox/dns", `{"hooks.partner.example":["127.0.0.1"]}`)
-	r = a.call(t, "POST", "/v1/webhooks/subscriptions/"+id+"/test", "", "x-api-key: "+key)
+	a.MustControl(t, "PUT", "/_sandbox/dns", `{"hooks.partner.example":["127.0.0.1"]}`)
+	r = a.Call(t, "POST", "/v1/webhooks/subscriptions/"+id+"/test", "", "x-api-key: "+key)
 	require.Equal(t, 200, r.Status)
 	assert.False(t, r.JSON("delivered").Bool())
 	assert.False(t, r.JSON("response_status_code").Exists(), "absent when the callback never answered")
@@ -456,25 +456,25 @@ func TestVersionPinning(t *testing.T) {
 	_, key := a.tenant(t, "", "")
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer hook.Close()
-	r := a.call(t, "POST", "/v2/webhooks/subscriptions", `{"event_type":"kyc","url":"`+hook.URL+`"}`, "x-api-key: "+key)
+	r := a.Call(t, "POST", "/v2/webhooks/subscriptions", `{"event_type":"kyc","url":"`+hook.URL+`"}`, "x-api-key: "+key)
 	require.Equal(t, 201, r.Status)
 	assert.Equal(t, "v2", r.JSON("api_version").String())
-	assert.Equal(t, 200, a.get(t, "/v2/health", "").Status)
+	assert.Equal(t, 200, a.Get(t, "/v2/health", "").Status)
 	one := MustServe(t)
-	assert.Equal(t, 404, one.get(t, "/v2/users/", keyAll).Status, "v2 only when mounted")
+	assert.Equal(t, 404, one.Get(t, "/v2/users/", keyAll).Status, "v2 only when mounted")
 }
 
 func TestControlPlaneToken(t *testing.T) {
 	a := MustServe(t)
-	r := a.call(t, "GET", "/_sandbox/institutions", "")
+	r := a.Call(t, "GET", "/_sandbox/institutions", "")
 	assert.Equal(t, 401, r.Status)
 	assert.Equal(t, `{"detail":"Not authenticated"}`, r.Body)
-	r = a.call(t, "GET", "/_sandbox/institutions", "", "x-sandbox-token: wrong")
+	r = a.Call(t, "GET", "/_sandbox/institutions", "", "x-sandbox-token: wrong")
 	assert.Equal(t, `{"detail":"Invalid sandbox token"}`, r.Body)
-	r = a.mustControl(t, "GET", "/_sandbox/institutions", "")
+	r = a.MustControl(t, "GET", "/_sandbox/institutions", "")
 	assert.Len(t, r.JSON("institutions").Array(), 2)
 	off := MustServe(t, func(c *sandbox.Config) { c.NoControl = true })
-	r = off.control(t, "GET", "/_sandbox/institutions", "")
+	r = off.Control(t, "GET", "/_sandbox/institutions", "")
 	assert.Equal(t, 404, r.Status, "switched off answers like any unknown path")
 	assert.Equal(t, `{"detail":"Not Found"}`, r.Body)
 }

@@ -24,7 +24,7 @@ import (
 func TestValidationErrorCapped(t *testing.T) {
 	a := MustServe(t)
 	rules := strings.Repeat(`{"path":1},`, 50_000)
-	r := a.control(t, "PUT", "/_sandbox/faults", `{"rules":[`+rules[:len(rules)-1]+`]}`)
+	r := a.Control(t, "PUT", "/_sandbox/faults", `{"rules":[`+rules[:len(rules)-1]+`]}`)
 	require.Equal(t, 422, r.Status, r.Body[:min(len(r.Body), 300)])
 	assert.Equal(t, int64(1000), r.JSON("detail.#").Int())
 	assert.Equal(t, `{"type":"string_type","loc":["body","rules",999,"path"],"msg":"Input should be a valid string","input":1}`,
@@ -37,12 +37,12 @@ func TestValidationErrorCapped(t *testing.T) {
 func TestJournalEntryBounded(t *testing.T) {
 	a := MustServe(t)
 	long := strings.Repeat("x", 60_000)
-	r := a.get(t, "/v1/users/?q="+long, keyAll)
+	r := a.Get(t, "/v1/users/?q="+long, keyAll)
 	require.Equal(t, 200, r.Status)
-	a.get(t, "/v1/users/"+long+"/", "") // no key: journaled all the same
-	a.get(t, "/v1/users/?per_page=1", keyAll)
+	a.Get(t, "/v1/users/"+long+"/", "") // no key: journaled all the same
+	a.Get(t, "/v1/users/?per_page=1", keyAll)
 
-	j := a.mustControl(t, "GET", "/_sandbox/requests?limit=3", "")
+	j := a.MustControl(t, "GET", "/_sandbox/requests?limit=3", "")
 	short, path, query := j.JSON("requests.0"), j.JSON("requests.1"), j.JSON("requests.2")
 	assert.False(t, short.Get("truncated").Exists(), "a short request is not flagged: %s", short.Raw)
 	assert.Equal(t, "per_page=1", short.Get("query").String())
@@ -60,15 +60,15 @@ func TestJournalEntryBounded(t *testing.T) {
 // larger headers 431, both in the {"detail": …} shape, before any work is done.
 func TestRequestLineAndHeadersBounded(t *testing.T) {
 	a := MustServe(t)
-	r := a.get(t, "/v1/users/?q="+strings.Repeat("x", 70_000), keyAll)
+	r := a.Get(t, "/v1/users/?q="+strings.Repeat("x", 70_000), keyAll)
 	assert.Equal(t, 414, r.Status)
 	assert.JSONEq(t, `{"detail":"Request URI too long: the request line and headers may take at most 65536 bytes"}`, r.Body)
 
-	r = a.call(t, "GET", "/v1/users/", "", "x-api-key: "+keyAll, "X-Filler: "+strings.Repeat("y", 70_000))
+	r = a.Call(t, "GET", "/v1/users/", "", "x-api-key: "+keyAll, "X-Filler: "+strings.Repeat("y", 70_000))
 	assert.Equal(t, 431, r.Status)
 	assert.JSONEq(t, `{"detail":"Request header fields too large: the request line and headers may take at most 65536 bytes"}`, r.Body)
 
-	r = a.get(t, "/v1/users/?q="+strings.Repeat("x", 60_000), keyAll)
+	r = a.Get(t, "/v1/users/?q="+strings.Repeat("x", 60_000), keyAll)
 	assert.Equal(t, 200, r.Status, "just under the bound is served")
 }
 
@@ -77,13 +77,13 @@ func TestRequestLineAndHeadersBounded(t *testing.T) {
 func TestClientDisconnectIsCancelledNotInternal(t *testing.T) {
 	var logs syncBuffer
 	a := MustServe(t, func(c *sandbox.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
-	a.mustControl(t, "PUT", "/_sandbox/faults", `{"rules":[{"path":"/v1/users/","latency_ms":30000}]}`)
+	a.MustControl(t, "PUT", "/_sandbox/faults", `{"rules":[{"path":"/v1/users/","latency_ms":30000}]}`)
 
 	// The same sandbox behind a server that counts requests entering it.
 	var entered atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		entered.Add(1)
-		a.sb.Server.ServeHTTP(w, r)
+		a.SB.Server.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
 
@@ -106,7 +106,7 @@ func TestClientDisconnectIsCancelledNotInternal(t *testing.T) {
 
 	var status int64
 	require.Eventually(t, func() bool {
-		status = a.mustControl(t, "GET", "/_sandbox/requests?limit=1", "").JSON("requests.0.status").Int()
+		status = a.MustControl(t, "GET", "/_sandbox/requests?limit=1", "").JSON("requests.0.status").Int()
 		return status != 0
 	}, 5*time.Second, 5*time.Millisecond, "the cancelled request is journaled")
 	assert.Equal(t, int64(499), status)
@@ -132,8 +132,8 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // 2^63 is echoed exactly, as Python's unbounded ints do.
 func TestTimeFiltersAcrossTheWholeRange(t *testing.T) {
 	a := MustServe(t)
-	all := a.get(t, "/v1/users/?per_page=1", keyAll).JSON("total_records").Int()
-	allOrders := a.get(t, "/v1/orders/?per_page=1", keyAll).JSON("total_records").Int()
+	all := a.Get(t, "/v1/users/?per_page=1", keyAll).JSON("total_records").Int()
+	allOrders := a.Get(t, "/v1/orders/?per_page=1", keyAll).JSON("total_records").Int()
 	require.Positive(t, all)
 	require.Positive(t, allOrders)
 	for q, want := range map[string]int64{
@@ -146,7 +146,7 @@ func TestTimeFiltersAcrossTheWholeRange(t *testing.T) {
 		"created_at_start=0001-01-01&created_at_end=9999-12-31": all,
 		"created_at_start=2300-01-01&sort_key=user_account_id":  0,
 	} {
-		r := a.get(t, "/v1/users/?"+q, keyAll)
+		r := a.Get(t, "/v1/users/?"+q, keyAll)
 		require.Equal(t, 200, r.Status, q)
 		assert.Equal(t, want, r.JSON("total_records").Int(), q)
 		assert.Equal(t, min(want, 25), r.JSON("items.#").Int(), q)
@@ -155,15 +155,15 @@ func TestTimeFiltersAcrossTheWholeRange(t *testing.T) {
 		"placed_at_start=3000-01-01": 0, "placed_at_end=1500-01-01": 0,
 		"placed_at_start=1500-01-01": allOrders, "placed_at_end=3000-01-01": allOrders,
 	} {
-		assert.Equal(t, want, a.get(t, "/v1/orders/?"+q, keyAll).JSON("total_records").Int(), q)
+		assert.Equal(t, want, a.Get(t, "/v1/orders/?"+q, keyAll).JSON("total_records").Int(), q)
 	}
 
-	r := a.get(t, "/v1/users/?last_record_number=18446744073709551616", keyAll)
+	r := a.Get(t, "/v1/users/?last_record_number=18446744073709551616", keyAll)
 	require.Equal(t, 200, r.Status)
 	assert.Equal(t, "18446744073709551616", r.JSON("last_record_number").Raw)
 	assert.Equal(t, int64(0), r.JSON("items.#").Int())
 	assert.Equal(t, all, r.JSON("total_records").Int())
-	r = a.get(t, "/v1/orders/?last_record_number=%2B0009223372036854775808", keyAll)
+	r = a.Get(t, "/v1/orders/?last_record_number=%2B0009223372036854775808", keyAll)
 	assert.Equal(t, "9223372036854775808", r.JSON("last_record_number").Raw)
 }
 
@@ -172,12 +172,12 @@ func TestTimeFiltersAcrossTheWholeRange(t *testing.T) {
 func TestStoredTimesBounded(t *testing.T) {
 	a := MustServe(t)
 	inst, _ := a.tenant(t, "", "")
-	r := a.control(t, "POST", "/_sandbox/institutions/"+inst+"/users",
+	r := a.Control(t, "POST", "/_sandbox/institutions/"+inst+"/users",
 		`{"user_account_id":"far","created_at":"3000-01-01T00:00:00Z","accounts":[{"product":"crypto","kyc_status":"pending"}]}`)
 	require.Equal(t, 422, r.Status, r.Body)
 	assert.Equal(t, `{"detail":[{"type":"value_error","loc":["body","created_at"],"msg":"Value error, the sandbox stores times from 1700-01-01 to 2199-12-31","input":"3000-01-01T00:00:00Z","ctx":{"error":{}}}]}`, r.Body)
 	for i := 0; i < 20; i++ {
-		if r = a.control(t, "POST", "/_sandbox/clock/advance", `{"seconds":315360000}`); r.Status != 200 {
+		if r = a.Control(t, "POST", "/_sandbox/clock/advance", `{"seconds":315360000}`); r.Status != 200 {
 			break
 		}
 	}
@@ -190,7 +190,7 @@ func TestStoredTimesBounded(t *testing.T) {
 func TestPricesKeepTwoDecimals(t *testing.T) {
 	a := MustServe(t)
 	inst, _ := a.tenant(t, "", "")
-	r := a.mustControl(t, "PUT", "/_sandbox/institutions/"+inst+"/prices", `{"BTC":"64000","AAPL":"190.1","ETH":"3120.12345"}`)
+	r := a.MustControl(t, "PUT", "/_sandbox/institutions/"+inst+"/prices", `{"BTC":"64000","AAPL":"190.1","ETH":"3120.12345"}`)
 	assert.Equal(t, "64000.00", r.JSON("BTC").String())
 	assert.Equal(t, "190.10", r.JSON("AAPL").String())
 	assert.Equal(t, "3120.12345", r.JSON("ETH").String())
@@ -201,7 +201,7 @@ func TestPricesKeepTwoDecimals(t *testing.T) {
 func TestOptionsIsMethodNotAllowed(t *testing.T) {
 	a := MustServe(t)
 	for _, path := range []string{"/v1/users/", "/v1/webhooks/subscriptions", "/_sandbox/institutions"} {
-		r := a.call(t, "OPTIONS", path, "")
+		r := a.Call(t, "OPTIONS", path, "")
 		assert.Equal(t, 405, r.Status, path)
 		assert.JSONEq(t, `{"detail":"Method Not Allowed"}`, r.Body, path)
 		assert.NotEmpty(t, r.Header.Get("Allow"), path)
@@ -213,7 +213,7 @@ func TestOptionsIsMethodNotAllowed(t *testing.T) {
 // never see a missing key (401) or an empty institution mid-reset.
 func TestResetIsAtomicForReaders(t *testing.T) {
 	a := MustServe(t)
-	want := a.get(t, "/v1/users/?per_page=1", keyAll).JSON("total_records").Int()
+	want := a.Get(t, "/v1/users/?per_page=1", keyAll).JSON("total_records").Int()
 	require.Positive(t, want)
 
 	stop := make(chan struct{})
@@ -230,7 +230,7 @@ func TestResetIsAtomicForReaders(t *testing.T) {
 					return
 				default:
 				}
-				r := a.get(t, "/v1/users/?per_page=1", keyAll)
+				r := a.Get(t, "/v1/users/?per_page=1", keyAll)
 				reads.Add(1)
 				if r.Status != 200 || r.JSON("total_records").Int() != want {
 					select {
@@ -242,7 +242,7 @@ func TestResetIsAtomicForReaders(t *testing.T) {
 		}()
 	}
 	for i := 0; i < 5; i++ {
-		a.mustControl(t, "POST", "/_sandbox/reset", "")
+		a.MustControl(t, "POST", "/_sandbox/reset", "")
 	}
 	close(stop)
 	wg.Wait()
@@ -260,11 +260,11 @@ func TestJournalDoesNotPinRequests(t *testing.T) {
 	a := MustServe(t)
 	long := strings.Repeat("q", 1<<20-200)
 	var m0, m1 runtime.MemStats
-	a.get(t, "/v1/users/?x=1", "")
+	a.Get(t, "/v1/users/?x=1", "")
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
 	for range 60 {
-		a.call(t, "GET", "/v1/users/?x="+long[:60_000], "") // reaches the journal (401)
+		a.Call(t, "GET", "/v1/users/?x="+long[:60_000], "") // reaches the journal (401)
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&m1)

@@ -63,14 +63,14 @@ func (a *api) subscribedTenant(tb testing.TB) (inst, key string, hook *hookRecor
 	inst, key = a.tenant(tb, "symitar", "q2")
 	hook = newHook(tb)
 	for _, typ := range []string{"kyc", "transaction"} {
-		r := a.call(tb, "POST", "/v1/webhooks/subscriptions", `{"event_type":"`+typ+`","url":"`+hook.URL+`"}`, "x-api-key: "+key)
+		r := a.Call(tb, "POST", "/v1/webhooks/subscriptions", `{"event_type":"`+typ+`","url":"`+hook.URL+`"}`, "x-api-key: "+key)
 		require.Equal(tb, 201, r.Status, r.Body)
 	}
 	return inst, key, hook
 }
 
 func (a *api) user(tb testing.TB, inst, body string) string {
-	return a.mustControl(tb, "POST", "/_sandbox/institutions/"+inst+"/users", body).JSON("platform_id").String()
+	return a.MustControl(tb, "POST", "/_sandbox/institutions/"+inst+"/users", body).JSON("platform_id").String()
 }
 
 // TestKYCTransitionsOverHTTP walks the whole transition table through the control plane and
@@ -91,7 +91,7 @@ func TestKYCTransitionsOverHTTP(t *testing.T) {
 	for i, from := range states {
 		for j, to := range states {
 			pid := a.user(t, inst, fmt.Sprintf(`{"user_account_id":"kyc-%d-%d","accounts":[{"product":"crypto","kyc_status":"%s"}]}`, i, j, from))
-			r := a.control(t, "POST", "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"`+to+`"}`)
+			r := a.Control(t, "POST", "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"`+to+`"}`)
 			ok := false
 			for _, s := range allowed[from] {
 				ok = ok || s == to
@@ -113,7 +113,7 @@ func TestKYCTransitionsOverHTTP(t *testing.T) {
 				want++
 				assert.True(t, r.JSON("event_id").Exists())
 			}
-			detail := a.get(t, "/v1/users/"+pid+"/?user_account_id_type=platform", key)
+			detail := a.Get(t, "/v1/users/"+pid+"/?user_account_id_type=platform", key)
 			assert.Equal(t, to, detail.JSON("accounts.0.kyc_status").String(), "read after write")
 			if to == "approved" {
 				assert.True(t, detail.JSON("accounts.0.kyc_approved_at").Exists())
@@ -128,16 +128,16 @@ func TestKYCTransitionsOverHTTP(t *testing.T) {
 		assert.True(t, strings.HasPrefix(e.Get("links.self").String(), "/v1/users/"))
 	}
 	self := evs[0].Get("links.self").String()
-	assert.Equal(t, 200, a.get(t, self, key).Status, "links.self resolves")
+	assert.Equal(t, 200, a.Get(t, self, key).Status, "links.self resolves")
 }
 
 func TestFillsMoveValuesAndEmitOneEvent(t *testing.T) {
 	a := MustServe(t)
 	inst, key, hook := a.subscribedTenant(t)
-	a.mustControl(t, "PUT", "/_sandbox/institutions/"+inst+"/prices", `{"AAPL":"200.00","VTI":"250.00","BND":"72.40"}`)
+	a.MustControl(t, "PUT", "/_sandbox/institutions/"+inst+"/prices", `{"AAPL":"200.00","VTI":"250.00","BND":"72.40"}`)
 	pid := a.user(t, inst, `{"user_account_id":"trader","accounts":[{"product":"securities","kyc_status":"approved","cash":"1000.00"},{"product":"robo","kyc_status":"approved","cash":"0.00","portfolio":"balanced"}]}`)
 	value := func(product string) decimal.Decimal {
-		r := a.get(t, "/v1/users/"+pid+"/?user_account_id_type=platform", key)
+		r := a.Get(t, "/v1/users/"+pid+"/?user_account_id_type=platform", key)
 		for _, acc := range r.JSON("accounts").Array() {
 			if acc.Get("product").String() == product {
 				return decimal.RequireFromString(acc.Get("current_market_value").String())
@@ -148,33 +148,33 @@ func TestFillsMoveValuesAndEmitOneEvent(t *testing.T) {
 	}
 	assert.Equal(t, "1000", value("securities").String())
 
-	order := a.mustControl(t, "POST", "/_sandbox/orders", `{"platform_id":"`+pid+`","product":"securities","side":"buy","symbol":"AAPL","quantity":"2"}`)
+	order := a.MustControl(t, "POST", "/_sandbox/orders", `{"platform_id":"`+pid+`","product":"securities","side":"buy","symbol":"AAPL","quantity":"2"}`)
 	txn := order.JSON("transaction_id").String()
-	pending := a.get(t, "/v1/orders/?user_account_id=trader&status=pending", key).JSON("items.0")
+	pending := a.Get(t, "/v1/orders/?user_account_id=trader&status=pending", key).JSON("items.0")
 	assert.Equal(t, "2", pending.Get("quantity").String())
 	assert.Equal(t, "0.00", pending.Get("notional").String(), "a pending share order shows notional 0.00")
-	fill := a.mustControl(t, "POST", "/_sandbox/transactions/"+txn+"/fill", `{"price":"190.12"}`)
+	fill := a.MustControl(t, "POST", "/_sandbox/transactions/"+txn+"/fill", `{"price":"190.12"}`)
 	assert.Equal(t, "completed", fill.JSON("status").String())
 	assert.Equal(t, "380.24", fill.JSON("orders.0.notional").String())
 	// cash 1000 - 380.24 = 619.76; 2 AAPL now priced 200.00 = 400.00; total 1019.76
 	assert.Equal(t, "1019.76", value("securities").StringFixed(2))
-	a.mustControl(t, "PUT", "/_sandbox/institutions/"+inst+"/prices", `{"AAPL":"210.00"}`)
+	a.MustControl(t, "PUT", "/_sandbox/institutions/"+inst+"/prices", `{"AAPL":"210.00"}`)
 	assert.Equal(t, "1039.76", value("securities").StringFixed(2), "price moves change the value exactly")
 
 	// A robo deposit: several legs, one event for the whole transaction.
-	robo := a.mustControl(t, "POST", "/_sandbox/transactions", `{"platform_id":"`+pid+`","product":"robo","type":"deposit","amount":"1000.00"}`)
+	robo := a.MustControl(t, "POST", "/_sandbox/transactions", `{"platform_id":"`+pid+`","product":"robo","type":"deposit","amount":"1000.00"}`)
 	legs := robo.JSON("orders").Array()
 	require.Greater(t, len(legs), 1)
-	a.mustControl(t, "POST", "/_sandbox/transactions/"+robo.JSON("transaction_id").String()+"/fill", "")
+	a.MustControl(t, "POST", "/_sandbox/transactions/"+robo.JSON("transaction_id").String()+"/fill", "")
 	assert.True(t, value("robo").GreaterThan(decimal.NewFromInt(990)), "deposit invested")
 
 	// Cancel and fail emit nothing.
 	for _, end := range []string{"cancel", "fail"} {
-		o := a.mustControl(t, "POST", "/_sandbox/orders", `{"platform_id":"`+pid+`","product":"securities","side":"buy","symbol":"AAPL","notional":"10.00"}`)
-		r := a.mustControl(t, "POST", "/_sandbox/transactions/"+o.JSON("transaction_id").String()+"/"+end, "")
+		o := a.MustControl(t, "POST", "/_sandbox/orders", `{"platform_id":"`+pid+`","product":"securities","side":"buy","symbol":"AAPL","notional":"10.00"}`)
+		r := a.MustControl(t, "POST", "/_sandbox/transactions/"+o.JSON("transaction_id").String()+"/"+end, "")
 		assert.Equal(t, map[string]string{"cancel": "canceled", "fail": "failed"}[end], r.JSON("status").String())
 		assert.False(t, r.JSON("event_id").Exists())
-		assert.Equal(t, 409, a.control(t, "POST", "/_sandbox/transactions/"+o.JSON("transaction_id").String()+"/fill", "").Status, "an ended transaction cannot fill")
+		assert.Equal(t, 409, a.Control(t, "POST", "/_sandbox/transactions/"+o.JSON("transaction_id").String()+"/fill", "").Status, "an ended transaction cannot fill")
 	}
 
 	evs := hook.waitEvents(t, 2)
@@ -184,7 +184,7 @@ func TestFillsMoveValuesAndEmitOneEvent(t *testing.T) {
 		assert.Equal(t, "completed", e.Get("data.status").String())
 		ids[e.Get("data.transaction_id").String()] = true
 		assert.False(t, e.Get("data.amount").Exists(), "no amounts in the payload")
-		r := a.get(t, e.Get("links.self").String(), key)
+		r := a.Get(t, e.Get("links.self").String(), key)
 		assert.Equal(t, 200, r.Status, "links.self resolves")
 		assert.Equal(t, "completed", r.JSON("status").String())
 	}
@@ -197,57 +197,57 @@ func TestTenantsAreIsolated(t *testing.T) {
 	instB, keyB := a.tenant(t, "", "")
 	a.user(t, instA, `{"user_account_id":"same-id","accounts":[]}`)
 	pidB := a.user(t, instB, `{"user_account_id":"same-id","accounts":[]}`)
-	r := a.control(t, "POST", "/_sandbox/institutions/"+instA+"/users", `{"user_account_id":"same-id","accounts":[]}`)
+	r := a.Control(t, "POST", "/_sandbox/institutions/"+instA+"/users", `{"user_account_id":"same-id","accounts":[]}`)
 	assert.Equal(t, 409, r.Status, "duplicate user_account_id within an institution")
-	assert.Equal(t, 1, int(a.get(t, "/v1/users/", keyA).JSON("total_records").Int()))
-	assert.Equal(t, 404, a.get(t, "/v1/users/"+pidB+"/?user_account_id_type=platform", keyA).Status)
-	assert.Equal(t, 200, a.get(t, "/v1/users/"+pidB+"/?user_account_id_type=platform", keyB).Status)
-	a.mustControl(t, "PUT", "/_sandbox/institutions/"+instA+"/prices", `{"AAPL":"1.00"}`)
+	assert.Equal(t, 1, int(a.Get(t, "/v1/users/", keyA).JSON("total_records").Int()))
+	assert.Equal(t, 404, a.Get(t, "/v1/users/"+pidB+"/?user_account_id_type=platform", keyA).Status)
+	assert.Equal(t, 200, a.Get(t, "/v1/users/"+pidB+"/?user_account_id_type=platform", keyB).Status)
+	a.MustControl(t, "PUT", "/_sandbox/institutions/"+instA+"/prices", `{"AAPL":"1.00"}`)
 	// B's prices are still the fixtures' defaults.
 	pid := a.user(t, instB, `{"user_account_id":"holder","accounts":[{"product":"securities","kyc_status":"approved","holdings":[{"symbol":"AAPL","quantity":"1"}]}]}`)
-	v := a.get(t, "/v1/users/"+pid+"/?user_account_id_type=platform", keyB).JSON("total_current_market_value").String()
+	v := a.Get(t, "/v1/users/"+pid+"/?user_account_id_type=platform", keyB).JSON("total_current_market_value").String()
 	assert.NotEqual(t, "1.00", v)
 }
 
 func TestControlPlaneValidationAndErrors(t *testing.T) {
 	a := MustServe(t)
 	inst, _ := a.tenant(t, "", "")
-	r := a.control(t, "POST", "/_sandbox/institutions", `{"vendors":{"core":5}}`)
+	r := a.Control(t, "POST", "/_sandbox/institutions", `{"vendors":{"core":5}}`)
 	assert.Equal(t, 422, r.Status)
 	assert.Equal(t, `{"detail":[{"type":"missing","loc":["body","name"],"msg":"Field required","input":{"vendors":{"core":5}}},{"type":"string_type","loc":["body","vendors","core"],"msg":"Input should be a valid string","input":5},{"type":"missing","loc":["body","vendors","dbp"],"msg":"Field required","input":{"core":5}}]}`, r.Body)
-	r = a.control(t, "POST", "/_sandbox/institutions/"+inst+"/users", `{"user_account_id":"u","accounts":[{"product":"gold"}]}`)
+	r = a.Control(t, "POST", "/_sandbox/institutions/"+inst+"/users", `{"user_account_id":"u","accounts":[{"product":"gold"}]}`)
 	assert.Equal(t, `{"detail":[{"type":"enum","loc":["body","accounts",0,"product"],"msg":"Input should be 'securities', 'robo', 'crypto' or 'roth_ira'","input":"gold","ctx":{"expected":"'securities', 'robo', 'crypto' or 'roth_ira'"}}]}`, r.Body)
-	r = a.control(t, "POST", "/_sandbox/orders", `{"platform_id":"usr_x","product":"securities","side":"buy","symbol":"AAPL"}`)
+	r = a.Control(t, "POST", "/_sandbox/orders", `{"platform_id":"usr_x","product":"securities","side":"buy","symbol":"AAPL"}`)
 	assert.Equal(t, 422, r.Status, "neither notional nor quantity")
 	assert.Equal(t, "value_error", r.JSON("detail.0.type").String())
-	r = a.control(t, "POST", "/_sandbox/users/usr_missing/kyc", `{"product":"crypto","status":"approved"}`)
+	r = a.Control(t, "POST", "/_sandbox/users/usr_missing/kyc", `{"product":"crypto","status":"approved"}`)
 	assert.Equal(t, 404, r.Status)
 	pid := a.user(t, inst, `{"user_account_id":"p","accounts":[{"product":"securities","kyc_status":"pending","cash":"5.00"}]}`)
-	r = a.control(t, "POST", "/_sandbox/orders", `{"platform_id":"`+pid+`","product":"securities","side":"buy","symbol":"AAPL","notional":"1.00"}`)
+	r = a.Control(t, "POST", "/_sandbox/orders", `{"platform_id":"`+pid+`","product":"securities","side":"buy","symbol":"AAPL","notional":"1.00"}`)
 	assert.Equal(t, 409, r.Status, "only an approved account trades")
-	r = a.control(t, "POST", "/_sandbox/clock/advance", `{"seconds":-1}`)
+	r = a.Control(t, "POST", "/_sandbox/clock/advance", `{"seconds":-1}`)
 	assert.Equal(t, 422, r.Status)
 }
 
 func TestScenarioOnVirtualClock(t *testing.T) {
 	a := MustServe(t)
 	inst, key, hook := a.subscribedTenant(t)
-	r := a.mustControl(t, "POST", "/_sandbox/scenarios/onboarding-approved/run", `{"institution_id":"`+inst+`"}`)
+	r := a.MustControl(t, "POST", "/_sandbox/scenarios/onboarding-approved/run", `{"institution_id":"`+inst+`"}`)
 	assert.Equal(t, "running", r.JSON("status").String(), "later steps wait on the virtual clock")
 	pid := r.JSON("bound.u").String()
 	require.NotEmpty(t, pid)
-	a.mustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":600}`)
+	a.MustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":600}`)
 	evs := hook.waitEvents(t, 2)
 	assert.Equal(t, "document_requested", evs[0].Get("data.kyc_status").String())
 	assert.Equal(t, "approved", evs[1].Get("data.kyc_status").String())
-	run := a.mustControl(t, "GET", "/_sandbox/scenarios/runs/"+r.JSON("run_id").String(), "")
+	run := a.MustControl(t, "GET", "/_sandbox/scenarios/runs/"+r.JSON("run_id").String(), "")
 	assert.Equal(t, "completed", run.JSON("status").String())
-	d := a.get(t, "/v1/users/"+pid+"/?user_account_id_type=platform", key)
+	d := a.Get(t, "/v1/users/"+pid+"/?user_account_id_type=platform", key)
 	assert.Equal(t, "approved", d.JSON("accounts.0.kyc_status").String())
-	r = a.control(t, "POST", "/_sandbox/scenarios/nope/run", "")
+	r = a.Control(t, "POST", "/_sandbox/scenarios/nope/run", "")
 	assert.Equal(t, 404, r.Status)
 	assert.Contains(t, r.JSON("detail").String(), "onboarding-approved", "names the known scenarios")
-	list := a.mustControl(t, "GET", "/_sandbox/scenarios", "")
+	list := a.MustControl(t, "GET", "/_sandbox/scenarios", "")
 	names := []string{}
 	for _, s := range list.JSON("scenarios").Array() {
 		names = append(names, s.Get("name").String())
@@ -260,13 +260,13 @@ func TestScenarioOnVirtualClock(t *testing.T) {
 func TestEveryDefaultScenarioCompletes(t *testing.T) {
 	a := MustServe(t)
 	inst, _, _ := a.subscribedTenant(t)
-	for _, s := range a.mustControl(t, "GET", "/_sandbox/scenarios", "").JSON("scenarios").Array() {
-		r := a.mustControl(t, "POST", "/_sandbox/scenarios/"+s.Get("name").String()+"/run", `{"institution_id":"`+inst+`"}`)
-		a.mustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":86400}`)
+	for _, s := range a.MustControl(t, "GET", "/_sandbox/scenarios", "").JSON("scenarios").Array() {
+		r := a.MustControl(t, "POST", "/_sandbox/scenarios/"+s.Get("name").String()+"/run", `{"institution_id":"`+inst+`"}`)
+		a.MustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":86400}`)
 		id := r.JSON("run_id").String()
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			run := a.mustControl(t, "GET", "/_sandbox/scenarios/runs/"+id, "")
+			run := a.MustControl(t, "GET", "/_sandbox/scenarios/runs/"+id, "")
 			st := run.JSON("status").String()
 			if st != "running" || time.Now().After(deadline) {
 				assert.Equal(t, "completed", st, "%s: %s", s.Get("name"), run.Body)
@@ -292,11 +292,11 @@ func TestRetriesDeliveriesAndRedeliver(t *testing.T) {
 		}
 	}))
 	defer hook.Close()
-	require.Equal(t, 201, a.call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+hook.URL+`"}`, "x-api-key: "+key).Status)
+	require.Equal(t, 201, a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+hook.URL+`"}`, "x-api-key: "+key).Status)
 	pid := a.user(t, inst, `{"user_account_id":"r","accounts":[{"product":"crypto","kyc_status":"pending"}]}`)
-	ev := a.mustControl(t, "POST", "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`).JSON("event_id").String()
+	ev := a.MustControl(t, "POST", "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`).JSON("event_id").String()
 	deliveries := func() gjson.Result {
-		return a.mustControl(t, "GET", "/_sandbox/deliveries?event_id="+ev, "").JSON("deliveries")
+		return a.MustControl(t, "GET", "/_sandbox/deliveries?event_id="+ev, "").JSON("deliveries")
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for len(deliveries().Get("0.attempts").Array()) < 1 && time.Now().Before(deadline) {
@@ -306,58 +306,58 @@ func TestRetriesDeliveriesAndRedeliver(t *testing.T) {
 	assert.Equal(t, "pending", d.Get("status").String())
 	assert.Equal(t, 503, int(d.Get("attempts.0.status_code").Int()))
 	assert.True(t, d.Get("next_attempt_at").Exists())
-	a.mustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":5}`)
+	a.MustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":5}`)
 	for deliveries().Get("0.status").String() != "delivered" && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	assert.Equal(t, "delivered", deliveries().Get("0.status").String())
-	re := a.mustControl(t, "POST", "/_sandbox/events/"+ev+"/redeliver", "")
+	re := a.MustControl(t, "POST", "/_sandbox/events/"+ev+"/redeliver", "")
 	assert.Equal(t, ev, re.JSON("deliveries.0.event_id").String())
 	assert.NotEqual(t, d.Get("delivery_id").String(), re.JSON("deliveries.0.delivery_id").String(), "a new delivery")
-	assert.Equal(t, 404, a.control(t, "POST", "/_sandbox/events/evt_nope/redeliver", "").Status)
+	assert.Equal(t, 404, a.Control(t, "POST", "/_sandbox/events/evt_nope/redeliver", "").Status)
 }
 
 func TestJournalFaultsRateLimitSnapshotsReset(t *testing.T) {
 	a := MustServe(t)
-	a.get(t, "/v1/users/?per_page=1", keyAll)
-	j := a.mustControl(t, "GET", "/_sandbox/requests?limit=5", "")
+	a.Get(t, "/v1/users/?per_page=1", keyAll)
+	j := a.MustControl(t, "GET", "/_sandbox/requests?limit=5", "")
 	assert.Equal(t, "/v1/users/", j.JSON("requests.0.path").String())
 	assert.Equal(t, 200, int(j.JSON("requests.0.status").Int()))
 	assert.Equal(t, "sbx_harbo", j.JSON("requests.0.key_prefix").String(), "only a key prefix is journaled")
 
-	a.mustControl(t, "PUT", "/_sandbox/faults", `{"rules":[{"method":"GET","path":"/v1/orders/","status":503,"probability":1}]}`)
-	r := a.get(t, "/v1/orders/", keyAll)
+	a.MustControl(t, "PUT", "/_sandbox/faults", `{"rules":[{"method":"GET","path":"/v1/orders/","status":503,"probability":1}]}`)
+	r := a.Get(t, "/v1/orders/", keyAll)
 	assert.Equal(t, 503, r.Status)
-	assert.Equal(t, 200, a.get(t, "/v1/users/", keyAll).Status, "other routes untouched")
-	a.mustControl(t, "PUT", "/_sandbox/faults", `{"rules":[]}`)
-	assert.Equal(t, 200, a.get(t, "/v1/orders/", keyAll).Status)
+	assert.Equal(t, 200, a.Get(t, "/v1/users/", keyAll).Status, "other routes untouched")
+	a.MustControl(t, "PUT", "/_sandbox/faults", `{"rules":[]}`)
+	assert.Equal(t, 200, a.Get(t, "/v1/orders/", keyAll).Status)
 
-	a.mustControl(t, "PUT", "/_sandbox/rate-limit", `{"requests_per_second":1,"burst":2}`)
+	a.MustControl(t, "PUT", "/_sandbox/rate-limit", `{"requests_per_second":1,"burst":2}`)
 	codes := []int{}
 	for range 4 {
-		codes = append(codes, a.get(t, "/v1/users/", keyAll).Status)
+		codes = append(codes, a.Get(t, "/v1/users/", keyAll).Status)
 	}
 	assert.Contains(t, codes, 429)
-	r = a.get(t, "/v1/users/", keyAll)
+	r = a.Get(t, "/v1/users/", keyAll)
 	if r.Status == 429 {
 		assert.NotEmpty(t, r.Header.Get("Retry-After"))
 		assert.Contains(t, r.JSON("detail").String(), "Rate limit")
 	}
-	assert.Equal(t, 200, a.get(t, "/v1/users/", keyRead).Status, "the limit is per key")
-	a.mustControl(t, "PUT", "/_sandbox/rate-limit", `{"requests_per_second":0}`)
+	assert.Equal(t, 200, a.Get(t, "/v1/users/", keyRead).Status, "the limit is per key")
+	a.MustControl(t, "PUT", "/_sandbox/rate-limit", `{"requests_per_second":0}`)
 
-	a.mustControl(t, "POST", "/_sandbox/snapshots/before", "")
+	a.MustControl(t, "POST", "/_sandbox/snapshots/before", "")
 	inst, _ := a.tenant(t, "", "")
-	assert.Len(t, a.mustControl(t, "GET", "/_sandbox/institutions", "").JSON("institutions").Array(), 3)
-	a.mustControl(t, "POST", "/_sandbox/snapshots/before/restore", "")
-	assert.Len(t, a.mustControl(t, "GET", "/_sandbox/institutions", "").JSON("institutions").Array(), 2)
-	assert.Equal(t, 404, a.control(t, "POST", "/_sandbox/snapshots/never/restore", "").Status)
-	assert.Equal(t, 404, a.control(t, "POST", "/_sandbox/snapshots/..%2Fescape", "").Status, "an encoded slash is a path separator: no route")
-	assert.Equal(t, 400, a.control(t, "POST", "/_sandbox/snapshots/bad.name", "").Status)
+	assert.Len(t, a.MustControl(t, "GET", "/_sandbox/institutions", "").JSON("institutions").Array(), 3)
+	a.MustControl(t, "POST", "/_sandbox/snapshots/before/restore", "")
+	assert.Len(t, a.MustControl(t, "GET", "/_sandbox/institutions", "").JSON("institutions").Array(), 2)
+	assert.Equal(t, 404, a.Control(t, "POST", "/_sandbox/snapshots/never/restore", "").Status)
+	assert.Equal(t, 404, a.Control(t, "POST", "/_sandbox/snapshots/..%2Fescape", "").Status, "an encoded slash is a path separator: no route")
+	assert.Equal(t, 400, a.Control(t, "POST", "/_sandbox/snapshots/bad.name", "").Status)
 	_ = inst
 	a.tenant(t, "", "")
-	assert.Equal(t, 204, a.control(t, "POST", "/_sandbox/reset", "").Status)
-	assert.Len(t, a.mustControl(t, "GET", "/_sandbox/institutions", "").JSON("institutions").Array(), 2, "reset to the fixtures")
+	assert.Equal(t, 204, a.Control(t, "POST", "/_sandbox/reset", "").Status)
+	assert.Len(t, a.MustControl(t, "GET", "/_sandbox/institutions", "").JSON("institutions").Array(), 2, "reset to the fixtures")
 }
 
 // A symbol without a price: the domain names the symbol, the control plane says how to set its
@@ -366,12 +366,12 @@ func TestNoPriceNamesTheSymbolAndTheFix(t *testing.T) {
 	a := MustServe(t)
 	inst, _ := a.tenant(t, "", "")
 	want := `{"detail":"no price for symbol ZZZZ: set it with PUT /_sandbox/institutions/` + inst + `/prices"}`
-	r := a.control(t, "POST", "/_sandbox/institutions/"+inst+"/users",
+	r := a.Control(t, "POST", "/_sandbox/institutions/"+inst+"/users",
 		`{"user_account_id":"np","accounts":[{"product":"securities","kyc_status":"approved","cash":"100.00","holdings":[{"symbol":"ZZZZ","quantity":"1"}]}]}`)
 	assert.Equal(t, 400, r.Status)
 	assert.Equal(t, want, r.Body)
 	pid := a.user(t, inst, `{"user_account_id":"np2","accounts":[{"product":"securities","kyc_status":"approved","cash":"100.00"}]}`)
-	r = a.control(t, "POST", "/_sandbox/orders", `{"platform_id":"`+pid+`","product":"securities","side":"buy","symbol":"ZZZZ","notional":"10.00"}`)
+	r = a.Control(t, "POST", "/_sandbox/orders", `{"platform_id":"`+pid+`","product":"securities","side":"buy","symbol":"ZZZZ","notional":"10.00"}`)
 	assert.Equal(t, 400, r.Status)
 	assert.Equal(t, want, r.Body)
 }

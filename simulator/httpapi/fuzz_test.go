@@ -119,7 +119,7 @@ func objectKeys(r gjson.Result) []string {
 func FuzzUserListQuery(f *testing.F) {
 	a := MustServe(f)
 	f.Fuzz(func(t *testing.T, q string) {
-		checkD4(t, "GET /v1/users/?"+q, serveRaw(a.sb.Server, "GET", "/v1/users/", q, "", nil, "x-api-key: "+keyAll))
+		checkD4(t, "GET /v1/users/?"+q, serveRaw(a.SB.Server, "GET", "/v1/users/", q, "", nil, "x-api-key: "+keyAll))
 	})
 }
 
@@ -127,7 +127,7 @@ func FuzzUserListQuery(f *testing.F) {
 func FuzzOrderListQuery(f *testing.F) {
 	a := MustServe(f)
 	f.Fuzz(func(t *testing.T, q string) {
-		checkD4(t, "GET /v1/orders/?"+q, serveRaw(a.sb.Server, "GET", "/v1/orders/", q, "", nil, "x-api-key: "+keyAll))
+		checkD4(t, "GET /v1/orders/?"+q, serveRaw(a.SB.Server, "GET", "/v1/orders/", q, "", nil, "x-api-key: "+keyAll))
 	})
 }
 
@@ -137,7 +137,7 @@ func FuzzUserDetail(f *testing.F) {
 	a := MustServe(f)
 	f.Fuzz(func(t *testing.T, id, q string) {
 		path := "/v1/users/" + id + "/"
-		checkD4(t, "GET "+path+"?"+q, serveRaw(a.sb.Server, "GET", path, q, "", nil, "x-api-key: "+keyAll))
+		checkD4(t, "GET "+path+"?"+q, serveRaw(a.SB.Server, "GET", path, q, "", nil, "x-api-key: "+keyAll))
 	})
 }
 
@@ -145,7 +145,7 @@ func FuzzUserDetail(f *testing.F) {
 func FuzzRevokeBody(f *testing.F) {
 	a := MustServe(f)
 	f.Fuzz(func(t *testing.T, body []byte, ct string) {
-		checkD4(t, "POST /v1/sessions/revoke/ "+ct, serveRaw(a.sb.Server, "POST", "/v1/sessions/revoke/", "", ct, body, "x-api-key: "+keyAll))
+		checkD4(t, "POST /v1/sessions/revoke/ "+ct, serveRaw(a.SB.Server, "POST", "/v1/sessions/revoke/", "", ct, body, "x-api-key: "+keyAll))
 	})
 }
 
@@ -169,7 +169,7 @@ func FuzzSubscriptionBody(f *testing.F) {
 	a := MustServe(f)
 	// The sandbox's own guard asks the system resolver; this server, over the same store,
 	// resolves offline so that fuzzed host names never reach a DNS server.
-	sb := a.sb
+	sb := a.SB
 	srv := httpapi.NewServer(httpapi.Config{SandboxToken: sb.Token}, httpapi.Deps{Store: sb.DB, Webhooks: sb.DB, Sender: sb.Dispatcher,
 		Guard: netguard.New(netguard.Options{AllowLoopback: true, Resolver: fakeResolver{}}), IDs: sb.DB.IDs, Institution: sb.DB.Institution}, nil)
 	f.Fuzz(func(t *testing.T, body []byte, ct string) {
@@ -187,6 +187,6 @@ func FuzzControlBodies(f *testing.F) {
 	a := MustServe(f)
 	f.Fuzz(func(t *testing.T, which uint8, body []byte, ct string) {
 		path := controlRoutes[int(which)%len(controlRoutes)]
-		checkD4(t, "POST "+path+" "+ct, serveRaw(a.sb.Server, "POST", path, "", ct, body, "x-sandbox-token: "+token))
+		checkD4(t, "POST "+path+" "+ct, serveRaw(a.SB.Server, "POST", path, "", ct, body, "x-sandbox-token: "+token))
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"partnersim/internal/sandboxtest"
 	"partnersim/simulator"
 	"partnersim/simulator/bolt"
 	"partnersim/simulator/netguard"
@@ -122,18 +123,6 @@ func (e *env) kyc(tb testing.TB, to simulator.KYCStatus) *simulator.Event {
 	return ev
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(tb testing.TB, cond func() bool, msg string) {
-	tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting: %s", msg)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func (e *env) delivery(tb testing.TB, eventID string) *simulator.Delivery {
 	ds, err := e.db.Deliveries(context.Background(), bolt.DeliveryFilter{EventID: eventID})
 	require.NoError(tb, err)
@@ -147,7 +136,7 @@ func TestDeliverySignedWithIdempotencyKey(t *testing.T) {
 	tg := newTarget(t, func(int) int { return 200 })
 	e.subscribe(t, tg.URL+"/hooks")
 	ev := e.kyc(t, simulator.KYCApproved)
-	eventually(t, func() bool { return len(tg.requests()) == 1 }, "first delivery")
+	sandboxtest.Eventually(t, func() bool { return len(tg.requests()) == 1 }, "first delivery")
 	r := tg.requests()[0]
 	assert.Equal(t, "application/json", r.header.Get("Content-Type"))
 	assert.Equal(t, ev.ID, r.header.Get(signature.HeaderID))
@@ -155,7 +144,7 @@ func TestDeliverySignedWithIdempotencyKey(t *testing.T) {
 	assert.Equal(t, ev.ID, gjson.GetBytes(r.body, "event_id").String())
 	assert.Equal(t, "approved", gjson.GetBytes(r.body, "data.kyc_status").String())
 	assert.Equal(t, "/v1/users/"+e.user+"/?user_account_id_type=platform", gjson.GetBytes(r.body, "links.self").String())
-	eventually(t, func() bool { return e.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "delivered")
+	sandboxtest.Eventually(t, func() bool { return e.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "delivered")
 	d := e.delivery(t, ev.ID)
 	require.Len(t, d.Attempts, 1)
 	assert.Equal(t, 200, d.Attempts[0].StatusCode)
@@ -171,7 +160,7 @@ func TestNoEventForPendingAndOneDeliveryPerSubscription(t *testing.T) {
 	e.subscribe(t, b.URL)
 	require.NotNil(t, e.kyc(t, simulator.KYCDocumentRequested), "document_requested is delivered")
 	assert.Nil(t, e.kyc(t, simulator.KYCPending), "a move into pending emits no event")
-	eventually(t, func() bool { return len(a.requests()) == 1 && len(b.requests()) == 1 }, "one delivery each")
+	sandboxtest.Eventually(t, func() bool { return len(a.requests()) == 1 && len(b.requests()) == 1 }, "one delivery each")
 	assert.Equal(t, a.requests()[0].body, b.requests()[0].body, "same event bytes")
 }
 
@@ -182,7 +171,7 @@ func TestRetriesOnScheduleWithSameIDAndBody(t *testing.T) {
 	tg := newTarget(t, func(n int) int { return []int{500, 302, 200}[min(n, 2)] })
 	e.subscribe(t, tg.URL)
 	ev := e.kyc(t, simulator.KYCApproved)
-	eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 1 }, "first attempt")
+	sandboxtest.Eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 1 }, "first attempt")
 	d := e.delivery(t, ev.ID)
 	assert.Equal(t, simulator.DeliveryPending, d.Status)
 	assert.WithinDuration(t, e.clock.SchedulerNow().Add(5*time.Second), d.NextAttemptAt, 2*time.Second, "retry after 5s")
@@ -192,11 +181,11 @@ func TestRetriesOnScheduleWithSameIDAndBody(t *testing.T) {
 	// ...advancing it fires the retry at once.
 	e.clock.Advance(5 * time.Second)
 	e.disp.Wake()
-	eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 2 }, "second attempt")
+	sandboxtest.Eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 2 }, "second attempt")
 	assert.Equal(t, 302, e.delivery(t, ev.ID).Attempts[1].StatusCode, "redirect not followed, a failure")
 	e.clock.Advance(5 * time.Minute)
 	e.disp.Wake()
-	eventually(t, func() bool { return e.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "third attempt delivers")
+	sandboxtest.Eventually(t, func() bool { return e.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "third attempt delivers")
 	reqs := tg.requests()
 	require.Len(t, reqs, 3, "the redirect target was never called")
 	for _, r := range reqs {
@@ -220,13 +209,13 @@ func TestFailedAfterScheduleAndTimeout(t *testing.T) {
 	defer close(block)
 	e.subscribe(t, slow.URL)
 	ev := e.kyc(t, simulator.KYCApproved)
-	eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 1 }, "first attempt times out")
+	sandboxtest.Eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 1 }, "first attempt times out")
 	a := e.delivery(t, ev.ID).Attempts[0]
 	assert.Zero(t, a.StatusCode, "no status when the callback never answered")
 	assert.Contains(t, a.Error, "timeout")
 	e.clock.Advance(time.Second)
 	e.disp.Wake()
-	eventually(t, func() bool { return e.delivery(t, ev.ID).Status == simulator.DeliveryFailed }, "failed after the last retry")
+	sandboxtest.Eventually(t, func() bool { return e.delivery(t, ev.ID).Status == simulator.DeliveryFailed }, "failed after the last retry")
 	assert.Len(t, e.delivery(t, ev.ID).Attempts, 2)
 }
 
@@ -236,7 +225,7 @@ func TestDeletedSubscriptionEndsPendingDeliveries(t *testing.T) {
 	tg := newTarget(t, func(int) int { return 503 })
 	sub := e.subscribe(t, tg.URL)
 	ev := e.kyc(t, simulator.KYCApproved)
-	eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 1 }, "first attempt")
+	sandboxtest.Eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 1 }, "first attempt")
 	require.NoError(t, e.db.DeleteSubscription(context.Background(), e.inst, sub.ID))
 	d := e.delivery(t, ev.ID)
 	assert.Equal(t, simulator.DeliveryFailed, d.Status)
@@ -268,7 +257,7 @@ func TestDeliveryResumesAfterRestart(t *testing.T) {
 	require.NoError(t, db.Close())
 	up.Store(true)
 	e2 := newEnv(t, path, nil, 0)
-	eventually(t, func() bool { return e2.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "delivered after restart")
+	sandboxtest.Eventually(t, func() bool { return e2.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "delivered after restart")
 	assert.Len(t, tg.requests(), 1)
 }
 
@@ -281,7 +270,7 @@ func TestRotationSignsWithBothSecretsNewFirst(t *testing.T) {
 	fresh, err := e.db.RotateSecret(context.Background(), e.inst, time.Hour)
 	require.NoError(t, err)
 	e.kyc(t, simulator.KYCApproved)
-	eventually(t, func() bool { return len(tg.requests()) == 1 }, "delivery")
+	sandboxtest.Eventually(t, func() bool { return len(tg.requests()) == 1 }, "delivery")
 	r := tg.requests()[0]
 	h, err := signature.Parse(r.header.Get(signature.HeaderSignature))
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"partnersim/internal/sandboxtest"
 	"partnersim/simulator"
 )
 
@@ -38,7 +39,7 @@ func TestHangingInstitutionDoesNotStallOthers(t *testing.T) {
 		e.kyc(t, simulator.KYCDocumentRequested)
 		e.kyc(t, simulator.KYCPending)
 	}
-	eventually(t, func() bool { return hung.Load() >= 2 }, "A's attempts are hanging")
+	sandboxtest.Eventually(t, func() bool { return hung.Load() >= 2 }, "A's attempts are hanging")
 
 	// Institution B: a user, a subscription to a receiver that answers at once, one event.
 	ctx := context.Background()
@@ -53,7 +54,7 @@ func TestHangingInstitutionDoesNotStallOthers(t *testing.T) {
 	start := time.Now()
 	_, _, err = e.db.TransitionKYC(ctx, u.PlatformID, simulator.ProductCrypto, simulator.KYCApproved)
 	require.NoError(t, err)
-	eventually(t, func() bool { return len(fast.requests()) == 1 }, "B's event is delivered while A's callbacks hang")
+	sandboxtest.Eventually(t, func() bool { return len(fast.requests()) == 1 }, "B's event is delivered while A's callbacks hang")
 	took := time.Since(start)
 	t.Logf("B's delivery took %v with %d of A's attempts hanging", took, hung.Load())
 	require.Less(t, took, 2*time.Second)
@@ -83,5 +84,5 @@ func TestRetryDelayCountsFromTheAttemptsStart(t *testing.T) {
 	<-held
 	e.clock.Advance(301 * time.Second) // while the first attempt waits for its answer
 	close(release)
-	eventually(t, func() bool { return n.Load() == 2 }, "the retry, due 300 s after the first attempt started, is made")
+	sandboxtest.Eventually(t, func() bool { return n.Load() == 2 }, "the retry, due 300 s after the first attempt started, is made")
 }

@@ -1,0 +1,133 @@
+// Package sandboxtest is the one test harness of the module: it starts a sandbox for a test on
+// a temporary bbolt file behind a real HTTP server (MustServe), calls the partner API and the
+// control plane, and waits for a condition with a deadline (Eventually). Tests of every
+// package use it instead of keeping their own copy.
+//
+// It imports the sandbox (and so the whole simulator) and net/http/httptest: only tests may
+// import it.
+package sandboxtest
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"partnersim/sandbox"
+)
+
+// DefaultToken is the default fixtures' sandbox token.
+const DefaultToken = "psim_sandbox_default_token_2026"
+
+// Sandbox is a sandbox on a temp bbolt file behind a real HTTP server.
+type Sandbox struct {
+	*httptest.Server
+	SB *sandbox.Sandbox
+}
+
+// MustServe starts a sandbox with the default fixtures (cfg may change its configuration) and
+// stops it when the test ends.
+func MustServe(tb testing.TB, cfg ...func(*sandbox.Config)) *Sandbox {
+	tb.Helper()
+	c := sandbox.Config{DBPath: filepath.Join(tb.TempDir(), "sandbox.db")}
+	for _, f := range cfg {
+		f(&c)
+	}
+	sb, err := sandbox.Open(context.Background(), c)
+	if err != nil {
+		tb.Fatalf("open the sandbox: %v", err)
+	}
+	srv := httptest.NewServer(sb.Server)
+	tb.Cleanup(func() {
+		srv.Close()
+		if err := sb.Close(); err != nil {
+			tb.Errorf("close the sandbox: %v", err)
+		}
+	})
+	return &Sandbox{Server: srv, SB: sb}
+}
+
+// Response is a response read whole.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   string
+}
+
+// JSON returns the value at a gjson path of the body.
+func (r Response) JSON(path string) gjson.Result { return gjson.Get(r.Body, path) }
+
+// noRedirects lets a test see the API's 307s.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// Call makes one request; headers are "Name: value" strings; a body is sent as JSON unless a
+// Content-Type header is given.
+func (s *Sandbox) Call(tb testing.TB, method, path, body string, headers ...string) Response {
+	tb.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, s.URL+path, rd)
+	if err != nil {
+		tb.Fatalf("%s %s: %v", method, path, err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
+	res, err := noRedirects.Do(req)
+	if err != nil {
+		tb.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		tb.Fatalf("%s %s: reading the body: %v", method, path, err)
+	}
+	return Response{Status: res.StatusCode, Header: res.Header, Body: string(b)}
+}
+
+// Get calls the partner API with a key.
+func (s *Sandbox) Get(tb testing.TB, path, key string) Response {
+	tb.Helper()
+	return s.Call(tb, http.MethodGet, path, "", "x-api-key: "+key)
+}
+
+// Control calls the control plane with the sandbox's token.
+func (s *Sandbox) Control(tb testing.TB, method, path, body string) Response {
+	tb.Helper()
+	return s.Call(tb, method, path, body, "x-sandbox-token: "+s.SB.Token)
+}
+
+// MustControl is Control that requires a 2xx.
+func (s *Sandbox) MustControl(tb testing.TB, method, path, body string) Response {
+	tb.Helper()
+	r := s.Control(tb, method, path, body)
+	if r.Status >= 300 {
+		tb.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
+	}
+	return r
+}
+
+// Eventually polls cond every few milliseconds until it holds, failing the test with msg when
+// five seconds pass first. It asks the system; it never sleeps a guessed duration.
+func Eventually(tb testing.TB, cond func() bool, msg string, args ...any) {
+	tb.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting: "+msg, args...)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
