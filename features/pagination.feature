@@ -86,6 +86,16 @@ Feature: Pagination limits
       | last_record_number=-1 | {"type":"greater_than_equal","loc":["query","last_record_number"],"msg":"Input should be greater than or equal to 0","input":"-1","ctx":{"ge":0}}   |
 
   @assumed
+  Scenario: A 422 is FastAPI's exact bytes: compact separators, key order, items in parameter order
+    When I GET "/users/?sort_order=up&last_record_number=-1&per_page=0"
+    Then the response status is 422
+    And the response header "Content-Type" is "application/json"
+    And the response body is exactly:
+      """
+      {"detail":[{"type":"greater_than_equal","loc":["query","per_page"],"msg":"Input should be greater than or equal to 1","input":"0","ctx":{"ge":1}},{"type":"greater_than_equal","loc":["query","last_record_number"],"msg":"Input should be greater than or equal to 0","input":"-1","ctx":{"ge":0}},{"type":"enum","loc":["query","sort_order"],"msg":"Input should be 'asc' or 'desc'","input":"up","ctx":{"expected":"'asc' or 'desc'"}}]}
+      """
+
+  @assumed
   Scenario: Every failed parameter is reported at once, in the spec's parameter order
     When I GET "/orders/?last_record_number=-1&per_page=0"
     Then the response status is 422

@@ -39,6 +39,7 @@ func (w *world) httpSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^the response header `+q+` ends with `+q+`$`, w.headerEndsWith)
 	sc.Step(`^the response header `+q+` lists `+q+`$`, w.headerLists)
 	sc.Step(`^the response is JSON:$`, w.bodyIs)
+	sc.Step(`^the response body is exactly:$`, w.bodyExactly)
 	sc.Step(`^the response JSON contains:$`, w.bodyContains)
 	sc.Step(`^the detail is `+q+`$`, w.detailIs)
 	sc.Step(`^the response is a validation error$`, w.validationShape)
@@ -300,6 +301,23 @@ func (w *world) bodyCompare(doc *godog.DocString, subset bool) error {
 
 func (w *world) bodyIs(doc *godog.DocString) error       { return w.bodyCompare(doc, false) }
 func (w *world) bodyContains(doc *godog.DocString) error { return w.bodyCompare(doc, true) }
+
+// bodyExactly compares the raw bytes of the body, not their JSON meaning: separators, key order
+// and escaping are part of what FastAPI sends (the DocString is one line, expanded).
+func (w *world) bodyExactly(doc *godog.DocString) error {
+	r, err := w.last()
+	if err != nil {
+		return err
+	}
+	want, err := w.expand(strings.TrimSpace(doc.Content))
+	if err != nil {
+		return err
+	}
+	if got := string(r.Body); got != want {
+		return fmt.Errorf("expected the body to be exactly\n%s\ngot\n%s", want, truncate(got, 2000))
+	}
+	return nil
+}
 
 func (w *world) detailIs(want string) error {
 	r, err := w.last()
