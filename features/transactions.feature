@@ -27,6 +27,24 @@ Feature: Get Transaction
     And the JSON at "orders.0.order_id" is "{o1}"
 
   @sandbox
+  Scenario: A fill's notional is quantity × price rounded half-even at the cent
+    Given the prices are:
+      | symbol | price  |
+      | AAPL   | 190.00 |
+    And a user "alice" with accounts:
+      | product    | kyc_status | cash    |
+      | securities | approved   | 1000.00 |
+    And "alice" buys 0.5 shares of "AAPL" in "securities" as "even"
+    And the transaction of "even" fills at "10.01"
+    And "alice" buys 0.5 shares of "AAPL" in "securities" as "odd"
+    And the transaction of "odd" fills at "10.03"
+    When I GET "/transactions/{even.transaction_id}/"
+    Then the JSON at "orders.0.quantity" is "0.5"
+    And the JSON at "orders.0.notional" is "5.00"
+    When I GET "/transactions/{odd.transaction_id}/"
+    Then the JSON at "orders.0.notional" is "5.02"
+
+  @sandbox
   Scenario: A pending transaction has no completed_at
     Given the prices are:
       | symbol | price  |
