@@ -171,6 +171,38 @@ Feature: Webhook subscriptions
     Then the response status is 400
     And the detail is "callback URL must use https"
 
+  @assumed @sandbox
+  Scenario Outline: Plain http is accepted only where every address is loopback; https wherever all are public or loopback
+    Given a callback host "loop" resolving to "127.0.0.1"
+    And a callback host "pub" resolving to "93.184.216.34"
+    When I subscribe the URL "<url>" to "kyc" events
+    Then the response status is 201
+    And the JSON at "url" is "<url>"
+
+    Examples:
+      | url                        |
+      | http://127.0.0.1:9/hook    |
+      | http://[::1]:9/hook        |
+      | http://localhost:9/hook    |
+      | http://{loop}/hook         |
+      | https://{loop}/hook        |
+      | https://{pub}/hook         |
+      | https://93.184.216.34/hook |
+
+  @assumed @sandbox
+  Scenario Outline: Plain http to anything not wholly loopback is refused before the address rule
+    Given a callback host "pub" resolving to "93.184.216.34"
+    And a callback host "mixed" resolving to "127.0.0.1, 93.184.216.34"
+    When I subscribe the URL "<url>" to "kyc" events
+    Then the response status is 400
+    And the detail is "callback URL must use https"
+
+    Examples:
+      | url                  |
+      | http://{pub}/hook    |
+      | http://{mixed}/hook  |
+      | http://10.0.0.5/hook |
+
   @assumed
   Scenario Outline: Bad subscription bodies are FastAPI's 422 items
     When I POST "/webhooks/subscriptions" with the raw body "<body>"
