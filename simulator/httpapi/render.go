@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"partnersim/simulator"
+	"partnersim/simulator/validate"
 )
 
 // The response shapes of spec §2, fields in the spec's order.
@@ -82,6 +83,16 @@ func formatPrice(p decimal.Decimal) string {
 		return p.String()
 	}
 	return p.StringFixed(2)
+}
+
+// pageParams reads the pagination parameters both lists share, in the spec tables' order
+// (decisions D6): per_page (1–100, default 25), last_record_number (an offset, exact beyond
+// int64 for the answer) and sort_order (default desc).
+func pageParams(q *validate.Params) (limit, offset int, cursor *big.Int, desc bool) {
+	limit = q.Int("per_page", 25, validate.Ge(1), validate.Le(100))
+	offset, cursor = q.BigInt("last_record_number", 0, validate.Ge(0))
+	desc = q.Enum("sort_order", false, "desc", sortOrders...) == "desc"
+	return limit, offset, cursor, desc
 }
 
 // nextCursor is the response's last_record_number: the request's cursor plus the page's

@@ -76,10 +76,8 @@ func (s *Server) handleUserList() echo.HandlerFunc {
 		if t, ok := q.DateTime("created_at_end"); ok {
 			f.CreatedEnd = &t
 		}
-		f.Limit = q.Int("per_page", 25, validate.Ge(1), validate.Le(100))
 		var cursor *big.Int
-		f.Offset, cursor = q.BigInt("last_record_number", 0, validate.Ge(0))
-		f.Desc = q.Enum("sort_order", false, "desc", sortOrders...) == "desc"
+		f.Limit, f.Offset, cursor, f.Desc = pageParams(q)
 		f.SortKey = simulator.UserSortKey(q.Enum("sort_key", false, "created_at", "created_at", "user_account_id"))
 		if err := v.Err(); err != nil {
 			return err
