@@ -72,6 +72,18 @@ Feature: Get User Detail
     And the JSON at "accounts.#(product==roth_ira).current_market_value" is "0.00"
     And the JSON at "total_current_market_value" is "650.00"
 
+  @assumed @sandbox
+  Scenario: Money is exact decimal, beyond what a float can hold to the cent
+    # 2^46 + 0.01: a float64 holds it as …664.015625, which prints as "…664.02".
+    Given a user "alice" with accounts:
+      | product    | kyc_status | cash              |
+      | crypto     | approved   | 70368744177664.01 |
+      | securities | approved   | 0.02              |
+    When I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.#(product==crypto).current_market_value" is "70368744177664.01"
+    And the JSON at "total_current_market_value" is "70368744177664.03"
+    And the JSON at "total_current_market_value" equals the sum of the JSON at "accounts.#.current_market_value"
+
   @spec @sandbox
   Scenario: kyc_approved_at is present while approved and absent while pending
     Given a user "alice" with accounts:
