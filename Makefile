@@ -28,7 +28,7 @@ bench:
 
 ## fuzz: run each fuzz target briefly (FUZZTIME=10s by default). A failure that recorded no
 ## crasher under testdata/fuzz (the engine's "context deadline exceeded" when time runs out
-## mid-minimisation) is retried once; a recorded crasher always fails.
+## mid-minimisation) is retried, twice at most; a recorded crasher always fails.
 FUZZTIME ?= 10s
 FUZZFLAGS = -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 fuzz:
@@ -36,10 +36,12 @@ fuzz:
 	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$f"; \
-	    $(GO) test $(FUZZFLAGS) -fuzz "^$$f$$" $$pkg && continue; \
-	    if [ -n "$$(git status --porcelain -- $$dir/testdata/fuzz/$$f 2>/dev/null)" ]; then \
-	      echo "crasher recorded in $$dir/testdata/fuzz/$$f"; exit 1; fi; \
-	    echo "retrying $$f: the failure recorded no crasher"; \
-	    $(GO) test $(FUZZFLAGS) -fuzz "^$$f$$" $$pkg || exit 1; \
+	    for try in 1 2 3; do \
+	      $(GO) test $(FUZZFLAGS) -fuzz "^$$f$$" $$pkg && break; \
+	      if [ -n "$$(git status --porcelain -- $$dir/testdata/fuzz/$$f 2>/dev/null)" ]; then \
+	        echo "crasher recorded in $$dir/testdata/fuzz/$$f"; exit 1; fi; \
+	      [ $$try = 3 ] && exit 1; \
+	      echo "retrying $$f: the failure recorded no crasher"; \
+	    done; \
 	  done; \
 	done
