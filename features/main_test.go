@@ -72,5 +72,6 @@ func target(t *testing.T) features.Options {
 			SigningSecret: os.Getenv("PARTNERSIM_SIGNING_SECRET")}
 	}
 	srv := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.APIVersions = []string{"v1", "v2"} })
-	return features.Options{BaseURL: srv.URL + "/v1", SandboxURL: srv.URL, SandboxToken: srv.SB.Token}
+	// Every exchange is checked against the served OpenAPI documents (openapi/check).
+	return features.Options{BaseURL: srv.URL + "/v1", SandboxURL: srv.URL, SandboxToken: srv.SB.Token, HTTPClient: srv.CheckedClient()}
 }

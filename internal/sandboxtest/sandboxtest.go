@@ -29,6 +29,9 @@ const DefaultToken = "psim_sandbox_default_token_2026"
 type Sandbox struct {
 	*httptest.Server
 	SB *sandbox.Sandbox
+	// checked is the client every call goes through: no redirects followed, and every
+	// exchange checked against the OpenAPI documents the sandbox serves (openapi/check).
+	checked *http.Client
 }
 
 // MustServe starts a sandbox with the default fixtures (cfg may change its configuration) and
@@ -50,8 +53,13 @@ func MustServe(tb testing.TB, cfg ...func(*sandbox.Config)) *Sandbox {
 			tb.Errorf("close the sandbox: %v", err)
 		}
 	})
-	return &Sandbox{Server: srv, SB: sb}
+	return &Sandbox{Server: srv, SB: sb, checked: checkedClient(tb, srv.URL)}
 }
+
+// CheckedClient is the client Call uses: it follows no redirects and fails any exchange that
+// disagrees with the OpenAPI documents the sandbox serves (the contract suite's self-hosted run
+// uses it too).
+func (s *Sandbox) CheckedClient() *http.Client { return s.checked }
 
 // Response is a response read whole.
 type Response struct {
@@ -62,9 +70,6 @@ type Response struct {
 
 // JSON returns the value at a gjson path of the body.
 func (r Response) JSON(path string) gjson.Result { return gjson.Get(r.Body, path) }
-
-// noRedirects lets a test see the API's 307s.
-var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // Call makes one request; headers are "Name: value" strings; a body is sent as JSON unless a
 // Content-Type header is given.
@@ -85,7 +90,7 @@ func (s *Sandbox) Call(tb testing.TB, method, path, body string, headers ...stri
 		k, v, _ := strings.Cut(h, ": ")
 		req.Header.Set(k, v)
 	}
-	res, err := noRedirects.Do(req)
+	res, err := s.checked.Do(req)
 	if err != nil {
 		tb.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -11,12 +11,16 @@ import (
 // addRoutes registers every route. Paths are exactly the spec's, trailing slashes included.
 func (s *Server) addRoutes() {
 	s.handle(http.MethodGet, "/health", s.handleHealth())
+	s.handle(http.MethodGet, "/openapi.json", s.handleOpenAPI())
+	s.handle(http.MethodGet, "/docs", s.handleDocs())
+	s.handle(http.MethodGet, "/docs/:file", s.handleDocsAsset())
 	for _, v := range s.cfg.APIVersions {
 		p := "/" + v
 		api := func(scope simulator.Scope) []echo.MiddlewareFunc {
 			return []echo.MiddlewareFunc{s.record, s.requireKey(scope), s.inject}
 		}
 		s.handle(http.MethodGet, p+"/health", s.handleHealth())
+		s.handle(http.MethodGet, p+"/openapi.json", s.handleVersionOpenAPI(v))
 		s.handle(http.MethodGet, p+"/users/:user_account_id/", s.handleUserDetail(), api(simulator.ScopeReadUser)...)
 		s.handle(http.MethodGet, p+"/users/", s.handleUserList(), api(simulator.ScopeReadUser)...)
 		s.handle(http.MethodGet, p+"/orders/", s.handleOrderList(), api(simulator.ScopeReadOrders)...)
