@@ -11,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-//go:embed partner-api.yaml
+//go:embed partner-api.yaml control-plane.yaml
 var sources embed.FS
 
 // Partner returns the partner API document for the mounted versions, as /openapi.json serves
@@ -55,6 +55,81 @@ func PartnerVersion(version string) ([]byte, error) {
 	set(server, "description", scalar("this sandbox, API version "+version))
 	set(doc, "servers", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{server}})
 	return toJSON(doc)
+}
+
+// ControlPlane returns the control plane's document, as /_sandbox/openapi.json serves it: every
+// component it refers to but does not define is the partner API document's (the shared error
+// shapes, headers and enumerations have one home).
+func ControlPlane() ([]byte, error) {
+	doc, err := load("control-plane.yaml")
+	if err != nil {
+		return nil, err
+	}
+	partner, err := load("partner-api.yaml")
+	if err != nil {
+		return nil, err
+	}
+	if err := importRefs(doc, partner); err != nil {
+		return nil, err
+	}
+	return toJSON(doc)
+}
+
+// importRefs copies into dst every "#/components/KIND/NAME" that dst refers to (directly or
+// through what it copies) and does not define, from src.
+func importRefs(dst, src *yaml.Node) error {
+	comps := get(dst, "components")
+	if comps == nil {
+		comps = mapping()
+		set(dst, "components", comps)
+	}
+	for {
+		var missing []string
+		walkRefs(dst, func(ref string) {
+			kind, name, ok := componentRef(ref)
+			if ok && get(get(comps, kind), name) == nil && !slices.Contains(missing, ref) {
+				missing = append(missing, ref)
+			}
+		})
+		if len(missing) == 0 {
+			return nil
+		}
+		for _, ref := range missing {
+			kind, name, _ := componentRef(ref)
+			v := get(get(get(src, "components"), kind), name)
+			if v == nil {
+				return fmt.Errorf("openapi: %s is defined in neither document", ref)
+			}
+			section := get(comps, kind)
+			if section == nil {
+				section = mapping()
+				set(comps, kind, section)
+			}
+			set(section, name, clone(v))
+		}
+	}
+}
+
+func componentRef(ref string) (kind, name string, ok bool) {
+	rest, ok := strings.CutPrefix(ref, "#/components/")
+	if !ok {
+		return "", "", false
+	}
+	kind, name, ok = strings.Cut(rest, "/")
+	return kind, name, ok && !strings.Contains(name, "/")
+}
+
+func walkRefs(n *yaml.Node, f func(ref string)) {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == "$ref" && n.Content[i+1].Kind == yaml.ScalarNode {
+				f(n.Content[i+1].Value)
+			}
+		}
+	}
+	for _, c := range n.Content {
+		walkRefs(c, f)
+	}
 }
 
 // Source returns one embedded YAML source as written (partner-api.yaml, control-plane.yaml).

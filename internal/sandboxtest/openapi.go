@@ -18,32 +18,46 @@ import (
 // hundreds of tests serve the same few documents.
 var checkers sync.Map // [sha256.Size]byte -> *check.Checker
 
-// undocumented are the paths outside the documents: the documents themselves and the viewer.
-var undocumented = regexp.MustCompile(`^(/v[0-9]+)?/openapi\.json$|^/docs(/|$)|^/_sandbox/`)
+// Undocumented matches the paths outside the documents, as FastAPI leaves /openapi.json and
+// /docs out of its schema: the documents themselves, the viewer and the QA console's pages
+// (decisions D15).
+var Undocumented = regexp.MustCompile(`^(/v[0-9]+|/_sandbox)?/openapi\.json$|^/docs(/|$)|^/_sandbox/ui(/|$)`)
 
 // checkedClient returns a client whose every exchange with base is checked against the
-// document base serves at /openapi.json. The control plane has no document yet; its
-// exchanges, and injected faults (sandbox-only, any status by design), are not checked.
+// documents base serves: /openapi.json and, when the control plane is on,
+// /_sandbox/openapi.json. Injected faults (sandbox-only, any status by design) are not checked.
 func checkedClient(tb testing.TB, base string) *http.Client {
 	tb.Helper()
-	res, err := http.Get(base + "/openapi.json")
-	if err != nil {
-		tb.Fatalf("GET /openapi.json: %v", err)
+	var docs []check.Doc
+	h := sha256.New()
+	for _, path := range []string{"/openapi.json", "/_sandbox/openapi.json"} {
+		res, err := http.Get(base + path)
+		if err != nil {
+			tb.Fatalf("GET %s: %v", path, err)
+		}
+		doc, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			tb.Fatalf("GET %s: %v", path, err)
+		}
+		if res.StatusCode == http.StatusNotFound && path != "/openapi.json" {
+			continue // the control plane is off
+		}
+		if res.StatusCode != http.StatusOK {
+			tb.Fatalf("GET %s: %d %s", path, res.StatusCode, doc)
+		}
+		docs = append(docs, check.Doc{Name: path, Data: doc})
+		h.Write(doc)
 	}
-	doc, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil || res.StatusCode != http.StatusOK {
-		tb.Fatalf("GET /openapi.json: %d %v", res.StatusCode, err)
-	}
-	key := sha256.Sum256(doc)
+	key := [sha256.Size]byte(h.Sum(nil))
 	c, ok := checkers.Load(key)
 	if !ok {
-		chk, err := check.New(context.Background(), check.Doc{Name: "/openapi.json", Data: doc})
+		chk, err := check.New(context.Background(), docs...)
 		if err != nil {
-			tb.Fatalf("the served /openapi.json does not load: %v", err)
+			tb.Fatalf("the served documents do not load: %v", err)
 		}
 		chk.Skip = func(r *http.Request, _ int, body []byte) bool {
-			return undocumented.MatchString(r.URL.Path) || bytes.HasPrefix(body, []byte(`{"detail":"Injected fault: `))
+			return Undocumented.MatchString(r.URL.Path) || bytes.HasPrefix(body, []byte(`{"detail":"Injected fault: `))
 		}
 		c, _ = checkers.LoadOrStore(key, chk)
 	}
@@ -53,4 +67,3 @@ func checkedClient(tb testing.TB, base string) *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
-

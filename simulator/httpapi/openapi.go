@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"partnersim/openapi"
+	"partnersim/simulator"
 )
 
 // The OpenAPI documents and the offline reference (decisions D16): no key, like /health, and
@@ -21,6 +22,12 @@ func (s *Server) handleOpenAPI() echo.HandlerFunc {
 // handleVersionOpenAPI serves GET /{version}/openapi.json: that version's document.
 func (s *Server) handleVersionOpenAPI(version string) echo.HandlerFunc {
 	return s.serveDocument(sync.OnceValues(func() ([]byte, error) { return openapi.PartnerVersion(version) }))
+}
+
+// handleControlOpenAPI serves GET /_sandbox/openapi.json: the control plane's document. It
+// needs no token, like /openapi.json: it describes the surface and holds no data.
+func (s *Server) handleControlOpenAPI() echo.HandlerFunc {
+	return s.serveDocument(sync.OnceValues(openapi.ControlPlane))
 }
 
 func (s *Server) serveDocument(doc func() ([]byte, error)) echo.HandlerFunc {
@@ -39,6 +46,9 @@ func (s *Server) serveDocument(doc func() ([]byte, error)) echo.HandlerFunc {
 func (s *Server) handleDocs() echo.HandlerFunc {
 	page := sync.OnceValues(func() ([]byte, error) {
 		specs := []openapi.Spec{{Name: "Partner API", URL: "/openapi.json"}}
+		if s.deps.Sandbox != nil {
+			specs = append(specs, openapi.Spec{Name: "Control plane (/_sandbox/)", URL: "/_sandbox/openapi.json"})
+		}
 		return openapi.DocsPage("Partner Investing Service (partnersim sandbox) - Swagger UI", specs)
 	})
 	return func(c echo.Context) error {
@@ -55,7 +65,7 @@ func (s *Server) handleDocsAsset() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		b, ct, ok := openapi.DocsAsset(c.Param("file"))
 		if !ok {
-			return echo.ErrNotFound
+			return simulator.Errorf(simulator.ENOTFOUND, "Not Found")
 		}
 		c.Response().Header().Set("Cache-Control", "public, max-age=86400")
 		return c.Blob(http.StatusOK, ct, b)

@@ -38,6 +38,7 @@ func (s *Server) addRoutes() {
 	// The control plane (decisions D9), never under a version prefix.
 	c := "/_sandbox"
 	t := s.requireToken
+	s.handle(http.MethodGet, c+"/openapi.json", s.handleControlOpenAPI())
 	s.handle(http.MethodPost, c+"/institutions", s.handleCreateInstitution(), t)
 	s.handle(http.MethodGet, c+"/institutions", s.handleListInstitutions(), t)
 	s.handle(http.MethodPost, c+"/institutions/:institution_id/keys", s.handleIssueKey(), t)
