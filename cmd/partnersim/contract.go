@@ -116,6 +116,7 @@ func runContract(ctx context.Context, o features.Options, output string, stdout,
 		return fmt.Errorf("contract: %w", err)
 	}
 	fmt.Fprintln(stderr, "contract:", rep.Summary())
+	fmt.Fprintln(stderr, "contract:", rep.RulesSummary())
 	for _, f := range rep.Failed() {
 		fmt.Fprintf(stderr, "  FAILED %s: %s\n      %s\n", f.Feature, f.Name, strings.ReplaceAll(f.Err, "\n", "\n      "))
 	}
