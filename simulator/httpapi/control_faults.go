@@ -10,7 +10,7 @@ import (
 )
 
 // handleFaults serves GET /_sandbox/faults (the rules in force) and PUT /_sandbox/faults (replace them).
-func handleFaults(f *faults, bodies *bodies) echo.HandlerFunc {
+func handleFaults(f *faults, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		Rules []FaultRule `json:"rules"`
 	}
@@ -19,7 +19,7 @@ func handleFaults(f *faults, bodies *bodies) echo.HandlerFunc {
 			return writeJSON(c, http.StatusOK, response{Rules: f.get()})
 		}
 		v := validate.New()
-		b, err := bodies.object(c, v)
+		b, err := reader.object(c, v)
 		if err != nil {
 			return err
 		}
@@ -40,14 +40,14 @@ func handleFaults(f *faults, bodies *bodies) echo.HandlerFunc {
 }
 
 // handleSetRateLimit serves PUT /_sandbox/rate-limit.
-func handleSetRateLimit(f *faults, bodies *bodies) echo.HandlerFunc {
+func handleSetRateLimit(f *faults, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		RequestsPerSecond float64 `json:"requests_per_second"`
 		Burst             int     `json:"burst"`
 	}
 	return func(c echo.Context) error {
 		v := validate.New()
-		b, err := bodies.object(c, v)
+		b, err := reader.object(c, v)
 		if err != nil {
 			return err
 		}

@@ -11,13 +11,13 @@ import (
 )
 
 // handleAdvanceClock serves POST /_sandbox/clock/advance.
-func handleAdvanceClock(ops SandboxOps, clock *simulator.Clock, bodies *bodies) echo.HandlerFunc {
+func handleAdvanceClock(ops SandboxOps, clock *simulator.Clock, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		Now string `json:"now"`
 	}
 	return func(c echo.Context) error {
 		v := validate.New()
-		b, err := bodies.object(c, v)
+		b, err := reader.object(c, v)
 		if err != nil {
 			return err
 		}
@@ -34,13 +34,13 @@ func handleAdvanceClock(ops SandboxOps, clock *simulator.Clock, bodies *bodies) 
 }
 
 // handleSetDNS serves PUT /_sandbox/dns.
-func handleSetDNS(ops SandboxOps, bodies *bodies) echo.HandlerFunc {
+func handleSetDNS(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		Overrides map[string][]string `json:"overrides"`
 	}
 	return func(c echo.Context) error {
 		v := validate.New()
-		b, err := bodies.object(c, v)
+		b, err := reader.object(c, v)
 		if err != nil {
 			return err
 		}

@@ -35,12 +35,12 @@ type ScenarioStep struct {
 }
 
 // handleRunScenario serves POST /_sandbox/scenarios/:name/run.
-func handleRunScenario(scenarios Scenarios, bodies *bodies) echo.HandlerFunc {
+func handleRunScenario(scenarios Scenarios, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		name := v.PathStr("name", c.Param("name"))
 		inst := ""
-		if raw, err := bodies.read(c); err != nil {
+		if raw, err := reader.read(c); err != nil {
 			return err
 		} else if len(raw) > 0 {
 			b := v.Body(c.Request().Header.Get(echo.HeaderContentType), raw)

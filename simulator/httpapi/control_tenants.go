@@ -29,10 +29,10 @@ func renderInstitution(in *simulator.Institution) institutionJSON {
 }
 
 // handleCreateInstitution serves POST /_sandbox/institutions.
-func handleCreateInstitution(tenants Tenants, bodies *bodies) echo.HandlerFunc {
+func handleCreateInstitution(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
-		b, err := bodies.object(c, v)
+		b, err := reader.object(c, v)
 		if err != nil {
 			return err
 		}
@@ -72,7 +72,7 @@ func handleListInstitutions(tenants Tenants) echo.HandlerFunc {
 }
 
 // handleIssueKey serves POST /_sandbox/institutions/:institution_id/keys.
-func handleIssueKey(tenants Tenants, bodies *bodies) echo.HandlerFunc {
+func handleIssueKey(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		KeyID         string            `json:"key_id"`
 		Key           string            `json:"key"`
@@ -82,7 +82,7 @@ func handleIssueKey(tenants Tenants, bodies *bodies) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		inst := v.PathStr("institution_id", c.Param("institution_id"))
-		b, err := bodies.object(c, v)
+		b, err := reader.object(c, v)
 		if err != nil {
 			return err
 		}
@@ -121,11 +121,11 @@ type memberJSON struct {
 }
 
 // handleCreateMember serves POST /_sandbox/institutions/:institution_id/members.
-func handleCreateMember(tenants Tenants, bodies *bodies) echo.HandlerFunc {
+func handleCreateMember(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		inst := v.PathStr("institution_id", c.Param("institution_id"))
-		b, err := bodies.object(c, v)
+		b, err := reader.object(c, v)
 		if err != nil {
 			return err
 		}
@@ -146,7 +146,7 @@ func handleCreateMember(tenants Tenants, bodies *bodies) echo.HandlerFunc {
 }
 
 // handleCreateUser serves POST /_sandbox/institutions/:institution_id/users.
-func handleCreateUser(tenants Tenants, bodies *bodies, clock *simulator.Clock) echo.HandlerFunc {
+func handleCreateUser(tenants Tenants, reader *bodyReader, clock *simulator.Clock) echo.HandlerFunc {
 	type response struct {
 		PlatformID    string `json:"platform_id"`
 		UserAccountID string `json:"user_account_id"`
@@ -155,7 +155,7 @@ func handleCreateUser(tenants Tenants, bodies *bodies, clock *simulator.Clock) e
 	return func(c echo.Context) error {
 		v := validate.New()
 		inst := v.PathStr("institution_id", c.Param("institution_id"))
-		b, err := bodies.object(c, v)
+		b, err := reader.object(c, v)
 		if err != nil {
 			return err
 		}
@@ -253,11 +253,11 @@ func handleGetUser(tenants Tenants) echo.HandlerFunc {
 }
 
 // handleSetPrices serves PUT /_sandbox/institutions/:institution_id/prices.
-func handleSetPrices(tenants Tenants, bodies *bodies) echo.HandlerFunc {
+func handleSetPrices(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		inst := v.PathStr("institution_id", c.Param("institution_id"))
-		raw, err := bodies.read(c)
+		raw, err := reader.read(c)
 		if err != nil {
 			return err
 		}
@@ -278,7 +278,7 @@ func handleSetPrices(tenants Tenants, bodies *bodies) echo.HandlerFunc {
 }
 
 // handleRotateSecret serves POST /_sandbox/institutions/:institution_id/signing-secret/rotate.
-func handleRotateSecret(tenants Tenants, bodies *bodies) echo.HandlerFunc {
+func handleRotateSecret(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		SigningSecret  string `json:"signing_secret"`
 		OverlapSeconds int    `json:"overlap_seconds"`
@@ -286,7 +286,7 @@ func handleRotateSecret(tenants Tenants, bodies *bodies) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		inst := v.PathStr("institution_id", c.Param("institution_id"))
-		b, err := bodies.object(c, v)
+		b, err := reader.object(c, v)
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // handleKYC serves POST /_sandbox/users/:platform_id/kyc.
-func handleKYC(trading Trading, tenants Tenants, institution func(ctx context.Context, id string) (*simulator.Institution, error), bodies *bodies) echo.HandlerFunc {
+func handleKYC(trading Trading, tenants Tenants, institution func(ctx context.Context, id string) (*simulator.Institution, error), reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		accountJSON
 		EventID string `json:"event_id,omitempty"`
@@ -20,7 +20,7 @@ func handleKYC(trading Trading, tenants Tenants, institution func(ctx context.Co
 	return func(c echo.Context) error {
 		v := validate.New()
 		pid := v.PathStr("platform_id", c.Param("platform_id"))
-		b, err := bodies.object(c, v)
+		b, err := reader.object(c, v)
 		if err != nil {
 			return err
 		}
@@ -54,7 +54,7 @@ func handleKYC(trading Trading, tenants Tenants, institution func(ctx context.Co
 }
 
 // handlePlaceOrder serves POST /_sandbox/orders.
-func handlePlaceOrder(trading Trading, bodies *bodies) echo.HandlerFunc {
+func handlePlaceOrder(trading Trading, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		OrderID       string `json:"order_id"`
 		TransactionID string `json:"transaction_id"`
@@ -62,7 +62,7 @@ func handlePlaceOrder(trading Trading, bodies *bodies) echo.HandlerFunc {
 	}
 	return func(c echo.Context) error {
 		v := validate.New()
-		b, err := bodies.object(c, v)
+		b, err := reader.object(c, v)
 		if err != nil {
 			return err
 		}
@@ -110,10 +110,10 @@ func renderControlTransaction(t *simulator.Transaction, orders []*simulator.Orde
 }
 
 // handlePlaceTransaction serves POST /_sandbox/transactions.
-func handlePlaceTransaction(trading Trading, bodies *bodies) echo.HandlerFunc {
+func handlePlaceTransaction(trading Trading, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
-		b, err := bodies.object(c, v)
+		b, err := reader.object(c, v)
 		if err != nil {
 			return err
 		}
@@ -133,11 +133,11 @@ func handlePlaceTransaction(trading Trading, bodies *bodies) echo.HandlerFunc {
 }
 
 // handleFill serves POST /_sandbox/transactions/:transaction_id/fill.
-func handleFill(trading Trading, bodies *bodies) echo.HandlerFunc {
+func handleFill(trading Trading, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		id := v.PathStr("transaction_id", c.Param("transaction_id"))
-		raw, err := bodies.read(c)
+		raw, err := reader.read(c)
 		if err != nil {
 			return err
 		}

@@ -29,19 +29,21 @@ func enumStrings[T ~string](vs []T) []string {
 	return out
 }
 
-// bodies reads request bodies up to the configured limit and decodes the large ones one at a
-// time; the handlers that take a body share one.
-type bodies struct {
+// bodyReader reads request bodies up to the configured limit and decodes the large ones one
+// at a time; the handlers that take a body share one.
+type bodyReader struct {
 	max   int64
 	large chan struct{} // the one slot for decoding a large request body
 }
 
-func newBodies(max int64) *bodies { return &bodies{max: max, large: make(chan struct{}, 1)} }
+func newBodyReader(max int64) *bodyReader {
+	return &bodyReader{max: max, large: make(chan struct{}, 1)}
+}
 
 // read reads the request body up to the configured limit (413 beyond it).
-func (bs *bodies) read(c echo.Context) ([]byte, error) {
+func (br *bodyReader) read(c echo.Context) ([]byte, error) {
 	r := c.Request()
-	limit := bs.max
+	limit := br.max
 	raw, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		return nil, simulator.Errorf(simulator.EINVALID, "There was an error parsing the body")
@@ -53,8 +55,8 @@ func (bs *bodies) read(c echo.Context) ([]byte, error) {
 		// Decoding and validating a large body costs tens of bytes per JSON value: one at a
 		// time, so six 1 MiB bodies at once cannot take hundreds of MB (decisions D17).
 		select {
-		case bs.large <- struct{}{}:
-			c.Response().After(func() { <-bs.large })
+		case br.large <- struct{}{}:
+			c.Response().After(func() { <-br.large })
 		case <-r.Context().Done():
 			return nil, r.Context().Err()
 		}
@@ -66,8 +68,8 @@ func (bs *bodies) read(c echo.Context) ([]byte, error) {
 const largeBody = 64 << 10
 
 // object reads and opens the request's JSON body for validation.
-func (bs *bodies) object(c echo.Context, v *validate.Collector) (*validate.Object, error) {
-	raw, err := bs.read(c)
+func (br *bodyReader) object(c echo.Context, v *validate.Collector) (*validate.Object, error) {
+	raw, err := br.read(c)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 // addRoutes registers every route. Paths are exactly the spec's, trailing slashes included.
 // Each handler is made from exactly the dependencies it uses.
 func (s *Server) addRoutes() {
-	d, b := s.deps, s.bodies
+	d, b := s.deps, s.reader
 	s.handle(http.MethodGet, "/health", handleHealth())
 	for _, v := range s.cfg.APIVersions {
 		p := "/" + v

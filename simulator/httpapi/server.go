@@ -74,7 +74,7 @@ type Server struct {
 	clock   *simulator.Clock
 	journal *journal
 	faults  *faults
-	bodies  *bodies
+	reader  *bodyReader
 }
 
 // NewServer builds the handler with every route of routes.go.
@@ -95,7 +95,7 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{e: e, log: log, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{},
-		bodies: newBodies(cfg.MaxBodyBytes)}
+		reader: newBodyReader(cfg.MaxBodyBytes)}
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
 	e.HTTPErrorHandler = s.errorHandler
 	e.Pre(requestID, boundHead, noOptions, decodedPath)

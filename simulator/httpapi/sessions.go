@@ -16,10 +16,10 @@ type SessionRevoker interface {
 }
 
 // handleRevokeSessions serves POST /{v}/sessions/revoke/ (spec §4.4, decisions D5): 204, empty.
-func handleRevokeSessions(sessions SessionRevoker, bodies *bodies) echo.HandlerFunc {
+func handleRevokeSessions(sessions SessionRevoker, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
-		raw, err := bodies.read(c)
+		raw, err := reader.read(c)
 		if err != nil {
 			return err
 		}

@@ -85,9 +85,9 @@ func handleListSubscriptions(hooks Webhooks) echo.HandlerFunc {
 
 // handleCreateSubscription serves POST /{v}/webhooks/subscriptions (spec §4.6, decisions D8):
 // 201 with the subscription pinned to version, and signing_secret on the issuing call only.
-func handleCreateSubscription(hooks Webhooks, guard URLChecker, bodies *bodies, version string) echo.HandlerFunc {
+func handleCreateSubscription(hooks Webhooks, guard URLChecker, reader *bodyReader, version string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		raw, err := bodies.read(c)
+		raw, err := reader.read(c)
 		if err != nil {
 			return err
 		}
