@@ -11,42 +11,40 @@ import (
 )
 
 // The OpenAPI documents and the offline reference (decisions D16): no key, like /health, and
-// not journaled; rendered once, on first use.
+// not journaled; each rendered once, on first use.
 
 // handleOpenAPI serves GET /openapi.json: the partner API of every mounted version.
-func (s *Server) handleOpenAPI() echo.HandlerFunc {
-	doc := sync.OnceValues(func() ([]byte, error) { return openapi.Partner(s.cfg.APIVersions) })
-	return s.serveDocument(doc)
+func handleOpenAPI(versions []string) echo.HandlerFunc {
+	return serveDocument(func() ([]byte, error) { return openapi.Partner(versions) })
 }
 
 // handleVersionOpenAPI serves GET /{version}/openapi.json: that version's document.
-func (s *Server) handleVersionOpenAPI(version string) echo.HandlerFunc {
-	return s.serveDocument(sync.OnceValues(func() ([]byte, error) { return openapi.PartnerVersion(version) }))
+func handleVersionOpenAPI(version string) echo.HandlerFunc {
+	return serveDocument(func() ([]byte, error) { return openapi.PartnerVersion(version) })
 }
 
 // handleControlOpenAPI serves GET /_sandbox/openapi.json: the control plane's document. It
 // needs no token, like /openapi.json: it describes the surface and holds no data.
-func (s *Server) handleControlOpenAPI() echo.HandlerFunc {
-	return s.serveDocument(sync.OnceValues(openapi.ControlPlane))
-}
+func handleControlOpenAPI() echo.HandlerFunc { return serveDocument(openapi.ControlPlane) }
 
-func (s *Server) serveDocument(doc func() ([]byte, error)) echo.HandlerFunc {
+func serveDocument(render func() ([]byte, error)) echo.HandlerFunc {
+	doc := sync.OnceValues(render)
 	return func(c echo.Context) error {
 		b, err := doc()
 		if err != nil {
 			return err
 		}
-		s.writeRaw(c, http.StatusOK, b)
+		writeRaw(c, http.StatusOK, b)
 		return nil
 	}
 }
 
 // handleDocs serves GET /docs: Swagger UI over /openapi.json (and the control plane's
 // document when the control plane is on), every file from this server.
-func (s *Server) handleDocs() echo.HandlerFunc {
+func handleDocs(control bool) echo.HandlerFunc {
 	page := sync.OnceValues(func() ([]byte, error) {
 		specs := []openapi.Spec{{Name: "Partner API", URL: "/openapi.json"}}
-		if s.deps.Sandbox != nil {
+		if control {
 			specs = append(specs, openapi.Spec{Name: "Control plane (/_sandbox/)", URL: "/_sandbox/openapi.json"})
 		}
 		return openapi.DocsPage("Partner Investing Service (partnersim sandbox) - Swagger UI", specs)
@@ -61,7 +59,7 @@ func (s *Server) handleDocs() echo.HandlerFunc {
 }
 
 // handleDocsAsset serves GET /docs/{file}: the vendored viewer's files.
-func (s *Server) handleDocsAsset() echo.HandlerFunc {
+func handleDocsAsset() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		b, ct, ok := openapi.DocsAsset(c.Param("file"))
 		if !ok {
