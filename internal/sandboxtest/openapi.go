@@ -1,27 +1,21 @@
 package sandboxtest
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"io"
 	"net/http"
-	"regexp"
 	"sync"
 	"testing"
 	"time"
 
+	"partnersim/openapi"
 	"partnersim/openapi/check"
 )
 
 // checkers holds one checker per served document: loading one costs milliseconds, and
 // hundreds of tests serve the same few documents.
 var checkers sync.Map // [sha256.Size]byte -> *check.Checker
-
-// Undocumented matches the paths outside the documents, as FastAPI leaves /openapi.json and
-// /docs out of its schema: the documents themselves, the viewer and the QA console's pages
-// (decisions D15).
-var Undocumented = regexp.MustCompile(`^(/v[0-9]+|/_sandbox)?/openapi\.json$|^/docs(/|$)|^/_sandbox/ui(/|$)`)
 
 // checkedClient returns a client whose every exchange with base is checked against the
 // documents base serves: /openapi.json and, when the control plane is on,
@@ -57,7 +51,7 @@ func checkedClient(tb testing.TB, base string) *http.Client {
 			tb.Fatalf("the served documents do not load: %v", err)
 		}
 		chk.Skip = func(r *http.Request, _ int, body []byte) bool {
-			return Undocumented.MatchString(r.URL.Path) || bytes.HasPrefix(body, []byte(`{"detail":"Injected fault: `))
+			return openapi.Undocumented(r.URL.Path) || openapi.InjectedFault(body)
 		}
 		c, _ = checkers.LoadOrStore(key, chk)
 	}

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -28,7 +29,8 @@ import (
 // Checker validates exchanges against one or more documents (the first that routes a request
 // decides it).
 type Checker struct {
-	docs []*entry
+	docs            []*entry
+	checked, failed atomic.Int64
 	// Skip, when set, names exchanges outside the documents (the documents themselves, a
 	// viewer's files): they are not checked.
 	Skip func(r *http.Request, status int, body []byte) bool
@@ -106,6 +108,18 @@ func (c *Checker) Check(req *http.Request, reqBody []byte, res *http.Response, r
 	if c.Skip != nil && c.Skip(req, res.StatusCode, resBody) {
 		return nil
 	}
+	c.checked.Add(1)
+	err := c.check(req, reqBody, res, resBody)
+	if err != nil {
+		c.failed.Add(1)
+	}
+	return err
+}
+
+// Stats returns how many exchanges were checked (skipped ones aside) and how many disagreed.
+func (c *Checker) Stats() (checked, failed int64) { return c.checked.Load(), c.failed.Load() }
+
+func (c *Checker) check(req *http.Request, reqBody []byte, res *http.Response, resBody []byte) error {
 	ctx := req.Context()
 	f := &Failure{Method: req.Method, Path: req.URL.Path, Status: res.StatusCode}
 	// Route on the decoded path, as Starlette (and the sandbox) do: an encoded slash in an id

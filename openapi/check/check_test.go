@@ -126,4 +126,6 @@ func TestBodyOn204Fails(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "revokeMemberSessions_v1")
 	assert.Contains(t, err.Error(), "204 is documented without a body")
+	checked, failed := c.Stats()
+	assert.Equal(t, [2]int64{2, 1}, [2]int64{checked, failed})
 }
