@@ -50,11 +50,16 @@ func PartnerVersion(version string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	setServer(doc, version)
+	return toJSON(doc)
+}
+
+// setServer makes /{version} the document's one server.
+func setServer(doc *yaml.Node, version string) {
 	server := mapping()
 	set(server, "url", scalar("/"+version))
 	set(server, "description", scalar("this sandbox, API version "+version))
 	set(doc, "servers", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{server}})
-	return toJSON(doc)
 }
 
 // ControlPlane returns the control plane's document, as /_sandbox/openapi.json serves it: every

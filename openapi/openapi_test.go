@@ -43,6 +43,12 @@ func TestDocumentsAreValidOpenAPI31(t *testing.T) {
 		assert.NoError(t, err, name)
 		assert.Equal(t, "3.1.0", decode(t, b).OpenAPI, name)
 	}
+	v30, err := openapi.PartnerVersion30("v1")
+	require.NoError(t, err)
+	_, err = check.New(context.Background(), check.Doc{Name: "3.0 view", Data: v30})
+	assert.NoError(t, err, "the 3.0 view validates as OpenAPI 3.0 (no type lists, no numeric exclusive bounds)")
+	assert.Equal(t, "3.0.3", decode(t, v30).OpenAPI)
+	assert.Empty(t, decode(t, v30).Hooks)
 }
 
 // The root document carries /health and every path of each mounted version under its prefix,
