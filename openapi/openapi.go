@@ -15,8 +15,9 @@ import (
 var sources embed.FS
 
 // Partner returns the partner API document for the mounted versions, as /openapi.json serves
-// it: no servers, every path absolute — /health, then each version's paths under /{version}, the
-// operationIds of each version suffixed with _{version} so that they stay unique.
+// it: one server, this sandbox's root, and every path absolute — /health, then each version's
+// paths under /{version}, the operationIds of each version suffixed with _{version} so that they
+// stay unique.
 func Partner(versions []string) ([]byte, error) {
 	doc, err := load("partner-api.yaml")
 	if err != nil {
@@ -39,7 +40,10 @@ func Partner(versions []string) ([]byte, error) {
 		}
 	}
 	set(doc, "paths", paths)
-	remove(doc, "servers")
+	server := mapping()
+	set(server, "url", scalar("/"))
+	set(server, "description", scalar("this sandbox"))
+	set(doc, "servers", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{server}})
 	return toJSON(doc)
 }
 

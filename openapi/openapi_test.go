@@ -61,7 +61,8 @@ func TestPerVersionDocuments(t *testing.T) {
 	root, err := openapi.Partner([]string{"v1", "v2"})
 	require.NoError(t, err)
 	r := decode(t, root)
-	assert.Empty(t, r.Servers, "the root document's paths are absolute")
+	require.Len(t, r.Servers, 1)
+	assert.Equal(t, "/", r.Servers[0].URL, "the root document's paths are absolute")
 	want := []string{"/health"}
 	for _, v := range []string{"v1", "v2"} {
 		for p := range source.Paths {
