@@ -75,6 +75,8 @@ type Server struct {
 	clock   *simulator.Clock
 	journal *journal
 	faults  *faults
+	// histories keeps generated histories rendered (render.go).
+	histories *historyCache
 	// largeBodies is the one slot for decoding a large request body (see readBody).
 	largeBodies chan struct{}
 }
@@ -97,7 +99,7 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{e: e, log: log, store: deps.Store, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{},
-		largeBodies: make(chan struct{}, 1)}
+		histories: newHistoryCache(), largeBodies: make(chan struct{}, 1)}
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
 	e.HTTPErrorHandler = s.errorHandler
 	e.Pre(s.requestID, boundHead, noOptions, decodedPath)

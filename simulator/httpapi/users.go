@@ -40,11 +40,7 @@ func (s *Server) handleUserDetail() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		body, err := renderUserDetail(view, s.clock)
-		if err != nil {
-			return err
-		}
-		s.writeRaw(c, http.StatusOK, body)
+		s.writeRaw(c, http.StatusOK, renderUserDetail(view, s.clock, s.histories))
 		return nil
 	}
 }
@@ -89,12 +85,8 @@ func (s *Server) handleUserList() echo.HandlerFunc {
 				return err
 			}
 		}
-		items := make([]userItemJSON, 0, len(page.Users))
-		for _, u := range page.Users {
-			items = append(items, renderUserItem(u, page.Prices))
-		}
-		return s.jsonOK(c, http.StatusOK, pageJSON[userItemJSON]{Items: items, TotalRecords: page.Total,
-			LastRecordNumber: nextCursor(cursor, len(items)), PerPage: f.Limit})
+		s.writeRaw(c, http.StatusOK, renderUserPage(page, cursor, f.Limit))
+		return nil
 	}
 }
 
