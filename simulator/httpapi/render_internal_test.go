@@ -176,8 +176,8 @@ func TestRenderMatchesEncoder(t *testing.T) {
 		}
 		clock := simulator.NewClock(func() time.Time { return now })
 		want := refRenderDetail(t, v, now)
-		require.Equal(t, want, string(renderUserDetail(v, clock, histories)), "user %d", i)
-		require.Equal(t, want, string(renderUserDetail(v, clock, histories)), "user %d from the history cache", i)
+		require.Equal(t, want, string(appendUserDetail(nil, v, clock, histories)), "user %d", i)
+		require.Equal(t, want, string(appendUserDetail(nil, v, clock, histories)), "user %d from the history cache", i)
 		require.True(t, json.Valid([]byte(want)))
 	}
 

@@ -77,6 +77,7 @@ type Server struct {
 	faults  *faults
 	// histories keeps generated histories rendered (render.go).
 	histories *historyCache
+	bodies    bodyPool
 	// largeBodies is the one slot for decoding a large request body (see readBody).
 	largeBodies chan struct{}
 }

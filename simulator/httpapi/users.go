@@ -40,7 +40,9 @@ func (s *Server) handleUserDetail() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		s.writeRaw(c, http.StatusOK, renderUserDetail(view, s.clock, s.histories))
+		body := appendUserDetail(s.bodies.get(), view, s.clock, s.histories)
+		s.writeRaw(c, http.StatusOK, body)
+		s.bodies.put(body)
 		return nil
 	}
 }
