@@ -113,6 +113,17 @@ func runFixturesBuild(ctx context.Context, dir, dbPath string, force bool, stdou
 	return nil
 }
 
+// afterTwoSeconds passes progress on only once a load has run for two seconds: serve says
+// nothing about a small set's load (its stderr carries the JSON logs), and shows a large one's.
+func afterTwoSeconds(p sandbox.Progress) sandbox.Progress {
+	start := time.Now()
+	return func(phase string, done, total int) {
+		if time.Since(start) >= 2*time.Second {
+			p(phase, done, total)
+		}
+	}
+}
+
 // newBuildProgress reports a build (sandbox.Progress): on a terminal one line redrawn in
 // place with the rate and, while writing, a bar and the time left; otherwise a plain line at
 // most every two seconds and at the end of each phase (logs, CI).

@@ -85,7 +85,7 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 
 	sbCfg := sandbox.Config{DBPath: cfg.DBPath, SandboxToken: cfg.SandboxToken, Logger: log, NoControl: cfg.NoControl,
 		Exposed: !sandbox.IsLoopback(cfg.Addr), DeliveryTimeout: cfg.Timeout, Workers: cfg.Workers, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, CheckStore: cfg.CheckStore,
-		LoadProgress: newBuildProgress(stderr, isTerminal(stderr), time.Now())}
+		LoadProgress: afterTwoSeconds(newBuildProgress(stderr, isTerminal(stderr), time.Now()))}
 	for _, part := range strings.Split(cfg.Retry, ",") {
 		if part = strings.TrimSpace(part); part == "" {
 			continue

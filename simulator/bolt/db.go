@@ -77,6 +77,12 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Optio
 				return err
 			}
 		}
+		// A new file keeps day counters from its first write.
+		if k, _ := tx.Bucket(bCounts).Cursor().First(); k == nil {
+			if k, _ := tx.Bucket(bMeta).Cursor().First(); k == nil {
+				return tx.Bucket(bMeta).Put(metaDays, []byte("1"))
+			}
+		}
 		return nil
 	}); err != nil {
 		db.Close()
@@ -325,6 +331,9 @@ func (w *writeTx) putIndex(bucket, prefix, rest, value []byte) error {
 	k := cat(prefix, rest)
 	if w.bulk != nil || w.spool != nil || w.Bucket(bucket).Get(k) == nil {
 		w.count(countKey(bucket, prefix), 1)
+		if timed(prefix) {
+			w.count(dayCountKey(bucket, prefix, rest[:8]), 1)
+		}
 	}
 	return w.put(bucket, k, value)
 }
@@ -337,6 +346,9 @@ func (w *writeTx) deleteIndex(bucket, prefix, rest []byte) error {
 		return nil
 	}
 	w.count(countKey(bucket, prefix), -1)
+	if timed(prefix) {
+		w.count(dayCountKey(bucket, prefix, rest[:8]), -1)
+	}
 	return b.Delete(k)
 }
 
