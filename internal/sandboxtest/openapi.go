@@ -20,7 +20,7 @@ var checkers sync.Map // [sha256.Size]byte -> *check.Checker
 // checkedClient returns a client whose every exchange with base is checked against the
 // documents base serves: /openapi.json and, when the control plane is on,
 // /_sandbox/openapi.json. Injected faults (sandbox-only, any status by design) are not checked.
-func checkedClient(tb testing.TB, base string) *http.Client {
+func checkedClient(tb testing.TB, base string) (*http.Client, *check.Checker) {
 	tb.Helper()
 	var docs []check.Doc
 	h := sha256.New()
@@ -55,9 +55,10 @@ func checkedClient(tb testing.TB, base string) *http.Client {
 		}
 		c, _ = checkers.LoadOrStore(key, chk)
 	}
+	chk := c.(*check.Checker)
 	return &http.Client{
 		Timeout:       15 * time.Second,
-		Transport:     c.(*check.Checker).Transport(nil),
+		Transport:     chk.Transport(nil),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	}, chk
 }

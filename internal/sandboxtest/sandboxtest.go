@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"partnersim/openapi/check"
 	"partnersim/sandbox"
 )
 
@@ -32,6 +33,7 @@ type Sandbox struct {
 	// checked is the client every call goes through: no redirects followed, and every
 	// exchange checked against the OpenAPI documents the sandbox serves (openapi/check).
 	checked *http.Client
+	checker *check.Checker
 }
 
 // MustServe starts a sandbox with the default fixtures (cfg may change its configuration) and
@@ -53,8 +55,12 @@ func MustServe(tb testing.TB, cfg ...func(*sandbox.Config)) *Sandbox {
 			tb.Errorf("close the sandbox: %v", err)
 		}
 	})
-	return &Sandbox{Server: srv, SB: sb, checked: checkedClient(tb, srv.URL)}
+	client, checker := checkedClient(tb, srv.URL)
+	return &Sandbox{Server: srv, SB: sb, checked: client, checker: checker}
 }
+
+// Checker checks exchanges and webhook deliveries against the documents the sandbox serves.
+func (s *Sandbox) Checker() *check.Checker { return s.checker }
 
 // CheckedClient is the client Call uses: it follows no redirects and fails any exchange that
 // disagrees with the OpenAPI documents the sandbox serves (the contract suite's self-hosted run

@@ -210,6 +210,41 @@ func (c *Checker) check(req *http.Request, reqBody []byte, res *http.Response, r
 	return f
 }
 
+// CheckEvent validates one webhook delivery — its headers and its body — against the
+// document's webhooks entry for the body's event_type. It returns nil or a *Failure.
+func (c *Checker) CheckEvent(header http.Header, body []byte) error {
+	var env struct {
+		EventType string `json:"event_type"`
+	}
+	_ = json.Unmarshal(body, &env)
+	f := &Failure{Method: http.MethodPost, Path: "webhooks/" + env.EventType}
+	c.checked.Add(1)
+	for _, d := range c.docs {
+		item := d.doc.Webhooks[env.EventType]
+		if item == nil || item.Post == nil {
+			continue
+		}
+		f.Operation = item.Post.OperationID
+		req, err := http.NewRequest(http.MethodPost, "http://receiver.test/", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header = header.Clone()
+		in := &openapi3filter.RequestValidationInput{Request: req, Route: &routers.Route{Spec: d.doc, Path: "/", PathItem: item,
+			Method: http.MethodPost, Operation: item.Post},
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true, SkipSettingDefaults: true}}
+		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+			f.Problems = problems(err)
+			c.failed.Add(1)
+			return f
+		}
+		return nil
+	}
+	f.Problems = []string{fmt.Sprintf("no document describes the event type %q under webhooks", env.EventType)}
+	c.failed.Add(1)
+	return f
+}
+
 // documented returns the response the operation documents for status: exact, then its range
 // (2XX), then default.
 func documented(op *openapi3.Operation, status int) *openapi3.Response {

@@ -2,15 +2,20 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"partnersim/internal/sandboxtest"
 	"partnersim/openapi"
 	"partnersim/sandbox"
 )
@@ -84,4 +89,67 @@ func TestServedDocumentsAndDocs(t *testing.T) {
 	off := MustServe(t, func(c *sandbox.Config) { c.NoControl = true })
 	assert.Equal(t, http.StatusNotFound, off.Call(t, "GET", "/_sandbox/openapi.json", "").Status)
 	assert.NotContains(t, off.Call(t, "GET", "/docs", "").Body, "/_sandbox/openapi.json")
+}
+
+// delivery is one webhook delivery as a receiver saw it.
+type delivery struct {
+	header http.Header
+	body   []byte
+}
+
+// Every kind of delivery — a kyc event, a transaction event, a test send of each type — matches
+// the document's webhooks section: headers and envelope, no field more or less.
+func TestDeliveriesMatchTheWebhooksSection(t *testing.T) {
+	a := MustServe(t)
+	var (
+		mu  sync.Mutex
+		got []delivery
+	)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, delivery{r.Header.Clone(), b})
+		mu.Unlock()
+	}))
+	t.Cleanup(hook.Close)
+	inst, key := a.tenant(t, "symitar", "q2")
+	subs := map[string]string{}
+	for _, typ := range []string{"kyc", "transaction"} {
+		r := a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"`+typ+`","url":"`+hook.URL+`"}`, "x-api-key: "+key)
+		require.Equal(t, http.StatusCreated, r.Status, r.Body)
+		subs[typ] = r.JSON("subscription_id").String()
+	}
+	a.MustControl(t, "PUT", "/_sandbox/institutions/"+inst+"/prices", `{"AAPL":"200.00"}`)
+	pid := a.MustControl(t, "POST", "/_sandbox/institutions/"+inst+"/users",
+		`{"user_account_id":"hooked","accounts":[{"product":"securities","kyc_status":"approved","cash":"1000.00"},{"product":"crypto"}]}`).JSON("platform_id").String()
+	a.MustControl(t, "POST", "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`)
+	txn := a.MustControl(t, "POST", "/_sandbox/orders", `{"platform_id":"`+pid+`","product":"securities","side":"buy","symbol":"AAPL","quantity":"1"}`).JSON("transaction_id").String()
+	a.MustControl(t, "POST", "/_sandbox/transactions/"+txn+"/fill", "")
+	for _, id := range subs {
+		r := a.Call(t, "POST", "/v1/webhooks/subscriptions/"+id+"/test", "", "x-api-key: "+key)
+		require.Equal(t, http.StatusOK, r.Status, r.Body)
+	}
+	sandboxtest.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= 4 }, "four deliveries")
+	mu.Lock()
+	defer mu.Unlock()
+	kinds := map[string]int{}
+	for _, d := range got {
+		var env struct {
+			EventType string `json:"event_type"`
+			IsTest    bool   `json:"is_test"`
+		}
+		require.NoError(t, json.Unmarshal(d.body, &env))
+		kinds[env.EventType+"/"+strconv.FormatBool(env.IsTest)]++
+		assert.NoError(t, a.Checker().CheckEvent(d.header, d.body), string(d.body))
+	}
+	assert.Equal(t, map[string]int{"kyc/false": 1, "kyc/true": 1, "transaction/false": 1, "transaction/true": 1}, kinds)
+
+	// And the check has teeth: a field the document does not list fails it.
+	extra := strings.Replace(string(got[0].body), `"is_test"`, `"amount":"1.00","is_test"`, 1)
+	err := a.Checker().CheckEvent(got[0].header, []byte(extra))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "amount")
+	h := got[0].header.Clone()
+	h.Del("X-Partner-Webhook-Signature")
+	assert.ErrorContains(t, a.Checker().CheckEvent(h, got[0].body), "X-Partner-Webhook-Signature")
 }
