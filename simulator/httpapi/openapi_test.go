@@ -1,16 +1,19 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,4 +155,24 @@ func TestDeliveriesMatchTheWebhooksSection(t *testing.T) {
 	h := got[0].header.Clone()
 	h.Del("X-Partner-Webhook-Signature")
 	assert.ErrorContains(t, a.Checker().CheckEvent(h, got[0].body), "X-Partner-Webhook-Signature")
+}
+
+// /docs renders in a real browser from the sandbox's own files: headless Chromium (when the
+// machine has it) loads the page, runs Swagger UI and lists the operations of /openapi.json.
+func TestDocsRenderInChromium(t *testing.T) {
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("no chromium on PATH (Debian package chromium)")
+	}
+	a := MustServe(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir="+t.TempDir(),
+		"--virtual-time-budget=20000", "--dump-dom", a.URL+"/docs")
+	dom, err := cmd.Output()
+	require.NoError(t, err)
+	for _, want := range []string{"Partner Investing Service (partnersim sandbox)", "/v1/users/{user_account_id}/", "Get User List", "Revoke Member Sessions"} {
+		assert.Contains(t, string(dom), want, "Swagger UI rendered the document")
+	}
 }
