@@ -62,6 +62,8 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("%s imports bbolt: only simulator/bolt does", path)
 			case path == "partnersim/simulator/bolt" && ours(imp) && imp != "partnersim/simulator":
 				t.Errorf("%s imports %s: the store imports only the domain of this module", path, imp)
+			case strings.HasPrefix(path, "partnersim/openapi") && ours(imp) && !strings.HasPrefix(imp, "partnersim/openapi"):
+				t.Errorf("%s imports %s: the OpenAPI documents and their checker stand apart from what they describe", path, imp)
 			case path == "partnersim/features" && strings.HasPrefix(imp, "partnersim/simulator"):
 				t.Errorf("%s imports %s: the suites are black-box (HTTP and gjson only)", path, imp)
 			case path == "partnersim/receiver/certify" && imp == "partnersim/receiver":
