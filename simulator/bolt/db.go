@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -208,9 +207,9 @@ func (w *writeTx) put(bucket, key, value []byte) error {
 	return w.Bucket(bucket).Put(key, value)
 }
 
-// putJSON writes v encoded as JSON.
-func (w *writeTx) putJSON(bucket, key []byte, v any) error {
-	raw, err := json.Marshal(v)
+// putRecord writes v in its stored form (codec.go).
+func (w *writeTx) putRecord(bucket, key []byte, v any) error {
+	raw, err := encodeRecord(v)
 	if err != nil {
 		return fmt.Errorf("encode %s/%q: %w", bucket, key, err)
 	}
@@ -300,13 +299,13 @@ func (s *DB) readInstitution(tx *bbolt.Tx, id string) (*simulator.Institution, e
 	return v.(*simulator.Institution), nil
 }
 
-// getJSON decodes the value at key into v; a missing key is an ENOTFOUND error with msg.
-func getJSON(tx *bbolt.Tx, bucket, key []byte, v any, msg string) error {
+// getRecord decodes the value at key into v; a missing key is an ENOTFOUND error with msg.
+func getRecord(tx *bbolt.Tx, bucket, key []byte, v any, msg string) error {
 	raw := tx.Bucket(bucket).Get(key)
 	if raw == nil {
 		return &simulator.Error{Code: simulator.ENOTFOUND, Message: msg}
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := decodeRecord(raw, v); err != nil {
 		return fmt.Errorf("decode %s/%q: %w", bucket, key, err)
 	}
 	return nil

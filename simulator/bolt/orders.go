@@ -51,12 +51,12 @@ func (w *writeTx) putOrder(old, o *simulator.Order) error {
 			return err
 		}
 	}
-	return w.putJSON(bOrders, []byte(o.ID), o)
+	return w.putRecord(bOrders, []byte(o.ID), o)
 }
 
 func getOrder(tx *bbolt.Tx, instID, id string) (*simulator.Order, error) {
 	var o simulator.Order
-	if err := getJSON(tx, bOrders, []byte(id), &o, "order not found"); err != nil {
+	if err := getRecord(tx, bOrders, []byte(id), &o, "order not found"); err != nil {
 		return nil, err
 	}
 	if o.InstitutionID != instID {
@@ -67,7 +67,7 @@ func getOrder(tx *bbolt.Tx, instID, id string) (*simulator.Order, error) {
 
 func getTransaction(tx *bbolt.Tx, instID, id string) (*simulator.Transaction, []*simulator.Order, error) {
 	var t simulator.Transaction
-	if err := getJSON(tx, bTransactions, []byte(id), &t, "transaction not found"); err != nil {
+	if err := getRecord(tx, bTransactions, []byte(id), &t, "transaction not found"); err != nil {
 		return nil, nil, err
 	}
 	if t.InstitutionID != instID {
