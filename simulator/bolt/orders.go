@@ -117,10 +117,17 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 			ids [][]byte
 			err error
 		)
-		if !residual && !ranged {
+		switch {
+		case !residual && hasDays(tx):
+			known := -1
+			if !ranged {
+				known = countOf(tx, bOrderIndex, prefix)
+			}
+			ids, page.Total, err = pageDays(ctx, tx, bOrderIndex, prefix, lo, hi, f.Desc, f.Offset, f.Limit, known, idOf)
+		case !residual && !ranged:
 			page.Total = countOf(tx, bOrderIndex, prefix)
 			ids, err = pageKnown(ctx, tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
-		} else {
+		default:
 			ids, err = pageScan(ctx, tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, func(v []byte) bool {
 				if f.Product != nil && v[0] != byte(simulator.ProductIndex(*f.Product)) {
 					return false

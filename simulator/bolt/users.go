@@ -321,10 +321,17 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 			return k[len(prefix)+len(v)-12+1:]
 		}
 		var pids [][]byte
-		if !residual && !ranged {
+		switch {
+		case !residual && sortKind == sortCreated && hasDays(tx):
+			known := -1
+			if !ranged {
+				known = countOf(tx, bUserIndex, prefix)
+			}
+			pids, page.Total, err = pageDays(ctx, tx, bUserIndex, prefix, lo, hi, f.Desc, f.Offset, f.Limit, known, idOf)
+		case !residual && !ranged:
 			page.Total = countOf(tx, bUserIndex, prefix)
 			pids, err = pageKnown(ctx, tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
-		} else {
+		default:
 			pids, err = pageScan(ctx, tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, match, &page.Total, idOf)
 		}
 		if err != nil {
