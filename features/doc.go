@@ -3,6 +3,6 @@
 // (`partnersim contract`, decisions D14), or against a sandbox it starts itself in tests.
 //
 // It is black-box: the steps speak HTTP and read answers with gjson, and it must never import
-// the simulator (partnersim/simulator/...) or any other package of this module, so that what it
-// checks is the API as a partner sees it, whatever implements it.
+// the simulator (partnersim/simulator/...), the sandbox that wires it or its fixtures, so that
+// what it checks is the API as a partner sees it, whatever implements it.
 package features

@@ -74,7 +74,7 @@ var rules = map[string]rule{
 	"partnersim/receiver":                    {ours: []string{"partnersim/simulator/webhook/signature"}, outside: []string{bbolt}},
 	"partnersim/receiver/certify":            {ours: []string{"partnersim/simulator/webhook/signature"}, outside: []string{}},
 	"partnersim/fixtures":                    {ours: []string{"partnersim/simulator"}, outside: []string{decimal}},
-	"partnersim/features":                    {ours: []string{}},
+	"partnersim/features":                    {never: []string{"partnersim/simulator/...", "partnersim/sandbox", "partnersim/fixtures", harness}},
 	"partnersim/loadtest":                    {never: []string{"partnersim/simulator/bolt", "partnersim/simulator/httpapi/...", "partnersim/simulator/webhook/..."}},
 	"partnersim/sandbox":                     {never: []string{"partnersim/cmd/...", "partnersim/features", "partnersim/receiver/...", "partnersim/loadtest", "partnersim/internal/..."}},
 	"partnersim/internal/sandboxtest":        {never: []string{"partnersim/cmd/...", "partnersim/features"}},
