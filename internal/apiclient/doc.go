@@ -7,7 +7,8 @@
 // openapi-3.0.json, the 3.0.3 view of /v1/openapi.json that openapi.PartnerVersion30 renders.
 // Regenerate with `go generate ./internal/apiclient` (the module proxy must be reachable).
 //
-// Only tests use it; it imports the oapi-codegen runtime and the standard library.
+// Only tests use it; it imports the oapi-codegen runtime and the standard library, and must
+// never import anything of this module (it is a partner's view of the API).
 package apiclient
 
 //go:generate go run ./gen openapi-3.0.json

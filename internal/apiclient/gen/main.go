@@ -1,5 +1,3 @@
-// Command gen writes the 3.0.3 view of the partner API's v1 document that oapi-codegen reads
-// (see package apiclient).
 package main
 
 import (
