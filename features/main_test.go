@@ -74,5 +74,9 @@ func target(t *testing.T) features.Options {
 	}
 	srv := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.APIVersions = []string{"v1", "v2"} })
 	// Every exchange is checked against the served OpenAPI documents (openapi/check).
+	t.Cleanup(func() {
+		n, bad := srv.Checker().Stats()
+		t.Logf("openapi: %d exchanges checked against the served documents in this process, %d disagreed", n, bad)
+	})
 	return features.Options{BaseURL: srv.URL + "/v1", SandboxURL: srv.URL, SandboxToken: srv.SB.Token, HTTPClient: srv.CheckedClient()}
 }

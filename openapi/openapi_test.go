@@ -154,3 +154,12 @@ func TestDocsPageIsOffline(t *testing.T) {
 	assert.True(t, slices.ContainsFunc([]string{`version:"` + openapi.SwaggerUIVersion + `"`, `"` + openapi.SwaggerUIVersion + `"`},
 		func(s string) bool { return strings.Contains(string(bundle), s) }), "the bundle is swagger-ui-dist %s", openapi.SwaggerUIVersion)
 }
+
+// BenchmarkPartner is the cost of rendering /openapi.json (done once per server, on first use).
+func BenchmarkPartner(b *testing.B) {
+	for b.Loop() {
+		if _, err := openapi.Partner([]string{"v1", "v2"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
