@@ -398,6 +398,60 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
+// appendOrder appends an order (spec §2.5) as marshal renders renderOrder's struct.
+func appendOrder(b []byte, o *simulator.Order) []byte {
+	b = append(b, `{"order_id":`...)
+	b = appendJSONString(b, o.ID)
+	b = append(b, `,"user_account_id":`...)
+	b = appendJSONString(b, o.UserAccountID)
+	b = append(b, `,"product":`...)
+	b = appendJSONString(b, string(o.Product))
+	b = append(b, `,"side":`...)
+	b = appendJSONString(b, string(o.Side))
+	b = append(b, `,"symbol":`...)
+	b = appendJSONString(b, o.Symbol)
+	b = append(b, `,"quantity":`...)
+	b = appendJSONString(b, simulator.FormatQuantity(o.Quantity))
+	b = append(b, `,"notional":"`...)
+	b = append(b, simulator.FormatMoney(o.Notional)...)
+	b = append(b, `","fee":"`...)
+	b = append(b, simulator.FormatMoney(o.Fee)...)
+	b = append(b, `","status":`...)
+	b = appendJSONString(b, string(o.Status))
+	b = append(b, `,"placed_at":`...)
+	b = appendTime(b, o.PlacedAt)
+	if o.Status == simulator.OrderCompleted && o.CompletedAt != nil {
+		b = append(b, `,"completed_at":`...)
+		b = appendTime(b, *o.CompletedAt)
+	}
+	b = append(b, `,"is_recurring_order":`...)
+	b = strconv.AppendBool(b, o.IsRecurringOrder)
+	if o.IsRecurringOrder && o.RecurringOrderID != "" {
+		b = append(b, `,"recurring_order_id":`...)
+		b = appendJSONString(b, o.RecurringOrderID)
+	}
+	return append(b, '}')
+}
+
+// renderOrderPage renders Get Order List's body (spec §2.5).
+func renderOrderPage(page *simulator.OrderPage, cursor *big.Int, perPage int) []byte {
+	b := make([]byte, 0, 64+300*len(page.Orders))
+	b = append(b, `{"items":[`...)
+	for i, o := range page.Orders {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendOrder(b, o)
+	}
+	b = append(b, `],"total_records":`...)
+	b = strconv.AppendInt(b, int64(page.Total), 10)
+	b = append(b, `,"last_record_number":`...)
+	b = append(b, nextCursor(cursor, len(page.Orders))...)
+	b = append(b, `,"per_page":`...)
+	b = strconv.AppendInt(b, int64(perPage), 10)
+	return append(b, '}')
+}
+
 func renderOrder(o *simulator.Order) orderJSON {
 	oj := orderJSON{OrderID: o.ID, UserAccountID: o.UserAccountID, Product: o.Product, Side: o.Side, Symbol: o.Symbol,
 		Quantity: simulator.FormatQuantity(o.Quantity), Notional: simulator.FormatMoney(o.Notional), Fee: simulator.FormatMoney(o.Fee),
