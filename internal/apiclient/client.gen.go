@@ -285,7 +285,9 @@ type AccountSummary struct {
 type CreateSubscriptionRequest struct {
 	EventType EventType `json:"event_type"`
 
-	// Url the callback URL (http or https, with a host), as pydantic's HttpUrl
+	// Url the callback URL, as pydantic's HttpUrl reads it: http or https, a host, a port up to
+	// 65535 (the pattern; the URL parser's finer refusals, such as an invalid
+	// internationalized name, answer 422 `url_parsing` too)
 	Url string `json:"url"`
 }
 
