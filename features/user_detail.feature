@@ -33,7 +33,7 @@ Feature: Get User Detail
     And the JSON at "terms_and_conditions.accepted_at" is a timestamp
     And the JSON at "terms_and_conditions.version" is a string
 
-  @spec @rule:S4.1.1 @rule:D5.8
+  @spec @rule:S4.1.1 @rule:D5.8 @rule:S2.6 @rule:S2.7
   Scenario: An existing user's detail is consistent
     Given an existing user "someone"
     When I GET "/users/{someone}/?user_account_id_type=platform"
@@ -43,6 +43,14 @@ Feature: Get User Detail
     And the JSON at "total_current_market_value" equals the sum of the JSON at "accounts.#.current_market_value"
     And every element of the JSON at "accounts" has "product" as a string
     And every element of the JSON at "accounts" has "kyc_status" as a string
+    And the JSON at "historical_market_value" has the keys "all_time, past_day, past_week, past_month, past_year"
+    And every element of the JSON at "historical_market_value.past_day" has the keys "as_of, cost_basis, value"
+    And every element of the JSON at "historical_market_value.past_day" has "as_of" as a timestamp
+    And every element of the JSON at "historical_market_value.past_day" has "value" as a decimal string
+    And every element of the JSON at "historical_market_value.past_day" has "cost_basis" as a decimal string
+    And the JSON at "identities" has the keys "core_ids, dbp_ids, platform_user_identifier"
+    And the JSON at "terms_and_conditions.accepted_at" is a timestamp
+    And the JSON at "terms_and_conditions.version" is a string
 
   @spec @sandbox @rule:D5.8
   Scenario: The total market value is the sum over the accounts

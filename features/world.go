@@ -41,8 +41,9 @@ type world struct {
 	keyIDs map[string]string
 	key    string // the key requests use; "" means the active institution's full key
 
-	resp  *response
-	pages []gjson.Result
+	resp     *response
+	pages    []gjson.Result
+	lawItems []gjson.Result // the last law walk's records, descending
 
 	receivers map[string]*receiver
 	event     *delivery // the delivery the "event" steps look at
@@ -84,6 +85,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	w.httpSteps(sc)
 	w.sandboxSteps(sc)
 	w.webhookSteps(sc)
+	w.lawSteps(sc)
 }
 
 func (w *world) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
