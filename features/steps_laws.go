@@ -33,6 +33,80 @@ func (w *world) lawSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^every listed order is consistent with its status and belongs to a listed user$`, w.lawOrders)
 	sc.Step(`^the detail of `+q+` agrees with its item of the user list$`, w.lawDetailMatchesList)
 	sc.Step(`^every identity of `+q+` resolves to a user that it names$`, w.lawIdentitiesResolve)
+	sc.Step(`^the history `+q+` is (\d+) points? one (hour|day|week|month) apart, the last at the start of the current (?:hour|day|week|month) worth `+q+`$`, w.historySeries)
+}
+
+// periodStart is the UTC boundary of the period containing t (decisions D5: the hour, midnight,
+// Monday midnight, the 1st of the month).
+func periodStart(t time.Time, unit string) time.Time {
+	t = t.UTC()
+	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	switch unit {
+	case "hour":
+		return t.Truncate(time.Hour)
+	case "week":
+		return day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7))
+	case "month":
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	return day
+}
+
+func periodStep(t time.Time, unit string) time.Time {
+	switch unit {
+	case "hour":
+		return t.Add(time.Hour)
+	case "week":
+		return t.AddDate(0, 0, 7)
+	case "month":
+		return t.AddDate(0, 1, 0)
+	}
+	return t.AddDate(0, 0, 1)
+}
+
+// historySeries checks one generated history series: n points, oldest first, one period apart
+// on period boundaries, the last at the boundary of the period the request fell in and carrying
+// the current value; every point's values are money (decimals D5).
+func (w *world) historySeries(series, n, unit, last string) error {
+	r, err := w.last()
+	if err != nil {
+		return err
+	}
+	pts := r.json().Get("historical_market_value." + unq(series)).Array()
+	want := 0
+	fmt.Sscan(n, &want)
+	if len(pts) != want {
+		return fmt.Errorf("expected %s to have %d points, got %d", unq(series), want, len(pts))
+	}
+	var prev time.Time
+	for i, p := range pts {
+		at, err := parseTime(p.Get("as_of").String())
+		if err != nil {
+			return fmt.Errorf("%s[%d].as_of: %w", unq(series), i, err)
+		}
+		if !periodStart(at, unit).Equal(at) {
+			return fmt.Errorf("expected %s[%d].as_of on a %s boundary (UTC), got %s", unq(series), i, unit, p.Get("as_of").Str)
+		}
+		if i > 0 && !periodStep(prev, unit).Equal(at) {
+			return fmt.Errorf("expected %s[%d].as_of one %s after %s, got %s", unq(series), i, unit, prev.Format(time.RFC3339), p.Get("as_of").Str)
+		}
+		for _, f := range []string{"value", "cost_basis"} {
+			if err := checkKind(p.Get(f), "money string"); err != nil {
+				return fmt.Errorf("%s[%d].%s: %w", unq(series), i, f, err)
+			}
+		}
+		prev = at
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	if a, b := periodStart(r.Sent, unit), periodStart(time.Now(), unit); !prev.Equal(a) && !prev.Equal(b) {
+		return fmt.Errorf("expected the last point of %s at the start of the current %s (%s), got %s", unq(series), unit, b.Format(time.RFC3339), prev.Format(time.RFC3339))
+	}
+	if v := pts[len(pts)-1].Get("value").String(); v != unq(last) {
+		return fmt.Errorf("expected the last point of %s to carry the current value %s, got %s", unq(series), unq(last), v)
+	}
+	return nil
 }
 
 // deploymentData gives the scenario data to check laws on: with a control plane, a varied set

@@ -31,6 +31,7 @@ func (w *world) webhookSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^`+q+` is subscribed to `+q+` events$`, w.subscribed)
 	sc.Step(`^`+q+` is subscribed to `+q+` events through `+q+`$`, w.subscribedThrough)
 	sc.Step(`^I subscribe the URL `+q+` to `+q+` events$`, w.subscribeURL)
+	sc.Step(`^`+q+` is subscribed to `+q+` events at the host `+q+`$`, w.subscribedAtHost)
 	sc.Step(`^the response carries the signing secret$`, w.responseHasSecret)
 
 	sc.Step(`^`+q+` receives a delivery$`, w.receivesOne)
@@ -221,6 +222,28 @@ func (w *world) subscribed(name, eventType string) error {
 
 func (w *world) subscribedThrough(name, eventType, version string) error {
 	if err := w.subscribeThrough(name, eventType, version); err != nil {
+		return err
+	}
+	return w.statusIs("201")
+}
+
+// subscribedAtHost subscribes a receiver through another host name for the same address (the
+// receiver listens on loopback: a name that resolves or is overridden to loopback reaches it).
+func (w *world) subscribedAtHost(name, eventType, host string) error {
+	r, err := w.receiver(name)
+	if err != nil {
+		return err
+	}
+	h, err := w.expand(unq(host))
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(r.url)
+	if err != nil {
+		return err
+	}
+	u.Host = h + ":" + u.Port()
+	if _, err := w.createSubscription(w.run.opts.BaseURL, u.String(), unq(eventType), r); err != nil {
 		return err
 	}
 	return w.statusIs("201")

@@ -30,8 +30,8 @@ Feature: Get User Detail
     And the JSON at "identities.core_ids" is an array
     And the JSON at "identities.dbp_ids" is an array
     And the JSON at "identities.platform_user_identifier" is "{alice}"
-    And the JSON at "terms_and_conditions.accepted_at" is a timestamp
-    And the JSON at "terms_and_conditions.version" is a string
+    And the JSON at "terms_and_conditions.accepted_at" is "2025-12-01T09:30:00Z"
+    And the JSON at "terms_and_conditions.version" is "2025-11"
 
   @spec @rule:S4.1.1 @rule:D5.8 @rule:S2.6 @rule:S2.7
   Scenario: An existing user's detail is consistent
@@ -134,6 +134,11 @@ Feature: Get User Detail
     And the JSON at "historical_market_value.past_month" has 30 elements
     And the JSON at "historical_market_value.past_year" has 52 elements
     And the JSON at "historical_market_value.past_week.6.value" is "1000.00"
+    And the history "past_day" is 24 points one hour apart, the last at the start of the current hour worth "1000.00"
+    And the history "past_week" is 7 points one day apart, the last at the start of the current day worth "1000.00"
+    And the history "past_month" is 30 points one day apart, the last at the start of the current day worth "1000.00"
+    And the history "past_year" is 52 points one week apart, the last at the start of the current week worth "1000.00"
+    And the history "all_time" is 1 point one month apart, the last at the start of the current month worth "1000.00"
 
   @assumed @sandbox @rule:D5.10
   Scenario: A user with no funded account has empty history

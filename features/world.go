@@ -64,6 +64,7 @@ type institution struct {
 
 // response is the last API answer.
 type response struct {
+	Sent        time.Time // when the request was sent
 	Method, URL string
 	Status      int
 	Header      http.Header
@@ -267,6 +268,7 @@ func (w *world) doHeaders(method, path string, body []byte, contentType string, 
 	case authLiteral:
 		req.Header["X-Api-Key"] = []string{literal[0]}
 	}
+	sent := time.Now()
 	res, err := w.run.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, u, err)
@@ -276,7 +278,7 @@ func (w *world) doHeaders(method, path string, body []byte, contentType string, 
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading the body: %w", method, u, err)
 	}
-	r := &response{Method: method, URL: u, Status: res.StatusCode, Header: res.Header, Body: b}
+	r := &response{Sent: sent, Method: method, URL: u, Status: res.StatusCode, Header: res.Header, Body: b}
 	w.resp = r
 	return r, nil
 }
