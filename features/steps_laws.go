@@ -350,6 +350,22 @@ func (w *world) lawUserFilters() error {
 			}
 		}
 	}
+	// Filters combine: a product with another (or the same) product's KYC state.
+	for _, p := range products {
+		for _, q := range products {
+			for _, s := range []string{"approved", "pending"} {
+				var want []string
+				for _, u := range users {
+					if u.Get(`accounts.#(product=="`+p+`")`).Exists() && u.Get(`accounts.#(product=="`+q+`").kyc_status`).String() == s {
+						want = append(want, u.Get("user_account_id").String())
+					}
+				}
+				if err := w.selects(withQuery(withQuery("/users/", "product", p), q+"_kyc_status", s), "user_account_id", want); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	for _, u := range users[:min(3, len(users))] {
 		id := u.Get("user_account_id").String()
 		if err := w.selects(withQuery("/users/", "user_account_id", id), "user_account_id", []string{id}); err != nil {
@@ -450,11 +466,15 @@ func (w *world) lawCreatedAtPartition(instant, forms string) error {
 	slices.Sort(all)
 	var first []string
 	for i, f := range append([]string{unq(instant)}, splitList(unq(forms))...) {
-		from, _, err := w.walkAll(withQuery("/users/", "created_at_start", f), 100)
+		base := "/users/"
+		if i%2 == 1 {
+			base = "/users/?sort_key=user_account_id" // the bounds hold whatever the sort
+		}
+		from, _, err := w.walkAll(withQuery(base, "created_at_start", f), 100)
 		if err != nil {
 			return err
 		}
-		before, _, err := w.walkAll(withQuery("/users/", "created_at_end", f), 100)
+		before, _, err := w.walkAll(withQuery(base, "created_at_end", f), 100)
 		if err != nil {
 			return err
 		}
@@ -470,7 +490,7 @@ func (w *world) lawCreatedAtPartition(instant, forms string) error {
 		} else if !slices.Equal(a, first) {
 			return fmt.Errorf("expected created_at_start=%s to select the same users as %s, got %v and %v", f, unq(instant), a, first)
 		}
-		if err := w.selects(withQuery(withQuery("/users/", "created_at_start", f), "created_at_end", f), "user_account_id", nil); err != nil {
+		if err := w.selects(withQuery(withQuery(base, "created_at_start", f), "created_at_end", f), "user_account_id", nil); err != nil {
 			return err
 		}
 	}

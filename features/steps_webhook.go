@@ -23,6 +23,7 @@ func (w *world) webhookSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^a receiver `+q+` answering (\d{3})$`, w.givenReceiverAnswering)
 	sc.Step(`^a receiver `+q+` answering (\d{3}) to the first (\d+) deliver(?:y|ies)$`, w.givenReceiverScript)
 	sc.Step(`^an unreachable receiver `+q+`$`, w.givenUnreachable)
+	sc.Step(`^a receiver `+q+` on the IPv6 loopback address$`, w.givenReceiverIPv6)
 	sc.Step(`^a receiver `+q+` holding its answer (\d{3}) until released$`, w.givenReceiverHolding)
 	sc.Step(`^`+q+` releases its answers$`, w.releaseReceiver)
 
@@ -92,6 +93,22 @@ func (w *world) addReceiver(name string) (*receiver, error) {
 func (w *world) givenReceiver(name string) error {
 	_, err := w.addReceiver(name)
 	return err
+}
+
+// givenReceiverIPv6 is a receiver reached at [::1] only; the scenario is skipped where the
+// machine has no IPv6 loopback.
+func (w *world) givenReceiverIPv6(name string) error {
+	if w.run.hub.base6 == "" {
+		w.skip = "the machine has no IPv6 loopback address for the receiver"
+		return godog.ErrSkip
+	}
+	r, err := w.addReceiver(name)
+	if err != nil {
+		return err
+	}
+	r.url = w.run.hub.base6 + strings.TrimPrefix(r.url, w.run.hub.base)
+	w.vars[r.name+".url"] = r.url
+	return nil
 }
 
 func (w *world) givenReceiverAnswering(name, status string) error {

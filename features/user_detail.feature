@@ -3,7 +3,7 @@ Feature: Get User Detail
   accounts, values, history, identities and terms (spec §2.3, §4.1). core and dbp ids are
   resolved through the institution's members (DESIGN D5).
 
-  @spec @sandbox @rule:S2.4 @rule:S2.6 @rule:S2.8 @rule:S4.1.1
+  @spec @sandbox @rule:S2.0 @rule:S2.4 @rule:S2.6 @rule:S2.8 @rule:S4.1.1
   Scenario: A user's detail has every field the spec names
     Given the prices are:
       | symbol | price  |
@@ -33,7 +33,7 @@ Feature: Get User Detail
     And the JSON at "terms_and_conditions.accepted_at" is "2025-12-01T09:30:00Z"
     And the JSON at "terms_and_conditions.version" is "2025-11"
 
-  @spec @rule:S4.1.1 @rule:D5.8 @rule:S2.6 @rule:S2.7
+  @spec @rule:S4.1.1 @rule:D5.8 @rule:S2.6 @rule:S2.7 @rule:S2.0
   Scenario: An existing user's detail is consistent
     Given an existing user "someone"
     When I GET "/users/{someone}/?user_account_id_type=platform"

@@ -146,3 +146,11 @@ Feature: Test events
     When I POST "/webhooks/subscriptions/{r2.kyc}/test"
     Then the JSON at "delivered" is true
     And "r2" receives a delivery
+
+  @assumed @sandbox @rule:D8.11
+  Scenario: A callback on the IPv6 loopback address receives its test event
+    Given a receiver "r6" on the IPv6 loopback address
+    And "r6" is subscribed to "kyc" events
+    When I POST "/webhooks/subscriptions/{r6.kyc}/test"
+    Then the JSON at "delivered" is true
+    And "r6" receives a delivery

@@ -279,6 +279,11 @@ func (w *world) doHeaders(method, path string, body []byte, contentType string, 
 		return nil, fmt.Errorf("%s %s: reading the body: %w", method, u, err)
 	}
 	r := &response{Sent: sent, Method: method, URL: u, Status: res.StatusCode, Header: res.Header, Body: b}
+	// Every JSON body must parse strictly: gjson reads malformed JSON leniently, so without this
+	// a body like [,{…}{…}] would pass the steps that read it (spec §2, §7).
+	if mt, _, _ := strings.Cut(res.Header.Get("Content-Type"), ";"); strings.TrimSpace(mt) == "application/json" && len(b) > 0 && !json.Valid(b) {
+		return nil, fmt.Errorf("%s %s → %d: the body is sent as application/json but is not valid JSON: %s", method, u, res.StatusCode, truncate(string(b), 400))
+	}
 	w.resp = r
 	return r, nil
 }

@@ -104,18 +104,19 @@ func main() {
 		all       = flag.Bool("all", false, "test every covered mutant in scope instead of each package's sample (hours on 2 cores)")
 		seed      = flag.Uint64("seed", 10, "seed of the per-package samples")
 		only      = flag.String("only", "", "test only mutants whose file matches this regexp (e.g. netguard)")
+		at        = flag.String("at", "", "test only these mutants, unsampled: comma-separated file:line:col as the report prints them")
 		report    = flag.String("report", "mutants-report.txt", "where the report goes")
 		timeout   = flag.Duration("timeout", 2*time.Minute, "a suite run longer than this times out (the mutant counts as killed)")
 		threshold = flag.Float64("threshold", 95, "fail when fewer than this percentage of the tested non-equivalent mutants are killed")
 	)
 	flag.Parse()
-	if err := run(*workers, *all, *seed, *only, *report, *timeout, *threshold); err != nil {
+	if err := run(*workers, *all || *at != "", *seed, *only, *at, *report, *timeout, *threshold); err != nil {
 		fmt.Fprintln(os.Stderr, "mutants:", err)
 		os.Exit(1)
 	}
 }
 
-func run(workers int, all bool, seed uint64, only, reportPath string, timeout time.Duration, threshold float64) error {
+func run(workers int, all bool, seed uint64, only, at, reportPath string, timeout time.Duration, threshold float64) error {
 	start := time.Now()
 	root, err := moduleRoot()
 	if err != nil {
@@ -151,9 +152,17 @@ func run(workers int, all bool, seed uint64, only, reportPath string, timeout ti
 		return err
 	}
 	byDir := map[string][]*Mutant{}
+	var pick []string
+	if at != "" {
+		pick = strings.Split(at, ",")
+	}
 	for i := range muts {
 		m := &muts[i]
-		e := equiv[equivKey(m.File, m.Type, m.Source)]
+		if pick != nil && !slices.Contains(pick, m.pos()) {
+			m.Status = NotSampled
+			continue
+		}
+		e := explain(equiv, m)
 		switch {
 		case !covered.has(m.File, m.Line, m.Col):
 			m.Status = NotCovered
@@ -357,14 +366,23 @@ func suiteCoverage(tmp string) (coverage, error) {
 
 func equivKey(file, typ, src string) string { return file + "\x00" + typ + "\x00" + src }
 
+// explain finds a mutant's line in the explanations: by its column, else by any column ("*").
+func explain(ex map[string]explanation, m *Mutant) explanation {
+	if e, ok := ex[equivKey(m.File, m.Type, strconv.Itoa(m.Col)+"\x00"+m.Source)]; ok {
+		return e
+	}
+	return ex[equivKey(m.File, m.Type, "*\x00"+m.Source)]
+}
+
 // explanation is a line of features/mutants-equivalent.tsv.
 type explanation struct {
 	Kind   string // equivalent: no implementation can tell; survivor: observable, but not by this suite (why)
 	Reason string
 }
 
-// readEquivalents reads features/mutants-equivalent.tsv: file, mutator, the trimmed source line
-// of the mutant, kind (equivalent or survivor) and the reason.
+// readEquivalents reads features/mutants-equivalent.tsv: file, mutator, column ("*": any on the
+// line), the trimmed source line of the mutant, kind (equivalent or survivor) and the reason.
+// Lines are matched by their text, so the file survives edits elsewhere in the source.
 func readEquivalents(path string) (map[string]explanation, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -379,10 +397,10 @@ func readEquivalents(path string) (map[string]explanation, error) {
 			continue
 		}
 		f := strings.Split(line, "\t")
-		if len(f) != 5 || f[4] == "" || (f[3] != "equivalent" && f[3] != "survivor") {
-			return nil, fmt.Errorf("%s line %d: expected file, mutator, source line, kind (equivalent or survivor) and reason separated by tabs", path, i+1)
+		if len(f) != 6 || f[5] == "" || (f[4] != "equivalent" && f[4] != "survivor") {
+			return nil, fmt.Errorf("%s line %d: expected file, mutator, column, source line, kind (equivalent or survivor) and reason separated by tabs", path, i+1)
 		}
-		out[equivKey(f[0], f[1], f[2])] = explanation{Kind: f[3], Reason: f[4]}
+		out[equivKey(f[0], f[1], f[2]+"\x00"+f[3])] = explanation{Kind: f[4], Reason: f[5]}
 	}
 	return out, nil
 }
