@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"math/big"
 	"net/http"
 
@@ -10,25 +11,19 @@ import (
 	"partnersim/simulator/validate"
 )
 
-var (
-	idTypes    = []string{string(simulator.IDPlatform), string(simulator.IDCore), string(simulator.IDDBP)}
-	products   = enumStrings(simulator.Products)
-	kycValues  = enumStrings(simulator.KYCStatuses)
-	sortOrders = []string{"asc", "desc"}
-	// kycFilters are the KYC query parameters in the spec table's order.
-	kycFilters = []simulator.Product{simulator.ProductCrypto, simulator.ProductSecurities, simulator.ProductRothIRA, simulator.ProductRobo}
-)
-
-func enumStrings[T ~string](vs []T) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = string(v)
-	}
-	return out
+// UserReader reads an institution's users (storage).
+type UserReader interface {
+	UserDetail(ctx context.Context, instID, id string, t simulator.IDType) (*simulator.UserView, error)
+	ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
 }
 
+// kycFilters are the KYC query parameters in the spec table's order.
+var kycFilters = []simulator.Product{simulator.ProductCrypto, simulator.ProductSecurities, simulator.ProductRothIRA, simulator.ProductRobo}
+
 // handleUserDetail serves GET /{v}/users/{user_account_id}/ (spec §4.1).
-func (s *Server) handleUserDetail() echo.HandlerFunc {
+func handleUserDetail(users UserReader, clock *simulator.Clock) echo.HandlerFunc {
+	histories := newHistoryCache()
+	var bodies bodyPool
 	return func(c echo.Context) error {
 		v := validate.New()
 		id := v.PathStr("user_account_id", c.Param("user_account_id"))
@@ -36,21 +31,19 @@ func (s *Server) handleUserDetail() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		view, err := s.store.UserDetail(c.Request().Context(), keyOf(c).InstitutionID, id, simulator.IDType(typ))
+		view, err := users.UserDetail(c.Request().Context(), keyOf(c).InstitutionID, id, simulator.IDType(typ))
 		if err != nil {
 			return err
 		}
-		body, err := renderUserDetail(view, s.clock)
-		if err != nil {
-			return err
-		}
-		s.writeRaw(c, http.StatusOK, body)
+		body := appendUserDetail(bodies.get(), view, clock, histories)
+		writeRaw(c, http.StatusOK, body)
+		bodies.put(body)
 		return nil
 	}
 }
 
 // handleUserList serves GET /{v}/users/ (spec §4.2, decisions D6).
-func (s *Server) handleUserList() echo.HandlerFunc {
+func handleUserList(users UserReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		q := v.Query(validate.ParseQuery(c.Request().URL.RawQuery))
@@ -85,36 +78,11 @@ func (s *Server) handleUserList() echo.HandlerFunc {
 		page := &simulator.UserPage{Users: []*simulator.User{}}
 		if f.CreatedStart == nil || f.CreatedEnd == nil || f.CreatedStart.Before(*f.CreatedEnd) {
 			var err error
-			if page, err = s.store.ListUsers(c.Request().Context(), keyOf(c).InstitutionID, f); err != nil {
+			if page, err = users.ListUsers(c.Request().Context(), keyOf(c).InstitutionID, f); err != nil {
 				return err
 			}
 		}
-		items := make([]userItemJSON, 0, len(page.Users))
-		for _, u := range page.Users {
-			items = append(items, renderUserItem(u, page.Prices))
-		}
-		return s.jsonOK(c, http.StatusOK, pageJSON[userItemJSON]{Items: items, TotalRecords: page.Total,
-			LastRecordNumber: nextCursor(cursor, len(items)), PerPage: f.Limit})
-	}
-}
-
-// handleRevokeSessions serves POST /{v}/sessions/revoke/ (spec §4.4, decisions D5): 204, empty.
-func (s *Server) handleRevokeSessions() echo.HandlerFunc {
-	return func(c echo.Context) error {
-		v := validate.New()
-		raw, err := s.readBody(c)
-		if err != nil {
-			return err
-		}
-		b := v.Body(c.Request().Header.Get(echo.HeaderContentType), raw)
-		id := b.Str("user_account_id")
-		typ := b.Enum("user_account_id_type", idTypes...)
-		if err := v.Err(); err != nil {
-			return err
-		}
-		if err := s.store.RevokeSessions(c.Request().Context(), keyOf(c).InstitutionID, id, simulator.IDType(typ)); err != nil {
-			return err
-		}
-		return c.NoContent(http.StatusNoContent)
+		writeRaw(c, http.StatusOK, renderUserPage(page, cursor, f.Limit))
+		return nil
 	}
 }
