@@ -1,19 +1,3 @@
-// Command mutants is `make mutants`: mutation testing of the simulator with the contract suite
-// (go test ./features) as the killing test.
-//
-// gremlins (github.com/go-gremlins/gremlins) lists the mutants: its dry run finds every mutable
-// operator of the packages in scope. gremlins itself can only kill a mutant with the tests of
-// the mutant's own package (or, with --integration, every test of the module, which takes
-// minutes per mutant), and the point here is to judge the black-box suite, so this driver
-// applies each listed mutant itself, exactly as gremlins would (one operator token swapped by
-// gremlins' own mapping), through `go test -overlay`, which compiles the mutated copy in place
-// of the file without touching the tree, and runs `go test -run TestContract ./features` on it:
-// a failing suite kills the mutant.
-//
-// Mutants on lines that the suite never executes (from a coverage run of the suite) are reported
-// as not covered without a run; mutants written down in features/mutants-equivalent.tsv (same
-// file, mutator and source line) as equivalent, with the reason given there. The rest run,
-// -workers at a time. The report lists every survivor with its position and source line.
 package main
 
 import (
@@ -52,12 +36,12 @@ var scope = []struct {
 	Quota   int    // mutants sampled from the covered ones (-all: every one)
 }{
 	{"simulator", ``, 30}, // the domain: users, money, KYC, trading, deliveries, history
-	{"simulator/bolt", `^(db|snapshot|seed|cache)\.go$`, 20},                   // store queries; not opening, snapshots, fixture seeding
-	{"simulator/httpapi", `^(control|control_ops|middleware|server)\.go$`, 25}, // rendering, auth, errors, routes
-	{"simulator/validate", ``, 20},                                             // FastAPI/pydantic bodies
-	{"simulator/webhook", `^fairqueue\.go$`, 15},                               // delivery scheduling
-	{"simulator/webhook/signature", ``, 15},                                    // signing
-	{"simulator/netguard", ``, 15},                                             // callback address rules
+	{"simulator/bolt", `^(db|snapshot|seed|cache|build)\.go$`, 20},   // store queries and records; not opening, snapshots, fixture loading, caches
+	{"simulator/httpapi", `^(control.*|middleware|server)\.go$`, 25}, // rendering, auth, errors, routes; not the control plane
+	{"simulator/validate", ``, 20},                                   // FastAPI/pydantic bodies
+	{"simulator/webhook", `^fairqueue\.go$`, 15},                     // delivery scheduling
+	{"simulator/webhook/signature", ``, 15},                          // signing
+	{"simulator/netguard", ``, 15},                                   // callback address rules
 }
 
 // tokenMutations is gremlins' mapping (internal/engine/mappings.go at v0.6.0) of the default
