@@ -135,6 +135,10 @@ func run(workers int, all bool, seed uint64, only, at, reportPath string, timeou
 	if err != nil {
 		return err
 	}
+	stale, err := staleExplanations(equiv)
+	if err != nil {
+		return err
+	}
 	byDir := map[string][]*Mutant{}
 	var pick []string
 	if at != "" {
@@ -201,6 +205,9 @@ func run(workers int, all bool, seed uint64, only, at, reportPath string, timeou
 	}
 	fmt.Println(sum.String())
 	fmt.Println("report:", reportPath)
+	if len(stale) > 0 {
+		return fmt.Errorf("features/mutants-equivalent.tsv explains lines the source no longer has (judge their new form again):\n  %s", strings.Join(stale, "\n  "))
+	}
 	if sum.Efficacy() < threshold {
 		return fmt.Errorf("%.1f%% of the tested non-equivalent mutants were killed, below %.0f%%: see the survivors in %s", sum.Efficacy(), threshold, reportPath)
 	}
@@ -386,6 +393,31 @@ func readEquivalents(path string) (map[string]explanation, error) {
 		}
 		out[equivKey(f[0], f[1], f[2]+"\x00"+f[3])] = explanation{Kind: f[4], Reason: f[5]}
 	}
+	return out, nil
+}
+
+// staleExplanations lists the explanations whose line the source no longer has.
+func staleExplanations(ex map[string]explanation) ([]string, error) {
+	var out []string
+	files := map[string][]string{}
+	for k := range ex {
+		f := strings.Split(k, "\x00")
+		file, src := f[0], f[3]
+		if files[file] == nil {
+			lines, err := sourceLines(file)
+			if err != nil {
+				return nil, err
+			}
+			for i := range lines {
+				lines[i] = strings.TrimSpace(lines[i])
+			}
+			files[file] = lines
+		}
+		if !slices.Contains(files[file], src) {
+			out = append(out, file+": "+src)
+		}
+	}
+	slices.Sort(out)
 	return out, nil
 }
 
