@@ -129,3 +129,22 @@ func TestBodyOn204Fails(t *testing.T) {
 	checked, failed := c.Stats()
 	assert.Equal(t, [2]int64{2, 1}, [2]int64{checked, failed})
 }
+
+// BenchmarkCheckUserListPage is the cost of checking one exchange: Get User List with a page of
+// 25 users.
+func BenchmarkCheckUserListPage(b *testing.B) {
+	doc, err := openapi.Partner([]string{"v1"})
+	require.NoError(b, err)
+	c, err := check.New(context.Background(), check.Doc{Name: "partner", Data: doc})
+	require.NoError(b, err)
+	item := `{"user_account_id":"u1","total_current_market_value":"10.00","accounts":[{"product":"crypto","current_market_value":"10.00","kyc_status":"approved","kyc_approved_at":"2026-01-02T03:04:05Z"},{"product":"robo","current_market_value":"0.00","kyc_status":"pending"}]}`
+	body := []byte(`{"items":[` + strings.Repeat(item+",", 24) + item + `],"total_records":100,"last_record_number":25,"per_page":25}`)
+	req, err := http.NewRequest("GET", "http://sandbox.test/v1/users/?per_page=25", nil)
+	require.NoError(b, err)
+	res := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"req_1"}}}
+	for b.Loop() {
+		if err := c.Check(req, nil, res, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
