@@ -46,6 +46,9 @@ func packages(t *testing.T) map[string][]string {
 // net/http/httptest.
 const harness = "partnersim/internal/sandboxtest"
 
+// console is the QA console (decisions D15), mounted by the sandbox on the control plane.
+const console = "partnersim/simulator/httpapi/console"
+
 func stdlib(path string) bool { return !strings.Contains(strings.SplitN(path, "/", 2)[0], ".") }
 
 func TestImportRules(t *testing.T) {
@@ -64,6 +67,10 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("%s imports %s: the store imports only the domain of this module", path, imp)
 			case path == "partnersim/features" && strings.HasPrefix(imp, "partnersim/simulator"):
 				t.Errorf("%s imports %s: the suites are black-box (HTTP and gjson only)", path, imp)
+			case path == console && (imp == "go.etcd.io/bbolt" || imp == "partnersim/simulator/bolt" || imp == "partnersim/sandbox" || imp == "partnersim/simulator/webhook"):
+				t.Errorf("%s imports %s: the console reaches storage and delivery only through httpapi's interfaces", path, imp)
+			case path != console && path != "partnersim/sandbox" && imp == console:
+				t.Errorf("%s imports %s: only the sandbox mounts the console (httpapi must never import it)", path, imp)
 			case path == "partnersim/receiver/certify" && imp == "partnersim/receiver":
 				t.Errorf("%s imports %s: certification must not share the code it checks", path, imp)
 			case imp == "net/http/httptest" && path != harness:

@@ -16,6 +16,7 @@ type attemptJSON struct {
 	Error        string  `json:"error,omitempty"`
 	LatencyMS    float64 `json:"latency_ms"`
 	ResponseBody string  `json:"response_body"`
+	Signature    string  `json:"signature,omitempty"`
 }
 
 type deliveryJSON struct {
@@ -41,7 +42,7 @@ func renderDelivery(d *simulator.Delivery) deliveryJSON {
 		out.NextAttemptAt = &t
 	}
 	for _, a := range d.Attempts {
-		aj := attemptJSON{At: simulator.FormatTime(a.At), Error: a.Error, LatencyMS: a.LatencyMS, ResponseBody: a.ResponseBody}
+		aj := attemptJSON{At: simulator.FormatTime(a.At), Error: a.Error, LatencyMS: a.LatencyMS, ResponseBody: a.ResponseBody, Signature: a.Signature}
 		if a.StatusCode != 0 {
 			code := a.StatusCode
 			aj.StatusCode = &code
@@ -101,14 +102,14 @@ func (s *Server) handleAdvanceClock() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		secs := b.Int("seconds", validate.Ge(0), validate.Le(10*365*24*3600))
+		secs := b.Int("seconds", validate.Ge(0), validate.Le(MaxAdvanceSeconds))
 		if err := v.Err(); err != nil {
 			return err
 		}
-		if err := simulator.CheckStorable(s.clock.SchedulerNow().Add(time.Duration(secs) * time.Second)); err != nil {
-			return simulator.Errorf(simulator.EINVALID, "the virtual clock cannot move there: %s", simulator.ErrorMessage(err))
+		now, err := s.AdvanceClock(c.Request().Context(), time.Duration(secs)*time.Second)
+		if err != nil {
+			return err
 		}
-		now := s.deps.Sandbox.AdvanceClock(c.Request().Context(), time.Duration(secs)*time.Second)
 		return s.jsonOK(c, http.StatusOK, response{Now: simulator.FormatTime(now)})
 	}
 }
@@ -150,7 +151,7 @@ func (s *Server) handleRotateSecret() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		overlap := optInt(b, "overlap_seconds", 0, validate.Ge(0), validate.Le(30*24*3600))
+		overlap := optInt(b, "overlap_seconds", 0, validate.Ge(0), validate.Le(MaxOverlapSeconds))
 		if err := v.Err(); err != nil {
 			return err
 		}
@@ -209,10 +210,9 @@ func (s *Server) handleScenarioRun() echo.HandlerFunc {
 
 func (s *Server) handleReset() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := s.deps.Sandbox.Reset(c.Request().Context()); err != nil {
+		if err := s.ResetSandbox(c.Request().Context()); err != nil {
 			return err
 		}
-		s.journal.reset()
 		return c.NoContent(http.StatusNoContent)
 	}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"io"
 	"math/big"
 	"net/http"
@@ -20,40 +21,13 @@ var (
 func (s *Server) handleOrderList() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
-		q := v.Query(validate.ParseQuery(c.Request().URL.RawQuery))
-		var f simulator.OrderFilter
-		if id, ok := q.Str("user_account_id"); ok {
-			f.UserAccountID = &id
-		}
-		if p := q.Enum("product", false, "", products...); p != "" {
-			pp := simulator.Product(p)
-			f.Product = &pp
-		}
-		if sd := q.Enum("side", false, "", sides...); sd != "" {
-			ss := simulator.Side(sd)
-			f.Side = &ss
-		}
-		if st := q.Enum("status", false, "", orderStatuses...); st != "" {
-			ss := simulator.OrderStatus(st)
-			f.Status = &ss
-		}
-		if t, ok := q.DateTime("placed_at_start"); ok {
-			f.PlacedStart = &t
-		}
-		if t, ok := q.DateTime("placed_at_end"); ok {
-			f.PlacedEnd = &t
-		}
-		var cursor *big.Int
-		f.Limit, f.Offset, cursor, f.Desc = pageParams(q)
+		f, cursor := orderListQuery(v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
 		if err := v.Err(); err != nil {
 			return err
 		}
-		page := &simulator.OrderPage{Orders: []*simulator.Order{}}
-		if f.PlacedStart == nil || f.PlacedEnd == nil || f.PlacedStart.Before(*f.PlacedEnd) {
-			var err error
-			if page, err = s.store.ListOrders(c.Request().Context(), keyOf(c).InstitutionID, f); err != nil {
-				return err
-			}
+		page, err := s.listOrders(c.Request().Context(), keyOf(c).InstitutionID, f)
+		if err != nil {
+			return err
 		}
 		items := make([]orderJSON, 0, len(page.Orders))
 		for _, o := range page.Orders {
@@ -62,6 +36,34 @@ func (s *Server) handleOrderList() echo.HandlerFunc {
 		return s.jsonOK(c, http.StatusOK, pageJSON[orderJSON]{Items: items, TotalRecords: page.Total,
 			LastRecordNumber: nextCursor(cursor, len(items)), PerPage: f.Limit})
 	}
+}
+
+// orderListQuery reads Get Order List's filters and paging (spec §4.3), for the API and the
+// control plane's institution order list alike.
+func orderListQuery(q *validate.Params) (f simulator.OrderFilter, cursor *big.Int) {
+	if id, ok := q.Str("user_account_id"); ok {
+		f.UserAccountID = &id
+	}
+	if p := q.Enum("product", false, "", products...); p != "" {
+		pp := simulator.Product(p)
+		f.Product = &pp
+	}
+	if sd := q.Enum("side", false, "", sides...); sd != "" {
+		ss := simulator.Side(sd)
+		f.Side = &ss
+	}
+	if st := q.Enum("status", false, "", orderStatuses...); st != "" {
+		ss := simulator.OrderStatus(st)
+		f.Status = &ss
+	}
+	if t, ok := q.DateTime("placed_at_start"); ok {
+		f.PlacedStart = &t
+	}
+	if t, ok := q.DateTime("placed_at_end"); ok {
+		f.PlacedEnd = &t
+	}
+	f.Limit, f.Offset, cursor, f.Desc = pageParams(q)
+	return f, cursor
 }
 
 // handleTransaction serves GET /{v}/transactions/{transaction_id}/ (decisions D7).
@@ -106,3 +108,11 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 
 // largeBody is the size above which a body waits for one of the few large-body slots.
 const largeBody = 64 << 10
+
+// listOrders lists one page; an empty time window matches nothing without asking the store.
+func (s *Server) listOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
+	if f.PlacedStart != nil && f.PlacedEnd != nil && !f.PlacedStart.Before(*f.PlacedEnd) {
+		return &simulator.OrderPage{Orders: []*simulator.Order{}}, nil
+	}
+	return s.store.ListOrders(ctx, instID, f)
+}

@@ -64,4 +64,5 @@ func (s *Server) addRoutes() {
 	s.handle(http.MethodPut, c+"/rate-limit", s.handleSetRateLimit(), t)
 	s.handle(http.MethodPost, c+"/snapshots/:name", s.handleSnapshot(false), t)
 	s.handle(http.MethodPost, c+"/snapshots/:name/restore", s.handleSnapshot(true), t)
+	s.addControlReads(c, t)
 }

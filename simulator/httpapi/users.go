@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"math/big"
 	"net/http"
 
@@ -53,41 +54,13 @@ func (s *Server) handleUserDetail() echo.HandlerFunc {
 func (s *Server) handleUserList() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
-		q := v.Query(validate.ParseQuery(c.Request().URL.RawQuery))
-		var f simulator.UserFilter
-		if id, ok := q.Str("user_account_id"); ok {
-			f.UserAccountID = &id
-		}
-		if p := q.Enum("product", false, "", products...); p != "" {
-			pp := simulator.Product(p)
-			f.Product = &pp
-		}
-		for _, p := range kycFilters {
-			if st := q.Enum(string(p)+"_kyc_status", false, "", kycValues...); st != "" {
-				if f.KYC == nil {
-					f.KYC = map[simulator.Product]simulator.KYCStatus{}
-				}
-				f.KYC[p] = simulator.KYCStatus(st)
-			}
-		}
-		if t, ok := q.DateTime("created_at_start"); ok {
-			f.CreatedStart = &t
-		}
-		if t, ok := q.DateTime("created_at_end"); ok {
-			f.CreatedEnd = &t
-		}
-		var cursor *big.Int
-		f.Limit, f.Offset, cursor, f.Desc = pageParams(q)
-		f.SortKey = simulator.UserSortKey(q.Enum("sort_key", false, "created_at", "created_at", "user_account_id"))
+		f, cursor := userListQuery(v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
 		if err := v.Err(); err != nil {
 			return err
 		}
-		page := &simulator.UserPage{Users: []*simulator.User{}}
-		if f.CreatedStart == nil || f.CreatedEnd == nil || f.CreatedStart.Before(*f.CreatedEnd) {
-			var err error
-			if page, err = s.store.ListUsers(c.Request().Context(), keyOf(c).InstitutionID, f); err != nil {
-				return err
-			}
+		page, err := s.listUsers(c.Request().Context(), keyOf(c).InstitutionID, f)
+		if err != nil {
+			return err
 		}
 		items := make([]userItemJSON, 0, len(page.Users))
 		for _, u := range page.Users {
@@ -96,6 +69,35 @@ func (s *Server) handleUserList() echo.HandlerFunc {
 		return s.jsonOK(c, http.StatusOK, pageJSON[userItemJSON]{Items: items, TotalRecords: page.Total,
 			LastRecordNumber: nextCursor(cursor, len(items)), PerPage: f.Limit})
 	}
+}
+
+// userListQuery reads Get User List's filters, paging and sort (spec §4.2), for the API and the
+// control plane's institution user list alike.
+func userListQuery(q *validate.Params) (f simulator.UserFilter, cursor *big.Int) {
+	if id, ok := q.Str("user_account_id"); ok {
+		f.UserAccountID = &id
+	}
+	if p := q.Enum("product", false, "", products...); p != "" {
+		pp := simulator.Product(p)
+		f.Product = &pp
+	}
+	for _, p := range kycFilters {
+		if st := q.Enum(string(p)+"_kyc_status", false, "", kycValues...); st != "" {
+			if f.KYC == nil {
+				f.KYC = map[simulator.Product]simulator.KYCStatus{}
+			}
+			f.KYC[p] = simulator.KYCStatus(st)
+		}
+	}
+	if t, ok := q.DateTime("created_at_start"); ok {
+		f.CreatedStart = &t
+	}
+	if t, ok := q.DateTime("created_at_end"); ok {
+		f.CreatedEnd = &t
+	}
+	f.Limit, f.Offset, cursor, f.Desc = pageParams(q)
+	f.SortKey = simulator.UserSortKey(q.Enum("sort_key", false, "created_at", "created_at", "user_account_id"))
+	return f, cursor
 }
 
 // handleRevokeSessions serves POST /{v}/sessions/revoke/ (spec §4.4, decisions D5): 204, empty.
@@ -117,4 +119,12 @@ func (s *Server) handleRevokeSessions() echo.HandlerFunc {
 		}
 		return c.NoContent(http.StatusNoContent)
 	}
+}
+
+// listUsers lists one page; an empty time window matches nothing without asking the store.
+func (s *Server) listUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
+	if f.CreatedStart != nil && f.CreatedEnd != nil && !f.CreatedStart.Before(*f.CreatedEnd) {
+		return &simulator.UserPage{Users: []*simulator.User{}}, nil
+	}
+	return s.store.ListUsers(ctx, instID, f)
 }
