@@ -3,7 +3,7 @@ Feature: Authentication and scopes
   403 with a detail naming the failed check. Missing and unknown keys are 401 (DESIGN D3), and
   the order of checks is route → 401 → 403 → 422 → business rules.
 
-  @assumed
+  @assumed @rule:S4.1 @rule:D3.2
   Scenario Outline: A request without an API key is 401 Not authenticated
     When I <method> "<path>" without an API key
     Then the response status is 401
@@ -23,13 +23,13 @@ Feature: Authentication and scopes
       | POST   | /webhooks/subscriptions                           |
       | POST   | /webhooks/subscriptions/sub_nope/test             |
 
-  @assumed
+  @assumed @rule:D3.2
   Scenario: An empty API key counts as missing
     When I GET "/users/" with the API key ""
     Then the response status is 401
     And the detail is "Not authenticated"
 
-  @assumed
+  @assumed @rule:D3.3
   Scenario: An unknown API key is 401 Invalid API key
     When I GET "/users/" with the API key "sbx_0000000000000000000000000000000000000000"
     Then the response status is 401
@@ -38,13 +38,13 @@ Feature: Authentication and scopes
       {"detail":"Invalid API key"}
       """
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D3.4
   Scenario: A live key is refused by the sandbox
     When I GET "/users/" with the API key "live_0000000000000000000000000000000000000000"
     Then the response status is 401
     And the detail is "Invalid API key: live keys cannot be used in the sandbox"
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D3.3
   Scenario: A revoked key is 401 from then on
     Given a key "old" with scopes "read:user"
     When I GET "/users/" with the key "old"
@@ -54,7 +54,7 @@ Feature: Authentication and scopes
     Then the response status is 401
     And the detail is "Invalid API key"
 
-  @spec
+  @spec @rule:S5.4 @rule:S5.6 @rule:S7.1 @rule:D3.5
   Scenario Outline: A key without the endpoint's scope is 403 naming the scope
     Given a key "limited" without the "<scope>" scope
     When I <method> "<path>" with the key "limited"
@@ -69,7 +69,7 @@ Feature: Authentication and scopes
       | POST   | /webhooks/subscriptions                       | manage:webhooks |
       | POST   | /webhooks/subscriptions/sub_nope/test         | manage:webhooks |
 
-  @assumed
+  @assumed @rule:D3.5 @rule:D3.6
   Scenario Outline: Scopes the spec leaves open are the DESIGN's
     Given a key "limited" without the "<scope>" scope
     When I <method> "<path>" with the key "limited"
@@ -83,18 +83,18 @@ Feature: Authentication and scopes
       | GET    | /transactions/txn_nope/              | read:orders     |
       | DELETE | /webhooks/subscriptions/sub_nope     | manage:webhooks |
 
-  @assumed
+  @assumed @rule:D3.7
   Scenario: The scope is checked before the parameters
     Given a key "limited" without the "read:user" scope
     When I GET "/users/?per_page=0" with the key "limited"
     Then the response status is 403
 
-  @assumed
+  @assumed @rule:D3.7
   Scenario: Authentication is checked before the parameters
     When I GET "/users/?per_page=0" without an API key
     Then the response status is 401
 
-  @spec @sandbox
+  @spec @sandbox @rule:S5.6
   Scenario: A key of exactly one scope reaches its endpoint and no other
     Given a user "alice"
     And a key "reader" with scopes "read:user"
@@ -106,3 +106,8 @@ Feature: Authentication and scopes
     When I POST "/sessions/revoke/" with the key "reader"
     Then the response status is 403
     And the detail is "key does not have the required scope: manage:sessions"
+
+  @assumed @sandbox @rule:D3.1
+  Scenario: A sandbox key is sbx_ and 40 base62 characters
+    Given a key "k" with scopes "read:user"
+    Then the key "k" matches "^sbx_[0-9A-Za-z]{40}$"

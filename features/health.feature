@@ -2,12 +2,12 @@ Feature: Health and routing
   GET /health needs no API key (spec §4.8). The shapes of health, unknown paths, wrong
   methods, trailing slashes and request ids are the DESIGN's (D2), modelled on FastAPI.
 
-  @spec
+  @spec @rule:S4.8
   Scenario: Health answers without an API key
     When I GET "/health" without an API key
     Then the response status is 200
 
-  @assumed
+  @assumed @rule:D2.1
   Scenario: Health reports ok
     When I GET "/health" without an API key
     Then the response is JSON:
@@ -15,7 +15,7 @@ Feature: Health and routing
       {"status":"ok"}
       """
 
-  @assumed
+  @assumed @rule:D2.3
   Scenario: An unknown path is 404 Not Found in the error envelope
     When I GET "/no/such/path/"
     Then the response status is 404
@@ -24,7 +24,7 @@ Feature: Health and routing
       {"detail":"Not Found"}
       """
 
-  @assumed
+  @assumed @rule:D2.4
   Scenario: A known path with the wrong method is 405 with an Allow header
     When I DELETE "/users/"
     Then the response status is 405
@@ -34,24 +34,30 @@ Feature: Health and routing
       """
     And the response header "Allow" lists "GET"
 
-  @assumed
+  @assumed @rule:D2.4
   Scenario: The subscriptions path allows exactly its methods
     When I PUT "/webhooks/subscriptions"
     Then the response status is 405
     And the response header "Allow" lists "GET, POST"
 
-  @assumed
+  @assumed @rule:D2.2
   Scenario: A path without its trailing slash redirects to the canonical path
     When I GET "/users"
     Then the response status is 307
     And the response header "Location" ends with "{base_path}/users/"
 
-  @assumed
+  @assumed @rule:D2.5
   Scenario: Every response carries the request id it was sent
     When I GET "/health" with the header "X-Request-Id" set to "contract-req-42"
     Then the response header "X-Request-Id" is "contract-req-42"
 
-  @assumed
+  @assumed @rule:D2.5
   Scenario: A response to a request without an id carries a generated one
     When I GET "/users/"
     Then the response header "X-Request-Id" is present
+
+  @assumed @rule:D2.7
+  Scenario: A cross-origin preflight gets no CORS answer
+    When I OPTIONS "/users/" with the header "Origin" set to "https://app.example.com"
+    Then the response status is 405
+    And the response header "Access-Control-Allow-Origin" is absent

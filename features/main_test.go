@@ -44,6 +44,7 @@ func TestContract(t *testing.T) {
 		t.Fatalf("contract run: %v", err)
 	}
 	t.Logf("%s; scenario order seed %d (PARTNERSIM_SEED replays it)", rep.Summary(), opts.Randomize)
+	t.Logf("rules: %s", rep.RulesSummary())
 	if testing.Verbose() {
 		t.Log("\n" + out.String())
 	}

@@ -27,7 +27,7 @@ Feature: Get Order List
       | as | product    | side | symbol | notional | quantity | outcome |
       | o6 | securities | buy  | AAPL   | 10.00    |          | pending |
 
-  @spec @sandbox
+  @spec @sandbox @rule:S2.1 @rule:S2.2 @rule:S2.3 @rule:S2.10 @rule:S2.11 @rule:D5.11
   Scenario: Orders carry the fields of the spec
     When I GET "/orders/"
     Then the response status is 200
@@ -44,14 +44,14 @@ Feature: Get Order List
     And the JSON at "items.#(order_id=={o2}).status" is "pending"
     And the JSON at "items.#(order_id=={o6}).user_account_id" is "bob"
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.3.3 @rule:D6.3
   Scenario: The default order is most recently placed first, asc is the reverse
     When I GET "/orders/"
     Then the JSON at "items" lists "order_id" values "{o6}, {o5}, {o4}, {o3}, {o2}, {o1}"
     When I GET "/orders/?sort_order=asc"
     Then the JSON at "items" lists "order_id" values "{o1}, {o2}, {o3}, {o4}, {o5}, {o6}"
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.3.1
   Scenario Outline: Filters narrow the list
     When I GET "/orders/?<filter>"
     Then the JSON at "items" lists "order_id" values "<orders>"
@@ -66,7 +66,7 @@ Feature: Get Order List
       | status=pending                   | {o6}, {o2}                   |
       | user_account_id=nobody           |                              |
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D6.8
   Scenario Outline: The status filter knows every lifecycle state
     When I GET "/orders/?status=<status>"
     Then the JSON at "items" lists "order_id" values "<orders>"
@@ -77,7 +77,7 @@ Feature: Get Order List
       | canceled  | {o3}       |
       | failed    | {o4}       |
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.3.2
   Scenario: placed_at_start is inclusive and placed_at_end exclusive
     When I GET "/orders/"
     And I remember the JSON at "items.#(order_id=={o3}).placed_at" as "t3"
@@ -86,7 +86,7 @@ Feature: Get Order List
     When I GET "/orders/?placed_at_end={t3}"
     Then the JSON at "items" lists "order_id" values "{o2}, {o1}"
 
-  @spec @sandbox
+  @spec @sandbox @rule:D6.1 @rule:D6.4
   Scenario: Walking the pages visits every order once, in order
     When I page through "/orders/" with per_page 4
     Then the pages list "order_id" values "{o6}, {o5}, {o4}, {o3}, {o2}, {o1}"
@@ -94,7 +94,7 @@ Feature: Get Order List
     And the pages visit total_records records, each once by "order_id"
     And the walk ends with an empty page
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D5.6 @rule:D7.3
   Scenario: Pending orders show what was asked; fills set both amounts
     When I GET "/orders/"
     Then the JSON at "items.#(order_id=={o2}).quantity" is "2"
@@ -107,7 +107,7 @@ Feature: Get Order List
     And the JSON at "items.#(order_id=={o5}).status" is "completed"
     And the JSON at "items.#(order_id=={o1}).fee" is a money string
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D4.7 @rule:D7.2
   Scenario: completed_at and recurring_order_id are absent unless they apply
     When I GET "/orders/"
     Then the JSON at "items.#(order_id=={o2}).completed_at" is absent
@@ -115,14 +115,14 @@ Feature: Get Order List
     And the JSON at "items.#(order_id=={o1}).recurring_order_id" is absent
     And the JSON at "items.#(order_id=={o1}).is_recurring_order" is false
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D7.2
   Scenario: A recurring order reports its recurring order id
     Given "bob" buys "25.00" of "AAPL" in "securities" as the recurring order "rec_weekly_1" as "r1"
     When I GET "/orders/?user_account_id=bob"
     Then the JSON at "items.#(order_id=={r1}).is_recurring_order" is true
     And the JSON at "items.#(order_id=={r1}).recurring_order_id" is "rec_weekly_1"
 
-  @spec @sandbox
+  @spec @sandbox @rule:S5.5 @rule:D3.8 @rule:D9.2
   Scenario: Another institution's orders are not listed
     Given another institution "globex"
     And I act as "globex"
@@ -140,7 +140,7 @@ Feature: Get Order List
     When I GET "/orders/?user_account_id=mallory"
     Then the JSON at "items" is an empty array
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D6.3 @rule:D7.1
   Scenario: Robo legs share placed_at, and desc is the exact reverse of asc
     Given a user "robin" with accounts:
       | product | kyc_status | cash |

@@ -3,7 +3,7 @@ Feature: Pagination limits
   §4.3, §8); a refusal is a validation failure (spec §7). The exact 422 items are FastAPI's
   (DESIGN D4, reference/pydantic-errors.md).
 
-  @spec
+  @spec @rule:S4.2.5
   Scenario Outline: per_page outside 1..100 is refused
     When I GET "<list>?per_page=<per_page>"
     Then the response status is a client error
@@ -18,7 +18,7 @@ Feature: Pagination limits
       | /orders/ | 101      |
       | /orders/ | 1000     |
 
-  @spec
+  @spec @rule:S4.2.6
   Scenario Outline: A negative last_record_number is refused
     When I GET "<list>?last_record_number=-1"
     Then the response status is a client error
@@ -29,7 +29,7 @@ Feature: Pagination limits
       | /users/  |
       | /orders/ |
 
-  @spec
+  @spec @rule:S4.2.5 @rule:D6.1
   Scenario Outline: per_page 1 and 100 are accepted and honoured
     When I GET "<list>?per_page=<per_page>"
     Then the response status is 200
@@ -43,7 +43,7 @@ Feature: Pagination limits
       | /orders/ | 1        |
       | /orders/ | 100      |
 
-  @spec
+  @spec @rule:S4.2.5 @rule:S4.2.6
   Scenario Outline: The default page size is 25
     When I GET "<list>"
     Then the response status is 200
@@ -54,7 +54,7 @@ Feature: Pagination limits
       | /users/  |
       | /orders/ |
 
-  @spec
+  @spec @rule:S2.11 @rule:D6.1 @rule:D6.4
   Scenario Outline: Walking a list visits each record once
     When I page through "<list>" with per_page 50
     Then every page reports the same total_records
@@ -67,7 +67,7 @@ Feature: Pagination limits
       | /users/  | user_account_id |
       | /orders/ | order_id        |
 
-  @assumed
+  @assumed @rule:D4.2
   Scenario Outline: Out-of-range and malformed integers are FastAPI's items
     When I GET "/users/?<query>"
     Then the response status is 422
@@ -85,7 +85,7 @@ Feature: Pagination limits
       | per_page=2.5          | {"type":"int_parsing","loc":["query","per_page"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"2.5"}        |
       | last_record_number=-1 | {"type":"greater_than_equal","loc":["query","last_record_number"],"msg":"Input should be greater than or equal to 0","input":"-1","ctx":{"ge":0}}   |
 
-  @assumed
+  @assumed @rule:D4.3
   Scenario: A 422 is FastAPI's exact bytes: compact separators, key order, items in parameter order
     When I GET "/users/?sort_order=up&last_record_number=-1&per_page=0"
     Then the response status is 422
@@ -95,7 +95,7 @@ Feature: Pagination limits
       {"detail":[{"type":"greater_than_equal","loc":["query","per_page"],"msg":"Input should be greater than or equal to 1","input":"0","ctx":{"ge":1}},{"type":"greater_than_equal","loc":["query","last_record_number"],"msg":"Input should be greater than or equal to 0","input":"-1","ctx":{"ge":0}},{"type":"enum","loc":["query","sort_order"],"msg":"Input should be 'asc' or 'desc'","input":"up","ctx":{"expected":"'asc' or 'desc'"}}]}
       """
 
-  @assumed
+  @assumed @rule:D4.1 @rule:D4.3
   Scenario: Every failed parameter is reported at once, in the spec's parameter order
     When I GET "/orders/?last_record_number=-1&per_page=0"
     Then the response status is 422
@@ -107,7 +107,7 @@ Feature: Pagination limits
       ]}
       """
 
-  @assumed
+  @assumed @rule:S2.3 @rule:D4.2 @rule:D6.8
   Scenario Outline: Enumerated filters refuse unknown values with FastAPI's enum item
     When I GET "<list>?<name>=<value>"
     Then the response status is 422
@@ -125,7 +125,7 @@ Feature: Pagination limits
       | /orders/ | status            | done   | 'pending', 'completed', 'canceled' or 'failed'                                 |
       | /orders/ | sort_order        | newest | 'asc' or 'desc'                                                                |
 
-  @assumed
+  @assumed @rule:D4.2
   Scenario: A malformed date-time filter is FastAPI's datetime item
     When I GET "/users/?created_at_start=not-a-date"
     Then the response status is 422
@@ -134,13 +134,13 @@ Feature: Pagination limits
       {"detail":[{"type":"datetime_from_date_parsing","loc":["query","created_at_start"],"msg":"Input should be a valid datetime or date, invalid character in year","input":"not-a-date","ctx":{"error":"invalid character in year"}}]}
       """
 
-  @assumed
+  @assumed @rule:D6.2
   Scenario: An unknown sort_key is refused at its location
     When I GET "/users/?sort_key=balance"
     Then the response status is 422
     And the response is a validation error naming "sort_key"
 
-  @assumed
+  @assumed @rule:D4.5
   Scenario: Unknown query parameters are ignored
     When I GET "/users/?colour=blue"
     Then the response status is 200

@@ -3,7 +3,7 @@ Feature: Revoke Member Sessions
   without a digital banking platform; 404 for no member or no user record (spec §4.4). The
   order of checks, platform ids and the validation items are the DESIGN's (D4, D5).
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.4.1
   Scenario: Revoking a member's sessions answers 204 with an empty body and ends them
     Given a user "alice" with 3 live sessions
     And a member with "member_number" id "M-1001" and dbp id "D-77" naming "alice"
@@ -15,7 +15,7 @@ Feature: Revoke Member Sessions
     And the response body is empty
     And the sandbox shows "alice" with 0 live sessions
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.4.1 @rule:D5.3
   Scenario: Revoking by dbp id ends every session of every user the member names
     Given a user "alice" with 2 live sessions
     And a user "alice-ira" with 1 live session
@@ -28,7 +28,7 @@ Feature: Revoke Member Sessions
     And the sandbox shows "alice" with 0 live sessions
     And the sandbox shows "alice-ira" with 0 live sessions
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D5.3
   Scenario: Revoking by platform id ends that user's sessions, and again is still 204
     Given a user "alice" with 2 live sessions
     When I POST "/sessions/revoke/" with JSON:
@@ -43,7 +43,7 @@ Feature: Revoke Member Sessions
       """
     Then the response status is 204
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.4.1
   Scenario: Sessions of other members are untouched
     Given a user "alice" with 2 live sessions
     And a user "bob" with 2 live sessions
@@ -55,7 +55,7 @@ Feature: Revoke Member Sessions
     Then the response status is 204
     And the sandbox shows "bob" with 2 live sessions
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.4.2 @rule:S7.1
   Scenario: An institution without a digital banking platform answers 400
     Given an institution with core vendor "symitar" and dbp vendor "none"
     And a user "alice" with 1 live session
@@ -68,7 +68,7 @@ Feature: Revoke Member Sessions
     And the JSON at "detail" is a string
     And the sandbox shows "alice" with 1 live session
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D5.2 @rule:D4.8
   Scenario: The 400 says no digital banking platform is configured
     Given an institution with core vendor "none" and dbp vendor "none"
     When I POST "/sessions/revoke/" with JSON:
@@ -80,7 +80,7 @@ Feature: Revoke Member Sessions
       {"detail":"no digital banking platform configured"}
       """
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.4.3
   Scenario: An identifier that matches no member is 404
     When I POST "/sessions/revoke/" with JSON:
       """
@@ -89,7 +89,7 @@ Feature: Revoke Member Sessions
     Then the response status is 404
     And the JSON at "detail" is a string
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.4.3
   Scenario: A member none of whose accounts has a user record is 404
     Given a member with "member_number" id "M-4004" and dbp id "none" naming "usr_missing"
     When I POST "/sessions/revoke/" with JSON:
@@ -98,7 +98,7 @@ Feature: Revoke Member Sessions
       """
     Then the response status is 404
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D5.2 @rule:D4.8
   Scenario: The 404s name the failed check
     Given a member with "member_number" id "M-4004" and dbp id "none" naming "usr_missing"
     When I POST "/sessions/revoke/" with JSON:
@@ -112,7 +112,7 @@ Feature: Revoke Member Sessions
       """
     Then the detail is "no user record for this member"
 
-  @spec @sandbox
+  @spec @sandbox @rule:S5.5 @rule:D3.8
   Scenario: Another institution's member does not exist for this key
     Given another institution "globex"
     And I act as "globex"
@@ -126,7 +126,7 @@ Feature: Revoke Member Sessions
     Then the response status is 404
     And the sandbox shows "mallory" with 2 live sessions
 
-  @spec
+  @spec @rule:S4.4.4 @rule:S7.2
   Scenario: A body without the required fields is a validation error
     When I POST "/sessions/revoke/" with JSON:
       """
@@ -135,7 +135,7 @@ Feature: Revoke Member Sessions
     Then the response status is a client error
     And the response is a validation error naming "user_account_id"
 
-  @assumed
+  @assumed @rule:D4.2 @rule:D4.4
   Scenario Outline: Malformed bodies are FastAPI's 422 items
     When I POST "/sessions/revoke/" with the raw body "<body>"
     Then the response status is 422
@@ -153,7 +153,7 @@ Feature: Revoke Member Sessions
       | hello                                                         | [{"type":"json_invalid","loc":["body"],"msg":"JSON decode error","input":{},"ctx":{"error":"Expecting value"}}] |
       | {user_account_id: 1}                                          | [{"type":"json_invalid","loc":["body"],"msg":"JSON decode error","input":{},"ctx":{"error":"Expecting property name enclosed in double quotes"}}] |
 
-  @assumed
+  @assumed @rule:D4.4
   Scenario: A missing body is FastAPI's missing body item
     When I POST "/sessions/revoke/"
     Then the response status is 422
@@ -162,7 +162,7 @@ Feature: Revoke Member Sessions
       {"detail":[{"type":"missing","loc":["body"],"msg":"Field required","input":null}]}
       """
 
-  @assumed
+  @assumed @rule:D4.6
   Scenario: A body sent without a content type is parsed as JSON
     When I POST "/sessions/revoke/" with the raw body "{}" and no content type
     Then the response status is 422

@@ -20,11 +20,11 @@ const q = `"((?:[^"\\]|\\.)*)"`
 // httpSteps are the black-box steps: requests, and assertions on responses and on the JSON of
 // the current response ("the JSON at …") or of the current delivery ("the event at …").
 func (w *world) httpSteps(sc *godog.ScenarioContext) {
-	sc.Step(`^I (GET|DELETE|POST|PUT|PATCH) `+q+`$`, w.request)
+	sc.Step(`^I (GET|DELETE|POST|PUT|PATCH|OPTIONS) `+q+`$`, w.request)
 	sc.Step(`^I (GET|DELETE|POST|PUT|PATCH) `+q+` without an API key$`, w.requestNoKey)
 	sc.Step(`^I (GET|DELETE|POST|PUT|PATCH) `+q+` with the API key `+q+`$`, w.requestLiteralKey)
 	sc.Step(`^I (GET|DELETE|POST|PUT|PATCH) `+q+` with the key `+q+`$`, w.requestNamedKey)
-	sc.Step(`^I (GET|DELETE|POST|PUT|PATCH) `+q+` with the header `+q+` set to `+q+`$`, w.requestHeader)
+	sc.Step(`^I (GET|DELETE|POST|PUT|PATCH|OPTIONS) `+q+` with the header `+q+` set to `+q+`$`, w.requestHeader)
 	sc.Step(`^I (POST|PUT|PATCH) `+q+` with JSON:$`, w.requestJSON)
 	sc.Step(`^I (POST|PUT|PATCH) `+q+` with the raw body `+q+`$`, w.requestRaw)
 	sc.Step(`^I (POST|PUT|PATCH) `+q+` with the raw body `+q+` and no content type$`, w.requestRawNoType)

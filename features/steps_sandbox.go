@@ -53,6 +53,10 @@ func (w *world) sandboxSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^the sandbox lists the delivery of the event to `+q+` as `+q+` with (\d+) attempts?$`, w.sandboxDelivery)
 	sc.Step(`^the sandbox lists the delivery of the event to `+q+` as `+q+` with at least (\d+) attempts?$`, w.sandboxDeliveryAtLeast)
 	sc.Step(`^the sandbox redelivers the event$`, w.redeliver)
+	sc.Step(`^I try to move the `+q+` account of `+q+` to `+q+`$`, w.tryKYC)
+	sc.Step(`^I (GET|POST|PUT|DELETE) the control plane `+q+` without a sandbox token$`, w.controlNoToken)
+	sc.Step(`^I (GET|POST|PUT|DELETE) the control plane `+q+` with the sandbox token `+q+`$`, w.controlWithToken)
+	sc.Step(`^the key `+q+` matches `+q+`$`, w.keyMatches)
 }
 
 func vendor(v string) any {

@@ -3,7 +3,7 @@ Feature: Webhook subscriptions
   POST /webhooks/subscriptions → 201 and delete DELETE /webhooks/subscriptions/{id} → 204
   (DESIGN D8: the spec does not show them); the rules they must honour are the spec's.
 
-  @spec
+  @spec @rule:S2.12 @rule:S4.6.2 @rule:D8.2
   Scenario: A subscription has the fields of the spec and is pinned to v1
     Given a receiver "r1"
     When I subscribe "r1" to "kyc" events
@@ -15,7 +15,7 @@ Feature: Webhook subscriptions
     And the JSON at "enabled" is true
     And the JSON at "created_at" is a timestamp
 
-  @spec
+  @spec @rule:S4.5
   Scenario: A new subscription is listed, enabled
     Given a receiver "r1"
     And "r1" is subscribed to "transaction" events
@@ -28,7 +28,7 @@ Feature: Webhook subscriptions
     And the JSON at "subscriptions.#(subscription_id=={r1.transaction}).api_version" is "v1"
     And every element of the JSON at "subscriptions" has "enabled" equal to "true"
 
-  @spec
+  @spec @rule:S3.4 @rule:S4.5
   Scenario: A deleted subscription is not listed
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
@@ -37,7 +37,7 @@ Feature: Webhook subscriptions
     Then the response status is 200
     And the JSON at "subscriptions" contains no element with "subscription_id" equal to "{r1.kyc}"
 
-  @spec
+  @spec @rule:S3.4 @rule:S4.7.4
   Scenario: A deleted subscription cannot receive test events
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
@@ -46,13 +46,13 @@ Feature: Webhook subscriptions
     Then the response status is 404
     And the JSON at "detail" is a string
 
-  @spec
+  @spec @rule:S4.7.4
   Scenario: Testing an unknown subscription is 404
     When I POST "/webhooks/subscriptions/sub_does_not_exist/test"
     Then the response status is 404
     And the JSON at "detail" is a string
 
-  @assumed
+  @assumed @rule:D8.4
   Scenario: Delete answers 204, and deleting again 404
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
@@ -62,7 +62,7 @@ Feature: Webhook subscriptions
     When I DELETE "/webhooks/subscriptions/{r1.kyc}"
     Then the response status is 404
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.6.1
   Scenario: The signing secret is returned only by the subscribe that issued it
     Given a receiver "r1"
     And a receiver "r2"
@@ -75,13 +75,13 @@ Feature: Webhook subscriptions
     When I GET "/webhooks/subscriptions"
     Then the JSON at "subscriptions.#.signing_secret" is an empty array
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D8.6
   Scenario: The signing secret is whsec_ and 32 random bytes in base64url
     Given a receiver "r1"
     When I subscribe "r1" to "kyc" events
     Then the JSON at "signing_secret" matches "^whsec_[A-Za-z0-9_-]{43}$"
 
-  @assumed
+  @assumed @rule:D8.3
   Scenario: The same event type and URL cannot be subscribed twice
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
@@ -91,7 +91,7 @@ Feature: Webhook subscriptions
     When I subscribe "r1" to "transaction" events
     Then the response status is 201
 
-  @spec @sandbox
+  @spec @sandbox @rule:S5.5 @rule:D3.8
   Scenario: Another institution's subscriptions are invisible
     Given another institution "globex"
     And I act as "globex"
@@ -107,7 +107,7 @@ Feature: Webhook subscriptions
     When I GET "/webhooks/subscriptions" with the key "globex"
     Then the JSON at "subscriptions" contains an element with "subscription_id" equal to "{rg.kyc}"
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:S4.6.2 @rule:D2.6
   Scenario: A subscription made through v2 is pinned to v2
     Given the deployment serves version "v2"
     And a receiver "r1"
@@ -117,7 +117,7 @@ Feature: Webhook subscriptions
     When I GET "/webhooks/subscriptions"
     Then the JSON at "subscriptions.#(subscription_id=={r1.kyc}).api_version" is "v2"
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.7.3 @rule:D8.13
   Scenario: Test webhook refuses a callback that no longer resolves to a public address
     Given a callback host "hooks" resolving to "93.184.216.34"
     When I subscribe the URL "https://{hooks}/partner/webhooks" to "kyc" events
@@ -127,7 +127,7 @@ Feature: Webhook subscriptions
     Then the response status is 400
     And the JSON at "detail" is a string
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D4.8 @rule:D8.13
   Scenario: The 400 of a test says the callback no longer resolves to a public address
     Given a callback host "hooks" resolving to "93.184.216.34"
     And I subscribe the URL "https://{hooks}/partner/webhooks" to "transaction" events
@@ -138,7 +138,7 @@ Feature: Webhook subscriptions
       {"detail":"callback URL no longer resolves to a public address"}
       """
 
-  @assumed
+  @assumed @rule:D8.10
   Scenario Outline: Create refuses callbacks on special-purpose addresses
     When I subscribe the URL "<url>" to "kyc" events
     Then the response status is 400
@@ -158,20 +158,20 @@ Feature: Webhook subscriptions
       | https://[::ffff:10.0.0.1]/hook             |
       | https://[64:ff9b::a00:1]/hook              |
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D8.10
   Scenario: Create refuses a host name that resolves to any private address
     Given a callback host "mixed" resolving to "93.184.216.34, 10.0.0.8"
     When I subscribe the URL "https://{mixed}/hook" to "kyc" events
     Then the response status is 400
     And the detail is "callback URL does not resolve to a public address"
 
-  @assumed
+  @assumed @rule:D8.9
   Scenario: Plain http is refused for anything but loopback
     When I subscribe the URL "http://hooks.partner.example/webhooks" to "kyc" events
     Then the response status is 400
     And the detail is "callback URL must use https"
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D8.9 @rule:D8.11
   Scenario Outline: Plain http is accepted only where every address is loopback; https wherever all are public or loopback
     Given a callback host "loop" resolving to "127.0.0.1"
     And a callback host "pub" resolving to "93.184.216.34"
@@ -189,7 +189,7 @@ Feature: Webhook subscriptions
       | https://{pub}/hook         |
       | https://93.184.216.34/hook |
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D8.9
   Scenario Outline: Plain http to anything not wholly loopback is refused before the address rule
     Given a callback host "pub" resolving to "93.184.216.34"
     And a callback host "mixed" resolving to "127.0.0.1, 93.184.216.34"
@@ -203,7 +203,7 @@ Feature: Webhook subscriptions
       | http://{mixed}/hook  |
       | http://10.0.0.5/hook |
 
-  @assumed
+  @assumed @rule:D4.2 @rule:D8.8
   Scenario Outline: Bad subscription bodies are FastAPI's 422 items
     When I POST "/webhooks/subscriptions" with the raw body "<body>"
     Then the response status is 422
@@ -218,7 +218,7 @@ Feature: Webhook subscriptions
       | {\"event_type\":\"balance\",\"url\":\"https://hooks.example/x\"} | event_type | enum        |
       | {\"url\":\"https://hooks.example/x\"}                          | event_type | missing     |
 
-  @assumed
+  @assumed @rule:D8.8
   Scenario: The url_scheme item is pydantic's
     When I POST "/webhooks/subscriptions" with JSON:
       """
@@ -229,7 +229,7 @@ Feature: Webhook subscriptions
     And the JSON at "detail.0.msg" is "URL scheme should be 'http' or 'https'"
     And the JSON at "detail.0.input" is "ftp://hooks.example/x"
 
-  @assumed
+  @assumed @rule:S2.3 @rule:D4.2
   Scenario: An unknown event type is FastAPI's enum item
     When I POST "/webhooks/subscriptions" with JSON:
       """

@@ -261,6 +261,12 @@ type run struct {
 	name    *regexp.Regexp
 	webhook bool // whether the implementation can reach the receiver hub
 
+	// serial lets a @serial scenario run alone: every other scenario holds it shared while it
+	// runs, a @serial one holds it exclusively (it waits for the running ones to end, and the
+	// others wait for it). Scenarios that move the process-wide virtual clock and then check
+	// exact times need it (decisions D9: the clock is shared).
+	serial sync.RWMutex
+
 	mu        sync.Mutex
 	secret    string
 	secretSet chan struct{}

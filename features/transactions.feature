@@ -3,7 +3,7 @@ Feature: Get Transaction
   GET /transactions/{transaction_id}/ is the authoritative record a transaction event links to
   (spec §6.3 names the link; the endpoint is the DESIGN's, D7).
 
-  @sandbox
+  @sandbox @rule:D7.1 @rule:D7.5 @rule:D7.6
   Scenario: A filled buy is a completed transaction of one order
     Given the prices are:
       | symbol | price  |
@@ -26,7 +26,7 @@ Feature: Get Transaction
     And the JSON at "orders" has 1 element
     And the JSON at "orders.0.order_id" is "{o1}"
 
-  @sandbox
+  @sandbox @rule:D7.4
   Scenario: A fill's notional is quantity × price rounded half-even at the cent
     Given the prices are:
       | symbol | price  |
@@ -44,7 +44,7 @@ Feature: Get Transaction
     When I GET "/transactions/{odd.transaction_id}/"
     Then the JSON at "orders.0.notional" is "5.02"
 
-  @sandbox
+  @sandbox @rule:D7.6
   Scenario: A pending transaction has no completed_at
     Given the prices are:
       | symbol | price  |
@@ -58,7 +58,7 @@ Feature: Get Transaction
     Then the JSON at "status" is "pending"
     And the JSON at "completed_at" is absent
 
-  @sandbox
+  @sandbox @rule:D7.1
   Scenario: A robo deposit is one transaction of several legs
     Given the prices are:
       | symbol | price  |
@@ -75,12 +75,13 @@ Feature: Get Transaction
     And the JSON at "orders" has more than 1 element
     And every element of the JSON at "orders" has "product" equal to "robo"
 
+  @rule:D7.6 @rule:D7.6
   Scenario: An unknown transaction is 404
     When I GET "/transactions/txn_does_not_exist/"
     Then the response status is 404
     And the JSON at "detail" is a string
 
-  @sandbox
+  @sandbox @rule:D3.8
   Scenario: Another institution's transaction does not exist for this key
     Given the prices are:
       | symbol | price  |

@@ -3,7 +3,7 @@ Feature: Get User Detail
   accounts, values, history, identities and terms (spec §2.3, §4.1). core and dbp ids are
   resolved through the institution's members (DESIGN D5).
 
-  @spec @sandbox
+  @spec @sandbox @rule:S2.4 @rule:S2.6 @rule:S2.8 @rule:S4.1.1
   Scenario: A user's detail has every field the spec names
     Given the prices are:
       | symbol | price  |
@@ -33,7 +33,7 @@ Feature: Get User Detail
     And the JSON at "terms_and_conditions.accepted_at" is a timestamp
     And the JSON at "terms_and_conditions.version" is a string
 
-  @spec
+  @spec @rule:S4.1.1 @rule:D5.8
   Scenario: An existing user's detail is consistent
     Given an existing user "someone"
     When I GET "/users/{someone}/?user_account_id_type=platform"
@@ -44,7 +44,7 @@ Feature: Get User Detail
     And every element of the JSON at "accounts" has "product" as a string
     And every element of the JSON at "accounts" has "kyc_status" as a string
 
-  @spec @sandbox
+  @spec @sandbox @rule:D5.8
   Scenario: The total market value is the sum over the accounts
     Given the prices are:
       | symbol | price  |
@@ -56,7 +56,7 @@ Feature: Get User Detail
     When I GET "/users/{alice}/?user_account_id_type=platform"
     Then the JSON at "total_current_market_value" equals the sum of the JSON at "accounts.#.current_market_value"
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D5.6 @rule:D5.7
   Scenario: Market values are holdings at current prices plus cash, in cents
     Given the prices are:
       | symbol | price  |
@@ -72,7 +72,7 @@ Feature: Get User Detail
     And the JSON at "accounts.#(product==roth_ira).current_market_value" is "0.00"
     And the JSON at "total_current_market_value" is "650.00"
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D5.7 @rule:D5.8
   Scenario: Money is exact decimal, beyond what a float can hold to the cent
     # 2^46 + 0.01: a float64 holds it as …664.015625, which prints as "…664.02".
     Given a user "alice" with accounts:
@@ -84,7 +84,7 @@ Feature: Get User Detail
     And the JSON at "total_current_market_value" is "70368744177664.03"
     And the JSON at "total_current_market_value" equals the sum of the JSON at "accounts.#.current_market_value"
 
-  @spec @sandbox
+  @spec @sandbox @rule:S2.5
   Scenario: kyc_approved_at is present while approved and absent while pending
     Given a user "alice" with accounts:
       | product  | kyc_status | cash  |
@@ -96,7 +96,7 @@ Feature: Get User Detail
     And the JSON at "accounts.#(product==roth_ira).kyc_status" is "pending"
     And the JSON at "accounts.#(product==roth_ira).kyc_approved_at" is absent
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D5.5
   Scenario: A given approval time is reported as given
     Given a user "alice" with accounts:
       | product | kyc_status | cash  | kyc_approved_at      |
@@ -104,7 +104,7 @@ Feature: Get User Detail
     When I GET "/users/{alice}/?user_account_id_type=platform"
     Then the JSON at "accounts.0.kyc_approved_at" is "2026-01-10T12:00:00Z"
 
-  @spec @sandbox
+  @spec @sandbox @rule:S2.7
   Scenario: Value points carry as_of, cost_basis and value
     Given a user "alice" with accounts:
       | product | kyc_status | cash    |
@@ -115,7 +115,7 @@ Feature: Get User Detail
     And every element of the JSON at "historical_market_value.past_week" has "cost_basis" as a decimal string
     And every element of the JSON at "historical_market_value.past_week" has "value" as a decimal string
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D5.9
   Scenario: Generated history has the DESIGN's resolution and ends at the current value
     Given a user "alice" with accounts:
       | product | kyc_status | cash    |
@@ -127,7 +127,7 @@ Feature: Get User Detail
     And the JSON at "historical_market_value.past_year" has 52 elements
     And the JSON at "historical_market_value.past_week.6.value" is "1000.00"
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D5.10
   Scenario: A user with no funded account has empty history
     Given a user "bob" with accounts:
       | product  | kyc_status |
@@ -137,7 +137,7 @@ Feature: Get User Detail
     And the JSON at "historical_market_value.past_day" is an empty array
     And the JSON at "historical_market_value.past_year" is an empty array
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.1.2
   Scenario: A core id resolves to the member's user
     Given a user "alice"
     And a member with "member_number" id "M-1001" and dbp id "D-77" naming "alice"
@@ -145,7 +145,7 @@ Feature: Get User Detail
     Then the response status is 200
     And the JSON at "identities.platform_user_identifier" is "{alice}"
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.1.2
   Scenario: A dbp id resolves to the member's user
     Given a user "alice"
     And a member with "cif" id "C-2002" and dbp id "D-88" naming "alice"
@@ -153,7 +153,7 @@ Feature: Get User Detail
     Then the response status is 200
     And the JSON at "identities.platform_user_identifier" is "{alice}"
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:S2.8 @rule:D5.4
   Scenario: Resolved users report their own id and every identity naming them
     Given a user "alice"
     And a member with "member_number" id "M-1001" and dbp id "D-77" naming "alice"
@@ -163,7 +163,7 @@ Feature: Get User Detail
     And the JSON at "identities.core_ids.#(id==M-1001).type" is "member_number"
     And the JSON at "identities.dbp_ids.#(id==D-77).type" is "q2"
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D5.1
   Scenario: A member resolves to its first account that has a user record
     Given a user "alice"
     And a member with "member_number" id "M-3003" and dbp id "none" naming "usr_missing, alice"
@@ -171,7 +171,7 @@ Feature: Get User Detail
     Then the response status is 200
     And the JSON at "identities.platform_user_identifier" is "{alice}"
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.1.3 @rule:S7.1
   Scenario Outline: An institution without a vendor for the id type answers 400
     Given an institution with core vendor "none" and dbp vendor "none"
     When I GET "/users/X-1/?user_account_id_type=<type>"
@@ -183,7 +183,7 @@ Feature: Get User Detail
       | core |
       | dbp  |
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D4.8
   Scenario: The 400 names the id type without a vendor
     Given an institution with core vendor "none" and dbp vendor "none"
     When I GET "/users/X-1/?user_account_id_type=core"
@@ -192,31 +192,31 @@ Feature: Get User Detail
       {"detail":"no vendor configured for user_account_id_type: core"}
       """
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D3.7
   Scenario: Parameters are validated before business rules
     Given an institution with core vendor "none" and dbp vendor "none"
     When I GET "/users/X-1/?user_account_id_type=email"
     Then the response status is 422
 
-  @spec
+  @spec @rule:S4.1.4 @rule:S7.1
   Scenario: An unknown platform id is 404
     When I GET "/users/usr_does_not_exist/?user_account_id_type=platform"
     Then the response status is 404
     And the JSON at "detail" is a string
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.1.4
   Scenario: An unknown core id is 404
     When I GET "/users/M-NOBODY/?user_account_id_type=core"
     Then the response status is 404
     And the JSON at "detail" is a string
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.1.4 @rule:D5.1
   Scenario: A member none of whose accounts has a user record is 404
     Given a member with "cif" id "C-4004" and dbp id "none" naming "usr_missing"
     When I GET "/users/C-4004/?user_account_id_type=core"
     Then the response status is 404
 
-  @spec @sandbox
+  @spec @sandbox @rule:S5.5 @rule:D3.8 @rule:D9.2
   Scenario: A user of another institution does not exist for this key
     Given another institution "globex"
     And I act as "globex"
@@ -230,13 +230,13 @@ Feature: Get User Detail
     When I GET "/users/D-55/?user_account_id_type=dbp"
     Then the response status is 404
 
-  @spec
+  @spec @rule:S4.1.5 @rule:S7.2
   Scenario: A missing user_account_id_type is a validation error
     When I GET "/users/anyone/"
     Then the response status is a client error
     And the response is a validation error naming "user_account_id_type"
 
-  @assumed
+  @assumed @rule:D4.2
   Scenario: A missing user_account_id_type is FastAPI's missing item
     When I GET "/users/anyone/"
     Then the response status is 422
@@ -245,7 +245,7 @@ Feature: Get User Detail
       {"detail":[{"type":"missing","loc":["query","user_account_id_type"],"msg":"Field required","input":null}]}
       """
 
-  @assumed
+  @assumed @rule:D4.2
   Scenario: An unknown user_account_id_type is FastAPI's enum item
     When I GET "/users/anyone/?user_account_id_type=email"
     Then the response status is 422

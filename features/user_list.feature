@@ -12,7 +12,7 @@ Feature: Get User List
       | u4              | 2026-01-04T10:00:00Z | robo       | approved           |
       | u5              | 2026-01-05T10:00:00Z | roth_ira   | document_requested |
 
-  @spec @sandbox
+  @spec @sandbox @rule:S2.9 @rule:S2.11 @rule:S4.2.5
   Scenario: The list is a pagination envelope of user items, 25 per page by default
     When I GET "/users/"
     Then the response status is 200
@@ -24,17 +24,17 @@ Feature: Get User List
     And every element of the JSON at "items" has "total_current_market_value" as a decimal string
     And every element of the JSON at "items" has "accounts" as an array
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.2.7
   Scenario: The default order is most recent first
     When I GET "/users/"
     Then the JSON at "items" lists "user_account_id" values "u5, u4, u3, u2, u1"
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.2.7
   Scenario: sort_order asc lists the oldest first
     When I GET "/users/?sort_order=asc"
     Then the JSON at "items" lists "user_account_id" values "u1, u2, u3, u4, u5"
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D6.2
   Scenario: sort_key user_account_id sorts by the partner's id
     Given these users:
       | user_account_id | created_at           |
@@ -43,18 +43,18 @@ Feature: Get User List
     When I GET "/users/?sort_key=user_account_id&sort_order=asc"
     Then the JSON at "items" lists "user_account_id" values "a-late, u1, u2, u3, u4, u5, z-early"
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.2.1
   Scenario: Filter by user_account_id
     When I GET "/users/?user_account_id=u3"
     Then the JSON at "items" lists "user_account_id" values "u3"
     And the JSON at "total_records" is 1
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.2.2
   Scenario: Filter by product
     When I GET "/users/?product=securities"
     Then the JSON at "items" lists "user_account_id" values "u3, u2"
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.2.3 @rule:D6.7
   Scenario Outline: Filter by a product's KYC status
     When I GET "/users/?<filter>"
     Then the JSON at "items" lists "user_account_id" values "<users>"
@@ -70,7 +70,7 @@ Feature: Get User List
       | roth_ira_kyc_status=approved           |        |
       | product=crypto&crypto_kyc_status=approved | u1  |
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.2.4
   Scenario: created_at_start is inclusive and created_at_end exclusive
     When I GET "/users/?created_at_start=2026-01-02T10:00:00Z"
     Then the JSON at "items" lists "user_account_id" values "u5, u4, u3, u2"
@@ -79,7 +79,7 @@ Feature: Get User List
     When I GET "/users/?created_at_start=2026-01-02T10:00:00Z&created_at_end=2026-01-04T10:00:00Z"
     Then the JSON at "items" lists "user_account_id" values "u3, u2"
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D6.5
   Scenario: Time filters accept dates, offsets and naive date-times
     When I GET "/users/?created_at_start=2026-01-03"
     Then the JSON at "items" lists "user_account_id" values "u5, u4, u3"
@@ -88,14 +88,14 @@ Feature: Get User List
     When I GET "/users/?created_at_end=2026-01-02T10:00:00"
     Then the JSON at "items" lists "user_account_id" values "u1"
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D6.6
   Scenario: A start at or after the end gives an empty page
     When I GET "/users/?created_at_start=2026-01-04T00:00:00Z&created_at_end=2026-01-02T00:00:00Z"
     Then the response status is 200
     And the JSON at "items" is an empty array
     And the JSON at "total_records" is 0
 
-  @spec @sandbox
+  @spec @sandbox @rule:D6.4
   Scenario: Walking the pages with the cursor visits every user once, in order
     When I page through "/users/" with per_page 2
     Then the pages list "user_account_id" values "u5, u4, u3, u2, u1"
@@ -104,12 +104,12 @@ Feature: Get User List
     And the pages visit total_records records, each once by "user_account_id"
     And the walk ends with an empty page
 
-  @spec @sandbox
+  @spec @sandbox @rule:D6.3
   Scenario: Walking ascending pages is the exact reverse
     When I page through "/users/?sort_order=asc" with per_page 3
     Then the pages list "user_account_id" values "u1, u2, u3, u4, u5"
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D6.1
   Scenario: last_record_number counts the records before the next page
     When I page through "/users/" with per_page 2
     Then each page's last_record_number is the previous one plus its item count
@@ -119,7 +119,7 @@ Feature: Get User List
     And the JSON at "total_records" is 5
     And the JSON at "last_record_number" is 10
 
-  @spec @sandbox
+  @spec @sandbox @rule:S5.5 @rule:D9.2
   Scenario: Another institution's users are not listed
     Given another institution "globex"
     And I act as "globex"

@@ -15,7 +15,7 @@ Feature: Event delivery
       | securities | approved   | 5000.00 |
       | robo       | approved   | 0.00    |
 
-  @spec
+  @spec @rule:S3.1 @rule:S6.1.2 @rule:S6.2 @rule:D8.18
   Scenario: A KYC change is delivered, signed, and Get User Detail shows it
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
@@ -34,7 +34,7 @@ Feature: Event delivery
     And the JSON at "accounts.#(product==crypto).kyc_status" is "approved"
     And the JSON at "accounts.#(product==crypto).kyc_approved_at" is a timestamp
 
-  @assumed
+  @assumed @rule:D8.14
   Scenario: A kyc event has the DESIGN's envelope
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
@@ -49,7 +49,7 @@ Feature: Event delivery
     And the event at "links.self" is "/v1/users/{alice}/?user_account_id_type=platform"
     And the delivery's signature timestamp is within 300 seconds of now
 
-  @assumed
+  @assumed @rule:S3.1 @rule:D8.16
   Scenario Outline: Every actionable KYC state is delivered
     Given a user "carol" with accounts:
       | product | kyc_status | cash  |
@@ -69,7 +69,7 @@ Feature: Event delivery
       | approved         | account_takeover   |
       | account_takeover | approved           |
 
-  @assumed
+  @assumed @rule:S3.2 @rule:D8.16
   Scenario: A move into pending is intermediate and not delivered
     Given a user "dave" with accounts:
       | product | kyc_status         |
@@ -81,7 +81,7 @@ Feature: Event delivery
     Then "r1" has received exactly 1 delivery
     And the event at "data.kyc_status" is "approved"
 
-  @spec
+  @spec @rule:S6.1
   Scenario: One subscription covers every delivered value of its event type
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
@@ -89,7 +89,7 @@ Feature: Event delivery
     And the "crypto" account of "alice" moves to "closed"
     Then "r1" receives 2 deliveries
 
-  @spec
+  @spec @rule:S6.1
   Scenario: Events go to every callback subscribed to their type, and only those
     Given a receiver "r1"
     And a receiver "r2"
@@ -103,7 +103,7 @@ Feature: Event delivery
     And "r1" has received exactly 1 delivery
     And "rt" receives no delivery
 
-  @spec
+  @spec @rule:S5.5 @rule:D9.2
   Scenario: Another institution's subscriptions receive none of this institution's events
     Given another institution "globex"
     And I act as "globex"
@@ -116,7 +116,7 @@ Feature: Event delivery
     Then "r1" receives a delivery
     And "rg" receives no delivery
 
-  @spec
+  @spec @rule:S3.3 @rule:S6.3.1 @rule:D7.5
   Scenario: A fill is delivered once, its link resolves and the account values changed
     Given a receiver "r1"
     And "r1" is subscribed to "transaction" events
@@ -135,7 +135,7 @@ Feature: Event delivery
     When I GET "/users/{alice}/?user_account_id_type=platform"
     Then the JSON at "accounts.#(product==securities).current_market_value" is not "{before}"
 
-  @spec
+  @spec @rule:S6.3.3
   Scenario: A transaction event carries no balances, positions, quantities or amounts
     Given a receiver "r1"
     And "r1" is subscribed to "transaction" events
@@ -151,7 +151,7 @@ Feature: Event delivery
     And the event at "data.positions" is absent
     And the event at "data.fee" is absent
 
-  @assumed
+  @assumed @rule:D8.15
   Scenario: A transaction event has the DESIGN's envelope and links the transaction record
     Given a receiver "r1"
     And "r1" is subscribed to "transaction" events
@@ -167,7 +167,7 @@ Feature: Event delivery
     Then the JSON at "transaction_id" is "{o1.transaction_id}"
     And the JSON at "status" is "completed"
 
-  @spec
+  @spec @rule:S3.3
   Scenario: Placing, cancelling and failing orders produce no event
     Given a receiver "r1"
     And "r1" is subscribed to "transaction" events
@@ -181,7 +181,7 @@ Feature: Event delivery
     Then "r1" has received exactly 1 delivery
     And the event at "data.transaction_id" is "{filled.transaction_id}"
 
-  @spec
+  @spec @rule:S6.3.2
   Scenario: A robo deposit of several legs is one event for the whole transaction
     Given a receiver "r1"
     And "r1" is subscribed to "transaction" events
@@ -194,7 +194,7 @@ Feature: Event delivery
     When I follow the event's links.self
     Then the response status is 200
 
-  @assumed
+  @assumed @rule:D7.1
   Scenario: The robo transaction record lists every leg
     Given a receiver "r1"
     And "r1" is subscribed to "transaction" events
@@ -205,7 +205,7 @@ Feature: Event delivery
     Then the JSON at "orders" has more than 1 element
     And every element of the JSON at "orders" has "status" equal to "completed"
 
-  @spec
+  @spec @rule:S6.1.1 @rule:S6.1.5 @rule:D8.20 @rule:D9.4
   Scenario: A refused delivery is retried with the same idempotency key and body
     Given a receiver "r1" answering 500 to the first 1 delivery
     And "r1" is subscribed to "kyc" events
@@ -217,7 +217,15 @@ Feature: Event delivery
     And every delivery to "r1" is signed with the signing secret
     And the delivery header "X-Partner-Webhook-Id" equals the event's "event_id"
 
-  @spec
+  @assumed @serial @rule:D8.19 @rule:D8.20 @rule:D9.4
+  Scenario: A refused delivery follows the retry schedule exactly, then fails
+    Given a receiver "r1" answering 500
+    And "r1" is subscribed to "kyc" events
+    When the "crypto" account of "alice" moves to "approved"
+    Then "r1" receives a delivery
+    And the retries of the event to "r1" come "5s, 5m, 30m, 2h, 5h, 10h, 10h" after each attempt, then the delivery fails
+
+  @spec @rule:S6.1.5
   Scenario: Any 2xx answer acknowledges a delivery
     Given a receiver "r1" answering 202
     And "r1" is subscribed to "kyc" events
@@ -228,7 +236,7 @@ Feature: Event delivery
     And the virtual clock advances 3600 seconds
     Then "r1" receives no further delivery
 
-  @assumed
+  @assumed @rule:D8.20 @rule:D8.22
   Scenario: Retries are recomputed signatures on the wall clock, and the sandbox records them
     Given a receiver "r1" answering 503 to the first 2 deliveries
     And "r1" is subscribed to "kyc" events
@@ -242,7 +250,7 @@ Feature: Event delivery
     And every delivery to "r1" is signed with the signing secret
     And the sandbox lists the delivery of the event to "r1" as "delivered" with 3 attempts
 
-  @assumed
+  @assumed @rule:D8.21 @rule:D8.22
   Scenario: A callback that never answers is retried too
     Given an unreachable receiver "dead"
     And "dead" is subscribed to "kyc" events
@@ -252,7 +260,7 @@ Feature: Event delivery
     Then "r1" receives a delivery
     And the sandbox lists the delivery of the event to "dead" as "pending" with at least 1 attempt
 
-  @assumed
+  @assumed @rule:D8.22
   Scenario: Redelivering an event sends the same event id and body again
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
@@ -262,7 +270,7 @@ Feature: Event delivery
     Then "r1" receives 2 deliveries
     And every delivery to "r1" carries the same X-Partner-Webhook-Id and body
 
-  @assumed
+  @assumed @rule:D8.5
   Scenario: Deleting a subscription ends its pending deliveries as failed
     Given a receiver "r1" answering 500
     And "r1" is subscribed to "kyc" events
@@ -276,7 +284,7 @@ Feature: Event delivery
     And the virtual clock advances 3600 seconds
     Then "r1" receives no further delivery
 
-  @assumed
+  @assumed @rule:D8.5
   Scenario: An attempt in flight when its subscription is deleted is still logged
     Given a receiver "r1" holding its answer 500 until released
     And "r1" is subscribed to "kyc" events
@@ -287,7 +295,7 @@ Feature: Event delivery
     When "r1" releases its answers
     Then the sandbox lists the delivery of the event to "r1" as "failed" with 1 attempt
 
-  @spec
+  @spec @rule:S6.1.6 @rule:D2.6
   Scenario: A v1 subscription keeps v1 links while a newer version is served
     Given the deployment serves version "v2"
     And a receiver "r1"

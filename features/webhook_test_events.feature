@@ -4,7 +4,7 @@ Feature: Test events
   retries, and reports the outcome (spec §2.8, §4.7, §6.1, §6.4). The sample's envelope is the
   DESIGN's (D8).
 
-  @spec
+  @spec @rule:S6.1.2 @rule:S4.7.2
   Scenario: A test event is signed over t.body with the signing secret
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
@@ -14,7 +14,7 @@ Feature: Test events
     And the delivery's signature header is well-formed
     And the delivery is signed with the signing secret
 
-  @spec
+  @spec @rule:S2.13 @rule:S4.7.2 @rule:S6.1.1
   Scenario: A test event reports its outcome and carries is_test
     Given a receiver "r1"
     And "r1" is subscribed to "transaction" events
@@ -29,7 +29,7 @@ Feature: Test events
     And the event at "event_id" is "{test_event}"
     And the delivery header "X-Partner-Webhook-Id" equals the event's "event_id"
 
-  @spec
+  @spec @rule:D8.1
   Scenario: A failed test reports the callback's status code
     Given a receiver "r1" answering 500
     And "r1" is subscribed to "kyc" events
@@ -38,7 +38,7 @@ Feature: Test events
     And the JSON at "delivered" is false
     And the JSON at "response_status_code" is 500
 
-  @spec
+  @spec @rule:S6.1.5
   Scenario: Any 2xx answer acknowledges a test event
     Given a receiver "r1" answering 204
     And "r1" is subscribed to "kyc" events
@@ -47,7 +47,7 @@ Feature: Test events
     And the JSON at "delivered" is true
     And the JSON at "response_status_code" is 204
 
-  @assumed
+  @assumed @rule:D8.12
   Scenario: A redirect is a failed attempt and is not followed
     Given a receiver "r1" answering 307
     And "r1" is subscribed to "kyc" events
@@ -56,7 +56,7 @@ Feature: Test events
     And the JSON at "response_status_code" is 307
     And "r1" has received exactly 1 delivery
 
-  @spec @sandbox
+  @spec @sandbox @rule:S4.7.1
   Scenario: A test event is attempted once and never retried
     Given a receiver "r1" answering 503
     And "r1" is subscribed to "kyc" events
@@ -65,7 +65,7 @@ Feature: Test events
     When the virtual clock advances 3600 seconds
     Then "r1" has received exactly 1 delivery
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D8.1
   Scenario: A test to a callback that never answers has no status code
     Given an unreachable receiver "dead"
     And "dead" is subscribed to "kyc" events
@@ -74,7 +74,7 @@ Feature: Test events
     And the JSON at "delivered" is false
     And the JSON at "response_status_code" is absent
 
-  @spec
+  @spec @rule:D8.17
   Scenario: Each test is a new event
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
@@ -84,7 +84,7 @@ Feature: Test events
     Then the JSON at "event_id" is not "{first}"
     And "r1" receives 2 deliveries
 
-  @assumed
+  @assumed @rule:D8.17
   Scenario: A kyc test event has the DESIGN's envelope and a synthetic user
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
@@ -98,7 +98,7 @@ Feature: Test events
     And the event at "data.kyc_status" is "approved"
     And the event at "links.self" matches "^/v1/users/usr_test_[^/]+/\?user_account_id_type=platform$"
 
-  @assumed
+  @assumed @rule:D8.17
   Scenario: A transaction test event names a synthetic transaction
     Given a receiver "r1"
     And "r1" is subscribed to "transaction" events
@@ -111,7 +111,7 @@ Feature: Test events
     When I follow the event's links.self
     Then the response status is 404
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:S6.1.3 @rule:D8.7
   Scenario: During a secret rotation a delivery carries one v1 entry per secret, new first
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
@@ -123,7 +123,7 @@ Feature: Test events
     And the delivery is signed with the signing secret
     And the delivery is signed with the previous signing secret
 
-  @assumed @sandbox
+  @assumed @sandbox @rule:D8.7
   Scenario: A rotation without overlap signs with the new secret only
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events

@@ -30,6 +30,7 @@ type world struct {
 	tags     []string
 	skip     string // why the scenario was skipped, if it was
 	recorded bool
+	locked   int // 1: holds run.serial shared, 2: exclusively (a @serial scenario)
 	started  time.Time
 
 	vars map[string]string
@@ -113,6 +114,13 @@ func (w *world) before(ctx context.Context, sc *godog.Scenario) (context.Context
 	if w.skip != "" {
 		return ctx, godog.ErrSkip
 	}
+	if hasTag(w.tags, "serial") {
+		w.run.serial.Lock()
+		w.locked = 2
+	} else {
+		w.run.serial.RLock()
+		w.locked = 1
+	}
 	return ctx, nil
 }
 
@@ -129,6 +137,13 @@ func (w *world) after(ctx context.Context, sc *godog.Scenario, err error) (conte
 	for _, h := range w.dnsHosts {
 		_, _ = w.control(http.MethodPut, "/_sandbox/dns", map[string]any{h: []string{}}, 0)
 	}
+	switch w.locked {
+	case 1:
+		w.run.serial.RUnlock()
+	case 2:
+		w.run.serial.Unlock()
+	}
+	w.locked = 0
 	if !w.recorded {
 		w.recorded = true
 		res := ScenarioResult{Feature: sc.Uri, Name: sc.Name, Tags: w.tags, Status: Passed, Duration: time.Since(w.started)}

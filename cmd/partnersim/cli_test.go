@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -78,4 +82,126 @@ func TestServeExposedRefusesThePublishedToken(t *testing.T) {
 	err := run(context.Background(), []string{"partnersim", "serve", "--addr", "0.0.0.0:0", "--db", filepath.Join(t.TempDir(), "s.db")}, noEnv, &out, &out)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "published")
+}
+
+// controlRecorder is a stand-in control plane that records each request and answers answer.
+type controlRecorder struct {
+	mu       sync.Mutex
+	requests []string // "METHOD /path body"
+	tokens   []string
+	srv      *httptest.Server
+}
+
+func newControlRecorder(t *testing.T, answer string) *controlRecorder {
+	t.Helper()
+	r := &controlRecorder{}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.requests = append(r.requests, strings.TrimSpace(req.Method+" "+req.URL.RequestURI()+" "+string(body)))
+		r.tokens = append(r.tokens, req.Header.Get("x-sandbox-token"))
+		r.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(answer))
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *controlRecorder) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.requests)
+}
+
+// Every trigger kind sends its own control-plane call with the flags it was given.
+func TestTriggerKindsCallTheControlPlane(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+		out  string
+	}{
+		{[]string{"kyc", "--user", "usr_1", "--product", "crypto", "--status", "approved"},
+			`POST /_sandbox/users/usr_1/kyc {"product":"crypto","status":"approved"}`, "kyc: the"},
+		{[]string{"order", "--user", "usr_1", "--symbol", "AAPL", "--notional", "10"},
+			`POST /_sandbox/orders {"notional":"10","platform_id":"usr_1","product":"securities","side":"buy","symbol":"AAPL"}`, "placed (pending)"},
+		{[]string{"robo", "--user", "usr_1", "--amount", "100"},
+			`POST /_sandbox/transactions {"amount":"100","platform_id":"usr_1","product":"robo","type":"deposit"}`, "robo deposit"},
+		{[]string{"fill", "--transaction", "txn_1", "--price", "VTI=250.10,BND=72.40"},
+			`POST /_sandbox/transactions/txn_1/fill {"price":{"BND":"72.40","VTI":"250.10"}}`, "transaction txn_1 is now"},
+		{[]string{"cancel", "--transaction", "txn_1"}, `POST /_sandbox/transactions/txn_1/cancel`, "no event"},
+		{[]string{"fail", "--transaction", "txn_1"}, `POST /_sandbox/transactions/txn_1/fail`, "no event"},
+		{[]string{"clock", "--seconds", "300"}, `POST /_sandbox/clock/advance {"seconds":300}`, "virtual clock now"},
+	} {
+		rec := newControlRecorder(t, `{"now":"2026-01-01T00:00:00Z"}`)
+		var out bytes.Buffer
+		err := run(context.Background(), cli("trigger", append(c.args, "--sandbox-url", rec.srv.URL, "--sandbox-token", "tok")...), noEnv, &out, &out)
+		require.NoError(t, err, "%v: %s", c.args, out.String())
+		assert.Equal(t, []string{c.want}, rec.got(), "%v", c.args)
+		assert.Contains(t, out.String(), c.out, "%v", c.args)
+	}
+}
+
+// A trigger without a flag it needs says which, before any request.
+func TestTriggerNeedsItsFlags(t *testing.T) {
+	rec := newControlRecorder(t, `{}`)
+	var out bytes.Buffer
+	err := run(context.Background(), cli("trigger", "kyc", "--user", "usr_1", "--sandbox-url", rec.srv.URL), noEnv, &out, &out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "trigger kyc needs --product")
+	assert.Contains(t, err.Error(), "trigger kyc needs --status")
+	assert.NotContains(t, err.Error(), "--user")
+	err = run(context.Background(), cli("trigger", "fill", "--sandbox-url", rec.srv.URL), noEnv, &out, &out)
+	assert.ErrorContains(t, err, "trigger fill needs --transaction")
+	err = run(context.Background(), cli("trigger", "cancel", "--price", "1", "--transaction", "txn_1"), noEnv, &out, &out)
+	assert.ErrorContains(t, err, "unknown flag: --price", "only fill takes a price")
+	err = run(context.Background(), cli("trigger", "refund"), noEnv, &out, &out)
+	assert.ErrorContains(t, err, `unknown subcommand "refund"`)
+	err = run(context.Background(), cli("trigger"), noEnv, &out, &out)
+	assert.ErrorContains(t, err, "want a subcommand: cancel, clock, fail, fill, kyc, order, robo")
+	assert.Empty(t, rec.got(), "no request was sent")
+}
+
+// Every flag of every command, verbs included, has its PARTNERSIM_<FLAG> twin; the command line
+// wins over the environment, and a bad value names its variable.
+func TestEnvironmentTwinsOfFlags(t *testing.T) {
+	rec := newControlRecorder(t, `{"snapshot":"nightly","action":"saved"}`)
+	env := func(k string) string {
+		return map[string]string{"PARTNERSIM_SANDBOX_URL": rec.srv.URL, "PARTNERSIM_SANDBOX_TOKEN": "from-env", "PARTNERSIM_SECONDS": "oops"}[k]
+	}
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), cli("snapshot", "save", "nightly"), env, &out, &out))
+	require.NoError(t, run(context.Background(), cli("snapshot", "restore", "nightly", "--sandbox-token", "from-flag"), env, &out, &out))
+	assert.Equal(t, []string{"POST /_sandbox/snapshots/nightly", "POST /_sandbox/snapshots/nightly/restore"}, rec.got())
+	rec.mu.Lock()
+	assert.Equal(t, []string{"from-env", "from-flag"}, rec.tokens)
+	rec.mu.Unlock()
+	err := run(context.Background(), cli("trigger", "clock"), env, &out, &out)
+	assert.ErrorContains(t, err, `PARTNERSIM_SECONDS="oops"`)
+	require.NoError(t, run(context.Background(), cli("trigger", "clock", "--seconds", "5"), env, &out, &out), "a flag given wins over a bad variable")
+}
+
+// `partnersim completion SHELL` prints a script for each shell the README names.
+func TestCompletionScripts(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		var out, errOut bytes.Buffer
+		require.NoError(t, run(context.Background(), cli("completion", shell), noEnv, &out, &errOut), shell)
+		assert.Contains(t, out.String(), "partnersim", shell)
+		assert.Greater(t, out.Len(), 1000, "%s: a whole script", shell)
+	}
+}
+
+// `partnersim version` renders the module version and the VCS stamp of the build info.
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), cli("version"), noEnv, &out, &out))
+	assert.True(t, strings.HasPrefix(out.String(), "partnersim "), out.String())
+	assert.Contains(t, out.String(), runtime.Version())
+
+	info := &debug.BuildInfo{GoVersion: "go1.99", Main: debug.Module{Path: "partnersim", Version: "v1.4.0"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123abcd"}, {Key: "vcs.time", Value: "2026-11-24T21:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	assert.Equal(t, "partnersim v1.4.0 commit 0123abcd (2026-11-24T21:00:00Z, modified) go1.99", versionLine(info))
+	info.Settings, info.Main.Version = nil, ""
+	assert.Equal(t, "partnersim (devel) commit unknown (built without VCS information) go1.99", versionLine(info))
+	assert.Equal(t, "partnersim (no build information)", versionLine(nil))
 }

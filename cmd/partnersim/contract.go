@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -12,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"partnersim/features"
 )
@@ -32,6 +33,9 @@ func (k kvFlag) String() string {
 	return strings.Join(parts, ",")
 }
 
+// Type names the value in help.
+func (k kvFlag) Type() string { return "NAME=VALUE" }
+
 func (k kvFlag) Set(s string) error {
 	for part := range strings.SplitSeq(s, ",") {
 		n, v, ok := strings.Cut(strings.TrimSpace(part), "=")
@@ -43,13 +47,19 @@ func (k kvFlag) Set(s string) error {
 	return nil
 }
 
-// runContract runs the embedded contract features against a deployment (decisions D14): `partnersim
-// contract --base-url http://127.0.0.1:8080/v1 --sandbox-url http://127.0.0.1:8080
-// --sandbox-token …`, or against a real deployment with --api-key and no control plane (then
-// @sandbox scenarios are skipped). It fails when a scenario fails.
-func runContract(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("partnersim contract", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// newContractCmd is `partnersim contract`: it runs the embedded contract features against a
+// deployment (decisions D14): `partnersim contract --base-url http://127.0.0.1:8080/v1
+// --sandbox-url http://127.0.0.1:8080 --sandbox-token …`, or against a real deployment with
+// --api-key and no control plane (then @sandbox scenarios are skipped). It fails when a scenario
+// fails.
+func newContractCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "contract --base-url URL [--api-key KEY] [--sandbox-url URL --sandbox-token TOKEN] [--tags EXPR] [--format pretty|junit|cucumber]",
+		Short: "run the Gherkin contract suites against any implementation of the API",
+		Long:  "Runs the embedded Gherkin contract suites against an implementation of the partner API.",
+		Args:  noArgs,
+	}
+	fs := cmd.Flags()
 	var (
 		o           features.Options
 		output      string
@@ -74,19 +84,15 @@ func runContract(ctx context.Context, args []string, getenv func(string) string,
 	fs.StringVar(&o.ReceiverListen, "receiver-listen", "127.0.0.1:0", "where the suite's webhook receiver listens")
 	fs.StringVar(&o.ReceiverURL, "receiver-url", "", "the receiver's URL as the deployment reaches it; @webhook scenarios need it unless the base URL is on loopback")
 	fs.DurationVar(&wait, "wait", 10*time.Second, "how long to wait for a delivery")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: partnersim contract --base-url URL [--api-key KEY] [--sandbox-url URL --sandbox-token TOKEN] [--tags EXPR] [--format pretty|junit|cucumber]")
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Runs the embedded Gherkin contract suites against an implementation of the partner API.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		o.KeysWithout, o.Vars, o.Randomize, o.Wait = keysWithout, vars, seed, wait
+		return runContract(cmd.Context(), o, output, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
-	if err := parseFlags(fs, args, getenv); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("contract: unexpected arguments %q", fs.Args())
-	}
+	return cmd
+}
+
+// runContract runs the suites as o says, writing the report to output (stdout when empty).
+func runContract(ctx context.Context, o features.Options, output string, stdout, stderr io.Writer) error {
 	if !slices.Contains([]string{"pretty", "progress", "junit", "cucumber", "events"}, o.Format) {
 		return fmt.Errorf("contract: unknown --format %q (pretty, progress, junit, cucumber)", o.Format)
 	}
@@ -96,7 +102,6 @@ func runContract(ctx context.Context, args []string, getenv func(string) string,
 			o.SandboxURL = u.Scheme + "://" + u.Host
 		}
 	}
-	o.KeysWithout, o.Vars, o.Randomize, o.Wait = keysWithout, vars, seed, wait
 	o.Output = stdout
 	if output != "" {
 		f, err := os.Create(output)
@@ -111,6 +116,7 @@ func runContract(ctx context.Context, args []string, getenv func(string) string,
 		return fmt.Errorf("contract: %w", err)
 	}
 	fmt.Fprintln(stderr, "contract:", rep.Summary())
+	fmt.Fprintln(stderr, "contract:", rep.RulesSummary())
 	for _, f := range rep.Failed() {
 		fmt.Fprintf(stderr, "  FAILED %s: %s\n      %s\n", f.Feature, f.Name, strings.ReplaceAll(f.Err, "\n", "\n      "))
 	}

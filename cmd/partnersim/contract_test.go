@@ -12,6 +12,11 @@ import (
 
 func noEnv(string) string { return "" }
 
+// cli is the command line `partnersim command args…` as run takes it.
+func cli(command string, args ...string) []string {
+	return append([]string{"partnersim", command}, args...)
+}
+
 // healthServer answers GET /v1/health with the given status and everything else 404.
 func healthServer(t *testing.T, status int) *httptest.Server {
 	t.Helper()
@@ -31,8 +36,8 @@ func healthServer(t *testing.T, status int) *httptest.Server {
 func TestContractPassesAgainstAConformingDeployment(t *testing.T) {
 	srv := healthServer(t, http.StatusOK)
 	var out, errOut bytes.Buffer
-	err := runContract(context.Background(), []string{"--base-url", srv.URL + "/v1", "--api-key", "sbx_x",
-		"--name", "^Health answers without an API key$", "--format", "junit"}, noEnv, &out, &errOut)
+	err := run(context.Background(), cli("contract", "--base-url", srv.URL+"/v1", "--api-key", "sbx_x",
+		"--name", "^Health answers without an API key$", "--format", "junit"), noEnv, &out, &errOut)
 	if err != nil {
 		t.Fatalf("expected the run to pass, got %v\n%s", err, errOut.String())
 	}
@@ -50,7 +55,7 @@ func TestContractFailsWhenAScenarioFails(t *testing.T) {
 	env := func(k string) string {
 		return map[string]string{"PARTNERSIM_BASE_URL": srv.URL + "/v1", "PARTNERSIM_API_KEY": "sbx_x"}[k]
 	}
-	err := runContract(context.Background(), []string{"--name", "^Health answers without an API key$"}, env, &out, &errOut)
+	err := run(context.Background(), cli("contract", "--name", "^Health answers without an API key$"), env, &out, &errOut)
 	if !errors.Is(err, errReported) {
 		t.Fatalf("expected a reported failure, got %v", err)
 	}
@@ -68,7 +73,7 @@ func TestContractRefusesBadFlags(t *testing.T) {
 		{"--base-url", "http://x/v1", "--api-key", "k", "stray"},
 	} {
 		var out, errOut bytes.Buffer
-		if err := runContract(context.Background(), args, noEnv, &out, &errOut); err == nil || errors.Is(err, errReported) {
+		if err := run(context.Background(), cli("contract", args...), noEnv, &out, &errOut); err == nil || errors.Is(err, errReported) {
 			t.Errorf("%q: expected an option error, got %v", args, err)
 		}
 	}

@@ -3,73 +3,40 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"partnersim/fixtures"
 )
 
-const fixturesUsage = `usage:
-  partnersim fixtures check DIR
-      check every file of the fixture set in DIR; prints a summary, or every problem as
-      file: JSON path: reason (exit status 1)
-  partnersim fixtures generate [--users N] [--orders M] [--seed S] [--force] DIR
-      write a large synthetic set into DIR for load tests (same seed, same bytes)
-`
-
-// runFixtures is `partnersim fixtures check DIR` and `partnersim fixtures generate … DIR`.
-func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, fixturesUsage)
-		return errors.New("fixtures: want a subcommand: check or generate")
-	}
-	switch args[0] {
-	case "check":
-		return runFixturesCheck(args[1:], stdout, stderr)
-	case "generate":
-		return runFixturesGenerate(ctx, args[1:], stdout, stderr)
-	}
-	if isHelp(args[0]) {
-		fmt.Fprint(stdout, fixturesUsage)
-		return nil
-	}
-	fmt.Fprint(stderr, fixturesUsage)
-	return fmt.Errorf("fixtures: unknown subcommand %q: want check or generate", args[0])
+// newFixturesCmd is `partnersim fixtures check DIR` and `partnersim fixtures generate … DIR`.
+func newFixturesCmd() *cobra.Command {
+	return newGroupCmd("fixtures", "check a fixture set, or generate a large synthetic one",
+		"  partnersim fixtures check ./myset\n  partnersim fixtures generate --users 100000 --orders 1000000 --seed 7 ./big",
+		newFixturesCheckCmd(), newFixturesGenerateCmd())
 }
 
-// parseInterspersed parses flags wherever they appear among the positional arguments
-// (`generate DIR --users 5` as well as `generate --users 5 DIR`) and returns the positionals.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+func newFixturesCheckCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "check DIR",
+		Short: "check every file of the fixture set in DIR",
+		Long: "Checks every file of the fixture set in DIR; prints a summary, or every problem as\n" +
+			"file: JSON path: reason (exit status 1).",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("fixtures check: want one set folder, got %d arguments", len(args))
+			}
+			return runFixturesCheck(args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
 	}
 }
 
-func runFixturesCheck(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("partnersim fixtures check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, fixturesUsage) }
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return fmt.Errorf("fixtures check: want one set folder, got %d arguments", len(pos))
-	}
-	dir := pos[0]
+func runFixturesCheck(dir string, stdout, stderr io.Writer) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("fixtures check: %q is not a folder", dir)
 	}
@@ -97,28 +64,28 @@ func runFixturesCheck(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func runFixturesGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func newFixturesGenerateCmd() *cobra.Command {
 	opts := fixtures.GenerateOptions{Users: 10000, Orders: 100000, Seed: 1}
 	var force bool
-	fs := flag.NewFlagSet("partnersim fixtures generate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := &cobra.Command{
+		Use:   "generate [--users N] [--orders M] [--seed S] [--force] DIR",
+		Short: "write a large synthetic set into DIR for load tests (same seed, same bytes)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("fixtures generate: want one folder to write, got %d arguments", len(args))
+			}
+			return runFixturesGenerate(cmd.Context(), args[0], opts, force, cmd.OutOrStdout())
+		},
+	}
+	fs := cmd.Flags()
 	fs.IntVar(&opts.Users, "users", opts.Users, "users to generate (over two institutions)")
 	fs.IntVar(&opts.Orders, "orders", opts.Orders, "orders to generate (grouped into transactions)")
 	fs.Int64Var(&opts.Seed, "seed", opts.Seed, "seed: the same seed writes the same bytes")
 	fs.BoolVar(&force, "force", false, "write into a folder that is not empty (its set files are replaced)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, fixturesUsage)
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return fmt.Errorf("fixtures generate: want one folder to write, got %d arguments", len(pos))
-	}
-	dir := pos[0]
+	return cmd
+}
+
+func runFixturesGenerate(ctx context.Context, dir string, opts fixtures.GenerateOptions, force bool, stdout io.Writer) error {
 	if opts.Users < 0 || opts.Orders < 0 {
 		return errors.New("fixtures generate: --users and --orders must not be negative")
 	}
@@ -131,6 +98,7 @@ func runFixturesGenerate(ctx context.Context, args []string, stdout, stderr io.W
 	// Generate has no context: run it aside so an interrupt ends the command at once.
 	done := make(chan error, 1)
 	go func() { done <- fixtures.Generate(dir, opts) }()
+	var err error
 	select {
 	case err = <-done:
 	case <-ctx.Done():

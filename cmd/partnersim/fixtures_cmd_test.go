@@ -20,7 +20,7 @@ import (
 func runFixturesArgs(tb testing.TB, args ...string) (error, string, string) {
 	tb.Helper()
 	var out, errOut bytes.Buffer
-	err := runFixtures(context.Background(), args, &out, &errOut)
+	err := run(context.Background(), cli("fixtures", args...), noEnv, &out, &errOut)
 	return err, out.String(), errOut.String()
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/netip"
@@ -15,6 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"partnersim/fixtures"
 	"partnersim/loadtest"
@@ -42,9 +44,7 @@ type loadConfig struct {
 	Strict      bool
 }
 
-const loadUsage = `usage: partnersim load [flags]
-
-Drives the partner API over loopback with a request mix, bounded in time, and reports req/s and
+const loadUsage = `Drives the partner API over loopback with a request mix, bounded in time, and reports req/s and
 p50/p99/p99.9 of each run next to the same figures of a bare echo handler serving the same bytes
 (the ceiling), measured in the same run at the same connection count.
 
@@ -53,20 +53,23 @@ Target (one of):
                           or from a set of --users N (and --orders M) generated into a temporary
                           folder, or from the embedded default set
   --target URL            a running simulator on loopback; --fixtures DIR names the set it serves
-                          (default: the embedded set) so the load knows its users; --api-key K
+                          (default: the embedded set) so the load knows its users; --api-key K`
 
-Flags:
-`
-
-func runLoad(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// newLoadCmd is `partnersim load`: the load harness behind BENCHMARKS.md.
+func newLoadCmd() *cobra.Command {
 	cfg := loadConfig{Connections: "1,32", Scenarios: "detail,mix", Duration: 10 * time.Second, Warmup: 2 * time.Second,
 		Timeout: 10 * time.Second, Seed: 1}
-	fs := flag.NewFlagSet("partnersim load", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, loadUsage)
-		fs.PrintDefaults()
+	cmd := &cobra.Command{
+		Use:   "load [flags]",
+		Short: "drive a sandbox over loopback and report req/s and latency against a bare-echo ceiling",
+		Long:  loadUsage,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runLoad(cmd.Context(), cfg, commandLine(cmd), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
 	}
+	fs := cmd.Flags()
+	fs.SortFlags = false // commandLine visits the flags in the order they were given
 	fs.StringVar(&cfg.Target, "target", "", "base URL of a running simulator (default: self-host one)")
 	fs.StringVar(&cfg.APIKey, "api-key", "", "x-api-key to load with (default: the set's read:user+read:orders key of its largest institution)")
 	fs.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a --target that is not loopback (load traffic to anything else is normally refused)")
@@ -85,12 +88,18 @@ func runLoad(ctx context.Context, args []string, getenv func(string) string, std
 	fs.StringVar(&cfg.JSONPath, "json", "", "also write the report as JSON to this file")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each run against the target (not the ceiling) to FILE-<scenario>-<conns>.prof; self-hosted, it holds the client's work too")
 	fs.BoolVar(&cfg.Strict, "strict", false, "exit with status 1 when a target of issue 7 is missed (errors always do)")
-	if err := parseFlags(fs, args, getenv); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("load takes no arguments, got %q", fs.Args())
-	}
+	return cmd
+}
+
+// commandLine is the command as given (flags in their order, then those the environment set),
+// for the report.
+func commandLine(cmd *cobra.Command) string {
+	line := cmd.CommandPath()
+	cmd.Flags().Visit(func(f *pflag.Flag) { line += " --" + f.Name + " " + f.Value.String() })
+	return line
+}
+
+func runLoad(ctx context.Context, cfg loadConfig, command string, stdout, stderr io.Writer) error {
 	conns, err := parseConnections(cfg.Connections)
 	if err != nil {
 		return err
@@ -146,7 +155,7 @@ func runLoad(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	rep.Command = "partnersim load " + strings.Join(args, " ")
+	rep.Command = command
 	fmt.Fprintln(stdout)
 	if err := rep.WriteText(stdout); err != nil {
 		return err

@@ -18,7 +18,7 @@ import (
 func runLoadArgs(tb testing.TB, args ...string) (error, string, string) {
 	tb.Helper()
 	var out, errOut bytes.Buffer
-	err := runLoad(context.Background(), args, noEnv, &out, &errOut)
+	err := run(context.Background(), cli("load", args...), noEnv, &out, &errOut)
 	return err, out.String(), errOut.String()
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 
 	"partnersim/receiver"
@@ -25,6 +25,9 @@ import (
 type secretList []string
 
 func (s *secretList) String() string { return strings.Join(*s, ",") }
+
+// Type names the value in help.
+func (s *secretList) Type() string { return "whsec_…" }
 
 func (s *secretList) Set(v string) error {
 	for part := range strings.SplitSeq(v, ",") {
@@ -55,12 +58,20 @@ func defaultReceiveConfig() receiveConfig {
 		APIBaseURL: "http://127.0.0.1:8080", FailStatus: http.StatusInternalServerError}
 }
 
-// runReceive runs the reference receiver (package receiver) until ctx ends, printing a line
-// for every event as it is processed, skipped, refused or recognised as a duplicate.
-func runReceive(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// newReceiveCmd is `partnersim receive`: the reference receiver (package receiver) until
+// interrupted, printing a line for every event as it is processed, skipped, refused or
+// recognised as a duplicate.
+func newReceiveCmd() *cobra.Command {
 	cfg := defaultReceiveConfig()
-	fs := flag.NewFlagSet("partnersim receive", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := &cobra.Command{
+		Use:   "receive --secret whsec_… [--api-key K]",
+		Short: "run the reference webhook receiver and print each event it processes",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runReceive(cmd.Context(), cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fs := cmd.Flags()
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address (host:port; port 0 picks a free one)")
 	fs.Var(&cfg.Secrets, "secret", "signing secret whsec_… (required; repeat it or separate with commas during a rotation)")
 	fs.StringVar(&cfg.DBPath, "db", cfg.DBPath, "the receiver's own bbolt file: dedupe keys, event bodies, processing queue")
@@ -70,12 +81,10 @@ func runReceive(ctx context.Context, args []string, getenv func(string) string, 
 	fs.IntVar(&cfg.FailFirst, "fail-first", 0, "answer the first N deliveries with --fail-status (to watch the sender retry)")
 	fs.IntVar(&cfg.FailStatus, "fail-status", cfg.FailStatus, "status for --fail-first")
 	fs.DurationVar(&cfg.Delay, "delay", 0, "delay every answer by this long (at most 10m; the sandbox gives up after 10s)")
-	if err := parseFlags(fs, args, getenv); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("receive takes no arguments, got %q", fs.Args())
-	}
+	return cmd
+}
+
+func runReceive(ctx context.Context, cfg receiveConfig, stdout, stderr io.Writer) error {
 	if len(cfg.Secrets) == 0 {
 		return errors.New("receive needs --secret whsec_… (the signing_secret the institution's first subscribe returned)")
 	}

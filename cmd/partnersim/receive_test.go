@@ -69,7 +69,7 @@ func startReceive(tb testing.TB, getenv func(string) string, args ...string) *re
 	r := &receiving{out: &lockedBuffer{}, errOut: &lockedBuffer{}}
 	args = append([]string{"--addr", "127.0.0.1:0", "--db", filepath.Join(tb.TempDir(), "receiver.db")}, args...)
 	done := make(chan error, 1)
-	go func() { done <- runReceive(ctx, args, getenv, r.out, r.errOut) }()
+	go func() { done <- run(ctx, cli("receive", args...), getenv, r.out, r.errOut) }()
 	var once sync.Once
 	var err error
 	r.stop = func() error {
@@ -104,7 +104,7 @@ func startReceive(tb testing.TB, getenv func(string) string, args ...string) *re
 func send(tb testing.TB, args ...string) (string, error) {
 	tb.Helper()
 	var out, errOut bytes.Buffer
-	err := runSend(context.Background(), args, noEnv, &out, &errOut)
+	err := run(context.Background(), cli("send", args...), noEnv, &out, &errOut)
 	return out.String() + errOut.String(), err
 }
 
@@ -201,7 +201,7 @@ func TestReceiveSendAndCertifyEndToEnd(t *testing.T) {
 	// Certify our own receiver: every case passes, the table and the JUnit file say so.
 	junit := filepath.Join(t.TempDir(), "certify.xml")
 	var out, errOut bytes.Buffer
-	err = runCertify(context.Background(), []string{"--url", r.base + "/webhooks", "--junit", junit}, env, &out, &errOut)
+	err = run(context.Background(), cli("certify", "--url", r.base+"/webhooks", "--junit", junit), env, &out, &errOut)
 	require.NoError(t, err, "%s\n%s", out.String(), errOut.String())
 	assert.Contains(t, out.String(), "13 cases: 13 passed, 0 failed")
 	assert.NotContains(t, out.String(), "FAIL")
@@ -268,7 +268,7 @@ func TestCertifyFailsAgainstAReceiverThatAcceptsEverything(t *testing.T) {
 	defer srv.Close()
 	junit := filepath.Join(t.TempDir(), "report.xml")
 	var out, errOut bytes.Buffer
-	err := runCertify(context.Background(), []string{"--url", srv.URL, "--secret", testSecret, "--junit", junit}, noEnv, &out, &errOut)
+	err := run(context.Background(), cli("certify", "--url", srv.URL, "--secret", testSecret, "--junit", junit), noEnv, &out, &errOut)
 	require.ErrorIs(t, err, errReported)
 	text := out.String()
 	assert.Contains(t, text, "13 cases: 6 passed, 7 failed")
@@ -310,15 +310,15 @@ func TestReceiveSendCertifyRefuseBadFlags(t *testing.T) {
 }
 
 func receiveCmd(ctx context.Context, args []string, getenv func(string) string, out, errOut *bytes.Buffer) error {
-	return runReceive(ctx, args, getenv, out, errOut)
+	return run(ctx, cli("receive", args...), getenv, out, errOut)
 }
 
 func sendCmd(ctx context.Context, args []string, getenv func(string) string, out, errOut *bytes.Buffer) error {
-	return runSend(ctx, args, getenv, out, errOut)
+	return run(ctx, cli("send", args...), getenv, out, errOut)
 }
 
 func certifyCmd(ctx context.Context, args []string, getenv func(string) string, out, errOut *bytes.Buffer) error {
-	return runCertify(ctx, args, getenv, out, errOut)
+	return run(ctx, cli("certify", args...), getenv, out, errOut)
 }
 
 func TestSendSignsWithEverySecretGiven(t *testing.T) {

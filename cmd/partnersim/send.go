@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,49 +14,64 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"partnersim/receiver/certify"
 	"partnersim/simulator/webhook/signature"
 )
 
-// runSend signs one event body and POSTs it once, the way the sandbox delivers: printing the
-// request's headers and body, then the answer's status, headers and first 4 KiB. A non-2xx
-// answer exits non-zero (errReported), like `curl --fail`.
-func runSend(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("partnersim send", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var secrets secretList
-	target := fs.String("url", "", "the receiver's URL (required)")
-	fs.Var(&secrets, "secret", "signing secret whsec_… (required; several, repeated or comma-separated, send one v1 each, as during a rotation)")
-	file := fs.String("file", "", "send this file's bytes as the body, exactly")
-	sample := fs.String("sample", "", "send a built-in sample body: kyc, transaction or test (the default when --file is not given)")
-	eventID := fs.String("event-id", "", "the sample's event_id (default: a fresh evt_…); with --file, only the X-Partner-Webhook-Id header (default: the body's event_id)")
-	unix := fs.Int64("t", 0, "the signature's t in unix seconds (default: now); an old one rehearses a replay")
-	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the answer")
-	if err := parseFlags(fs, args, getenv); err != nil {
-		return err
+// sendConfig is everything `partnersim send` takes.
+type sendConfig struct {
+	target, file, sample, eventID string
+	secrets                       secretList
+	unix                          int64
+	timeout                       time.Duration
+}
+
+// newSendCmd is `partnersim send`: it signs one event body and POSTs it once, the way the
+// sandbox delivers: printing the request's headers and body, then the answer's status, headers
+// and first 4 KiB. A non-2xx answer exits non-zero (errReported), like `curl --fail`.
+func newSendCmd() *cobra.Command {
+	var cfg sendConfig
+	cmd := &cobra.Command{
+		Use:   "send --url U --secret S [--sample kyc|transaction|test | --file body.json]",
+		Short: "sign one event body and POST it to a URL",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runSend(cmd.Context(), cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("send takes no arguments, got %q", fs.Args())
+	fs := cmd.Flags()
+	fs.StringVar(&cfg.target, "url", "", "the receiver's URL (required)")
+	fs.Var(&cfg.secrets, "secret", "signing secret whsec_… (required; several, repeated or comma-separated, send one v1 each, as during a rotation)")
+	fs.StringVar(&cfg.file, "file", "", "send this file's bytes as the body, exactly")
+	fs.StringVar(&cfg.sample, "sample", "", "send a built-in sample body: kyc, transaction or test (the default when --file is not given)")
+	fs.StringVar(&cfg.eventID, "event-id", "", "the sample's event_id (default: a fresh evt_…); with --file, only the X-Partner-Webhook-Id header (default: the body's event_id)")
+	fs.Int64Var(&cfg.unix, "t", 0, "the signature's t in unix seconds (default: now); an old one rehearses a replay")
+	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "how long to wait for the answer")
+	return cmd
+}
+
+func runSend(ctx context.Context, cfg sendConfig, stdout, stderr io.Writer) error {
+	if u, err := url.Parse(cfg.target); cfg.target == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("send needs --url, an absolute http(s) URL such as http://127.0.0.1:9090/webhooks (got %q)", cfg.target)
 	}
-	if u, err := url.Parse(*target); *target == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("send needs --url, an absolute http(s) URL such as http://127.0.0.1:9090/webhooks (got %q)", *target)
-	}
-	if len(secrets) == 0 {
+	if len(cfg.secrets) == 0 {
 		return errors.New("send needs --secret whsec_…")
 	}
-	if *file != "" && *sample != "" {
+	if cfg.file != "" && cfg.sample != "" {
 		return errors.New("send takes --file or --sample, not both")
 	}
 	now := time.Now()
 	t := now
-	if *unix != 0 {
-		t = time.Unix(*unix, 0)
+	if cfg.unix != 0 {
+		t = time.Unix(cfg.unix, 0)
 	}
 
 	var body []byte
 	var what, headerID string
-	if *file != "" {
-		b, err := os.ReadFile(*file)
+	if cfg.file != "" {
+		b, err := os.ReadFile(cfg.file)
 		if err != nil {
 			return err
 		}
@@ -65,19 +79,19 @@ func runSend(ctx context.Context, args []string, getenv func(string) string, std
 			EventID string `json:"event_id"`
 		}
 		_ = json.Unmarshal(b, &env) // a body that is not an event is still sent: the receiver must refuse it
-		body, what, headerID = b, *file, env.EventID
-		if *eventID != "" {
-			headerID = *eventID
+		body, what, headerID = b, cfg.file, env.EventID
+		if cfg.eventID != "" {
+			headerID = cfg.eventID
 		}
 	} else {
-		kind := certify.Kind(*sample)
+		kind := certify.Kind(cfg.sample)
 		if kind == "" {
 			kind = certify.KindKYC
 		}
 		if !slices.Contains(certify.Kinds(), kind) {
-			return fmt.Errorf("--sample %q: use kyc, transaction or test", *sample)
+			return fmt.Errorf("--sample %q: use kyc, transaction or test", cfg.sample)
 		}
-		headerID = *eventID
+		headerID = cfg.eventID
 		if headerID == "" {
 			headerID = certify.NewID("evt")
 		}
@@ -88,7 +102,7 @@ func runSend(ctx context.Context, args []string, getenv func(string) string, std
 		body, what = b, "sample "+string(kind)
 	}
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, *target, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.target, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -96,8 +110,8 @@ func runSend(ctx context.Context, args []string, getenv func(string) string, std
 	if headerID != "" {
 		req.Header.Set(signature.HeaderID, headerID)
 	}
-	req.Header.Set(signature.HeaderSignature, signature.Sign(t, body, secrets...))
-	fmt.Fprintf(stdout, "POST %s (%s, %d bytes)\n", *target, what, len(body))
+	req.Header.Set(signature.HeaderSignature, signature.Sign(t, body, cfg.secrets...))
+	fmt.Fprintf(stdout, "POST %s (%s, %d bytes)\n", cfg.target, what, len(body))
 	for _, h := range []string{"Content-Type", signature.HeaderID, signature.HeaderSignature} {
 		if v := req.Header.Get(h); v != "" {
 			fmt.Fprintf(stdout, "  %s: %s\n", h, v)
@@ -108,13 +122,13 @@ func runSend(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	fmt.Fprintf(stdout, "\n%s\n\n", clip(body, 4096))
 
-	client := &http.Client{Timeout: *timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+	client := &http.Client{Timeout: cfg.timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse // the sandbox never follows a redirect either
 	}}
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("POST %s: %w", *target, err)
+		return fmt.Errorf("POST %s: %w", cfg.target, err)
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, 4096))

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +12,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"partnersim/sandbox"
 )
@@ -42,10 +44,18 @@ func defaultServeConfig() serveConfig {
 		Retry: "5s,5m,30m,2h,5h,10h,10h", Timeout: 10 * time.Second, Workers: 32, RateBurst: 10}
 }
 
-func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// newServeCmd is `partnersim serve`: the sandbox on a bbolt file until interrupted.
+func newServeCmd(getenv func(string) string) *cobra.Command {
 	cfg := defaultServeConfig()
-	fs := flag.NewFlagSet("partnersim serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "start the sandbox (API, control plane, webhook delivery) on a bbolt file",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), cfg, cmd.Flags(), getenv, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fs := cmd.Flags()
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address (host:port; port 0 picks a free one)")
 	fs.StringVar(&cfg.DBPath, "db", cfg.DBPath, "bbolt file holding the sandbox's state (created if missing)")
 	fs.StringVar(&cfg.FixturesDir, "fixtures", "", "fixture set directory loaded into an empty store (default: the embedded set)")
@@ -62,12 +72,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.Float64Var(&cfg.RateLimit, "rate-limit", 0, "requests a second allowed per API key (0: off); beyond it 429 with Retry-After")
 	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "burst of the per-key rate limit")
 	fs.BoolVar(&cfg.CheckStore, "check-store", false, "check every page of the store file at start (files up to 64 MiB always are)")
-	if err := parseFlags(fs, args, getenv); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("serve takes no arguments, got %q", fs.Args())
-	}
+	return cmd
+}
+
+// serve runs the sandbox as cfg says (fs tells which flags were given) until ctx ends.
+func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(string) string, stdout, stderr io.Writer) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		return fmt.Errorf("--log-level %q: use debug, info, warn or error", cfg.LogLevel)
@@ -113,10 +122,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		sbCfg.FrozenClock = &t
 	}
-	if isSet(fs, "allow-loopback-callbacks") {
+	if fs.Changed("allow-loopback-callbacks") {
 		sbCfg.AllowLoopbackCallbacks = &cfg.Loopback
 	}
-	if isSet(fs, "seed") {
+	if fs.Changed("seed") {
 		sbCfg.Seed = &cfg.Seed
 	}
 
@@ -172,12 +181,6 @@ func validVersion(v string) bool {
 		}
 	}
 	return true
-}
-
-func isSet(fs *flag.FlagSet, name string) bool {
-	found := false
-	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
-	return found
 }
 
 // printBanner tells a newcomer everything needed to make a first call.

@@ -341,12 +341,19 @@ func (b *battery) future() (delivery, error) {
 	return b.signed(KindKYC, b.cfg.Now().Add(b.cfg.Tolerance+Margin))
 }
 
-func (b *battery) twoV1() (delivery, error) {
+// signedAndOtherSecret is a delivery signed now with the receiver's secret, and a fresh secret
+// the receiver does not know.
+func (b *battery) signedAndOtherSecret() (delivery, string, error) {
 	d, err := b.signed(KindKYC, b.cfg.Now())
 	if err != nil {
-		return d, err
+		return d, "", err
 	}
 	other, err := signature.NewSecret(nil)
+	return d, other, err
+}
+
+func (b *battery) twoV1() (delivery, error) {
+	d, other, err := b.signedAndOtherSecret()
 	if err != nil {
 		return d, err
 	}
@@ -383,11 +390,7 @@ func (b *battery) tampered() (delivery, error) {
 }
 
 func (b *battery) wrongSecret() (delivery, error) {
-	d, err := b.signed(KindKYC, b.cfg.Now())
-	if err != nil {
-		return d, err
-	}
-	other, err := signature.NewSecret(nil)
+	d, other, err := b.signedAndOtherSecret()
 	if err != nil {
 		return d, err
 	}

@@ -1,7 +1,7 @@
 package httpapi
 
 import (
-	"net/http"
+	"context"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -11,10 +11,15 @@ import (
 
 const ctxKey = "partnersim.key"
 
+// KeyAuthenticator finds the API key a plaintext names (storage).
+type KeyAuthenticator interface {
+	Authenticate(ctx context.Context, plaintext string) (*simulator.APIKey, error)
+}
+
 // requireKey authenticates the x-api-key header and checks the route's scope, in decisions D3's
 // order: missing key 401 (with WWW-Authenticate, as FastAPI ≥ 0.122), unknown/revoked/live key
 // 401, missing scope 403. Validation comes after, in the handler.
-func (s *Server) requireKey(scope simulator.Scope) echo.MiddlewareFunc {
+func requireKey(keys KeyAuthenticator, scope simulator.Scope) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			plain := c.Request().Header.Get("x-api-key")
@@ -25,7 +30,7 @@ func (s *Server) requireKey(scope simulator.Scope) echo.MiddlewareFunc {
 			if strings.HasPrefix(plain, "live_") {
 				return simulator.Errorf(simulator.EUNAUTHORIZED, "Invalid API key: live keys cannot be used in the sandbox")
 			}
-			key, err := s.store.Authenticate(c.Request().Context(), plain)
+			key, err := keys.Authenticate(c.Request().Context(), plain)
 			if err != nil {
 				return err
 			}
@@ -42,12 +47,4 @@ func (s *Server) requireKey(scope simulator.Scope) echo.MiddlewareFunc {
 func keyOf(c echo.Context) *simulator.APIKey {
 	k, _ := c.Get(ctxKey).(*simulator.APIKey)
 	return k
-}
-
-// handleHealth answers GET /health and GET /v1/health: 200 {"status":"ok"}, no key.
-func (s *Server) handleHealth() echo.HandlerFunc {
-	type response struct {
-		Status string `json:"status"`
-	}
-	return func(c echo.Context) error { return s.jsonOK(c, http.StatusOK, response{"ok"}) }
 }

@@ -37,14 +37,15 @@ type JournalEntry = journalEntry
 
 // addControlReads registers the read endpoints of this file; c is the control plane's prefix.
 func (s *Server) addControlReads(c string, t echo.MiddlewareFunc) {
-	s.handle(http.MethodGet, c+"/institutions/:institution_id", s.handleInstitution(), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/users", s.handleInstitutionUsers(), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/orders", s.handleInstitutionOrders(), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/keys", s.handleInstitutionKeys(), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/subscriptions", s.handleInstitutionSubscriptions(), t)
-	s.handle(http.MethodGet, c+"/clock", s.handleClock(), t)
-	s.handle(http.MethodGet, c+"/dns", s.handleDNS(), t)
-	s.handle(http.MethodGet, c+"/rate-limit", s.handleRateLimit(), t)
+	d := s.deps
+	s.handle(http.MethodGet, c+"/institutions/:institution_id", handleInstitution(d.Institution), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/users", handleInstitutionUsers(s.InstitutionUsers), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/orders", handleInstitutionOrders(s.InstitutionOrders), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/keys", handleInstitutionKeys(s.InstitutionKeys), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/subscriptions", handleInstitutionSubscriptions(s.InstitutionSubscriptions), t)
+	s.handle(http.MethodGet, c+"/clock", handleClock(d.Deliveries, s.clock), t)
+	s.handle(http.MethodGet, c+"/dns", handleDNS(d.Sandbox), t)
+	s.handle(http.MethodGet, c+"/rate-limit", handleRateLimit(s.faults), t)
 }
 
 // Mount serves h for every method under prefix (which ends in "/"), behind the server's own
@@ -70,10 +71,13 @@ func (s *Server) Faults() []FaultRule { return s.faults.get() }
 func (s *Server) SetFaults(rules []FaultRule) { s.faults.set(rules) }
 
 // RateLimit returns the per-key rate limit (0: off) and its burst.
-func (s *Server) RateLimit() (rps float64, burst int) {
-	s.faults.mu.RLock()
-	defer s.faults.mu.RUnlock()
-	return s.faults.rps, max(s.faults.burst, 1)
+func (s *Server) RateLimit() (rps float64, burst int) { return s.faults.rate() }
+
+// rate returns the rate limit in force and its burst.
+func (f *faults) rate() (rps float64, burst int) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.rps, max(f.burst, 1)
 }
 
 // SetRateLimit sets the per-key rate limit; 0 switches it off.
@@ -81,10 +85,14 @@ func (s *Server) SetRateLimit(rps float64, burst int) { s.faults.setRate(rps, bu
 
 // ResetSandbox reloads the fixtures and empties the request journal (POST /_sandbox/reset).
 func (s *Server) ResetSandbox(ctx context.Context) error {
-	if err := s.deps.Sandbox.Reset(ctx); err != nil {
+	return resetSandbox(ctx, s.deps.Sandbox, s.journal)
+}
+
+func resetSandbox(ctx context.Context, ops SandboxOps, j *journal) error {
+	if err := ops.Reset(ctx); err != nil {
 		return err
 	}
-	s.journal.reset()
+	j.reset()
 	return nil
 }
 
@@ -98,7 +106,7 @@ func (s *Server) InstitutionUsers(ctx context.Context, instID string, f simulato
 	if _, err := s.deps.Institution(ctx, instID); err != nil {
 		return nil, err
 	}
-	return s.listUsers(ctx, instID, f)
+	return listUsers(ctx, s.deps.Store, instID, f)
 }
 
 // InstitutionOrders lists one page of an institution's orders with Get Order List's filters.
@@ -106,7 +114,7 @@ func (s *Server) InstitutionOrders(ctx context.Context, instID string, f simulat
 	if _, err := s.deps.Institution(ctx, instID); err != nil {
 		return nil, err
 	}
-	return s.listOrders(ctx, instID, f)
+	return listOrders(ctx, s.deps.Store, instID, f)
 }
 
 // InstitutionKeys lists an institution's keys (never a plaintext).
@@ -157,7 +165,7 @@ type storedKYCJSON struct {
 
 // handleInstitution serves GET /_sandbox/institutions/{id}: the institution with its prices
 // and fee schedule.
-func (s *Server) handleInstitution() echo.HandlerFunc {
+func handleInstitution(institution func(ctx context.Context, id string) (*simulator.Institution, error)) echo.HandlerFunc {
 	type feeJSON struct {
 		Rate    string `json:"rate"`
 		Minimum string `json:"minimum"`
@@ -168,7 +176,7 @@ func (s *Server) handleInstitution() echo.HandlerFunc {
 		Fees   map[string]feeJSON `json:"fees"`
 	}
 	return func(c echo.Context) error {
-		in, err := s.Institution(c.Request().Context(), c.Param("institution_id"))
+		in, err := institution(c.Request().Context(), c.Param("institution_id"))
 		if err != nil {
 			return err
 		}
@@ -179,13 +187,13 @@ func (s *Server) handleInstitution() echo.HandlerFunc {
 		for p, r := range in.Fees {
 			out.Fees[string(p)] = feeJSON{Rate: r.Rate.String(), Minimum: simulator.FormatMoney(r.Minimum)}
 		}
-		return s.jsonOK(c, http.StatusOK, out)
+		return writeJSON(c, http.StatusOK, out)
 	}
 }
 
 // handleInstitutionUsers serves GET /_sandbox/institutions/{id}/users: Get User List's filters,
 // paging and sort over the institution's users as stored (platform ids, sessions, cash).
-func (s *Server) handleInstitutionUsers() echo.HandlerFunc {
+func handleInstitutionUsers(list func(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		inst := v.PathStr("institution_id", c.Param("institution_id"))
@@ -193,7 +201,7 @@ func (s *Server) handleInstitutionUsers() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		page, err := s.InstitutionUsers(c.Request().Context(), inst, f)
+		page, err := list(c.Request().Context(), inst, f)
 		if err != nil {
 			return err
 		}
@@ -208,14 +216,14 @@ func (s *Server) handleInstitutionUsers() echo.HandlerFunc {
 			}
 			items = append(items, it)
 		}
-		return s.jsonOK(c, http.StatusOK, pageJSON[storedUserItemJSON]{Items: items, TotalRecords: page.Total,
+		return writeJSON(c, http.StatusOK, pageJSON[storedUserItemJSON]{Items: items, TotalRecords: page.Total,
 			LastRecordNumber: nextCursor(cursor, len(items)), PerPage: f.Limit})
 	}
 }
 
 // handleInstitutionOrders serves GET /_sandbox/institutions/{id}/orders: Get Order List's
 // filters and paging, each order with its transaction and platform ids.
-func (s *Server) handleInstitutionOrders() echo.HandlerFunc {
+func handleInstitutionOrders(list func(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error)) echo.HandlerFunc {
 	type item struct {
 		orderJSON
 		TransactionID string `json:"transaction_id"`
@@ -228,7 +236,7 @@ func (s *Server) handleInstitutionOrders() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		page, err := s.InstitutionOrders(c.Request().Context(), inst, f)
+		page, err := list(c.Request().Context(), inst, f)
 		if err != nil {
 			return err
 		}
@@ -236,14 +244,14 @@ func (s *Server) handleInstitutionOrders() echo.HandlerFunc {
 		for _, o := range page.Orders {
 			items = append(items, item{orderJSON: renderOrder(o), TransactionID: o.TransactionID, PlatformID: o.PlatformID})
 		}
-		return s.jsonOK(c, http.StatusOK, pageJSON[item]{Items: items, TotalRecords: page.Total,
+		return writeJSON(c, http.StatusOK, pageJSON[item]{Items: items, TotalRecords: page.Total,
 			LastRecordNumber: nextCursor(cursor, len(items)), PerPage: f.Limit})
 	}
 }
 
 // handleInstitutionKeys serves GET /_sandbox/institutions/{id}/keys: ids, prefixes, scopes and
 // dates; a plaintext is shown only once, when the key is issued (decisions D15).
-func (s *Server) handleInstitutionKeys() echo.HandlerFunc {
+func handleInstitutionKeys(list func(ctx context.Context, instID string) ([]*simulator.APIKey, error)) echo.HandlerFunc {
 	type keyJSON struct {
 		KeyID       string            `json:"key_id"`
 		Prefix      string            `json:"prefix"`
@@ -256,7 +264,7 @@ func (s *Server) handleInstitutionKeys() echo.HandlerFunc {
 		Keys []keyJSON `json:"keys"`
 	}
 	return func(c echo.Context) error {
-		keys, err := s.InstitutionKeys(c.Request().Context(), c.Param("institution_id"))
+		keys, err := list(c.Request().Context(), c.Param("institution_id"))
 		if err != nil {
 			return err
 		}
@@ -269,25 +277,25 @@ func (s *Server) handleInstitutionKeys() echo.HandlerFunc {
 			}
 			out.Keys = append(out.Keys, kj)
 		}
-		return s.jsonOK(c, http.StatusOK, out)
+		return writeJSON(c, http.StatusOK, out)
 	}
 }
 
 // handleInstitutionSubscriptions serves GET /_sandbox/institutions/{id}/subscriptions: what
 // the partner's List Subscriptions shows, without a key.
-func (s *Server) handleInstitutionSubscriptions() echo.HandlerFunc {
+func handleInstitutionSubscriptions(list func(ctx context.Context, instID string) ([]*simulator.Subscription, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		subs, err := s.InstitutionSubscriptions(c.Request().Context(), c.Param("institution_id"))
+		subs, err := list(c.Request().Context(), c.Param("institution_id"))
 		if err != nil {
 			return err
 		}
-		return s.jsonOK(c, http.StatusOK, renderSubscriptions(subs))
+		return writeJSON(c, http.StatusOK, renderSubscriptions(subs))
 	}
 }
 
 // handleClock serves GET /_sandbox/clock: the stamped time, the virtual (scheduler) time and
 // the next deliveries waiting for an attempt, soonest first (?limit, default 20).
-func (s *Server) handleClock() echo.HandlerFunc {
+func handleClock(deliveries Deliveries, clock *simulator.Clock) echo.HandlerFunc {
 	type response struct {
 		Now        string         `json:"now"`
 		VirtualNow string         `json:"virtual_now"`
@@ -300,47 +308,51 @@ func (s *Server) handleClock() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		due, err := s.deps.Deliveries.PendingDeliveries(c.Request().Context(), limit)
+		due, err := deliveries.PendingDeliveries(c.Request().Context(), limit)
 		if err != nil {
 			return err
 		}
-		return s.jsonOK(c, http.StatusOK, response{Now: simulator.FormatTime(s.clock.Now()), VirtualNow: simulator.FormatTime(s.clock.SchedulerNow()),
-			Frozen: s.clock.Frozen(), NextDue: renderDeliveries(due).Deliveries})
+		return writeJSON(c, http.StatusOK, response{Now: simulator.FormatTime(clock.Now()), VirtualNow: simulator.FormatTime(clock.SchedulerNow()),
+			Frozen: clock.Frozen(), NextDue: renderDeliveries(due).Deliveries})
 	}
 }
 
 // handleDNS serves GET /_sandbox/dns: the callback-host overrides in force.
-func (s *Server) handleDNS() echo.HandlerFunc {
+func handleDNS(ops SandboxOps) echo.HandlerFunc {
 	type response struct {
 		Overrides map[string][]string `json:"overrides"`
 	}
 	return func(c echo.Context) error {
-		return s.jsonOK(c, http.StatusOK, response{Overrides: s.deps.Sandbox.DNS(c.Request().Context())})
+		return writeJSON(c, http.StatusOK, response{Overrides: ops.DNS(c.Request().Context())})
 	}
 }
 
 // handleRateLimit serves GET /_sandbox/rate-limit: the per-key limit in force (0: off).
-func (s *Server) handleRateLimit() echo.HandlerFunc {
+func handleRateLimit(f *faults) echo.HandlerFunc {
 	type response struct {
 		RequestsPerSecond float64 `json:"requests_per_second"`
 		Burst             int     `json:"burst"`
 	}
 	return func(c echo.Context) error {
-		rps, burst := s.RateLimit()
-		return s.jsonOK(c, http.StatusOK, response{RequestsPerSecond: rps, Burst: burst})
+		rps, burst := f.rate()
+		return writeJSON(c, http.StatusOK, response{RequestsPerSecond: rps, Burst: burst})
 	}
 }
 
 // AdvanceClock moves the virtual clock by d after checking the bounds POST
 // /_sandbox/clock/advance applies: at most MaxAdvanceSeconds, and never past the storable range.
 func (s *Server) AdvanceClock(ctx context.Context, d time.Duration) (time.Time, error) {
+	return advanceClock(ctx, s.deps.Sandbox, s.clock, d)
+}
+
+func advanceClock(ctx context.Context, ops SandboxOps, clock *simulator.Clock, d time.Duration) (time.Time, error) {
 	if d < 0 || d > MaxAdvanceSeconds*time.Second {
 		return time.Time{}, simulator.Errorf(simulator.EINVALID, "advance by 0 to %d seconds", MaxAdvanceSeconds)
 	}
-	if err := simulator.CheckStorable(s.clock.SchedulerNow().Add(d)); err != nil {
+	if err := simulator.CheckStorable(clock.SchedulerNow().Add(d)); err != nil {
 		return time.Time{}, simulator.Errorf(simulator.EINVALID, "the virtual clock cannot move there: %s", simulator.ErrorMessage(err))
 	}
-	return s.deps.Sandbox.AdvanceClock(ctx, d), nil
+	return ops.AdvanceClock(ctx, d), nil
 }
 
 // ValidSnapshotName reports whether a snapshot name is letters, digits, '-' and '_' (at most 64).

@@ -1,7 +1,15 @@
 // Package httpapi is the sandbox's HTTP surface on echo v4: the partner API of the spec under
 // every mounted version (/v1, and /v2 when enabled), the health endpoints and the control plane
-// under /_sandbox/. routes.go lists every route; errors.go is the one mapping from errors to
-// FastAPI-shaped responses.
+// under /_sandbox/.
+//
+// routes.go lists every route. Each handler is made by a maker function that takes exactly the
+// dependencies it uses (handleUserList(users UserReader)), in a file named for the resource it
+// serves: users.go, orders.go, transactions.go, sessions.go, subscriptions.go, and control_*.go
+// for the control plane by concern (tenants, trading, deliveries, sandbox, faults, scenarios).
+// The small interfaces they ask for are declared beside them; Store and Control are their
+// unions, which the sandbox fills. request.go holds the shared request helpers (bounded bodies,
+// enums, optional fields), respond.go the writers, errors.go the one mapping from errors to
+// FastAPI-shaped responses, render.go the partner API's bodies.
 //
 // It depends on the domain (simulator) and on validate for request parsing; storage and delivery
 // come in as constructor arguments through interfaces declared here. It must never import bbolt.

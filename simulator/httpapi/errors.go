@@ -51,21 +51,21 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 			s.internal(c, merr)
 			return
 		}
-		s.writeRaw(c, http.StatusUnprocessableEntity, body)
+		writeRaw(c, http.StatusUnprocessableEntity, body)
 	case errors.Is(err, validate.ErrBodyParse):
-		s.writeJSON(c, http.StatusBadRequest, detail{"There was an error parsing the body"})
+		s.writeDetail(c, http.StatusBadRequest, "There was an error parsing the body")
 	case errors.As(err, &he):
 		s.routingError(c, he)
 	case errors.As(err, &noPrice):
 		// The domain names the symbol; the control plane says how to set its price.
-		s.writeJSON(c, http.StatusBadRequest, detail{fmt.Sprintf("%s: set it with PUT /_sandbox/institutions/%s/prices", noPrice.Error(), noPrice.InstitutionID)})
+		s.writeDetail(c, http.StatusBadRequest, fmt.Sprintf("%s: set it with PUT /_sandbox/institutions/%s/prices", noPrice.Error(), noPrice.InstitutionID))
 	default:
 		code := simulator.ErrorCode(err)
 		if code == simulator.EINTERNAL {
 			s.internal(c, err)
 			return
 		}
-		s.writeJSON(c, statusOf[code], detail{simulator.ErrorMessage(err)})
+		s.writeDetail(c, statusOf[code], simulator.ErrorMessage(err))
 	}
 }
 
@@ -81,10 +81,18 @@ func (s *Server) cancelled(c echo.Context) {
 	c.Response().WriteHeader(StatusClientClosedRequest)
 }
 
+// internal logs an unexpected error and answers a 500 that says nothing of it.
 func (s *Server) internal(c echo.Context, err error) {
 	s.log.Error("internal error", slog.String("method", c.Request().Method), slog.String("path", c.Request().URL.Path),
 		slog.String("request_id", c.Response().Header().Get(headerRequestID)), slog.Any("err", err))
-	s.writeJSON(c, http.StatusInternalServerError, detail{"Internal Server Error"})
+	writeRaw(c, http.StatusInternalServerError, []byte(`{"detail":"Internal Server Error"}`))
+}
+
+// writeDetail answers {"detail": msg} with status.
+func (s *Server) writeDetail(c echo.Context, status int, msg string) {
+	if err := writeJSON(c, status, detail{msg}); err != nil {
+		s.internal(c, err)
+	}
 }
 
 // routingError turns echo's router errors into FastAPI's: 307 to the canonical trailing-slash
@@ -96,16 +104,16 @@ func (s *Server) routingError(c echo.Context, he *echo.HTTPError) {
 		path := r.URL.Path
 		if methods := s.routes.methods(path); len(methods) > 0 {
 			c.Response().Header().Set("Allow", joinMethods(methods))
-			s.writeJSON(c, http.StatusMethodNotAllowed, detail{"Method Not Allowed"})
+			s.writeDetail(c, http.StatusMethodNotAllowed, "Method Not Allowed")
 			return
 		}
 		if alt, ok := s.routes.slashAlternative(path); ok {
-			s.redirect(c, alt)
+			redirect(c, alt)
 			return
 		}
-		s.writeJSON(c, http.StatusNotFound, detail{"Not Found"})
+		s.writeDetail(c, http.StatusNotFound, "Not Found")
 	case http.StatusRequestEntityTooLarge:
-		s.writeJSON(c, he.Code, detail{"Request body too large"})
+		s.writeDetail(c, he.Code, "Request body too large")
 	default:
 		msg := http.StatusText(he.Code)
 		if m, ok := he.Message.(string); ok && m != "" {
@@ -115,6 +123,6 @@ func (s *Server) routingError(c echo.Context, he *echo.HTTPError) {
 			s.internal(c, he)
 			return
 		}
-		s.writeJSON(c, he.Code, detail{msg})
+		s.writeDetail(c, he.Code, msg)
 	}
 }

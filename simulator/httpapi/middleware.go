@@ -11,11 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
-	"github.com/shopspring/decimal"
 	"golang.org/x/time/rate"
 
 	"partnersim/simulator"
-	"partnersim/simulator/validate"
 )
 
 // journal keeps the last API requests for GET /_sandbox/requests (decisions D9).
@@ -89,39 +87,27 @@ func (j *journal) reset() {
 }
 
 // record journals every partner-API request with its final status and latency.
-func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		if err != nil {
-			c.Error(err) // write the error now so the journal sees its status
+func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			start := time.Now()
+			err := next(c)
+			if err != nil {
+				c.Error(err) // write the error now so the journal sees its status
+			}
+			r := c.Request()
+			path, cutPath := clip(r.URL.Path)
+			query, cutQuery := clip(r.URL.RawQuery)
+			method, _ := clip(r.Method)
+			e := journalEntry{At: simulator.FormatTime(clock.Now()), Method: method, Path: path, Query: query,
+				Status: c.Response().Status, LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
+				RequestID: strings.Clone(c.Response().Header().Get(headerRequestID)), Truncated: cutPath || cutQuery}
+			if k := r.Header.Get("x-api-key"); k != "" {
+				e.KeyPrefix = strings.Clone(simulator.KeyPrefix(k))
+			}
+			j.add(e)
+			return nil
 		}
-		r := c.Request()
-		path, cutPath := clip(r.URL.Path)
-		query, cutQuery := clip(r.URL.RawQuery)
-		method, _ := clip(r.Method)
-		e := journalEntry{At: simulator.FormatTime(s.clock.Now()), Method: method, Path: path, Query: query,
-			Status: c.Response().Status, LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
-			RequestID: strings.Clone(c.Response().Header().Get(headerRequestID)), Truncated: cutPath || cutQuery}
-		if k := r.Header.Get("x-api-key"); k != "" {
-			e.KeyPrefix = strings.Clone(simulator.KeyPrefix(k))
-		}
-		s.journal.add(e)
-		return nil
-	}
-}
-
-func (s *Server) handleRequests() echo.HandlerFunc {
-	type response struct {
-		Requests []journalEntry `json:"requests"`
-	}
-	return func(c echo.Context) error {
-		v := validate.New()
-		n := v.Query(validate.ParseQuery(c.Request().URL.RawQuery)).Int("limit", 100, validate.Ge(1), validate.Le(1000))
-		if err := v.Err(); err != nil {
-			return err
-		}
-		return s.jsonOK(c, http.StatusOK, response{Requests: s.journal.last(n)})
 	}
 }
 
@@ -177,87 +163,38 @@ func (f *faults) limiter(key string) *rate.Limiter {
 }
 
 // inject applies the rate limit, then the first matching fault rule, to a partner-API request.
-func (s *Server) inject(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		if l := s.faults.limiter(simulator.HashKey(r.Header.Get("x-api-key"))); l != nil {
-			res := l.Reserve()
-			if d := res.Delay(); d > 0 {
-				res.Cancel()
-				c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
-				return simulator.Errorf(simulator.ERATELIMIT, "Rate limit exceeded: retry after the Retry-After seconds")
-			}
-		}
-		for _, rule := range s.faults.get() {
-			if rule.Method != "" && !strings.EqualFold(rule.Method, r.Method) || rule.Path != c.Path() && rule.Path != r.URL.Path {
-				continue
-			}
-			if rand.Float64() >= rule.Probability {
-				break
-			}
-			if rule.LatencyMS > 0 {
-				select {
-				case <-time.After(time.Duration(rule.LatencyMS) * time.Millisecond):
-				case <-r.Context().Done():
-					return r.Context().Err()
+func inject(f *faults) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if l := f.limiter(simulator.HashKey(r.Header.Get("x-api-key"))); l != nil {
+				res := l.Reserve()
+				if d := res.Delay(); d > 0 {
+					res.Cancel()
+					c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
+					return simulator.Errorf(simulator.ERATELIMIT, "Rate limit exceeded: retry after the Retry-After seconds")
 				}
 			}
-			if rule.Status != 0 {
-				s.writeJSON(c, rule.Status, detail{"Injected fault: " + http.StatusText(rule.Status)})
-				return nil
+			for _, rule := range f.get() {
+				if rule.Method != "" && !strings.EqualFold(rule.Method, r.Method) || rule.Path != c.Path() && rule.Path != r.URL.Path {
+					continue
+				}
+				if rand.Float64() >= rule.Probability {
+					break
+				}
+				if rule.LatencyMS > 0 {
+					select {
+					case <-time.After(time.Duration(rule.LatencyMS) * time.Millisecond):
+					case <-r.Context().Done():
+						return r.Context().Err()
+					}
+				}
+				if rule.Status != 0 {
+					return writeJSON(c, rule.Status, detail{"Injected fault: " + http.StatusText(rule.Status)})
+				}
+				break
 			}
-			break
+			return next(c)
 		}
-		return next(c)
-	}
-}
-
-func (s *Server) handleSetFaults() echo.HandlerFunc {
-	type response struct {
-		Rules []FaultRule `json:"rules"`
-	}
-	return func(c echo.Context) error {
-		if c.Request().Method == http.MethodGet {
-			return s.jsonOK(c, http.StatusOK, response{Rules: s.faults.get()})
-		}
-		v := validate.New()
-		b, err := s.body(c, v)
-		if err != nil {
-			return err
-		}
-		var rules []FaultRule
-		for _, o := range objects(b, "rules") {
-			fr := FaultRule{Method: optStr(o, "method", ""), Path: o.Str("path")}
-			fr.LatencyMS = optInt(o, "latency_ms", 0, validate.Ge(0), validate.Le(MaxFaultLatencyMS))
-			fr.Status = optInt(o, "status", 0, validate.Ge(0), validate.Le(599))
-			fr.Probability = optDecimal(o, "probability", decimal.NewFromInt(1), validate.Ge(0), validate.Le(1)).InexactFloat64()
-			rules = append(rules, fr)
-		}
-		if err := v.Err(); err != nil {
-			return err
-		}
-		s.faults.set(rules)
-		return s.jsonOK(c, http.StatusOK, response{Rules: s.faults.get()})
-	}
-}
-
-func (s *Server) handleSetRateLimit() echo.HandlerFunc {
-	type response struct {
-		RequestsPerSecond float64 `json:"requests_per_second"`
-		Burst             int     `json:"burst"`
-	}
-	return func(c echo.Context) error {
-		v := validate.New()
-		b, err := s.body(c, v)
-		if err != nil {
-			return err
-		}
-		rps := optDecimal(b, "requests_per_second", decimal.Zero, validate.Ge(0), validate.Le(MaxRateLimit)).InexactFloat64()
-		burst := optInt(b, "burst", 1, validate.Ge(1), validate.Le(MaxRateLimit))
-		if err := v.Err(); err != nil {
-			return err
-		}
-		s.faults.setRate(rps, burst)
-		return s.jsonOK(c, http.StatusOK, response{RequestsPerSecond: rps, Burst: burst})
 	}
 }

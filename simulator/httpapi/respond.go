@@ -9,17 +9,19 @@ import (
 )
 
 // writeJSON writes v as compact JSON the way Starlette's JSONResponse does: no HTML escaping,
-// no trailing newline, Content-Type application/json.
-func (s *Server) writeJSON(c echo.Context, status int, v any) {
+// no trailing newline, Content-Type application/json. A handler returns it; a value that
+// cannot be encoded is returned as the error (the error handler answers a logged 500).
+func writeJSON(c echo.Context, status int, v any) error {
 	b, err := marshal(v)
 	if err != nil {
-		s.internal(c, err)
-		return
+		return err
 	}
-	s.writeRaw(c, status, b)
+	writeRaw(c, status, b)
+	return nil
 }
 
-func (s *Server) writeRaw(c echo.Context, status int, body []byte) {
+// writeRaw writes an encoded JSON body (none for HEAD).
+func writeRaw(c echo.Context, status int, body []byte) {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "application/json")
 	if c.Request().Method == http.MethodHead {
@@ -30,15 +32,9 @@ func (s *Server) writeRaw(c echo.Context, status int, body []byte) {
 	_, _ = c.Response().Write(body)
 }
 
-// jsonOK is the handlers' success writer (returns nil so handlers can `return jsonOK(...)`).
-func (s *Server) jsonOK(c echo.Context, status int, v any) error {
-	s.writeJSON(c, status, v)
-	return nil
-}
-
 // redirect answers 307 with the absolute Location Starlette builds from the Host header, the
 // new path and the original query string.
-func (s *Server) redirect(c echo.Context, path string) {
+func redirect(c echo.Context, path string) {
 	r := c.Request()
 	scheme := "http"
 	if r.TLS != nil {

@@ -9,60 +9,62 @@ import (
 )
 
 // addRoutes registers every route. Paths are exactly the spec's, trailing slashes included.
+// Each handler is made from exactly the dependencies it uses.
 func (s *Server) addRoutes() {
-	s.handle(http.MethodGet, "/health", s.handleHealth())
+	d, b := s.deps, s.reader
+	s.handle(http.MethodGet, "/health", handleHealth())
 	for _, v := range s.cfg.APIVersions {
 		p := "/" + v
 		api := func(scope simulator.Scope) []echo.MiddlewareFunc {
-			return []echo.MiddlewareFunc{s.record, s.requireKey(scope), s.inject}
+			return []echo.MiddlewareFunc{record(s.journal, s.clock), requireKey(d.Store, scope), inject(s.faults)}
 		}
-		s.handle(http.MethodGet, p+"/health", s.handleHealth())
-		s.handle(http.MethodGet, p+"/users/:user_account_id/", s.handleUserDetail(), api(simulator.ScopeReadUser)...)
-		s.handle(http.MethodGet, p+"/users/", s.handleUserList(), api(simulator.ScopeReadUser)...)
-		s.handle(http.MethodGet, p+"/orders/", s.handleOrderList(), api(simulator.ScopeReadOrders)...)
-		s.handle(http.MethodGet, p+"/transactions/:transaction_id/", s.handleTransaction(), api(simulator.ScopeReadOrders)...)
-		s.handle(http.MethodPost, p+"/sessions/revoke/", s.handleRevokeSessions(), api(simulator.ScopeManageSessions)...)
+		s.handle(http.MethodGet, p+"/health", handleHealth())
+		s.handle(http.MethodGet, p+"/users/:user_account_id/", handleUserDetail(d.Store, s.clock), api(simulator.ScopeReadUser)...)
+		s.handle(http.MethodGet, p+"/users/", handleUserList(d.Store), api(simulator.ScopeReadUser)...)
+		s.handle(http.MethodGet, p+"/orders/", handleOrderList(d.Store), api(simulator.ScopeReadOrders)...)
+		s.handle(http.MethodGet, p+"/transactions/:transaction_id/", handleTransaction(d.Store), api(simulator.ScopeReadOrders)...)
+		s.handle(http.MethodPost, p+"/sessions/revoke/", handleRevokeSessions(d.Store, b), api(simulator.ScopeManageSessions)...)
 		hooks := api(simulator.ScopeManageWebhooks)
-		s.handle(http.MethodGet, p+"/webhooks/subscriptions", s.handleListSubscriptions(), hooks...)
-		s.handle(http.MethodPost, p+"/webhooks/subscriptions", s.handleCreateSubscription(v), hooks...)
-		s.handle(http.MethodDelete, p+"/webhooks/subscriptions/:subscription_id", s.handleDeleteSubscription(), hooks...)
-		s.handle(http.MethodPost, p+"/webhooks/subscriptions/:subscription_id/test", s.handleTestSubscription(), hooks...)
+		s.handle(http.MethodGet, p+"/webhooks/subscriptions", handleListSubscriptions(d.Webhooks), hooks...)
+		s.handle(http.MethodPost, p+"/webhooks/subscriptions", handleCreateSubscription(d.Webhooks, d.Guard, b, v), hooks...)
+		s.handle(http.MethodDelete, p+"/webhooks/subscriptions/:subscription_id", handleDeleteSubscription(d.Webhooks), hooks...)
+		s.handle(http.MethodPost, p+"/webhooks/subscriptions/:subscription_id/test", handleTestSubscription(d.Webhooks, d.Guard, d.Sender, d.IDs, s.clock), hooks...)
 	}
-	if s.deps.Sandbox == nil {
+	if d.Sandbox == nil {
 		return
 	}
 	// The control plane (decisions D9), never under a version prefix.
 	c := "/_sandbox"
-	t := s.requireToken
-	s.handle(http.MethodPost, c+"/institutions", s.handleCreateInstitution(), t)
-	s.handle(http.MethodGet, c+"/institutions", s.handleListInstitutions(), t)
-	s.handle(http.MethodPost, c+"/institutions/:institution_id/keys", s.handleIssueKey(), t)
-	s.handle(http.MethodDelete, c+"/keys/:key_id", s.handleRevokeKey(), t)
-	s.handle(http.MethodPost, c+"/institutions/:institution_id/members", s.handleCreateMember(), t)
-	s.handle(http.MethodPost, c+"/institutions/:institution_id/users", s.handleCreateUser(), t)
-	s.handle(http.MethodPut, c+"/institutions/:institution_id/prices", s.handleSetPrices(), t)
-	s.handle(http.MethodPost, c+"/institutions/:institution_id/signing-secret/rotate", s.handleRotateSecret(), t)
-	s.handle(http.MethodGet, c+"/users/:platform_id", s.handleGetUser(), t)
-	s.handle(http.MethodPost, c+"/users/:platform_id/kyc", s.handleKYC(), t)
-	s.handle(http.MethodPost, c+"/orders", s.handlePlaceOrder(), t)
-	s.handle(http.MethodPost, c+"/transactions", s.handlePlaceTransaction(), t)
-	s.handle(http.MethodGet, c+"/transactions/:transaction_id", s.handleGetTransactionAny(), t)
-	s.handle(http.MethodPost, c+"/transactions/:transaction_id/fill", s.handleFill(), t)
-	s.handle(http.MethodPost, c+"/transactions/:transaction_id/cancel", s.handleEndTransaction(simulator.OrderCanceled), t)
-	s.handle(http.MethodPost, c+"/transactions/:transaction_id/fail", s.handleEndTransaction(simulator.OrderFailed), t)
-	s.handle(http.MethodGet, c+"/deliveries", s.handleDeliveries(), t)
-	s.handle(http.MethodPost, c+"/events/:event_id/redeliver", s.handleRedeliver(), t)
-	s.handle(http.MethodPost, c+"/clock/advance", s.handleAdvanceClock(), t)
-	s.handle(http.MethodPut, c+"/dns", s.handleSetDNS(), t)
-	s.handle(http.MethodGet, c+"/scenarios", s.handleScenarios(), t)
-	s.handle(http.MethodPost, c+"/scenarios/:name/run", s.handleRunScenario(), t)
-	s.handle(http.MethodGet, c+"/scenarios/runs/:run_id", s.handleScenarioRun(), t)
-	s.handle(http.MethodPost, c+"/reset", s.handleReset(), t)
-	s.handle(http.MethodGet, c+"/requests", s.handleRequests(), t)
-	s.handle(http.MethodGet, c+"/faults", s.handleSetFaults(), t)
-	s.handle(http.MethodPut, c+"/faults", s.handleSetFaults(), t)
-	s.handle(http.MethodPut, c+"/rate-limit", s.handleSetRateLimit(), t)
-	s.handle(http.MethodPost, c+"/snapshots/:name", s.handleSnapshot(false), t)
-	s.handle(http.MethodPost, c+"/snapshots/:name/restore", s.handleSnapshot(true), t)
+	t := requireToken(s.cfg.SandboxToken)
+	s.handle(http.MethodPost, c+"/institutions", handleCreateInstitution(d.Tenants, b), t)
+	s.handle(http.MethodGet, c+"/institutions", handleListInstitutions(d.Tenants), t)
+	s.handle(http.MethodPost, c+"/institutions/:institution_id/keys", handleIssueKey(d.Tenants, b), t)
+	s.handle(http.MethodDelete, c+"/keys/:key_id", handleRevokeKey(d.Tenants), t)
+	s.handle(http.MethodPost, c+"/institutions/:institution_id/members", handleCreateMember(d.Tenants, b), t)
+	s.handle(http.MethodPost, c+"/institutions/:institution_id/users", handleCreateUser(d.Tenants, b, s.clock), t)
+	s.handle(http.MethodPut, c+"/institutions/:institution_id/prices", handleSetPrices(d.Tenants, b), t)
+	s.handle(http.MethodPost, c+"/institutions/:institution_id/signing-secret/rotate", handleRotateSecret(d.Tenants, b), t)
+	s.handle(http.MethodGet, c+"/users/:platform_id", handleGetUser(d.Tenants), t)
+	s.handle(http.MethodPost, c+"/users/:platform_id/kyc", handleKYC(d.Trading, d.Tenants, d.Institution, b), t)
+	s.handle(http.MethodPost, c+"/orders", handlePlaceOrder(d.Trading, b), t)
+	s.handle(http.MethodPost, c+"/transactions", handlePlaceTransaction(d.Trading, b), t)
+	s.handle(http.MethodGet, c+"/transactions/:transaction_id", handleGetTransactionAny(d.Trading), t)
+	s.handle(http.MethodPost, c+"/transactions/:transaction_id/fill", handleFill(d.Trading, b), t)
+	s.handle(http.MethodPost, c+"/transactions/:transaction_id/cancel", handleEndTransaction(d.Trading, simulator.OrderCanceled), t)
+	s.handle(http.MethodPost, c+"/transactions/:transaction_id/fail", handleEndTransaction(d.Trading, simulator.OrderFailed), t)
+	s.handle(http.MethodGet, c+"/deliveries", handleDeliveries(d.Deliveries), t)
+	s.handle(http.MethodPost, c+"/events/:event_id/redeliver", handleRedeliver(d.Deliveries), t)
+	s.handle(http.MethodPost, c+"/clock/advance", handleAdvanceClock(d.Sandbox, s.clock, b), t)
+	s.handle(http.MethodPut, c+"/dns", handleSetDNS(d.Sandbox, b), t)
+	s.handle(http.MethodGet, c+"/scenarios", handleScenarios(d.Scenarios), t)
+	s.handle(http.MethodPost, c+"/scenarios/:name/run", handleRunScenario(d.Scenarios, b), t)
+	s.handle(http.MethodGet, c+"/scenarios/runs/:run_id", handleScenarioRun(d.Scenarios), t)
+	s.handle(http.MethodPost, c+"/reset", handleReset(d.Sandbox, s.journal), t)
+	s.handle(http.MethodGet, c+"/requests", handleRequests(s.journal), t)
+	s.handle(http.MethodGet, c+"/faults", handleFaults(s.faults, b), t)
+	s.handle(http.MethodPut, c+"/faults", handleFaults(s.faults, b), t)
+	s.handle(http.MethodPut, c+"/rate-limit", handleSetRateLimit(s.faults, b), t)
+	s.handle(http.MethodPost, c+"/snapshots/:name", handleSnapshot(d.Sandbox, false), t)
+	s.handle(http.MethodPost, c+"/snapshots/:name/restore", handleSnapshot(d.Sandbox, true), t)
 	s.addControlReads(c, t)
 }

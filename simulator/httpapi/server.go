@@ -14,14 +14,14 @@ import (
 	"partnersim/simulator"
 )
 
-// Store is what the partner API needs from storage.
+// Store is what the partner API needs from storage: the small interfaces each handler asks
+// for (declared beside it), served by one store.
 type Store interface {
-	Authenticate(ctx context.Context, plaintext string) (*simulator.APIKey, error)
-	UserDetail(ctx context.Context, instID, id string, t simulator.IDType) (*simulator.UserView, error)
-	ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
-	ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error)
-	Transaction(ctx context.Context, instID, id string) (*simulator.Transaction, []*simulator.Order, error)
-	RevokeSessions(ctx context.Context, instID, id string, t simulator.IDType) error
+	KeyAuthenticator
+	UserReader
+	OrderReader
+	TransactionReader
+	SessionRevoker
 }
 
 // Deps are the server's collaborators.
@@ -69,14 +69,12 @@ type Server struct {
 	e       *echo.Echo
 	log     *slog.Logger
 	routes  routeTable
-	store   Store
 	deps    Deps
 	cfg     Config
 	clock   *simulator.Clock
 	journal *journal
 	faults  *faults
-	// largeBodies is the one slot for decoding a large request body (see readBody).
-	largeBodies chan struct{}
+	reader  *bodyReader
 }
 
 // NewServer builds the handler with every route of routes.go.
@@ -96,11 +94,11 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{e: e, log: log, store: deps.Store, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{},
-		largeBodies: make(chan struct{}, 1)}
+	s := &Server{e: e, log: log, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{},
+		reader: newBodyReader(cfg.MaxBodyBytes)}
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
 	e.HTTPErrorHandler = s.errorHandler
-	e.Pre(s.requestID, boundHead, noOptions, decodedPath)
+	e.Pre(requestID, boundHead, noOptions, decodedPath)
 	s.addRoutes()
 	return s
 }
@@ -117,7 +115,7 @@ func (s *Server) handle(method, path string, h echo.HandlerFunc, mw ...echo.Midd
 const headerRequestID = "X-Request-Id"
 
 // requestID echoes the request's X-Request-Id or generates one, on every response.
-func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
+func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Request().Header.Get(headerRequestID)
 		if id == "" || len(id) > 200 {

@@ -11,25 +11,17 @@ import (
 	"partnersim/simulator/validate"
 )
 
-var (
-	idTypes    = []string{string(simulator.IDPlatform), string(simulator.IDCore), string(simulator.IDDBP)}
-	products   = enumStrings(simulator.Products)
-	kycValues  = enumStrings(simulator.KYCStatuses)
-	sortOrders = []string{"asc", "desc"}
-	// kycFilters are the KYC query parameters in the spec table's order.
-	kycFilters = []simulator.Product{simulator.ProductCrypto, simulator.ProductSecurities, simulator.ProductRothIRA, simulator.ProductRobo}
-)
-
-func enumStrings[T ~string](vs []T) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = string(v)
-	}
-	return out
+// UserReader reads an institution's users (storage).
+type UserReader interface {
+	UserDetail(ctx context.Context, instID, id string, t simulator.IDType) (*simulator.UserView, error)
+	ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
 }
 
+// kycFilters are the KYC query parameters in the spec table's order.
+var kycFilters = []simulator.Product{simulator.ProductCrypto, simulator.ProductSecurities, simulator.ProductRothIRA, simulator.ProductRobo}
+
 // handleUserDetail serves GET /{v}/users/{user_account_id}/ (spec §4.1).
-func (s *Server) handleUserDetail() echo.HandlerFunc {
+func handleUserDetail(users UserReader, clock *simulator.Clock) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		id := v.PathStr("user_account_id", c.Param("user_account_id"))
@@ -37,28 +29,28 @@ func (s *Server) handleUserDetail() echo.HandlerFunc {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		view, err := s.store.UserDetail(c.Request().Context(), keyOf(c).InstitutionID, id, simulator.IDType(typ))
+		view, err := users.UserDetail(c.Request().Context(), keyOf(c).InstitutionID, id, simulator.IDType(typ))
 		if err != nil {
 			return err
 		}
-		body, err := renderUserDetail(view, s.clock)
+		body, err := renderUserDetail(view, clock)
 		if err != nil {
 			return err
 		}
-		s.writeRaw(c, http.StatusOK, body)
+		writeRaw(c, http.StatusOK, body)
 		return nil
 	}
 }
 
 // handleUserList serves GET /{v}/users/ (spec §4.2, decisions D6).
-func (s *Server) handleUserList() echo.HandlerFunc {
+func handleUserList(users UserReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		f, cursor := userListQuery(v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
 		if err := v.Err(); err != nil {
 			return err
 		}
-		page, err := s.listUsers(c.Request().Context(), keyOf(c).InstitutionID, f)
+		page, err := listUsers(c.Request().Context(), users, keyOf(c).InstitutionID, f)
 		if err != nil {
 			return err
 		}
@@ -66,13 +58,13 @@ func (s *Server) handleUserList() echo.HandlerFunc {
 		for _, u := range page.Users {
 			items = append(items, renderUserItem(u, page.Prices))
 		}
-		return s.jsonOK(c, http.StatusOK, pageJSON[userItemJSON]{Items: items, TotalRecords: page.Total,
+		return writeJSON(c, http.StatusOK, pageJSON[userItemJSON]{Items: items, TotalRecords: page.Total,
 			LastRecordNumber: nextCursor(cursor, len(items)), PerPage: f.Limit})
 	}
 }
 
-// userListQuery reads Get User List's filters, paging and sort (spec §4.2), for the API and the
-// control plane's institution user list alike.
+// userListQuery reads Get User List's filters, paging and sort, for the API and the control
+// plane's per-institution list alike.
 func userListQuery(q *validate.Params) (f simulator.UserFilter, cursor *big.Int) {
 	if id, ok := q.Str("user_account_id"); ok {
 		f.UserAccountID = &id
@@ -100,31 +92,10 @@ func userListQuery(q *validate.Params) (f simulator.UserFilter, cursor *big.Int)
 	return f, cursor
 }
 
-// handleRevokeSessions serves POST /{v}/sessions/revoke/ (spec §4.4, decisions D5): 204, empty.
-func (s *Server) handleRevokeSessions() echo.HandlerFunc {
-	return func(c echo.Context) error {
-		v := validate.New()
-		raw, err := s.readBody(c)
-		if err != nil {
-			return err
-		}
-		b := v.Body(c.Request().Header.Get(echo.HeaderContentType), raw)
-		id := b.Str("user_account_id")
-		typ := b.Enum("user_account_id_type", idTypes...)
-		if err := v.Err(); err != nil {
-			return err
-		}
-		if err := s.store.RevokeSessions(c.Request().Context(), keyOf(c).InstitutionID, id, simulator.IDType(typ)); err != nil {
-			return err
-		}
-		return c.NoContent(http.StatusNoContent)
-	}
-}
-
 // listUsers lists one page; an empty time window matches nothing without asking the store.
-func (s *Server) listUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
+func listUsers(ctx context.Context, r UserReader, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
 	if f.CreatedStart != nil && f.CreatedEnd != nil && !f.CreatedStart.Before(*f.CreatedEnd) {
 		return &simulator.UserPage{Users: []*simulator.User{}}, nil
 	}
-	return s.store.ListUsers(ctx, instID, f)
+	return r.ListUsers(ctx, instID, f)
 }

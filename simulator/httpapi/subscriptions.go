@@ -66,8 +66,8 @@ func renderSubscription(sub *simulator.Subscription) subscriptionJSON {
 // sentence for create ("does not") or test ("no longer"). At test time every refusal is the
 // "no longer" one: an http URL accepted at create for a loopback host that now resolves
 // elsewhere has stopped resolving to an allowed address.
-func (s *Server) checkCallback(ctx context.Context, url, notPublic string, atTest bool) error {
-	err := s.deps.Guard.CheckURL(ctx, url)
+func checkCallback(ctx context.Context, guard URLChecker, url, notPublic string, atTest bool) error {
+	err := guard.CheckURL(ctx, url)
 	switch {
 	case err == nil:
 		return nil
@@ -79,21 +79,21 @@ func (s *Server) checkCallback(ctx context.Context, url, notPublic string, atTes
 }
 
 // handleListSubscriptions serves GET /{v}/webhooks/subscriptions (spec §4.5).
-func (s *Server) handleListSubscriptions() echo.HandlerFunc {
+func handleListSubscriptions(hooks Webhooks) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		subs, err := s.deps.Webhooks.Subscriptions(c.Request().Context(), keyOf(c).InstitutionID)
+		subs, err := hooks.Subscriptions(c.Request().Context(), keyOf(c).InstitutionID)
 		if err != nil {
 			return err
 		}
-		return s.jsonOK(c, http.StatusOK, renderSubscriptions(subs))
+		return writeJSON(c, http.StatusOK, renderSubscriptions(subs))
 	}
 }
 
 // handleCreateSubscription serves POST /{v}/webhooks/subscriptions (spec §4.6, decisions D8):
 // 201 with the subscription pinned to version, and signing_secret on the issuing call only.
-func (s *Server) handleCreateSubscription(version string) echo.HandlerFunc {
+func handleCreateSubscription(hooks Webhooks, guard URLChecker, reader *bodyReader, version string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		raw, err := s.readBody(c)
+		raw, err := reader.read(c)
 		if err != nil {
 			return err
 		}
@@ -105,29 +105,29 @@ func (s *Server) handleCreateSubscription(version string) echo.HandlerFunc {
 			return err
 		}
 		ctx := c.Request().Context()
-		if err := s.checkCallback(ctx, url, "callback URL does not resolve to a public address", false); err != nil {
+		if err := checkCallback(ctx, guard, url, "callback URL does not resolve to a public address", false); err != nil {
 			return err
 		}
-		sub, secret, err := s.deps.Webhooks.CreateSubscription(ctx, keyOf(c).InstitutionID, simulator.EventType(typ), url, version)
+		sub, secret, err := hooks.CreateSubscription(ctx, keyOf(c).InstitutionID, simulator.EventType(typ), url, version)
 		if err != nil {
 			return err
 		}
 		out := renderSubscription(sub)
 		out.SigningSecret = secret
-		return s.jsonOK(c, http.StatusCreated, out)
+		return writeJSON(c, http.StatusCreated, out)
 	}
 }
 
 // handleDeleteSubscription serves DELETE /{v}/webhooks/subscriptions/{subscription_id}
 // (decisions D8): 204, or 404 when unknown or already deleted.
-func (s *Server) handleDeleteSubscription() echo.HandlerFunc {
+func handleDeleteSubscription(hooks Webhooks) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		id := v.PathStr("subscription_id", c.Param("subscription_id"))
 		if err := v.Err(); err != nil {
 			return err
 		}
-		if err := s.deps.Webhooks.DeleteSubscription(c.Request().Context(), keyOf(c).InstitutionID, id); err != nil {
+		if err := hooks.DeleteSubscription(c.Request().Context(), keyOf(c).InstitutionID, id); err != nil {
 			return err
 		}
 		return c.NoContent(http.StatusNoContent)
@@ -137,7 +137,7 @@ func (s *Server) handleDeleteSubscription() echo.HandlerFunc {
 // handleTestSubscription serves POST /{v}/webhooks/subscriptions/{subscription_id}/test
 // (spec §4.7, §2.8): one signed attempt of a synthetic is_test event, no retries; 200 with the
 // outcome whatever the callback did.
-func (s *Server) handleTestSubscription() echo.HandlerFunc {
+func handleTestSubscription(hooks Webhooks, guard URLChecker, sender Sender, ids *simulator.IDs, clock *simulator.Clock) echo.HandlerFunc {
 	type response struct {
 		Delivered          bool   `json:"delivered"`
 		ResponseStatusCode *int   `json:"response_status_code,omitempty"`
@@ -151,28 +151,28 @@ func (s *Server) handleTestSubscription() echo.HandlerFunc {
 		}
 		ctx := c.Request().Context()
 		inst := keyOf(c).InstitutionID
-		sub, err := s.deps.Webhooks.Subscription(ctx, inst, id)
+		sub, err := hooks.Subscription(ctx, inst, id)
 		if err != nil {
 			return err
 		}
-		if err := s.checkCallback(ctx, sub.URL, "callback URL no longer resolves to a public address", true); err != nil {
+		if err := checkCallback(ctx, guard, sub.URL, "callback URL no longer resolves to a public address", true); err != nil {
 			return err
 		}
-		secrets, err := s.deps.Webhooks.SigningSecrets(ctx, inst)
+		secrets, err := hooks.SigningSecrets(ctx, inst)
 		if err != nil {
 			return err
 		}
-		e := simulator.TestEvent(s.deps.IDs, inst, sub.EventType, s.clock)
+		e := simulator.TestEvent(ids, inst, sub.EventType, clock)
 		body := e.Body(sub.APIVersion)
-		a := s.deps.Sender.Send(ctx, sub.URL, body, e.ID, secrets.Active(s.clock.Now()))
-		d := simulator.TestDelivery(s.deps.IDs.New("dlv"), e, sub, inst, body, a)
-		if err := s.deps.Webhooks.RecordTestDelivery(ctx, e, d); err != nil {
+		a := sender.Send(ctx, sub.URL, body, e.ID, secrets.Active(clock.Now()))
+		d := simulator.TestDelivery(ids.New("dlv"), e, sub, inst, body, a)
+		if err := hooks.RecordTestDelivery(ctx, e, d); err != nil {
 			return err
 		}
 		out := response{Delivered: d.Status == simulator.DeliveryDelivered, EventID: e.ID}
 		if a.StatusCode != 0 {
 			out.ResponseStatusCode = &a.StatusCode
 		}
-		return s.jsonOK(c, http.StatusOK, out)
+		return writeJSON(c, http.StatusOK, out)
 	}
 }

@@ -1,0 +1,28 @@
+@assumed @sandbox
+Feature: Control plane
+  The sandbox's own operations under /_sandbox/ (decisions D9), which the other features use to
+  create their data: they need the sandbox token, and refuse what the state machines do not allow.
+
+  @rule:D9.1
+  Scenario: The control plane needs its token
+    When I GET the control plane "/_sandbox/institutions" without a sandbox token
+    Then the response status is 401
+    And the response is JSON:
+      """
+      {"detail":"Not authenticated"}
+      """
+    When I GET the control plane "/_sandbox/institutions" with the sandbox token "not-the-token"
+    Then the response status is 401
+    And the response is JSON:
+      """
+      {"detail":"Invalid sandbox token"}
+      """
+
+  @rule:D9.3
+  Scenario: A KYC move the state machine does not allow is 409
+    Given a user "alice" with accounts:
+      | product | kyc_status | cash |
+      | crypto  | closed     | 0.00 |
+    When I try to move the "crypto" account of "alice" to "approved"
+    Then the response status is 409
+    And the JSON at "detail" is a string

@@ -1,0 +1,157 @@
+package features
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the generated coverage section of features/README.md")
+
+var ruleID = regexp.MustCompile(`^(S|D)\d+(\.\d+)*$`)
+
+// The inventory is complete in both directions: every rule is cited by a scenario that would fail
+// if an implementation broke it, every scenario cites at least one rule, and no scenario cites a
+// rule that does not exist.
+func TestRuleInventory(t *testing.T) {
+	rules := Rules()
+	if len(rules) < 100 {
+		t.Fatalf("expected the whole inventory, got %d rules", len(rules))
+	}
+	known := map[string]bool{}
+	for _, r := range rules {
+		if !ruleID.MatchString(r.ID) {
+			t.Errorf("rule id %q is not S<spec section>… or D<decision>…", r.ID)
+		}
+		if known[r.ID] {
+			t.Errorf("rule %s appears twice in rules.tsv", r.ID)
+		}
+		known[r.ID] = true
+		if strings.TrimSpace(r.Source) == "" || len(r.Text) < 10 {
+			t.Errorf("rule %s needs its source section and its sentence", r.ID)
+		}
+		if !strings.HasPrefix(r.Source, "spec §") && !strings.HasPrefix(r.Source, "decisions D") {
+			t.Errorf("rule %s: source %q names neither a spec section nor a decision", r.ID, r.Source)
+		}
+	}
+	cited := map[string]int{}
+	for feature, names := range scenarioTags(t) {
+		for name, tags := range names {
+			ids := RulesOf(tags)
+			if len(ids) == 0 {
+				t.Errorf("%s: %q cites no rule (tag it @rule:<id> with the rule of rules.tsv it checks)", feature, name)
+			}
+			for _, id := range ids {
+				if !known[id] {
+					t.Errorf("%s: %q cites @rule:%s, which rules.tsv does not have", feature, name, id)
+				}
+				cited[id]++
+			}
+			if !slices.Contains(tags, "spec") && !slices.Contains(tags, "assumed") {
+				t.Errorf("%s: %q is tagged neither @spec nor @assumed", feature, name)
+			}
+		}
+	}
+	for _, r := range rules {
+		if cited[r.ID] == 0 {
+			t.Errorf("rule %s (%s) has no scenario: no scenario would fail if an implementation broke it", r.ID, r.Text)
+		}
+	}
+}
+
+const (
+	coverageBegin = "<!-- coverage:begin (generated from rules.tsv and the @rule tags by `go test ./features -run TestReadmeCoverage -update`; do not edit) -->"
+	coverageEnd   = "<!-- coverage:end -->"
+)
+
+// coverageSection renders the README's coverage table: each rule with the scenarios citing it
+// and whether a deployment without a control plane can check it.
+func coverageSection(t *testing.T) string {
+	byRule := map[string][]string{}
+	stateOnly := map[string]bool{}
+	scenarios := scenarioTags(t)
+	var features []string
+	for f := range scenarios {
+		features = append(features, f)
+	}
+	slices.Sort(features)
+	nScen := 0
+	for _, f := range features {
+		var names []string
+		for n := range scenarios[f] {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			nScen++
+			tags := scenarios[f][n]
+			var plain []string
+			for _, tg := range tags {
+				if !strings.HasPrefix(tg, ruleTag) {
+					plain = append(plain, tg)
+				}
+			}
+			for _, id := range RulesOf(tags) {
+				byRule[id] = append(byRule[id], fmt.Sprintf("%s: %s (%s)", f, n, strings.Join(plain, ", ")))
+				if _, seen := stateOnly[id]; !seen {
+					stateOnly[id] = true
+				}
+				if !slices.Contains(tags, "sandbox") {
+					stateOnly[id] = false
+				}
+			}
+		}
+	}
+	rules := Rules()
+	free := 0
+	for _, r := range rules {
+		if !stateOnly[r.ID] {
+			free++
+		}
+	}
+	var b strings.Builder
+	b.WriteString(coverageBegin + "\n\n")
+	fmt.Fprintf(&b, "%d rules, %d scenarios. %d rules can be checked without a control plane; the other %d are cited only by `@sandbox` scenarios, which create the state they check.\n\n",
+		len(rules), nScen, free, len(rules)-free)
+	b.WriteString("| rule | source | the rule | scenarios that fail when it breaks | without a control plane |\n|---|---|---|---|---|\n")
+	esc := strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;")
+	for _, r := range rules {
+		without := "checked"
+		if stateOnly[r.ID] {
+			without = "needs a control plane"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.ID, esc.Replace(r.Source), esc.Replace(r.Text), esc.Replace(strings.Join(byRule[r.ID], "; ")), without)
+	}
+	b.WriteString("\n" + coverageEnd)
+	return b.String()
+}
+
+// The README's coverage section is generated from the inventory and the scenarios' tags, and
+// kept in sync: -update rewrites it.
+func TestReadmeCoverage(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i, j := strings.Index(s, coverageBegin), strings.Index(s, coverageEnd)
+	if i < 0 || j < i {
+		t.Fatalf("README.md has no generated coverage section (%q … %q)", coverageBegin, coverageEnd)
+	}
+	want := coverageSection(t)
+	got := s[i : j+len(coverageEnd)]
+	if got == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile("README.md", []byte(s[:i]+want+s[j+len(coverageEnd):]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("README.md's coverage section is out of date with rules.tsv and the features: run go test ./features -run TestReadmeCoverage -update")
+}

@@ -1,0 +1,316 @@
+package features
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"regexp"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// The delivery log (GET /_sandbox/deliveries) says what a sandbox has sent and what it will
+// send next: every attempt, and for a pending delivery the virtual-clock time of the next one.
+// With a control plane the suite reads it to decide "nothing more arrived" instead of waiting for
+// a quiet window: once no delivery of a receiver's subscriptions is due on the virtual clock and
+// the log has recorded every attempt the receiver saw, nothing more can arrive until the clock
+// moves (decisions D8, D9).
+
+// loggedDelivery is one delivery of the log.
+type loggedDelivery struct {
+	ID, EventID, Status string
+	Attempts            int
+	Next                time.Time // zero unless pending
+	Raw                 string
+}
+
+// deliveryLog reads the log's deliveries to the receiver's subscriptions (all events).
+func (w *world) deliveryLog(r *receiver) ([]loggedDelivery, error) {
+	var out []loggedDelivery
+	for _, sub := range r.subs {
+		res, err := w.control(http.MethodGet, "/_sandbox/deliveries?limit=1000&subscription_id="+url.QueryEscape(sub), nil, http.StatusOK)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range res.Get("deliveries").Array() {
+			ld := loggedDelivery{ID: d.Get("delivery_id").String(), EventID: d.Get("event_id").String(),
+				Status: d.Get("status").String(), Attempts: len(d.Get("attempts").Array()), Raw: d.Raw}
+			if n := d.Get("next_attempt_at"); n.Type == gjson.String {
+				t, err := time.Parse(time.RFC3339Nano, n.Str)
+				if err != nil {
+					return nil, fmt.Errorf("control plane: next_attempt_at %q is not RFC 3339: %w", n.Str, err)
+				}
+				ld.Next = t
+			}
+			out = append(out, ld)
+		}
+	}
+	return out, nil
+}
+
+// virtualNow is the virtual clock's time, read by advancing it by nothing.
+func (w *world) virtualNow() (time.Time, error) {
+	return w.advance(0)
+}
+
+// advance moves the virtual clock by secs and returns its new time.
+func (w *world) advance(secs int64) (time.Time, error) {
+	r, err := w.control(http.MethodPost, "/_sandbox/clock/advance", map[string]any{"seconds": secs}, http.StatusOK)
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, r.Get("now").String())
+	if err != nil {
+		return time.Time{}, fmt.Errorf("control plane: clock/advance answered now %s: %w", orAbsent(r.Get("now")), err)
+	}
+	return t, nil
+}
+
+// settled waits (bounded by the run's wait) until the log has recorded every attempt the
+// receiver saw and none of the receiver's deliveries is due on the virtual clock; it returns
+// the number of attempts logged. From then on nothing more arrives until the clock moves.
+func (w *world) settled(r *receiver) (int, error) {
+	deadline := time.Now().Add(w.run.opts.Wait)
+	for {
+		got, _ := r.snapshot()
+		log, err := w.deliveryLog(r)
+		if err != nil {
+			return 0, err
+		}
+		now, err := w.virtualNow()
+		if err != nil {
+			return 0, err
+		}
+		attempts, due := 0, ""
+		for _, d := range log {
+			attempts += d.Attempts
+			if d.Status == "pending" && !d.Next.After(now) {
+				due = d.Raw
+			}
+		}
+		if due == "" && attempts >= len(got) {
+			return attempts, nil
+		}
+		if time.Now().After(deadline) {
+			if due != "" {
+				return 0, fmt.Errorf("expected no delivery to %q to be due on the virtual clock (%s), got %s", r.name, now.Format(time.RFC3339Nano), truncate(due, 400))
+			}
+			return 0, fmt.Errorf("expected the delivery log to record the %d attempts %q received, got %d", len(got), r.name, attempts)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkExactly checks the receiver got exactly want deliveries and nothing more is on its way:
+// from the delivery log where there is a control plane, else by a bounded quiet window.
+func (w *world) checkExactly(r *receiver, want int) ([]*delivery, error) {
+	if !w.run.sandbox() {
+		// No delivery log to ask: the receiver must stay silent for a quiet window (at most the
+		// run's wait). Deliveries of one change are queued together, so a straggler is quick.
+		got := r.waitQuiet(w.ctx, quiet, w.run.opts.Wait)
+		if len(got) != want {
+			return got, fmt.Errorf("expected receiver %q to get exactly %d deliveries, got %d: %s", r.name, want, len(got), describeDeliveries(got))
+		}
+		return got, nil
+	}
+	attempts, err := w.settled(r)
+	if err != nil {
+		return nil, err
+	}
+	got, _ := r.snapshot()
+	if attempts != want || len(got) != want {
+		return got, fmt.Errorf("expected receiver %q to get exactly %d deliveries, got %d (the delivery log records %d attempts): %s",
+			r.name, want, len(got), attempts, describeDeliveries(got))
+	}
+	return got, nil
+}
+
+// retrySchedule checks the whole retry schedule of the current event's delivery to a receiver
+// that refuses every attempt (decisions D8): after each attempt the log's next attempt lies
+// exactly the schedule's delay ahead on the virtual clock (less the time the suite took to read
+// it, under 2 s), the attempt does not come a second early and comes when due, every attempt
+// carries the same id and body bytes with a fresh signature, and after the last the delivery
+// is failed for good. The scenario must be @serial: nothing else may move the clock meanwhile.
+func (w *world) retrySchedule(recv, schedule string) error {
+	if !hasTag(w.tags, "serial") {
+		return errors.New("the retry schedule step moves the process-wide virtual clock: tag the scenario @serial")
+	}
+	r, err := w.receiver(recv)
+	if err != nil {
+		return err
+	}
+	var delays []time.Duration
+	for _, s := range splitList(unq(schedule)) {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("schedule entry %q: %w", s, err)
+		}
+		delays = append(delays, d)
+	}
+	const slack = 2 * time.Second
+	for k, d := range delays {
+		attempt := k + 1 // attempts made so far
+		ld, err := w.waitLogged(r, attempt)
+		if err != nil {
+			return err
+		}
+		if ld.Status != "pending" {
+			return fmt.Errorf("expected the delivery to be pending after attempt %d of %d, got %s", attempt, len(delays)+1, truncate(ld.Raw, 400))
+		}
+		now, err := w.virtualNow()
+		if err != nil {
+			return err
+		}
+		rem := ld.Next.Sub(now)
+		if rem > d || rem <= d-slack {
+			return fmt.Errorf("expected retry %d %s after attempt %d (no jitter), got the next attempt %s ahead of the virtual clock (%s)",
+				attempt, d, attempt, rem.Round(time.Millisecond), truncate(ld.Raw, 300))
+		}
+		secs := int64(math.Ceil(rem.Seconds()))
+		if _, err := w.advance(secs - 1); err != nil {
+			return err
+		}
+		if early, err := w.waitLogged(r, attempt); err != nil || early.Attempts != attempt {
+			return fmt.Errorf("expected no attempt a second before retry %d was due, got %v %s", attempt, err, truncate(early.Raw, 300))
+		}
+		if got, _ := r.snapshot(); len(got) != attempt {
+			return fmt.Errorf("expected %d attempts a second before retry %d was due, %q got %d", attempt, attempt, r.name, len(got))
+		}
+		if _, err := w.advance(1); err != nil {
+			return err
+		}
+		got, err := r.waitCount(w.ctx, attempt+1, w.run.opts.Wait)
+		if err != nil {
+			return fmt.Errorf("retry %d (due %s after attempt %d): %w", attempt, d, attempt, err)
+		}
+		if err := sameDelivery(got[0], got[attempt]); err != nil {
+			return fmt.Errorf("attempt %d: %w", attempt+1, err)
+		}
+	}
+	last := len(delays) + 1
+	ld, err := w.waitLogged(r, last)
+	if err != nil {
+		return err
+	}
+	if ld.Status != "failed" || ld.Attempts != last {
+		return fmt.Errorf("expected the delivery to be failed after %d attempts, got %s", last, truncate(ld.Raw, 400))
+	}
+	if _, err := w.advance(int64(delays[len(delays)-1] / time.Second)); err != nil {
+		return err
+	}
+	if _, err := w.checkExactly(r, last); err != nil {
+		return err
+	}
+	w.event = nil
+	got, _ := r.snapshot()
+	for i, d := range got {
+		s, err := parseSignature(d.Header.Get("X-Partner-Webhook-Signature"))
+		if err != nil {
+			return fmt.Errorf("attempt %d: %w", i+1, err)
+		}
+		if skew := d.At.Sub(s.Time()); skew > slack || skew < -slack {
+			return fmt.Errorf("expected attempt %d to be signed with a fresh t (the wall clock when it was sent), got t=%s, %s before it arrived", i+1, s.T, skew.Round(time.Millisecond))
+		}
+	}
+	return nil
+}
+
+// waitLogged polls the log until the receiver's one delivery has at least n attempts recorded.
+func (w *world) waitLogged(r *receiver, n int) (loggedDelivery, error) {
+	deadline := time.Now().Add(w.run.opts.Wait)
+	var last loggedDelivery
+	for {
+		log, err := w.deliveryLog(r)
+		if err != nil {
+			return last, err
+		}
+		if len(log) > 1 {
+			return last, fmt.Errorf("expected one delivery to %q, the log has %d", r.name, len(log))
+		}
+		if len(log) == 1 {
+			last = log[0]
+			if last.Attempts >= n {
+				return last, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return last, fmt.Errorf("expected the delivery log to record attempt %d to %q, got %s", n, r.name, orNone(last.Raw))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// sameDelivery checks a retry carries the first attempt's id and body bytes.
+func sameDelivery(first, d *delivery) error {
+	if a, b := first.Header.Get("X-Partner-Webhook-Id"), d.Header.Get("X-Partner-Webhook-Id"); a == "" || a != b {
+		return fmt.Errorf("expected the retry to reuse X-Partner-Webhook-Id %q, got %q", a, b)
+	}
+	if string(first.Body) != string(d.Body) {
+		return fmt.Errorf("expected the retry to send the same body bytes, got %s, first was %s", truncate(string(d.Body), 200), truncate(string(first.Body), 200))
+	}
+	return nil
+}
+
+// controlAs calls the control plane with a literal token (or none) and records the answer as
+// the scenario's current response, for scenarios about the control plane itself.
+func (w *world) controlAs(method, path string, body []byte, token *string) error {
+	if !w.run.sandbox() {
+		return errors.New("this step needs the control plane (--sandbox-url)")
+	}
+	p, err := w.expand(path)
+	if err != nil {
+		return err
+	}
+	hdr := http.Header{}
+	if token != nil {
+		hdr.Set("x-sandbox-token", *token)
+	}
+	ct := ""
+	if body != nil {
+		ct = "application/json"
+	}
+	_, err = w.doHeaders(method, w.run.opts.SandboxURL+p, body, ct, hdr, authNone)
+	return err
+}
+
+func (w *world) controlNoToken(method, path string) error {
+	return w.controlAs(method, unq(path), nil, nil)
+}
+
+func (w *world) controlWithToken(method, path, token string) error {
+	t, err := w.expand(unq(token))
+	if err != nil {
+		return err
+	}
+	return w.controlAs(method, unq(path), nil, &t)
+}
+
+// tryKYC asks the control plane to move an account and keeps its answer (e.g. a 409).
+func (w *world) tryKYC(product, alias, status string) error {
+	pid, err := w.platformID(alias)
+	if err != nil {
+		return err
+	}
+	tok := w.run.opts.SandboxToken
+	body := fmt.Sprintf(`{"product":%q,"status":%q}`, unq(product), unq(status))
+	return w.controlAs(http.MethodPost, "/_sandbox/users/"+url.PathEscape(pid)+"/kyc", []byte(body), &tok)
+}
+
+// keyMatches checks an issued key's plaintext against a pattern (decisions D3's key format).
+func (w *world) keyMatches(name, pattern string) error {
+	k, ok := w.keys[unq(name)]
+	if !ok {
+		return fmt.Errorf("no key named %q in this scenario", unq(name))
+	}
+	re, err := regexp.Compile(unq(pattern))
+	if err != nil {
+		return err
+	}
+	if !re.MatchString(k) {
+		return fmt.Errorf("expected the key %q to match %s, got %q", unq(name), unq(pattern), k)
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"partnersim/simulator"
+	"partnersim/simulator/validate"
+)
+
+type attemptJSON struct {
+	At           string  `json:"at"`
+	StatusCode   *int    `json:"status_code,omitempty"`
+	Error        string  `json:"error,omitempty"`
+	LatencyMS    float64 `json:"latency_ms"`
+	ResponseBody string  `json:"response_body"`
+	Signature    string  `json:"signature,omitempty"`
+}
+
+type deliveryJSON struct {
+	DeliveryID     string        `json:"delivery_id"`
+	EventID        string        `json:"event_id"`
+	SubscriptionID string        `json:"subscription_id"`
+	InstitutionID  string        `json:"institution_id"`
+	URL            string        `json:"url"`
+	Status         string        `json:"status"`
+	NextAttemptAt  *string       `json:"next_attempt_at"`
+	Attempts       []attemptJSON `json:"attempts"`
+	Error          string        `json:"error,omitempty"`
+	Body           string        `json:"body"`
+	CreatedAt      string        `json:"created_at"`
+}
+
+func renderDelivery(d *simulator.Delivery) deliveryJSON {
+	out := deliveryJSON{DeliveryID: d.ID, EventID: d.EventID, SubscriptionID: d.SubscriptionID, InstitutionID: d.InstitutionID,
+		URL: d.URL, Status: d.Status, Attempts: make([]attemptJSON, 0, len(d.Attempts)), Error: d.Error, Body: string(d.Body),
+		CreatedAt: simulator.FormatTime(d.CreatedAt)}
+	if d.Status == simulator.DeliveryPending {
+		t := simulator.FormatTime(d.NextAttemptAt)
+		out.NextAttemptAt = &t
+	}
+	for _, a := range d.Attempts {
+		aj := attemptJSON{At: simulator.FormatTime(a.At), Error: a.Error, LatencyMS: a.LatencyMS, ResponseBody: a.ResponseBody, Signature: a.Signature}
+		if a.StatusCode != 0 {
+			code := a.StatusCode
+			aj.StatusCode = &code
+		}
+		out.Attempts = append(out.Attempts, aj)
+	}
+	return out
+}
+
+type deliveriesJSON struct {
+	Deliveries []deliveryJSON `json:"deliveries"`
+}
+
+func renderDeliveries(ds []*simulator.Delivery) deliveriesJSON {
+	out := deliveriesJSON{Deliveries: make([]deliveryJSON, 0, len(ds))}
+	for _, d := range ds {
+		out.Deliveries = append(out.Deliveries, renderDelivery(d))
+	}
+	return out
+}
+
+// handleDeliveries serves GET /_sandbox/deliveries.
+func handleDeliveries(deliveries Deliveries) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := validate.New()
+		q := v.Query(validate.ParseQuery(c.Request().URL.RawQuery))
+		sub, _ := q.Str("subscription_id")
+		ev, _ := q.Str("event_id")
+		limit := q.Int("limit", 100, validate.Ge(1), validate.Le(100000))
+		if err := v.Err(); err != nil {
+			return err
+		}
+		ds, err := deliveries.Deliveries(c.Request().Context(), sub, ev, limit)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, renderDeliveries(ds))
+	}
+}
+
+// handleRedeliver serves POST /_sandbox/events/:event_id/redeliver.
+func handleRedeliver(deliveries Deliveries) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ds, err := deliveries.Redeliver(c.Request().Context(), c.Param("event_id"))
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, renderDeliveries(ds))
+	}
+}

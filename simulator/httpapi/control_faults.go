@@ -1,0 +1,62 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/shopspring/decimal"
+
+	"partnersim/simulator/validate"
+)
+
+// handleFaults serves GET /_sandbox/faults (the rules in force) and PUT /_sandbox/faults (replace them).
+func handleFaults(f *faults, reader *bodyReader) echo.HandlerFunc {
+	type response struct {
+		Rules []FaultRule `json:"rules"`
+	}
+	return func(c echo.Context) error {
+		if c.Request().Method == http.MethodGet {
+			return writeJSON(c, http.StatusOK, response{Rules: f.get()})
+		}
+		v := validate.New()
+		b, err := reader.object(c, v)
+		if err != nil {
+			return err
+		}
+		var rules []FaultRule
+		for _, o := range objects(b, "rules") {
+			fr := FaultRule{Method: optStr(o, "method", ""), Path: o.Str("path")}
+			fr.LatencyMS = optInt(o, "latency_ms", 0, validate.Ge(0), validate.Le(MaxFaultLatencyMS))
+			fr.Status = optInt(o, "status", 0, validate.Ge(0), validate.Le(599))
+			fr.Probability = optDecimal(o, "probability", decimal.NewFromInt(1), validate.Ge(0), validate.Le(1)).InexactFloat64()
+			rules = append(rules, fr)
+		}
+		if err := v.Err(); err != nil {
+			return err
+		}
+		f.set(rules)
+		return writeJSON(c, http.StatusOK, response{Rules: f.get()})
+	}
+}
+
+// handleSetRateLimit serves PUT /_sandbox/rate-limit.
+func handleSetRateLimit(f *faults, reader *bodyReader) echo.HandlerFunc {
+	type response struct {
+		RequestsPerSecond float64 `json:"requests_per_second"`
+		Burst             int     `json:"burst"`
+	}
+	return func(c echo.Context) error {
+		v := validate.New()
+		b, err := reader.object(c, v)
+		if err != nil {
+			return err
+		}
+		rps := optDecimal(b, "requests_per_second", decimal.Zero, validate.Ge(0), validate.Le(MaxRateLimit)).InexactFloat64()
+		burst := optInt(b, "burst", 1, validate.Ge(1), validate.Le(MaxRateLimit))
+		if err := v.Err(); err != nil {
+			return err
+		}
+		f.setRate(rps, burst)
+		return writeJSON(c, http.StatusOK, response{RequestsPerSecond: rps, Burst: burst})
+	}
+}

@@ -1,0 +1,122 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"partnersim/simulator"
+	"partnersim/simulator/validate"
+)
+
+// handleAdvanceClock serves POST /_sandbox/clock/advance.
+func handleAdvanceClock(ops SandboxOps, clock *simulator.Clock, reader *bodyReader) echo.HandlerFunc {
+	type response struct {
+		Now string `json:"now"`
+	}
+	return func(c echo.Context) error {
+		v := validate.New()
+		b, err := reader.object(c, v)
+		if err != nil {
+			return err
+		}
+		secs := b.Int("seconds", validate.Ge(0), validate.Le(MaxAdvanceSeconds))
+		if err := v.Err(); err != nil {
+			return err
+		}
+		now, err := advanceClock(c.Request().Context(), ops, clock, time.Duration(secs)*time.Second)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, response{Now: simulator.FormatTime(now)})
+	}
+}
+
+// handleSetDNS serves PUT /_sandbox/dns.
+func handleSetDNS(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
+	type response struct {
+		Overrides map[string][]string `json:"overrides"`
+	}
+	return func(c echo.Context) error {
+		v := validate.New()
+		b, err := reader.object(c, v)
+		if err != nil {
+			return err
+		}
+		overrides := map[string][]string{}
+		for _, host := range b.Keys() {
+			overrides[host] = b.StrList(host)
+		}
+		if err := v.Err(); err != nil {
+			return err
+		}
+		out, err := ops.SetDNS(c.Request().Context(), overrides)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, response{Overrides: out})
+	}
+}
+
+// handleReset serves POST /_sandbox/reset.
+func handleReset(ops SandboxOps, j *journal) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := resetSandbox(c.Request().Context(), ops, j); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}
+
+// handleSnapshot serves POST /_sandbox/snapshots/:name and POST /_sandbox/snapshots/:name/restore.
+func handleSnapshot(ops SandboxOps, restore bool) echo.HandlerFunc {
+	type response struct {
+		Snapshot string `json:"snapshot"`
+		Action   string `json:"action"`
+	}
+	return func(c echo.Context) error {
+		name := c.Param("name")
+		if !validSnapshotName(name) {
+			return simulator.Errorf(simulator.EINVALID, "snapshot name %q: use letters, digits, '-' and '_' (at most 64)", name)
+		}
+		ctx := c.Request().Context()
+		if restore {
+			if err := ops.RestoreSnapshot(ctx, name); err != nil {
+				return err
+			}
+			return writeJSON(c, http.StatusOK, response{Snapshot: name, Action: "restored"})
+		}
+		if err := ops.SaveSnapshot(ctx, name); err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusCreated, response{Snapshot: name, Action: "saved"})
+	}
+}
+
+func validSnapshotName(n string) bool {
+	if n == "" || len(n) > 64 {
+		return false
+	}
+	for _, c := range n {
+		if !(c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// handleRequests serves GET /_sandbox/requests.
+func handleRequests(j *journal) echo.HandlerFunc {
+	type response struct {
+		Requests []journalEntry `json:"requests"`
+	}
+	return func(c echo.Context) error {
+		v := validate.New()
+		n := v.Query(validate.ParseQuery(c.Request().URL.RawQuery)).Int("limit", 100, validate.Ge(1), validate.Le(1000))
+		if err := v.Err(); err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, response{Requests: j.last(n)})
+	}
+}

@@ -1,0 +1,303 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/shopspring/decimal"
+
+	"partnersim/simulator"
+	"partnersim/simulator/validate"
+)
+
+type vendorsJSON struct {
+	Core *string `json:"core"`
+	DBP  *string `json:"dbp"`
+}
+
+type institutionJSON struct {
+	InstitutionID string      `json:"institution_id"`
+	Name          string      `json:"name"`
+	Vendors       vendorsJSON `json:"vendors"`
+	CreatedAt     string      `json:"created_at"`
+	Users         *int        `json:"users,omitempty"`
+}
+
+func renderInstitution(in *simulator.Institution) institutionJSON {
+	return institutionJSON{InstitutionID: in.ID, Name: in.Name, Vendors: vendorsJSON{in.Vendors.Core, in.Vendors.DBP}, CreatedAt: simulator.FormatTime(in.CreatedAt)}
+}
+
+// handleCreateInstitution serves POST /_sandbox/institutions.
+func handleCreateInstitution(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := validate.New()
+		b, err := reader.object(c, v)
+		if err != nil {
+			return err
+		}
+		name := b.Str("name")
+		vend := b.Object("vendors")
+		core := nullableStr(vend, "core")
+		dbp := nullableStr(vend, "dbp")
+		if err := v.Err(); err != nil {
+			return err
+		}
+		in, err := tenants.CreateInstitution(c.Request().Context(), name, simulator.Vendors{Core: core, DBP: dbp})
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusCreated, renderInstitution(in))
+	}
+}
+
+// handleListInstitutions serves GET /_sandbox/institutions.
+func handleListInstitutions(tenants Tenants) echo.HandlerFunc {
+	type response struct {
+		Institutions []institutionJSON `json:"institutions"`
+	}
+	return func(c echo.Context) error {
+		list, counts, err := tenants.Institutions(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		out := response{Institutions: make([]institutionJSON, 0, len(list))}
+		for i, in := range list {
+			j := renderInstitution(in)
+			j.Users = &counts[i]
+			out.Institutions = append(out.Institutions, j)
+		}
+		return writeJSON(c, http.StatusOK, out)
+	}
+}
+
+// handleIssueKey serves POST /_sandbox/institutions/:institution_id/keys.
+func handleIssueKey(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
+	type response struct {
+		KeyID         string            `json:"key_id"`
+		Key           string            `json:"key"`
+		Scopes        []simulator.Scope `json:"scopes"`
+		InstitutionID string            `json:"institution_id"`
+	}
+	return func(c echo.Context) error {
+		v := validate.New()
+		inst := v.PathStr("institution_id", c.Param("institution_id"))
+		b, err := reader.object(c, v)
+		if err != nil {
+			return err
+		}
+		var scopes []simulator.Scope
+		b.List("scopes").Each(func(_ int, s validate.Value) {
+			scopes = append(scopes, simulator.Scope(s.Enum(enumStrings(simulator.Scopes)...)))
+		})
+		if err := v.Err(); err != nil {
+			return err
+		}
+		k, plain, err := tenants.IssueKey(c.Request().Context(), inst, scopes)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusCreated, response{KeyID: k.ID, Key: plain, Scopes: k.Scopes, InstitutionID: k.InstitutionID})
+	}
+}
+
+// handleRevokeKey serves DELETE /_sandbox/keys/:key_id.
+func handleRevokeKey(tenants Tenants) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := tenants.RevokeKey(c.Request().Context(), c.Param("key_id")); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}
+
+type memberJSON struct {
+	InstitutionID string   `json:"institution_id"`
+	CoreID        string   `json:"core_id"`
+	CoreIDType    string   `json:"core_id_type"`
+	DBPID         *string  `json:"dbp_id"`
+	UserIDs       []string `json:"user_ids"`
+	CreatedAt     string   `json:"created_at"`
+}
+
+// handleCreateMember serves POST /_sandbox/institutions/:institution_id/members.
+func handleCreateMember(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := validate.New()
+		inst := v.PathStr("institution_id", c.Param("institution_id"))
+		b, err := reader.object(c, v)
+		if err != nil {
+			return err
+		}
+		m := &simulator.Member{InstitutionID: inst}
+		m.CoreID = b.Str("core_id")
+		m.CoreIDType = b.Enum("core_id_type", simulator.CoreIDMemberNumber, simulator.CoreIDCIF)
+		m.DBPID = nullableStr(b, "dbp_id")
+		m.UserIDs = b.StrList("user_ids")
+		if err := v.Err(); err != nil {
+			return err
+		}
+		if err := tenants.CreateMember(c.Request().Context(), m); err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusCreated, memberJSON{InstitutionID: m.InstitutionID, CoreID: m.CoreID, CoreIDType: m.CoreIDType,
+			DBPID: m.DBPID, UserIDs: m.UserIDs, CreatedAt: simulator.FormatTime(m.CreatedAt)})
+	}
+}
+
+// handleCreateUser serves POST /_sandbox/institutions/:institution_id/users.
+func handleCreateUser(tenants Tenants, reader *bodyReader, clock *simulator.Clock) echo.HandlerFunc {
+	type response struct {
+		PlatformID    string `json:"platform_id"`
+		UserAccountID string `json:"user_account_id"`
+		InstitutionID string `json:"institution_id"`
+	}
+	return func(c echo.Context) error {
+		v := validate.New()
+		inst := v.PathStr("institution_id", c.Param("institution_id"))
+		b, err := reader.object(c, v)
+		if err != nil {
+			return err
+		}
+		var r simulator.UserRequest
+		r.UserAccountID = b.Str("user_account_id")
+		if t, ok := b.OptDateTime("created_at"); ok {
+			r.CreatedAt = &t
+			if err := simulator.CheckStorable(t); err != nil {
+				v.Add(validate.ValueError(b.Loc().With("created_at"), b.Field("created_at").Raw(), simulator.ErrorMessage(err)))
+			}
+		}
+		r.Sessions = optInt(b, "sessions", 0, validate.Ge(0), validate.Le(MaxSessions))
+		terms, _ := b.OptObject("terms_and_conditions")
+		if t, ok := terms.OptDateTime("accepted_at"); ok {
+			r.TermsAcceptedAt = &t
+		}
+		r.TermsVersion = optStr(terms, "version", "")
+		seen := map[simulator.Product]bool{}
+		for _, a := range objects(b, "accounts") {
+			acct := simulator.AccountRequest{Product: simulator.Product(a.Enum("product", products...))}
+			if st, ok := a.OptEnum("kyc_status", kycValues...); ok {
+				acct.KYCStatus = simulator.KYCStatus(st)
+			}
+			if t, ok := a.OptDateTime("kyc_approved_at"); ok {
+				acct.KYCApprovedAt = &t
+			}
+			acct.Cash = optDecimal(a, "cash", decimal.Zero)
+			acct.Portfolio = optStr(a, "portfolio", "")
+			for _, h := range objects(a, "holdings") {
+				acct.Holdings = append(acct.Holdings, simulator.Holding{Symbol: h.Str("symbol"), Quantity: h.Decimal("quantity")})
+			}
+			if seen[acct.Product] && acct.Product != "" {
+				v.Add(validate.ValueError(a.Loc().With("product"), string(acct.Product), "one account per product"))
+			}
+			seen[acct.Product] = true
+			r.Accounts = append(r.Accounts, acct)
+		}
+		u := simulator.NewUser(inst, r, clock.Now())
+		if err := v.Err(); err != nil {
+			return err
+		}
+		if err := tenants.CreateUser(c.Request().Context(), u); err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusCreated, response{PlatformID: u.PlatformID, UserAccountID: u.UserAccountID, InstitutionID: u.InstitutionID})
+	}
+}
+
+type storedAccountJSON struct {
+	Product       simulator.Product   `json:"product"`
+	KYCStatus     simulator.KYCStatus `json:"kyc_status"`
+	KYCApprovedAt string              `json:"kyc_approved_at,omitempty"`
+	Cash          string              `json:"cash"`
+	Holdings      []holdingJSON       `json:"holdings"`
+	Portfolio     string              `json:"portfolio,omitempty"`
+}
+
+type holdingJSON struct {
+	Symbol   string `json:"symbol"`
+	Quantity string `json:"quantity"`
+}
+
+// handleGetUser serves GET /_sandbox/users/:platform_id.
+func handleGetUser(tenants Tenants) echo.HandlerFunc {
+	type response struct {
+		PlatformID    string              `json:"platform_id"`
+		InstitutionID string              `json:"institution_id"`
+		UserAccountID string              `json:"user_account_id"`
+		CreatedAt     string              `json:"created_at"`
+		LiveSessions  int                 `json:"live_sessions"`
+		Terms         termsJSON           `json:"terms_and_conditions"`
+		Accounts      []storedAccountJSON `json:"accounts"`
+	}
+	return func(c echo.Context) error {
+		u, err := tenants.User(c.Request().Context(), c.Param("platform_id"))
+		if err != nil {
+			return err
+		}
+		out := response{PlatformID: u.PlatformID, InstitutionID: u.InstitutionID, UserAccountID: u.UserAccountID,
+			CreatedAt: simulator.FormatTime(u.CreatedAt), LiveSessions: u.LiveSessions,
+			Terms:    termsJSON{AcceptedAt: simulator.FormatTime(u.Terms.AcceptedAt), Version: u.Terms.Version},
+			Accounts: []storedAccountJSON{}}
+		for _, a := range u.Accounts {
+			aj := storedAccountJSON{Product: a.Product, KYCStatus: a.KYCStatus, Cash: simulator.FormatMoney(a.Cash), Holdings: []holdingJSON{}, Portfolio: a.Portfolio}
+			if a.KYCApprovedAt != nil {
+				aj.KYCApprovedAt = simulator.FormatTime(*a.KYCApprovedAt)
+			}
+			for _, h := range a.Holdings {
+				aj.Holdings = append(aj.Holdings, holdingJSON{Symbol: h.Symbol, Quantity: simulator.FormatQuantity(h.Quantity)})
+			}
+			out.Accounts = append(out.Accounts, aj)
+		}
+		return writeJSON(c, http.StatusOK, out)
+	}
+}
+
+// handleSetPrices serves PUT /_sandbox/institutions/:institution_id/prices.
+func handleSetPrices(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := validate.New()
+		inst := v.PathStr("institution_id", c.Param("institution_id"))
+		raw, err := reader.read(c)
+		if err != nil {
+			return err
+		}
+		prices := v.BodyValue(c.Request().Header.Get(echo.HeaderContentType), raw).DecimalMap()
+		if err := v.Err(); err != nil {
+			return err
+		}
+		out, err := tenants.SetPrices(c.Request().Context(), inst, prices)
+		if err != nil {
+			return err
+		}
+		rendered := make(map[string]string, len(out))
+		for k, p := range out {
+			rendered[k] = formatPrice(p)
+		}
+		return writeJSON(c, http.StatusOK, rendered)
+	}
+}
+
+// handleRotateSecret serves POST /_sandbox/institutions/:institution_id/signing-secret/rotate.
+func handleRotateSecret(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
+	type response struct {
+		SigningSecret  string `json:"signing_secret"`
+		OverlapSeconds int    `json:"overlap_seconds"`
+	}
+	return func(c echo.Context) error {
+		v := validate.New()
+		inst := v.PathStr("institution_id", c.Param("institution_id"))
+		b, err := reader.object(c, v)
+		if err != nil {
+			return err
+		}
+		overlap := optInt(b, "overlap_seconds", 0, validate.Ge(0), validate.Le(MaxOverlapSeconds))
+		if err := v.Err(); err != nil {
+			return err
+		}
+		sec, err := tenants.RotateSecret(c.Request().Context(), inst, time.Duration(overlap)*time.Second)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, response{SigningSecret: sec, OverlapSeconds: overlap})
+	}
+}

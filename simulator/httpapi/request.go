@@ -1,0 +1,125 @@
+package httpapi
+
+import (
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/shopspring/decimal"
+
+	"partnersim/simulator"
+	"partnersim/simulator/validate"
+)
+
+// The request helpers every handler shares: reading a bounded body, the enums of the domain
+// as validate wants them, optional fields with defaults.
+
+var (
+	idTypes    = []string{string(simulator.IDPlatform), string(simulator.IDCore), string(simulator.IDDBP)}
+	products   = enumStrings(simulator.Products)
+	kycValues  = enumStrings(simulator.KYCStatuses)
+	sortOrders = []string{"asc", "desc"}
+)
+
+func enumStrings[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// bodyReader reads request bodies up to the configured limit and decodes the large ones one
+// at a time; the handlers that take a body share one.
+type bodyReader struct {
+	max   int64
+	large chan struct{} // the one slot for decoding a large request body
+}
+
+func newBodyReader(max int64) *bodyReader {
+	return &bodyReader{max: max, large: make(chan struct{}, 1)}
+}
+
+// read reads the request body up to the configured limit (413 beyond it).
+func (br *bodyReader) read(c echo.Context) ([]byte, error) {
+	r := c.Request()
+	limit := br.max
+	raw, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, simulator.Errorf(simulator.EINVALID, "There was an error parsing the body")
+	}
+	if int64(len(raw)) > limit {
+		return nil, echo.NewHTTPError(http.StatusRequestEntityTooLarge)
+	}
+	if len(raw) > largeBody {
+		// Decoding and validating a large body costs tens of bytes per JSON value: one at a
+		// time, so six 1 MiB bodies at once cannot take hundreds of MB (decisions D17).
+		select {
+		case br.large <- struct{}{}:
+			c.Response().After(func() { <-br.large })
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+	}
+	return raw, nil
+}
+
+// largeBody is the size above which a body waits for one of the few large-body slots.
+const largeBody = 64 << 10
+
+// object reads and opens the request's JSON body for validation.
+func (br *bodyReader) object(c echo.Context, v *validate.Collector) (*validate.Object, error) {
+	raw, err := br.read(c)
+	if err != nil {
+		return nil, err
+	}
+	return v.Body(c.Request().Header.Get(echo.HeaderContentType), raw), nil
+}
+
+// Optional control-plane fields with defaults.
+
+func optStr(o *validate.Object, name, def string) string {
+	if s, ok := o.OptStr(name); ok {
+		return s
+	}
+	return def
+}
+
+func nullableStr(o *validate.Object, name string) *string {
+	if s, ok := o.NullableStr(name); ok {
+		return &s
+	}
+	return nil
+}
+
+func optInt(o *validate.Object, name string, def int, bounds ...validate.Bound) int {
+	if n, ok := o.OptInt(name, bounds...); ok {
+		return n
+	}
+	return def
+}
+
+func optDecimal(o *validate.Object, name string, def decimal.Decimal, bounds ...validate.Bound) decimal.Decimal {
+	if d, ok := o.OptDecimal(name, bounds...); ok {
+		return d
+	}
+	return def
+}
+
+func optDecimalPtr(o *validate.Object, name string) *decimal.Decimal {
+	if d, ok := o.OptDecimal(name); ok {
+		return &d
+	}
+	return nil
+}
+
+// objects returns the objects of an optional list field.
+func objects(o *validate.Object, name string) []*validate.Object {
+	l, ok := o.OptList(name)
+	if !ok {
+		return nil
+	}
+	out := make([]*validate.Object, 0, min(l.Len(), 1024))
+	l.Each(func(_ int, v validate.Value) { out = append(out, v.Object()) })
+	return out
+}

@@ -1,0 +1,37 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"partnersim/simulator"
+	"partnersim/simulator/validate"
+)
+
+// SessionRevoker ends a user's live sessions (storage).
+type SessionRevoker interface {
+	RevokeSessions(ctx context.Context, instID, id string, t simulator.IDType) error
+}
+
+// handleRevokeSessions serves POST /{v}/sessions/revoke/ (spec §4.4, decisions D5): 204, empty.
+func handleRevokeSessions(sessions SessionRevoker, reader *bodyReader) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := validate.New()
+		raw, err := reader.read(c)
+		if err != nil {
+			return err
+		}
+		b := v.Body(c.Request().Header.Get(echo.HeaderContentType), raw)
+		id := b.Str("user_account_id")
+		typ := b.Enum("user_account_id_type", idTypes...)
+		if err := v.Err(); err != nil {
+			return err
+		}
+		if err := sessions.RevokeSessions(c.Request().Context(), keyOf(c).InstitutionID, id, simulator.IDType(typ)); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}

@@ -1,0 +1,32 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"partnersim/simulator"
+	"partnersim/simulator/validate"
+)
+
+// TransactionReader reads one of an institution's transactions with its orders (storage).
+type TransactionReader interface {
+	Transaction(ctx context.Context, instID, id string) (*simulator.Transaction, []*simulator.Order, error)
+}
+
+// handleTransaction serves GET /{v}/transactions/{transaction_id}/ (decisions D7).
+func handleTransaction(txns TransactionReader) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := validate.New()
+		id := v.PathStr("transaction_id", c.Param("transaction_id"))
+		if err := v.Err(); err != nil {
+			return err
+		}
+		t, orders, err := txns.Transaction(c.Request().Context(), keyOf(c).InstitutionID, id)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, renderTransaction(t, orders))
+	}
+}
