@@ -290,3 +290,113 @@ func TestControlPlaneReadsForTheConsole(t *testing.T) {
 	r = sb.Call(t, http.MethodGet, "/_sandbox/institutions/ins_harbor/keys", "")
 	assert(t, r.Status == http.StatusUnauthorized, "the reads need the token: %d", r.Status)
 }
+
+// flashOf returns the message the page after an action shows.
+func flashOf(tb testing.TB, c *client, res *http.Response) string {
+	tb.Helper()
+	if res.StatusCode != http.StatusSeeOther {
+		tb.Fatalf("the action answered %d, want 303", res.StatusCode)
+	}
+	body := c.get(tb, res.Header.Get("Location"), http.StatusOK)
+	i := strings.Index(body, `id="flash"`)
+	if i < 0 {
+		tb.Fatalf("no message on %s", res.Header.Get("Location"))
+	}
+	return body[i:min(len(body), i+600)]
+}
+
+// Every control-plane action can be done from the console, and each lands in the sandbox as
+// the control plane's own operation would (checked through the control plane).
+func TestEveryActionThroughTheConsole(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	c := signedIn(t, sb)
+	post := func(path string, form url.Values) string {
+		t.Helper()
+		res, _ := c.post(t, path, form)
+		return flashOf(t, c, res)
+	}
+
+	res, _ := c.post(t, "/_sandbox/ui/institutions", url.Values{"name": {"QA Credit Union"}, "core": {"symitar"}})
+	inst := strings.TrimPrefix(res.Header.Get("Location"), "/_sandbox/ui/institutions/")
+	assert(t, strings.HasPrefix(inst, "ins_"), "created an institution: %q", res.Header.Get("Location"))
+	flashOf(t, c, res)
+	got := sb.MustControl(t, http.MethodGet, "/_sandbox/institutions/"+inst, "")
+	assert(t, got.JSON("name").String() == "QA Credit Union" && got.JSON("vendors.core").String() == "symitar", "the institution: %s", got.Body)
+
+	f := post("/_sandbox/ui/institutions/"+inst+"/keys", url.Values{"scope": {"read:user", "read:orders"}})
+	key := regexp.MustCompile(`value="(sbx_[A-Za-z0-9_-]+)"`).FindStringSubmatch(f)
+	assert(t, key != nil && strings.Contains(f, "shown only this once"), "the key's plaintext is shown once: %s", f)
+	if key != nil {
+		assert(t, sb.Get(t, "/v1/users/", key[1]).Status == http.StatusOK, "the issued key works")
+		page := c.get(t, "/_sandbox/ui/institutions/"+inst, http.StatusOK)
+		assert(t, !strings.Contains(page, key[1]), "the plaintext is not shown again")
+		keyID := sb.MustControl(t, http.MethodGet, "/_sandbox/institutions/"+inst+"/keys", "").JSON("keys.0.key_id").String()
+		post("/_sandbox/ui/keys/"+keyID+"/revoke", url.Values{})
+		assert(t, sb.Get(t, "/v1/users/", key[1]).Status == http.StatusUnauthorized, "the revoked key is refused")
+	}
+
+	post("/_sandbox/ui/institutions/"+inst+"/prices", url.Values{"symbol": {"qaco"}, "price": {"12.5"}})
+	assert(t, sb.MustControl(t, http.MethodGet, "/_sandbox/institutions/"+inst, "").JSON("prices.QACO").String() == "12.50", "the price was set")
+
+	f = post("/_sandbox/ui/institutions/"+inst+"/secret", url.Values{"overlap_seconds": {"60"}})
+	assert(t, regexp.MustCompile(`value="whsec_[A-Za-z0-9_-]+"`).MatchString(f), "the new signing secret is shown once: %s", f)
+
+	res, _ = c.post(t, "/_sandbox/ui/institutions/"+inst+"/users", url.Values{"user_account_id": {"qa-7"}, "sessions": {"2"},
+		"product_securities": {"1"}, "kyc_securities": {"approved"}, "cash_securities": {"500.00"},
+		"product_robo": {"1"}, "kyc_robo": {"approved"}, "cash_robo": {"1000.00"}, "portfolio": {"balanced"}})
+	pid := strings.TrimPrefix(res.Header.Get("Location"), "/_sandbox/ui/users/")
+	flashOf(t, c, res)
+	u := sb.MustControl(t, http.MethodGet, "/_sandbox/users/"+pid, "")
+	assert(t, u.JSON("user_account_id").String() == "qa-7" && u.JSON("live_sessions").Int() == 2 && u.JSON("accounts.#").Int() == 2, "the user: %s", u.Body)
+
+	post("/_sandbox/ui/institutions/"+inst+"/members", url.Values{"core_id": {"M-7"}, "core_id_type": {"member_number"}, "user_ids": {pid}})
+
+	post("/_sandbox/ui/orders", url.Values{"platform_id": {pid}, "product": {"securities"}, "side": {"buy"}, "symbol": {"QACO"}, "amount": {"2"}, "by": {"quantity"}})
+	orders := sb.MustControl(t, http.MethodGet, "/_sandbox/institutions/"+inst+"/orders?status=pending", "")
+	txn := orders.JSON("items.0.transaction_id").String()
+	assert(t, orders.JSON("items.0.quantity").String() == "2" && txn != "", "a pending share order: %s", orders.Body)
+	post("/_sandbox/ui/transactions/"+txn+"/cancel", url.Values{})
+	assert(t, sb.MustControl(t, http.MethodGet, "/_sandbox/transactions/"+txn, "").JSON("status").String() == "canceled", "canceled")
+
+	post("/_sandbox/ui/transactions", url.Values{"platform_id": {pid}, "type": {"deposit"}, "amount": {"300.00"}})
+	robo := sb.MustControl(t, http.MethodGet, "/_sandbox/institutions/"+inst+"/orders?status=pending&product=robo", "").JSON("items.0.transaction_id").String()
+	assert(t, robo != "", "a robo deposit was placed")
+	post("/_sandbox/ui/transactions/"+robo+"/fail", url.Values{})
+	assert(t, sb.MustControl(t, http.MethodGet, "/_sandbox/transactions/"+robo, "").JSON("status").String() == "failed", "failed")
+
+	post("/_sandbox/ui/orders", url.Values{"platform_id": {pid}, "product": {"securities"}, "side": {"buy"}, "symbol": {"QACO"}, "amount": {"25.00"}, "by": {"notional"}})
+	txn = sb.MustControl(t, http.MethodGet, "/_sandbox/institutions/"+inst+"/orders?status=pending", "").JSON("items.0.transaction_id").String()
+	f = post("/_sandbox/ui/transactions/"+txn+"/fill", url.Values{"price_QACO": {"10.00"}})
+	assert(t, strings.Contains(f, "completed"), "filled at a given price: %s", f)
+	assert(t, sb.MustControl(t, http.MethodGet, "/_sandbox/institutions/"+inst+"/orders?status=completed", "").JSON("items.0.quantity").String() == "2.5", "filled at 10.00")
+
+	post("/_sandbox/ui/faults", url.Values{"method": {"GET"}, "path": {"/v1/orders/"}, "status": {"503"}, "probability": {"1"}})
+	assert(t, sb.MustControl(t, http.MethodGet, "/_sandbox/faults", "").JSON("rules.0.status").Int() == 503, "the fault rule was added")
+	assert(t, sb.Get(t, "/v1/orders/", harborKey).Status == http.StatusServiceUnavailable, "the fault applies")
+	post("/_sandbox/ui/faults/0/remove", url.Values{})
+	assert(t, sb.MustControl(t, http.MethodGet, "/_sandbox/faults", "").JSON("rules.#").Int() == 0, "the fault rule was removed")
+	post("/_sandbox/ui/faults", url.Values{"path": {"/v1/users/"}, "latency_ms": {"1"}})
+	post("/_sandbox/ui/faults/clear", url.Values{})
+	assert(t, sb.MustControl(t, http.MethodGet, "/_sandbox/faults", "").JSON("rules.#").Int() == 0, "the rules were cleared")
+
+	post("/_sandbox/ui/rate-limit", url.Values{"requests_per_second": {"2.5"}, "burst": {"3"}})
+	assert(t, sb.MustControl(t, http.MethodGet, "/_sandbox/rate-limit", "").Body == `{"requests_per_second":2.5,"burst":3}`, "the rate limit was set")
+	post("/_sandbox/ui/rate-limit", url.Values{"requests_per_second": {"0"}, "burst": {"1"}})
+
+	post("/_sandbox/ui/dns", url.Values{"host": {"hooks.qa.example"}, "ips": {"127.0.0.1, ::1"}})
+	assert(t, sb.MustControl(t, http.MethodGet, "/_sandbox/dns", "").JSON(`overrides.hooks\.qa\.example.1`).String() == "::1", "the DNS override was set")
+
+	post("/_sandbox/ui/snapshots", url.Values{"name": {"qa-snap"}, "op": {"save"}})
+	post("/_sandbox/ui/reset", url.Values{"confirm": {"yes"}})
+	assert(t, sb.Control(t, http.MethodGet, "/_sandbox/institutions/"+inst, "").Status == http.StatusNotFound, "the reset removed the institution")
+	post("/_sandbox/ui/snapshots", url.Values{"name": {"qa-snap"}, "op": {"restore"}})
+	assert(t, sb.MustControl(t, http.MethodGet, "/_sandbox/institutions/"+inst, "").JSON("name").String() == "QA Credit Union", "the snapshot brought it back")
+
+	f = post("/_sandbox/ui/clock/advance", url.Values{"amount": {"2"}, "unit": {"hours"}})
+	assert(t, strings.Contains(f, "Advanced the virtual clock by 2h0m0s"), "advanced: %s", f)
+
+	for _, p := range []string{"", "institutions/" + inst, "institutions/" + inst + "/users", "institutions/" + inst + "/orders", "users/" + pid,
+		"transactions/" + txn, "deliveries", "clock", "scenarios", "requests", "faults", "sandbox", "live/deliveries", "live/clock", "live/requests"} {
+		c.get(t, "/_sandbox/ui/"+p, http.StatusOK)
+	}
+}
