@@ -59,6 +59,8 @@ type Config struct {
 	// RateLimit and RateBurst limit each key's requests a second (0: off).
 	RateLimit float64
 	RateBurst int
+	// LoadProgress, when set, reports the load of a set into an empty store (Build).
+	LoadProgress Progress
 	// CheckStore runs the store's full page-by-page consistency check at open, whatever its
 	// size (small files are always checked).
 	CheckStore bool
@@ -145,23 +147,24 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	// A store already loaded from the set needs only its small files (keys to print, defaults
-	// for new institutions, scenarios); an empty one gets the whole set, checked first.
-	open := fixtures.Open
+	// for new institutions, scenarios); an empty one gets the whole set, checked and written
+	// in one pass (Build).
+	var set *fixtures.Set
 	if loaded {
-		open = fixtures.OpenSettings
+		set, err = fixtures.OpenSettings(fsys)
+	} else {
+		set, err = Build(ctx, db, fsys, cfg.LoadProgress)
 	}
-	set, err := open(fsys)
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("fixtures: %w", err)
+		if fixtures.Problems(err) != nil {
+			return nil, fmt.Errorf("fixtures: %w", err)
+		}
+		return nil, fmt.Errorf("load fixtures: %w", err)
 	}
 	db.Defaults = bolt.Defaults{Prices: set.DefaultPrices, Fees: set.DefaultFees, Portfolios: set.Portfolios}
 	sb := &Sandbox{DB: db, Fixtures: set, Clock: clock, cfg: cfg, fixturesFS: fsys}
 	if !loaded {
-		if err := Seed(ctx, db, set, true); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("load fixtures: %w", err)
-		}
 		sb.Loaded, token = true, set.SandboxToken
 		// A large set's decode and write buffers are garbage now: give the memory back to the
 		// OS rather than serving with the load's peak heap.

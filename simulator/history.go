@@ -15,23 +15,56 @@ import (
 // month — whose point carries the current value, so every request in the same period sees the
 // same series. A user with no funded account gets empty arrays.
 func GenerateHistory(u *User, prices map[string]decimal.Decimal, now time.Time) History {
+	return NewHistorySeed(u, prices, now).Generate()
+}
+
+// HistorySeed is everything a generated history depends on: the user's id (the series' seed)
+// and creation time, the current hour (every series' anchor derives from it), and the current
+// value and cost basis. Equal seeds generate equal histories, so a seed is a cache key for a
+// user's series within one period (decisions D5).
+type HistorySeed struct {
+	PlatformID string
+	// Created and Hour are the user's created_at and now truncated to the hour, both in UTC
+	// (so that == compares instants).
+	Created, Hour time.Time
+	// Current and Basis are the current value and cost basis as whole cents (0 when out of
+	// int64 range) and as floats, which shape the older points.
+	Current, Basis   Cents
+	CurrentF, BasisF float64
+	// Funded is false for a user with no positive value: every series is empty.
+	Funded bool
+}
+
+// NewHistorySeed computes the seed of u's history at now under prices.
+func NewHistorySeed(u *User, prices map[string]decimal.Decimal, now time.Time) HistorySeed {
 	current := u.TotalMarketValue(prices)
+	s := HistorySeed{PlatformID: u.PlatformID, Created: u.CreatedAt.UTC(), Hour: now.UTC().Truncate(time.Hour),
+		Funded: current.IsPositive()}
+	if !s.Funded {
+		return s
+	}
 	basis := decimal.Zero
 	for i := range u.Accounts {
 		basis = basis.Add(u.Accounts[i].CostBasisHint(prices))
 	}
+	s.CurrentF, _ = current.Float64()
+	s.BasisF, _ = basis.Float64()
+	s.Current, _ = CentsOf(current)
+	s.Basis, _ = CentsOf(basis)
+	return s
+}
+
+// Generate builds the history the seed describes.
+func (sd HistorySeed) Generate() History {
 	h := History{AllTime: []ValuePoint{}, PastDay: []ValuePoint{}, PastWeek: []ValuePoint{}, PastMonth: []ValuePoint{}, PastYear: []ValuePoint{}}
-	if !current.IsPositive() {
+	if !sd.Funded {
 		return h
 	}
-	now = now.UTC()
+	now, created := sd.Hour, sd.Created
 	seed := fnv.New64a()
-	seed.Write([]byte(u.PlatformID))
+	seed.Write([]byte(sd.PlatformID))
 	s := seed.Sum64()
-	cur, _ := current.Float64()
-	bas, _ := basis.Float64()
-	curC, _ := CentsOf(current)
-	basC, _ := CentsOf(basis)
+	cur, bas, curC, basC := sd.CurrentF, sd.BasisF, sd.Current, sd.Basis
 	// series returns n points ending at anchor, the k-th from the end at step(k); a point's
 	// value depends only on its instant and its series' anchor.
 	series := func(n int, anchor time.Time, step func(k int) time.Time) []ValuePoint {
@@ -62,7 +95,7 @@ func GenerateHistory(u *User, prices map[string]decimal.Decimal, now time.Time) 
 	h.PastMonth = series(30, midnight, func(k int) time.Time { return midnight.AddDate(0, 0, -k) })
 	h.PastYear = series(52, monday, func(k int) time.Time { return monday.AddDate(0, 0, -7*k) })
 	months := 0
-	for months < 1200 && !first.AddDate(0, -(months+1), 0).Before(u.CreatedAt) {
+	for months < 1200 && !first.AddDate(0, -(months+1), 0).Before(created) {
 		months++
 	}
 	h.AllTime = series(months+1, first, func(k int) time.Time { return first.AddDate(0, -k, 0) })

@@ -7,18 +7,21 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"partnersim/fixtures"
+	"partnersim/sandbox"
 )
 
 // newFixturesCmd is `partnersim fixtures check DIR` and `partnersim fixtures generate … DIR`.
 func newFixturesCmd() *cobra.Command {
 	return newGroupCmd("fixtures", "check a fixture set, or generate a large synthetic one",
-		"  partnersim fixtures check ./myset\n  partnersim fixtures generate --users 100000 --orders 1000000 --seed 7 ./big",
-		newFixturesCheckCmd(), newFixturesGenerateCmd())
+		"  partnersim fixtures check ./myset\n  partnersim fixtures generate --users 100000 --orders 1000000 --seed 7 ./big\n"+
+			"  partnersim fixtures build ./big big.db && partnersim serve --db big.db --fixtures ./big",
+		newFixturesCheckCmd(), newFixturesGenerateCmd(), newFixturesBuildCmd())
 }
 
 func newFixturesCheckCmd() *cobra.Command {
@@ -42,9 +45,20 @@ func runFixturesCheck(dir string, stdout, stderr io.Writer) error {
 	}
 	set, err := fixtures.Open(os.DirFS(dir))
 	if err != nil {
+		return reportProblems("fixtures check", dir, err, stdout, stderr)
+	}
+	fmt.Fprintf(stdout, "ok: %d institutions, %d keys, %d members, %d users, %d transactions, %d orders, %d scenarios\n",
+		len(set.Institutions), len(set.Keys), len(set.Members), set.NumUsers, set.NumTransactions, set.NumOrders, len(set.Scenarios))
+	return nil
+}
+
+// reportProblems prints a set's problems (one per line on stdout, the count on stderr) and
+// returns the command's error; an error that is not a list of problems is returned as is.
+func reportProblems(cmd, dir string, err error, stdout, stderr io.Writer) error {
+	{
 		probs := fixtures.Problems(err)
 		if probs == nil {
-			return fmt.Errorf("fixtures check: %w", err)
+			return fmt.Errorf("%s: %w", cmd, err)
 		}
 		for _, p := range probs {
 			fmt.Fprintln(stdout, p.Error())
@@ -56,12 +70,112 @@ func runFixturesCheck(dir string, stdout, stderr io.Writer) error {
 		case len(probs) > fixtures.MaxErrors:
 			n = fmt.Sprintf("more than %d problems (the first %d are listed)", fixtures.MaxErrors, fixtures.MaxErrors)
 		}
-		fmt.Fprintf(stderr, "fixtures check: %s: %s\n", dir, n)
-		return fmt.Errorf("fixtures check: %s: %s: %w", dir, n, errReported)
+		fmt.Fprintf(stderr, "%s: %s: %s\n", cmd, dir, n)
+		return fmt.Errorf("%s: %s: %s: %w", cmd, dir, n, errReported)
 	}
-	fmt.Fprintf(stdout, "ok: %d institutions, %d keys, %d members, %d users, %d transactions, %d orders, %d scenarios\n",
-		len(set.Institutions), len(set.Keys), len(set.Members), set.NumUsers, set.NumTransactions, set.NumOrders, len(set.Scenarios))
+}
+
+func newFixturesBuildCmd() *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "build [--force] SET DB",
+		Short: "check the set in SET and write it into a new store file DB, for serve --db DB",
+		Long: "Checks the fixture set in SET and writes it into a new store file DB the fast way: one pass\n" +
+			"over the set, keys sorted across the whole set and appended sequentially. `partnersim serve\n" +
+			"--db DB --fixtures SET` then opens it in milliseconds (CI can cache DB). A set with problems\n" +
+			"is reported as `fixtures check` reports it, and DB is not written.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return fmt.Errorf("fixtures build: want a set folder and a store file, got %d arguments", len(args))
+			}
+			return runFixturesBuild(cmd.Context(), args[0], args[1], force, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "replace DB when it exists")
+	return cmd
+}
+
+func runFixturesBuild(ctx context.Context, dir, dbPath string, force bool, stdout, stderr io.Writer) error {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("fixtures build: %q is not a folder", dir)
+	}
+	if _, err := os.Stat(dbPath); err == nil && !force {
+		return fmt.Errorf("fixtures build: %s exists: pass --force to replace it", dbPath)
+	}
+	start := time.Now()
+	set, size, err := sandbox.BuildFile(ctx, os.DirFS(dir), dbPath, newBuildProgress(stderr, isTerminal(stderr), start))
+	if err != nil {
+		return reportProblems("fixtures build", dir, err, stdout, stderr)
+	}
+	fmt.Fprintf(stdout, "built %s from %s: %d users, %d transactions, %d orders in %s (%.1f MB)\nserve it with: partnersim serve --db %s --fixtures %s\n",
+		dbPath, dir, set.NumUsers, set.NumTransactions, set.NumOrders, time.Since(start).Round(100*time.Millisecond),
+		float64(size)/1e6, dbPath, dir)
 	return nil
+}
+
+// afterTwoSeconds passes progress on only once a load has run for two seconds: serve says
+// nothing about a small set's load (its stderr carries the JSON logs), and shows a large one's.
+func afterTwoSeconds(p sandbox.Progress) sandbox.Progress {
+	start := time.Now()
+	return func(phase string, done, total int) {
+		if time.Since(start) >= 2*time.Second {
+			p(phase, done, total)
+		}
+	}
+}
+
+// newBuildProgress reports a build (sandbox.Progress): on a terminal one line redrawn in
+// place with the rate and, while writing, a bar and the time left; otherwise a plain line at
+// most every two seconds and at the end of each phase (logs, CI).
+func newBuildProgress(w io.Writer, terminal bool, start time.Time) sandbox.Progress {
+	var (
+		mu         sync.Mutex
+		phase      string
+		phaseStart time.Time
+		lastLine   time.Time
+	)
+	return func(p string, done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		if p != phase {
+			if phase != "" && terminal {
+				fmt.Fprintln(w)
+			}
+			phase, phaseStart = p, now
+		}
+		el := now.Sub(phaseStart).Seconds()
+		rate := 0.0
+		if el > 0 {
+			rate = float64(done) / el
+		}
+		var line string
+		if total <= 0 {
+			line = fmt.Sprintf("%-5s  %d records checked  %.0f/s  %s", p, done, rate, now.Sub(start).Round(100*time.Millisecond))
+		} else {
+			pct := done * 100 / total
+			eta := "?"
+			if rate > 0 {
+				eta = (time.Duration(float64(total-done) / rate * float64(time.Second))).Round(100 * time.Millisecond).String()
+			}
+			bar := ""
+			if terminal {
+				const width = 30
+				bar = "[" + strings.Repeat("#", pct*width/100) + strings.Repeat("-", width-pct*width/100) + "] "
+			}
+			line = fmt.Sprintf("%-5s  %s%3d%%  %d/%d entries  %.0f/s  ETA %s  %s", p, bar, pct, done, total, rate, eta, now.Sub(start).Round(100*time.Millisecond))
+		}
+		switch {
+		case terminal:
+			fmt.Fprintf(w, "\r%s\033[K", line)
+			if total > 0 && done == total {
+				fmt.Fprintln(w)
+			}
+		case now.Sub(lastLine) >= 2*time.Second || total > 0 && done == total:
+			lastLine = now
+			fmt.Fprintln(w, "build: "+line)
+		}
+	}
 }
 
 func newFixturesGenerateCmd() *cobra.Command {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"partnersim/fixtures"
+	"partnersim/sandbox"
 )
 
 // runFixturesArgs runs `partnersim fixtures args…` and returns its error, stdout and stderr.
@@ -112,4 +113,43 @@ func TestFixturesProgressBar(t *testing.T) {
 	assert.Contains(t, out, "\r[###############---------------]  50%  100/200 records")
 	assert.True(t, strings.HasSuffix(out, "\n"), "the bar ends its line when done")
 	assert.False(t, isTerminal(&buf), "a buffer is not a terminal")
+}
+
+// `fixtures build SET DB` writes a store that serve opens as loaded (no second load); it
+// refuses to overwrite DB without --force, and reports progress as plain lines off a terminal.
+func TestFixturesBuild(t *testing.T) {
+	set := t.TempDir()
+	require.NoError(t, fixtures.Generate(set, fixtures.GenerateOptions{Users: 60, Orders: 300, Seed: 4}))
+	db := filepath.Join(t.TempDir(), "big.db")
+	err, out, errOut := runFixturesArgs(t, "build", set, db)
+	require.NoError(t, err)
+	assert.Regexp(t, `^built .*big.db from .*: 60 users, \d+ transactions, 300 orders in .* \([0-9.]+ MB\)\nserve it with: partnersim serve --db .*big.db --fixtures `, out)
+	assert.Regexp(t, `(?m)^build: write .*100%.* entries .*/s  ETA 0s`, errOut, "the write phase's last line")
+
+	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: db, Fixtures: os.DirFS(set)})
+	require.NoError(t, err)
+	defer sb.Close()
+	assert.False(t, sb.Loaded, "the built store is opened as it is, not loaded again")
+
+	err, _, _ = runFixturesArgs(t, "build", set, db)
+	assert.ErrorContains(t, err, "pass --force")
+	err, _, _ = runFixturesArgs(t, "build", "--force", set, db)
+	assert.NoError(t, err)
+	err, _, _ = runFixturesArgs(t, "build", set)
+	assert.ErrorContains(t, err, "want a set folder and a store file")
+}
+
+// Off a terminal, the build's progress is a line every two seconds and at the end of a
+// phase; on a terminal, one line redrawn in place with a bar, the rate and the time left.
+func TestBuildProgress(t *testing.T) {
+	var lines, term bytes.Buffer
+	start := time.Now()
+	p := newBuildProgress(&lines, false, start)
+	p("read", 16384, 0)
+	p("write", 50, 100)
+	p("write", 100, 100)
+	assert.Regexp(t, `^build: read   16384 records checked  \d+/s  .*\nbuild: write  100%  100/100 entries  \d+/s  ETA 0s  .*\n$`, lines.String())
+	p = newBuildProgress(&term, true, start)
+	p("write", 30, 100)
+	assert.Regexp(t, `^\rwrite  \[#########---------------------\]  30%  30/100 entries  \d+/s  ETA \S+  `, term.String())
 }

@@ -29,6 +29,10 @@ func MustOpen(tb testing.TB) *bolt.DB {
 
 var base = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// spread is the step between the few distinct instants of a world: 7 hours, so that a world
+// spans days, partial and whole (the day counters' segments), with ties still common.
+const spread = 7 * time.Hour
+
 // world is a random data set and the brute-force truth the indexes must agree with.
 type world struct {
 	users  []simulator.User
@@ -53,7 +57,7 @@ func seedWorld(tb testing.TB, db *bolt.DB, nUsers, nOrders int, seed uint64) *wo
 			InstitutionID: insts[r.IntN(2)],
 			UserAccountID: fmt.Sprintf("u%03d", r.IntN(nUsers*3)),
 			// few distinct instants, so ties are common and the tie-break is exercised
-			CreatedAt: base.Add(time.Duration(r.IntN(50)) * time.Hour),
+			CreatedAt: base.Add(time.Duration(r.IntN(50)) * spread),
 		}
 		for _, p := range simulator.Products {
 			if r.IntN(2) == 0 {
@@ -73,7 +77,7 @@ func seedWorld(tb testing.TB, db *bolt.DB, nUsers, nOrders int, seed uint64) *wo
 		o := simulator.Order{ID: fmt.Sprintf("ord_%05d", i), InstitutionID: u.InstitutionID, TransactionID: fmt.Sprintf("txn_%05d", i),
 			PlatformID: u.PlatformID, UserAccountID: u.UserAccountID, Product: simulator.Products[r.IntN(4)],
 			Side: []simulator.Side{simulator.SideBuy, simulator.SideSell}[r.IntN(2)], Symbol: "AAPL",
-			Status: simulator.OrderStatuses[r.IntN(4)], PlacedAt: base.Add(time.Duration(r.IntN(40)) * time.Hour)}
+			Status: simulator.OrderStatuses[r.IntN(4)], PlacedAt: base.Add(time.Duration(r.IntN(40)) * spread)}
 		w.orders = append(w.orders, o)
 		require.NoError(tb, l.Transaction(simulator.Transaction{ID: o.TransactionID, InstitutionID: o.InstitutionID, OrderIDs: []string{o.ID}}, []simulator.Order{o}))
 	}
@@ -137,10 +141,10 @@ func TestListUsersAgreesWithBruteForce(t *testing.T) {
 			f.KYC[simulator.Products[r.IntN(4)]] = simulator.KYCStatuses[r.IntN(6)]
 		}
 		if r.IntN(3) == 0 {
-			f.CreatedStart = ptr(base.Add(time.Duration(r.IntN(50)) * time.Hour))
+			f.CreatedStart = ptr(base.Add(time.Duration(r.IntN(50)) * spread))
 		}
 		if r.IntN(3) == 0 {
-			f.CreatedEnd = ptr(base.Add(time.Duration(r.IntN(50)) * time.Hour))
+			f.CreatedEnd = ptr(base.Add(time.Duration(r.IntN(50)) * spread))
 		}
 		if r.IntN(10) == 0 {
 			f.UserAccountID = ptr(w.users[r.IntN(len(w.users))].UserAccountID)
@@ -178,10 +182,10 @@ func TestListOrdersAgreesWithBruteForce(t *testing.T) {
 			f.UserAccountID = ptr(w.users[r.IntN(len(w.users))].UserAccountID)
 		}
 		if r.IntN(3) == 0 {
-			f.PlacedStart = ptr(base.Add(time.Duration(r.IntN(40)) * time.Hour))
+			f.PlacedStart = ptr(base.Add(time.Duration(r.IntN(40)) * spread))
 		}
 		if r.IntN(3) == 0 {
-			f.PlacedEnd = ptr(base.Add(time.Duration(r.IntN(40)) * time.Hour))
+			f.PlacedEnd = ptr(base.Add(time.Duration(r.IntN(40)) * spread))
 		}
 		inst := []string{"ins_a", "ins_b"}[r.IntN(2)]
 		var m []simulator.Order

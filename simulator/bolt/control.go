@@ -51,7 +51,7 @@ func (s *DB) RevokeKey(ctx context.Context, keyID string) error {
 			return simulator.Errorf(simulator.ENOTFOUND, "key not found")
 		}
 		var k simulator.APIKey
-		if err := getJSON(w.Tx, bKeys, hash, &k, "key not found"); err != nil {
+		if err := getRecord(w.Tx, bKeys, hash, &k, "key not found"); err != nil {
 			return err
 		}
 		if k.RevokedAt != nil {
@@ -125,7 +125,7 @@ func (s *DB) TransitionKYC(ctx context.Context, platformID string, p simulator.P
 	)
 	err := s.update(ctx, func(w *writeTx) error {
 		var u simulator.User
-		if err := getJSON(w.Tx, bUsers, []byte(platformID), &u, "user not found"); err != nil {
+		if err := getRecord(w.Tx, bUsers, []byte(platformID), &u, "user not found"); err != nil {
 			return err
 		}
 		old := u
@@ -157,7 +157,7 @@ func (s *DB) PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*simulat
 	)
 	err := s.update(ctx, func(w *writeTx) error {
 		var u simulator.User
-		if err := getJSON(w.Tx, bUsers, []byte(r.PlatformID), &u, "user not found"); err != nil {
+		if err := getRecord(w.Tx, bUsers, []byte(r.PlatformID), &u, "user not found"); err != nil {
 			return err
 		}
 		in, err := getInstitution(w.Tx, u.InstitutionID)
@@ -181,7 +181,7 @@ func (s *DB) PlaceRobo(ctx context.Context, platformID string, typ simulator.Tra
 	)
 	err := s.update(ctx, func(w *writeTx) error {
 		var u simulator.User
-		if err := getJSON(w.Tx, bUsers, []byte(platformID), &u, "user not found"); err != nil {
+		if err := getRecord(w.Tx, bUsers, []byte(platformID), &u, "user not found"); err != nil {
 			return err
 		}
 		in, err := getInstitution(w.Tx, u.InstitutionID)
@@ -223,7 +223,7 @@ func (s *DB) FillTransaction(ctx context.Context, txnID string, prices map[strin
 		ev *simulator.Event
 	)
 	err := s.update(ctx, func(w *writeTx) error {
-		if err := getJSON(w.Tx, bTransactions, []byte(txnID), &t, "transaction not found"); err != nil {
+		if err := getRecord(w.Tx, bTransactions, []byte(txnID), &t, "transaction not found"); err != nil {
 			return err
 		}
 		if t.Status != simulator.OrderPending {
@@ -234,7 +234,7 @@ func (s *DB) FillTransaction(ctx context.Context, txnID string, prices map[strin
 			return err
 		}
 		var u simulator.User
-		if err := getJSON(w.Tx, bUsers, []byte(t.PlatformID), &u, "user not found"); err != nil {
+		if err := getRecord(w.Tx, bUsers, []byte(t.PlatformID), &u, "user not found"); err != nil {
 			return err
 		}
 		old := u
@@ -256,7 +256,7 @@ func (s *DB) FillTransaction(ctx context.Context, txnID string, prices map[strin
 				return err
 			}
 		}
-		if err := w.putJSON(bTransactions, []byte(t.ID), &t); err != nil {
+		if err := w.putRecord(bTransactions, []byte(t.ID), &t); err != nil {
 			return err
 		}
 		if err := w.putUser(&old, &u); err != nil {
@@ -277,7 +277,7 @@ func (s *DB) EndTransaction(ctx context.Context, txnID string, to simulator.Orde
 		os []*simulator.Order
 	)
 	err := s.update(ctx, func(w *writeTx) error {
-		if err := getJSON(w.Tx, bTransactions, []byte(txnID), &t, "transaction not found"); err != nil {
+		if err := getRecord(w.Tx, bTransactions, []byte(txnID), &t, "transaction not found"); err != nil {
 			return err
 		}
 		var olds []simulator.Order
@@ -297,7 +297,7 @@ func (s *DB) EndTransaction(ctx context.Context, txnID string, to simulator.Orde
 				return err
 			}
 		}
-		return w.putJSON(bTransactions, []byte(t.ID), &t)
+		return w.putRecord(bTransactions, []byte(t.ID), &t)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -313,7 +313,7 @@ func (s *DB) TransactionAny(ctx context.Context, id string) (*simulator.Transact
 	)
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		var tt simulator.Transaction
-		if err := getJSON(tx, bTransactions, []byte(id), &tt, "transaction not found"); err != nil {
+		if err := getRecord(tx, bTransactions, []byte(id), &tt, "transaction not found"); err != nil {
 			return err
 		}
 		var err error

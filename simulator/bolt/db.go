@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"os"
 	"slices"
@@ -58,6 +58,9 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Optio
 	for _, x := range opts {
 		o.Check = o.Check || x.Check
 	}
+	if err := checkLength(path); err != nil {
+		return nil, fmt.Errorf("store %s: %w: %v", path, ErrDamaged, err)
+	}
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second, FreelistType: bbolt.FreelistMapType})
 	if err != nil {
 		return nil, openError(path, err)
@@ -72,6 +75,12 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Optio
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
+			}
+		}
+		// A new file keeps day counters from its first write.
+		if k, _ := tx.Bucket(bCounts).Cursor().First(); k == nil {
+			if k, _ := tx.Bucket(bMeta).Cursor().First(); k == nil {
+				return tx.Bucket(bMeta).Put(metaDays, []byte("1"))
 			}
 		}
 		return nil
@@ -104,6 +113,48 @@ func openError(path string, err error) error {
 		return fmt.Errorf("store %s: permission denied: pass --db with a file you may write", path)
 	}
 	return fmt.Errorf("open store %s: %w", path, err)
+}
+
+// checkLength refuses, before bbolt maps it, a file shorter than the pages its newest valid
+// meta page counts: bbolt reads the freelist page at open and panics on one cut off (a built
+// store keeps its freelist at the end of the file). A file with no valid meta page is left to
+// bbolt, which refuses it.
+func checkLength(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // missing (created by bbolt) or unreadable (bbolt says why)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	// The meta page's fields after its 16-byte page header: magic, version, page size, flags
+	// (4 bytes each), root bucket (16), freelist page, page count, txid, checksum (8 each).
+	meta := func(off int64) (pages, pageSize, txid uint64, ok bool) {
+		var b [80]byte
+		if _, err := f.ReadAt(b[:], off); err != nil {
+			return 0, 0, 0, false
+		}
+		h := fnv.New64a()
+		h.Write(b[16:72])
+		if binary.LittleEndian.Uint32(b[16:]) != 0xED0CDAED || h.Sum64() != binary.LittleEndian.Uint64(b[72:]) {
+			return 0, 0, 0, false
+		}
+		return binary.LittleEndian.Uint64(b[56:]), uint64(binary.LittleEndian.Uint32(b[24:])), binary.LittleEndian.Uint64(b[64:]), true
+	}
+	pages, size, txid, ok := meta(0)
+	if ok && size >= 1024 {
+		if p1, s1, t1, ok1 := meta(int64(size)); ok1 && t1 > txid {
+			pages, size = p1, s1
+		}
+	} else if p1, s1, _, ok1 := meta(4096); ok1 {
+		pages, size, ok = p1, s1, true
+	}
+	if ok && uint64(st.Size()) < pages*size {
+		return fmt.Errorf("the file is %d bytes but its pages need %d: truncated", st.Size(), pages*size)
+	}
+	return nil
 }
 
 // check refuses a file shorter than its own page count (pages beyond the end would fault
@@ -176,7 +227,10 @@ type writeTx struct {
 	// bulk, when set (fixture loading into an empty store), collects puts to write them sorted
 	// by key at the end of the transaction: bbolt then appends to each page in order instead of
 	// scattering inserts, and never revisits a page in one transaction.
-	bulk     map[string][]kv
+	bulk map[string][]kv
+	// spool, when set (a Builder's), takes every put instead of the transaction: there is no
+	// transaction then, only the spooled entries Builder.Finish sorts and writes.
+	spool    map[string]*spool
 	counts   map[string]int64
 	enqueued int
 	db       *DB
@@ -201,6 +255,9 @@ func (w *writeTx) put(bucket, key, value []byte) error {
 		}
 		w.written[string(bucket)] = true
 	}
+	if w.spool != nil {
+		return w.spoolPut(bucket, key, value)
+	}
 	if w.bulk != nil {
 		w.bulk[string(bucket)] = append(w.bulk[string(bucket)], kv{key, value})
 		return nil
@@ -208,9 +265,19 @@ func (w *writeTx) put(bucket, key, value []byte) error {
 	return w.Bucket(bucket).Put(key, value)
 }
 
-// putJSON writes v encoded as JSON.
-func (w *writeTx) putJSON(bucket, key []byte, v any) error {
-	raw, err := json.Marshal(v)
+// spoolPut spools one entry of a build.
+func (w *writeTx) spoolPut(bucket, key, value []byte) error {
+	sp := w.spool[string(bucket)]
+	if sp == nil {
+		sp = &spool{}
+		w.spool[string(bucket)] = sp
+	}
+	return sp.add(key, value)
+}
+
+// putRecord writes v in its stored form (codec.go).
+func (w *writeTx) putRecord(bucket, key []byte, v any) error {
+	raw, err := encodeRecord(v)
 	if err != nil {
 		return fmt.Errorf("encode %s/%q: %w", bucket, key, err)
 	}
@@ -258,12 +325,15 @@ func (w *writeTx) flushCounts() error {
 	return nil
 }
 
-// putIndex adds an index entry and counts it under its prefix. In bulk mode the store was
-// empty and fixture ids are unique, so every entry is new.
+// putIndex adds an index entry and counts it under its prefix. In bulk mode and in a build the
+// store was empty and fixture ids are unique, so every entry is new.
 func (w *writeTx) putIndex(bucket, prefix, rest, value []byte) error {
 	k := cat(prefix, rest)
-	if w.bulk != nil || w.Bucket(bucket).Get(k) == nil {
+	if w.bulk != nil || w.spool != nil || w.Bucket(bucket).Get(k) == nil {
 		w.count(countKey(bucket, prefix), 1)
+		if timed(prefix) {
+			w.count(dayCountKey(bucket, prefix, rest[:8]), 1)
+		}
 	}
 	return w.put(bucket, k, value)
 }
@@ -276,6 +346,9 @@ func (w *writeTx) deleteIndex(bucket, prefix, rest []byte) error {
 		return nil
 	}
 	w.count(countKey(bucket, prefix), -1)
+	if timed(prefix) {
+		w.count(dayCountKey(bucket, prefix, rest[:8]), -1)
+	}
 	return b.Delete(k)
 }
 
@@ -300,13 +373,13 @@ func (s *DB) readInstitution(tx *bbolt.Tx, id string) (*simulator.Institution, e
 	return v.(*simulator.Institution), nil
 }
 
-// getJSON decodes the value at key into v; a missing key is an ENOTFOUND error with msg.
-func getJSON(tx *bbolt.Tx, bucket, key []byte, v any, msg string) error {
+// getRecord decodes the value at key into v; a missing key is an ENOTFOUND error with msg.
+func getRecord(tx *bbolt.Tx, bucket, key []byte, v any, msg string) error {
 	raw := tx.Bucket(bucket).Get(key)
 	if raw == nil {
 		return &simulator.Error{Code: simulator.ENOTFOUND, Message: msg}
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := decodeRecord(raw, v); err != nil {
 		return fmt.Errorf("decode %s/%q: %w", bucket, key, err)
 	}
 	return nil

@@ -51,12 +51,12 @@ func (w *writeTx) putOrder(old, o *simulator.Order) error {
 			return err
 		}
 	}
-	return w.putJSON(bOrders, []byte(o.ID), o)
+	return w.putRecord(bOrders, []byte(o.ID), o)
 }
 
 func getOrder(tx *bbolt.Tx, instID, id string) (*simulator.Order, error) {
 	var o simulator.Order
-	if err := getJSON(tx, bOrders, []byte(id), &o, "order not found"); err != nil {
+	if err := getRecord(tx, bOrders, []byte(id), &o, "order not found"); err != nil {
 		return nil, err
 	}
 	if o.InstitutionID != instID {
@@ -67,7 +67,7 @@ func getOrder(tx *bbolt.Tx, instID, id string) (*simulator.Order, error) {
 
 func getTransaction(tx *bbolt.Tx, instID, id string) (*simulator.Transaction, []*simulator.Order, error) {
 	var t simulator.Transaction
-	if err := getJSON(tx, bTransactions, []byte(id), &t, "transaction not found"); err != nil {
+	if err := getRecord(tx, bTransactions, []byte(id), &t, "transaction not found"); err != nil {
 		return nil, nil, err
 	}
 	if t.InstitutionID != instID {
@@ -117,10 +117,17 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 			ids [][]byte
 			err error
 		)
-		if !residual && !ranged {
+		switch {
+		case !residual && hasDays(tx):
+			known := -1
+			if !ranged {
+				known = countOf(tx, bOrderIndex, prefix)
+			}
+			ids, page.Total, err = pageDays(ctx, tx, bOrderIndex, prefix, lo, hi, f.Desc, f.Offset, f.Limit, known, idOf)
+		case !residual && !ranged:
 			page.Total = countOf(tx, bOrderIndex, prefix)
 			ids, err = pageKnown(ctx, tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
-		} else {
+		default:
 			ids, err = pageScan(ctx, tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, func(v []byte) bool {
 				if f.Product != nil && v[0] != byte(simulator.ProductIndex(*f.Product)) {
 					return false

@@ -167,5 +167,6 @@ func (w *writeTx) emptyAll() error {
 	for name := range w.db.caches {
 		w.written[name] = true
 	}
-	return nil
+	// Everything written from now on keeps the day counters.
+	return w.Bucket(bMeta).Put(metaDays, []byte("1"))
 }

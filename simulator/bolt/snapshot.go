@@ -53,6 +53,12 @@ func (s *DB) RestoreSnapshot(ctx context.Context, path string) error {
 					return err
 				}
 			}
+			// A snapshot of a store without day counters restores one without them.
+			if m := stx.Bucket(bMeta); m == nil || m.Get(metaDays) == nil {
+				if err := w.Bucket(bMeta).Delete(metaDays); err != nil {
+					return err
+				}
+			}
 			w.enqueued++ // restored pending deliveries are due: wake the dispatcher
 			return nil
 		})

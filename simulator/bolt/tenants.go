@@ -19,7 +19,7 @@ func (s *DB) Authenticate(ctx context.Context, plaintext string) (*simulator.API
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		v, err := s.caches[string(bKeys)].get(tx, hash, func() (any, error) {
 			var k simulator.APIKey
-			if err := getJSON(tx, bKeys, []byte(hash), &k, "Invalid API key"); err != nil {
+			if err := getRecord(tx, bKeys, []byte(hash), &k, "Invalid API key"); err != nil {
 				return nil, err
 			}
 			return &k, nil
@@ -39,7 +39,7 @@ func (s *DB) Authenticate(ctx context.Context, plaintext string) (*simulator.API
 
 // putInstitution writes an institution.
 func (w *writeTx) putInstitution(in *simulator.Institution) error {
-	return w.putJSON(bInstitutions, []byte(in.ID), in)
+	return w.putRecord(bInstitutions, []byte(in.ID), in)
 }
 
 // putKey stores a key by its hash.
@@ -47,7 +47,7 @@ func (w *writeTx) putKey(k *simulator.APIKey) error {
 	if err := w.put(bKeyIDs, []byte(k.ID), []byte(k.Hash)); err != nil {
 		return err
 	}
-	return w.putJSON(bKeys, []byte(k.Hash), k)
+	return w.putRecord(bKeys, []byte(k.Hash), k)
 }
 
 // putMember stores a member and its dbp and per-user indexes.
@@ -63,7 +63,7 @@ func (w *writeTx) putMember(m *simulator.Member) error {
 			return err
 		}
 	}
-	return w.putJSON(bMembers, cat(in, []byte(m.CoreID)), m)
+	return w.putRecord(bMembers, cat(in, []byte(m.CoreID)), m)
 }
 
 // putTransaction stores a transaction and its orders.
@@ -73,7 +73,7 @@ func (w *writeTx) putTransaction(t *simulator.Transaction, orders []*simulator.O
 			return err
 		}
 	}
-	return w.putJSON(bTransactions, []byte(t.ID), t)
+	return w.putRecord(bTransactions, []byte(t.ID), t)
 }
 
 // Institutions lists every institution with its user count.

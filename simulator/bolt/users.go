@@ -77,13 +77,13 @@ func (w *writeTx) putUser(old, u *simulator.User) error {
 	if err := w.put(bUserUAID, cat(inst(u.InstitutionID), []byte(u.UserAccountID)), []byte(u.PlatformID)); err != nil {
 		return err
 	}
-	return w.putJSON(bUsers, []byte(u.PlatformID), u)
+	return w.putRecord(bUsers, []byte(u.PlatformID), u)
 }
 
 // getUser reads a user of institution instID; another institution's user does not exist.
 func getUser(tx *bbolt.Tx, instID, platformID string) (*simulator.User, error) {
 	var u simulator.User
-	if err := getJSON(tx, bUsers, []byte(platformID), &u, "user not found"); err != nil {
+	if err := getRecord(tx, bUsers, []byte(platformID), &u, "user not found"); err != nil {
 		return nil, err
 	}
 	if u.InstitutionID != instID {
@@ -94,7 +94,7 @@ func getUser(tx *bbolt.Tx, instID, platformID string) (*simulator.User, error) {
 
 func getInstitution(tx *bbolt.Tx, id string) (*simulator.Institution, error) {
 	var in simulator.Institution
-	if err := getJSON(tx, bInstitutions, []byte(id), &in, "institution not found"); err != nil {
+	if err := getRecord(tx, bInstitutions, []byte(id), &in, "institution not found"); err != nil {
 		return nil, err
 	}
 	return &in, nil
@@ -145,7 +145,7 @@ func findMember(tx *bbolt.Tx, instID, id string, t simulator.IDType) (*simulator
 		core = string(v)
 	}
 	var m simulator.Member
-	if err := getJSON(tx, bMembers, cat(inst(instID), []byte(core)), &m, "no member matches user_account_id"); err != nil {
+	if err := getRecord(tx, bMembers, cat(inst(instID), []byte(core)), &m, "no member matches user_account_id"); err != nil {
 		return nil, err
 	}
 	return &m, nil
@@ -169,7 +169,7 @@ func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDTy
 		c := tx.Bucket(bMemberUser).Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 			var m simulator.Member
-			if err := getJSON(tx, bMembers, cat(inst(instID), k[len(prefix):]), &m, "member not found"); err != nil {
+			if err := getRecord(tx, bMembers, cat(inst(instID), k[len(prefix):]), &m, "member not found"); err != nil {
 				return fmt.Errorf("member index is stale: %w", err)
 			}
 			v.CoreIDs = append(v.CoreIDs, simulator.IdentityRef{ID: m.CoreID, Type: m.CoreIDType})
@@ -193,7 +193,7 @@ func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDTy
 func (s *DB) User(ctx context.Context, platformID string) (*simulator.User, error) {
 	var u simulator.User
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		return getJSON(tx, bUsers, []byte(platformID), &u, "user not found")
+		return getRecord(tx, bUsers, []byte(platformID), &u, "user not found")
 	})
 	if err != nil {
 		return nil, err
@@ -321,10 +321,17 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 			return k[len(prefix)+len(v)-12+1:]
 		}
 		var pids [][]byte
-		if !residual && !ranged {
+		switch {
+		case !residual && sortKind == sortCreated && hasDays(tx):
+			known := -1
+			if !ranged {
+				known = countOf(tx, bUserIndex, prefix)
+			}
+			pids, page.Total, err = pageDays(ctx, tx, bUserIndex, prefix, lo, hi, f.Desc, f.Offset, f.Limit, known, idOf)
+		case !residual && !ranged:
 			page.Total = countOf(tx, bUserIndex, prefix)
 			pids, err = pageKnown(ctx, tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
-		} else {
+		default:
 			pids, err = pageScan(ctx, tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, match, &page.Total, idOf)
 		}
 		if err != nil {

@@ -37,7 +37,7 @@ func (s *DB) CreateSubscription(ctx context.Context, instID string, t simulator.
 		if sec.Current == "" {
 			sec.Current = s.IDs.NewSigningSecret()
 			issued = sec.Current
-			if err := w.putJSON(bSecrets, []byte(instID), sec); err != nil {
+			if err := w.putRecord(bSecrets, []byte(instID), sec); err != nil {
 				return err
 			}
 		}
@@ -46,7 +46,7 @@ func (s *DB) CreateSubscription(ctx context.Context, instID string, t simulator.
 		if err := w.Bucket(bSubsByInst).Put(cat(inst(instID), timeKey(now), []byte(sub.ID)), nil); err != nil {
 			return err
 		}
-		return w.putJSON(bSubs, []byte(sub.ID), sub)
+		return w.putRecord(bSubs, []byte(sub.ID), sub)
 	})
 	if err != nil {
 		return nil, "", err
@@ -61,7 +61,7 @@ func listSubs(tx *bbolt.Tx, instID string) ([]*simulator.Subscription, error) {
 	c := tx.Bucket(bSubsByInst).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		var sub simulator.Subscription
-		if err := getJSON(tx, bSubs, k[len(prefix)+8:], &sub, "subscription not found"); err != nil {
+		if err := getRecord(tx, bSubs, k[len(prefix)+8:], &sub, "subscription not found"); err != nil {
 			return nil, err
 		}
 		if sub.Enabled {
@@ -86,7 +86,7 @@ func (s *DB) Subscriptions(ctx context.Context, instID string) ([]*simulator.Sub
 func (s *DB) Subscription(ctx context.Context, instID, id string) (*simulator.Subscription, error) {
 	var sub simulator.Subscription
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		return getJSON(tx, bSubs, []byte(id), &sub, "no enabled subscription with that id")
+		return getRecord(tx, bSubs, []byte(id), &sub, "no enabled subscription with that id")
 	})
 	if err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func (s *DB) Subscription(ctx context.Context, instID, id string) (*simulator.Su
 func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
 	return s.update(ctx, func(w *writeTx) error {
 		var sub simulator.Subscription
-		if err := getJSON(w.Tx, bSubs, []byte(id), &sub, "no enabled subscription with that id"); err != nil {
+		if err := getRecord(w.Tx, bSubs, []byte(id), &sub, "no enabled subscription with that id"); err != nil {
 			return err
 		}
 		if sub.InstitutionID != instID || !sub.Enabled {
@@ -110,7 +110,7 @@ func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
 		}
 		now := s.Clock.Now()
 		sub.Enabled, sub.DeletedAt = false, &now
-		if err := w.putJSON(bSubs, []byte(id), &sub); err != nil {
+		if err := w.putRecord(bSubs, []byte(id), &sub); err != nil {
 			return err
 		}
 		// End the subscription's pending deliveries.
@@ -123,11 +123,11 @@ func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
 		}
 		for _, k := range ended {
 			var d simulator.Delivery
-			if err := getJSON(w.Tx, bDeliveries, k[8:], &d, "delivery not found"); err != nil {
+			if err := getRecord(w.Tx, bDeliveries, k[8:], &d, "delivery not found"); err != nil {
 				return err
 			}
 			d.EndSubscriptionDeleted()
-			if err := w.putJSON(bDeliveries, k[8:], &d); err != nil {
+			if err := w.putRecord(bDeliveries, k[8:], &d); err != nil {
 				return err
 			}
 			if err := w.Bucket(bOutbox).Delete(k); err != nil {
@@ -171,7 +171,7 @@ func (s *DB) RotateSecret(ctx context.Context, instID string, overlap time.Durat
 		}
 		sec.Current = s.IDs.NewSigningSecret()
 		secret = sec.Current
-		return w.putJSON(bSecrets, []byte(instID), sec)
+		return w.putRecord(bSecrets, []byte(instID), sec)
 	})
 	return secret, err
 }
@@ -179,7 +179,7 @@ func (s *DB) RotateSecret(ctx context.Context, instID string, overlap time.Durat
 // emit writes an event and one pending delivery per enabled subscription of its type, in the
 // caller's transaction: the outbox commits with the state change that caused the event.
 func (s *DB) emit(w *writeTx, e *simulator.Event) error {
-	if err := w.putJSON(bEvents, []byte(e.ID), e); err != nil {
+	if err := w.putRecord(bEvents, []byte(e.ID), e); err != nil {
 		return err
 	}
 	subs, err := listSubs(w.Tx, e.InstitutionID)
@@ -219,7 +219,7 @@ func (s *DB) Redeliver(ctx context.Context, eventID string) ([]*simulator.Delive
 	var ids []string
 	err := s.update(ctx, func(w *writeTx) error {
 		var e simulator.Event
-		if err := getJSON(w.Tx, bEvents, []byte(eventID), &e, "event not found"); err != nil {
+		if err := getRecord(w.Tx, bEvents, []byte(eventID), &e, "event not found"); err != nil {
 			return err
 		}
 		before := w.enqueued
@@ -250,7 +250,7 @@ func (s *DB) Redeliver(ctx context.Context, eventID string) ([]*simulator.Delive
 func (s *DB) Delivery(ctx context.Context, id string) (*simulator.Delivery, error) {
 	var d simulator.Delivery
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		return getJSON(tx, bDeliveries, []byte(id), &d, "delivery not found")
+		return getRecord(tx, bDeliveries, []byte(id), &d, "delivery not found")
 	})
 	if err != nil {
 		return nil, err
@@ -272,7 +272,7 @@ func (s *DB) Deliveries(ctx context.Context, f DeliveryFilter) ([]*simulator.Del
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		add := func(raw []byte) error {
 			var d simulator.Delivery
-			if err := json.Unmarshal(raw, &d); err != nil {
+			if err := decodeRecord(raw, &d); err != nil {
 				return err
 			}
 			if f.InstitutionID != "" && d.InstitutionID != f.InstitutionID || f.SubscriptionID != "" && d.SubscriptionID != f.SubscriptionID ||
@@ -326,7 +326,7 @@ func (s *DB) DueDeliveries(ctx context.Context, now time.Time, limit int, skip f
 				continue
 			}
 			var d simulator.Delivery
-			if err := getJSON(tx, bDeliveries, k[8:], &d, "delivery not found"); err != nil {
+			if err := getRecord(tx, bDeliveries, k[8:], &d, "delivery not found"); err != nil {
 				return err
 			}
 			out = append(out, &d)
@@ -368,7 +368,7 @@ func (s *DB) RecordAttempts(ctx context.Context, recs []simulator.AttemptRecord)
 
 func recordAttempt(w *writeTx, r simulator.AttemptRecord) error {
 	var d simulator.Delivery
-	if err := getJSON(w.Tx, bDeliveries, []byte(r.DeliveryID), &d, "delivery not found"); err != nil {
+	if err := getRecord(w.Tx, bDeliveries, []byte(r.DeliveryID), &d, "delivery not found"); err != nil {
 		return err
 	}
 	wasPending, slot := d.Status == simulator.DeliveryPending, d.NextAttemptAt
@@ -386,14 +386,14 @@ func recordAttempt(w *writeTx, r simulator.AttemptRecord) error {
 			return err
 		}
 	}
-	return w.putJSON(bDeliveries, []byte(d.ID), &d)
+	return w.putRecord(bDeliveries, []byte(d.ID), &d)
 }
 
 // RecordTestDelivery stores the one-attempt delivery of a test event, so the delivery log
 // shows test sends too.
 func (s *DB) RecordTestDelivery(ctx context.Context, e *simulator.Event, d *simulator.Delivery) error {
 	return s.update(ctx, func(w *writeTx) error {
-		if err := w.putJSON(bEvents, []byte(e.ID), e); err != nil {
+		if err := w.putRecord(bEvents, []byte(e.ID), e); err != nil {
 			return err
 		}
 		return w.putDelivery(d)
@@ -405,5 +405,5 @@ func (w *writeTx) putDelivery(d *simulator.Delivery) error {
 	if err := w.put(bDeliveryEvent, cat([]byte(d.EventID), []byte{0}, []byte(d.ID)), nil); err != nil {
 		return err
 	}
-	return w.putJSON(bDeliveries, []byte(d.ID), d)
+	return w.putRecord(bDeliveries, []byte(d.ID), d)
 }

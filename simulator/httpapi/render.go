@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/big"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -19,29 +21,6 @@ type accountJSON struct {
 	CurrentMarketValue string              `json:"current_market_value"`
 	KYCStatus          simulator.KYCStatus `json:"kyc_status"`
 	KYCApprovedAt      string              `json:"kyc_approved_at,omitempty"`
-}
-
-type userItemJSON struct {
-	UserAccountID           string        `json:"user_account_id"`
-	TotalCurrentMarketValue string        `json:"total_current_market_value"`
-	Accounts                []accountJSON `json:"accounts"`
-}
-
-type pointJSON struct {
-	AsOf      string `json:"as_of"`
-	CostBasis string `json:"cost_basis"`
-	Value     string `json:"value"`
-}
-
-type identityJSON struct {
-	ID   string `json:"id"`
-	Type string `json:"type"`
-}
-
-type identitiesJSON struct {
-	CoreIDs                []identityJSON `json:"core_ids"`
-	DBPIDs                 []identityJSON `json:"dbp_ids"`
-	PlatformUserIdentifier string         `json:"platform_user_identifier"`
 }
 
 type termsJSON struct {
@@ -108,38 +87,82 @@ type pageJSON[T any] struct {
 	PerPage          int         `json:"per_page"`
 }
 
-func renderAccounts(u *simulator.User, prices map[string]decimal.Decimal) ([]accountJSON, string) {
-	out := make([]accountJSON, 0, len(u.Accounts))
+// The partner API's hottest bodies — Get User Detail and the user list — are appended by hand
+// into one buffer instead of going through encoding/json's reflection: the detail was the
+// endpoint's largest cost (issue 15's profiles). TestRenderMatchesEncoder holds every piece
+// byte for byte to what marshal renders from the structs above.
+
+// appendJSONString appends s as marshal renders a string: as is when every byte is printable
+// ASCII other than '"' and '\\', else through the encoder itself (escapes, invalid UTF-8,
+// U+2028 — exact by construction).
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			raw, _ := marshal(s) // a string always encodes
+			return append(b, raw...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendTime appends simulator.FormatTime(t) inside quotes.
+func appendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+// appendAccounts appends the accounts array of a user item and returns the total market value.
+func appendAccounts(b []byte, u *simulator.User, prices map[string]decimal.Decimal) ([]byte, decimal.Decimal) {
 	total := decimal.Zero
+	b = append(b, '[')
 	for i := range u.Accounts {
 		a := &u.Accounts[i]
 		v := a.MarketValue(prices)
 		total = total.Add(v)
-		aj := accountJSON{Product: a.Product, CurrentMarketValue: simulator.FormatMoney(v), KYCStatus: a.KYCStatus}
-		if a.ShowsApprovedAt() {
-			aj.KYCApprovedAt = simulator.FormatTime(*a.KYCApprovedAt)
+		if i > 0 {
+			b = append(b, ',')
 		}
-		out = append(out, aj)
+		b = append(b, `{"product":`...)
+		b = appendJSONString(b, string(a.Product))
+		b = append(b, `,"current_market_value":"`...)
+		b = append(b, simulator.FormatMoney(v)...)
+		b = append(b, `","kyc_status":`...)
+		b = appendJSONString(b, string(a.KYCStatus))
+		if a.ShowsApprovedAt() {
+			b = append(b, `,"kyc_approved_at":`...)
+			b = appendTime(b, *a.KYCApprovedAt)
+		}
+		b = append(b, '}')
 	}
-	return out, simulator.FormatMoney(total)
+	return append(b, ']'), total
 }
 
-func renderUserItem(u *simulator.User, prices map[string]decimal.Decimal) userItemJSON {
-	accts, total := renderAccounts(u, prices)
-	return userItemJSON{UserAccountID: u.UserAccountID, TotalCurrentMarketValue: total, Accounts: accts}
+// appendUserItemOpen appends a user item (spec §2.2) without its closing brace, so the detail
+// can carry on with its own fields.
+func appendUserItemOpen(b []byte, u *simulator.User, prices map[string]decimal.Decimal) []byte {
+	b = append(b, `{"user_account_id":`...)
+	b = appendJSONString(b, u.UserAccountID)
+	// The total comes before the accounts it sums: render the accounts aside first.
+	accts, total := appendAccounts(make([]byte, 0, 96*len(u.Accounts)+2), u, prices)
+	b = append(b, `,"total_current_market_value":"`...)
+	b = append(b, simulator.FormatMoney(total)...)
+	b = append(b, `","accounts":`...)
+	return append(b, accts...)
 }
 
-// appendPoints appends a series as the encoder would render []pointJSON (the test
-// TestRenderPointsMatchesEncoder holds the two together).
+// appendPoints appends a series as the encoder would render []pointJSON.
 func appendPoints(b []byte, ps []simulator.ValuePoint) []byte {
 	b = append(b, '[')
 	for i, p := range ps {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"as_of":"`...)
-		b = p.AsOf.UTC().AppendFormat(b, time.RFC3339Nano)
-		b = append(b, `","cost_basis":"`...)
+		b = append(b, `{"as_of":`...)
+		b = appendTime(b, p.AsOf)
+		b = append(b, `,"cost_basis":"`...)
 		b = p.CostBasis.AppendTo(b)
 		b = append(b, `","value":"`...)
 		b = p.Value.AppendTo(b)
@@ -148,40 +171,9 @@ func appendPoints(b []byte, ps []simulator.ValuePoint) []byte {
 	return append(b, ']')
 }
 
-func renderIdentities(refs []simulator.IdentityRef) []identityJSON {
-	out := make([]identityJSON, 0, len(refs))
-	for _, r := range refs {
-		out = append(out, identityJSON{ID: r.ID, Type: r.Type})
-	}
-	return out
-}
-
-// renderUserDetail renders Get User Detail's body (spec §2.3, fields in the spec's order). The
-// history's ~130 points are appended by hand: through encoding/json a pre-rendered
-// json.RawMessage is re-validated and compacted, which was the endpoint's largest cost.
-func renderUserDetail(v *simulator.UserView, clock *simulator.Clock) ([]byte, error) {
-	u := v.User
-	accts, total := renderAccounts(u, v.Prices)
-	h := u.History
-	if h == nil {
-		g := simulator.GenerateHistory(u, v.Prices, clock.Now())
-		h = &g
-	}
-	head, err := marshal(userItemJSON{UserAccountID: u.UserAccountID, TotalCurrentMarketValue: total, Accounts: accts})
-	if err != nil {
-		return nil, err
-	}
-	ids, err := marshal(identitiesJSON{CoreIDs: renderIdentities(v.CoreIDs), DBPIDs: renderIdentities(v.DBPIDs), PlatformUserIdentifier: u.PlatformID})
-	if err != nil {
-		return nil, err
-	}
-	terms, err := marshal(termsJSON{AcceptedAt: simulator.FormatTime(u.Terms.AcceptedAt), Version: u.Terms.Version})
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(head)+len(ids)+len(terms)+14000)
-	b = append(b, head[:len(head)-1]...) // without its closing brace
-	b = append(b, `,"historical_market_value":{"all_time":`...)
+// appendHistory appends historical_market_value's object.
+func appendHistory(b []byte, h *simulator.History) []byte {
+	b = append(b, `{"all_time":`...)
 	b = appendPoints(b, h.AllTime)
 	b = append(b, `,"past_day":`...)
 	b = appendPoints(b, h.PastDay)
@@ -191,11 +183,131 @@ func renderUserDetail(v *simulator.UserView, clock *simulator.Clock) ([]byte, er
 	b = appendPoints(b, h.PastMonth)
 	b = append(b, `,"past_year":`...)
 	b = appendPoints(b, h.PastYear)
-	b = append(b, `},"identities":`...)
-	b = append(b, ids...)
-	b = append(b, `,"terms_and_conditions":`...)
-	b = append(b, terms...)
-	return append(b, '}'), nil
+	return append(b, '}')
+}
+
+// appendIdentities appends a core_ids or dbp_ids array.
+func appendIdentities(b []byte, refs []simulator.IdentityRef) []byte {
+	b = append(b, '[')
+	for i, r := range refs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendJSONString(b, r.ID)
+		b = append(b, `,"type":`...)
+		b = appendJSONString(b, r.Type)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// appendUserDetail appends Get User Detail's body (spec §2.3, fields in the spec's order). A
+// generated history comes rendered from histories when the same user was shown in the same
+// period with the same value.
+func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, histories *historyCache) []byte {
+	u := v.User
+	b = appendUserItemOpen(b, u, v.Prices)
+	b = append(b, `,"historical_market_value":`...)
+	if u.History != nil {
+		b = appendHistory(b, u.History)
+	} else {
+		b = histories.append(b, simulator.NewHistorySeed(u, v.Prices, clock.Now()))
+	}
+	b = append(b, `,"identities":{"core_ids":`...)
+	b = appendIdentities(b, v.CoreIDs)
+	b = append(b, `,"dbp_ids":`...)
+	b = appendIdentities(b, v.DBPIDs)
+	b = append(b, `,"platform_user_identifier":`...)
+	b = appendJSONString(b, u.PlatformID)
+	b = append(b, `},"terms_and_conditions":{"accepted_at":`...)
+	b = appendTime(b, u.Terms.AcceptedAt)
+	b = append(b, `,"version":`...)
+	b = appendJSONString(b, u.Terms.Version)
+	return append(b, "}}"...)
+}
+
+// renderUserPage renders Get User List's body (spec §2.2): the page's items, total_records,
+// the next cursor and per_page.
+func renderUserPage(page *simulator.UserPage, cursor *big.Int, perPage int) []byte {
+	b := make([]byte, 0, 64+320*len(page.Users))
+	b = append(b, `{"items":[`...)
+	for i, u := range page.Users {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendUserItemOpen(b, u, page.Prices)
+		b = append(b, '}')
+	}
+	b = append(b, `],"total_records":`...)
+	b = strconv.AppendInt(b, int64(page.Total), 10)
+	b = append(b, `,"last_record_number":`...)
+	b = append(b, nextCursor(cursor, len(page.Users))...)
+	b = append(b, `,"per_page":`...)
+	b = strconv.AppendInt(b, int64(perPage), 10)
+	return append(b, '}')
+}
+
+// bodyPool recycles response buffers of the hand-rendered bodies: a detail is 5–15 KB, and
+// allocating (and clearing) it per request showed in the profile. A buffer goes back once
+// writeRaw has copied it into the connection's writer.
+type bodyPool struct{ p sync.Pool }
+
+// get returns an empty buffer.
+func (bp *bodyPool) get() []byte {
+	if b, ok := bp.p.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, 16<<10)
+}
+
+// put returns a buffer; a very large one is left to the collector.
+func (bp *bodyPool) put(b []byte) {
+	if cap(b) <= 256<<10 {
+		bp.p.Put(&b)
+	}
+}
+
+// historyCache keeps generated histories rendered, by seed (decisions D5: a user's series is
+// the same for every request in the same period at the same value). It holds the current
+// hour's series only, at most historyCacheMax bytes; when full it starts again empty.
+type historyCache struct {
+	mu    sync.RWMutex
+	hour  time.Time
+	m     map[simulator.HistorySeed][]byte
+	bytes int
+}
+
+// historyCacheMax bounds the cache: ~1,100 users' series of ~7 KB.
+const historyCacheMax = 8 << 20
+
+func newHistoryCache() *historyCache {
+	return &historyCache{m: map[simulator.HistorySeed][]byte{}}
+}
+
+// append appends the rendered history of seed, generating and keeping it on a miss.
+func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
+	c.mu.RLock()
+	r, ok := c.m[seed]
+	c.mu.RUnlock()
+	if ok {
+		return append(b, r...)
+	}
+	start := len(b)
+	h := seed.Generate()
+	b = appendHistory(b, &h)
+	r = bytes.Clone(b[start:])
+	c.mu.Lock()
+	if !seed.Hour.Equal(c.hour) || c.bytes+len(r) > historyCacheMax {
+		clear(c.m)
+		c.hour, c.bytes = seed.Hour, 0
+	}
+	if _, dup := c.m[seed]; !dup {
+		c.m[seed] = r
+		c.bytes += len(r)
+	}
+	c.mu.Unlock()
+	return b
 }
 
 // marshal encodes v compactly without HTML escaping, as Starlette's JSONResponse does.

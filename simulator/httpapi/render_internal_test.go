@@ -2,27 +2,217 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"partnersim/simulator"
 )
 
-func TestRenderPointsMatchesEncoder(t *testing.T) {
-	ps := []simulator.ValuePoint{
-		{AsOf: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), CostBasis: 1050, Value: -2},
-		{AsOf: time.Date(2026, 1, 2, 3, 4, 5, 250_000_000, time.FixedZone("x", 3600)), CostBasis: 0, Value: 12345679},
-		{AsOf: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), CostBasis: -105, Value: 5},
+// The reference: Get User Detail and the user list as encoding/json renders the spec's shapes
+// from structs (how render.go rendered them before the hand-written appenders). The hand
+// rendering must match it byte for byte.
+
+type refPoint struct {
+	AsOf      string `json:"as_of"`
+	CostBasis string `json:"cost_basis"`
+	Value     string `json:"value"`
+}
+
+type refUserItem struct {
+	UserAccountID           string        `json:"user_account_id"`
+	TotalCurrentMarketValue string        `json:"total_current_market_value"`
+	Accounts                []accountJSON `json:"accounts"`
+}
+
+type refHistory struct {
+	AllTime   []refPoint `json:"all_time"`
+	PastDay   []refPoint `json:"past_day"`
+	PastWeek  []refPoint `json:"past_week"`
+	PastMonth []refPoint `json:"past_month"`
+	PastYear  []refPoint `json:"past_year"`
+}
+
+type refIdentity struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+}
+
+type refDetail struct {
+	UserAccountID           string        `json:"user_account_id"`
+	TotalCurrentMarketValue string        `json:"total_current_market_value"`
+	Accounts                []accountJSON `json:"accounts"`
+	History                 refHistory    `json:"historical_market_value"`
+	Identities              struct {
+		CoreIDs                []refIdentity `json:"core_ids"`
+		DBPIDs                 []refIdentity `json:"dbp_ids"`
+		PlatformUserIdentifier string        `json:"platform_user_identifier"`
+	} `json:"identities"`
+	Terms termsJSON `json:"terms_and_conditions"`
+}
+
+func refItem(u *simulator.User, prices map[string]decimal.Decimal) refUserItem {
+	out := refUserItem{UserAccountID: u.UserAccountID, Accounts: make([]accountJSON, 0, len(u.Accounts))}
+	total := decimal.Zero
+	for i := range u.Accounts {
+		a := &u.Accounts[i]
+		v := a.MarketValue(prices)
+		total = total.Add(v)
+		aj := accountJSON{Product: a.Product, CurrentMarketValue: simulator.FormatMoney(v), KYCStatus: a.KYCStatus}
+		if a.ShowsApprovedAt() {
+			aj.KYCApprovedAt = simulator.FormatTime(*a.KYCApprovedAt)
+		}
+		out.Accounts = append(out.Accounts, aj)
 	}
-	var want []pointJSON
+	out.TotalCurrentMarketValue = simulator.FormatMoney(total)
+	return out
+}
+
+func refPoints(ps []simulator.ValuePoint) []refPoint {
+	out := make([]refPoint, 0, len(ps))
 	for _, p := range ps {
-		want = append(want, pointJSON{AsOf: simulator.FormatTime(p.AsOf), CostBasis: simulator.FormatMoney(decimal.New(int64(p.CostBasis), -2)), Value: simulator.FormatMoney(decimal.New(int64(p.Value), -2))})
+		out = append(out, refPoint{AsOf: simulator.FormatTime(p.AsOf), CostBasis: simulator.FormatMoney(decimal.New(int64(p.CostBasis), -2)),
+			Value: simulator.FormatMoney(decimal.New(int64(p.Value), -2))})
 	}
-	b, err := json.Marshal(want)
-	assert.NoError(t, err)
-	assert.Equal(t, string(b), string(appendPoints(nil, ps)))
-	assert.Equal(t, "[]", string(appendPoints(nil, nil)))
+	return out
+}
+
+func refIdentities(refs []simulator.IdentityRef) []refIdentity {
+	out := make([]refIdentity, 0, len(refs))
+	for _, r := range refs {
+		out = append(out, refIdentity{ID: r.ID, Type: r.Type})
+	}
+	return out
+}
+
+func refRenderDetail(t *testing.T, v *simulator.UserView, now time.Time) string {
+	u := v.User
+	item := refItem(u, v.Prices)
+	h := u.History
+	if h == nil {
+		g := simulator.GenerateHistory(u, v.Prices, now)
+		h = &g
+	}
+	d := refDetail{UserAccountID: item.UserAccountID, TotalCurrentMarketValue: item.TotalCurrentMarketValue, Accounts: item.Accounts,
+		History: refHistory{AllTime: refPoints(h.AllTime), PastDay: refPoints(h.PastDay), PastWeek: refPoints(h.PastWeek),
+			PastMonth: refPoints(h.PastMonth), PastYear: refPoints(h.PastYear)},
+		Terms: termsJSON{AcceptedAt: simulator.FormatTime(u.Terms.AcceptedAt), Version: u.Terms.Version}}
+	d.Identities.CoreIDs, d.Identities.DBPIDs = refIdentities(v.CoreIDs), refIdentities(v.DBPIDs)
+	d.Identities.PlatformUserIdentifier = u.PlatformID
+	b, err := marshal(d)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// tricky strings: quotes, backslashes, control characters, HTML, non-ASCII, U+2028, DEL,
+// invalid UTF-8.
+var renderStrings = []string{"", "u_1", `a"b`, `c\d`, "line\nbreak", "tab\t\r\b\f\x01", "<b>&amp;</b>", "émigré", "☃\u2028\u2029", "\x7f", "bad\xffutf8", "usr_hfcu_0001"}
+
+func randomUser(r *rand.Rand) (*simulator.User, map[string]decimal.Decimal) {
+	str := func() string { return renderStrings[r.IntN(len(renderStrings))] }
+	tm := func() time.Time {
+		t := time.Date(2000+r.IntN(30), time.Month(1+r.IntN(12)), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), 0, time.UTC)
+		if r.IntN(3) == 0 {
+			t = t.Add(time.Duration(r.IntN(1e9)))
+		}
+		if r.IntN(4) == 0 {
+			t = t.In(time.FixedZone("x", 3600*(r.IntN(25)-12)))
+		}
+		return t
+	}
+	dec := func() decimal.Decimal {
+		switch r.IntN(5) {
+		case 0:
+			return decimal.Zero
+		case 1:
+			d, _ := decimal.NewFromString("123456789012345678901234.565")
+			return d
+		case 2:
+			return decimal.New(int64(r.IntN(1e9))-1e8, -int32(r.IntN(9)))
+		}
+		return decimal.New(int64(r.IntN(1e7)), -2)
+	}
+	prices := map[string]decimal.Decimal{"BTC": decimal.New(6400012, -2), "AAPL": decimal.New(19001, -2), "VTI": decimal.New(2501, -1)}
+	u := &simulator.User{PlatformID: str(), UserAccountID: str(), CreatedAt: tm(), Terms: simulator.Terms{AcceptedAt: tm(), Version: str()}}
+	for _, p := range simulator.Products[:r.IntN(len(simulator.Products)+1)] {
+		a := simulator.Account{Product: p, KYCStatus: simulator.KYCStatuses[r.IntN(len(simulator.KYCStatuses))], Cash: dec()}
+		if r.IntN(2) == 0 {
+			at := tm()
+			a.KYCApprovedAt = &at
+		}
+		for _, sym := range []string{"BTC", "AAPL", "NOPE"}[:r.IntN(4)] {
+			a.Holdings = append(a.Holdings, simulator.Holding{Symbol: sym, Quantity: dec()})
+		}
+		u.Accounts = append(u.Accounts, a)
+	}
+	if r.IntN(4) == 0 {
+		var h simulator.History
+		for _, s := range []*[]simulator.ValuePoint{&h.AllTime, &h.PastDay, &h.PastWeek, &h.PastMonth, &h.PastYear} {
+			for range r.IntN(4) {
+				*s = append(*s, simulator.ValuePoint{AsOf: tm(), CostBasis: simulator.Cents(r.Int64N(1e12) - 1e11), Value: simulator.Cents(r.Int64N(1e12))})
+			}
+		}
+		u.History = &h
+	}
+	return u, prices
+}
+
+func TestRenderMatchesEncoder(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 15))
+	histories := newHistoryCache()
+	for i := range 3000 {
+		u, prices := randomUser(r)
+		now := time.Date(2026, 11, 24, r.IntN(24), r.IntN(60), 0, 0, time.UTC)
+		v := &simulator.UserView{User: u, Prices: prices, CoreIDs: []simulator.IdentityRef{}, DBPIDs: []simulator.IdentityRef{}}
+		for range r.IntN(3) {
+			v.CoreIDs = append(v.CoreIDs, simulator.IdentityRef{ID: renderStrings[r.IntN(len(renderStrings))], Type: "member_number"})
+			v.DBPIDs = append(v.DBPIDs, simulator.IdentityRef{ID: renderStrings[r.IntN(len(renderStrings))], Type: "q2"})
+		}
+		clock := simulator.NewClock(func() time.Time { return now })
+		want := refRenderDetail(t, v, now)
+		require.Equal(t, want, string(appendUserDetail(nil, v, clock, histories)), "user %d", i)
+		require.Equal(t, want, string(appendUserDetail(nil, v, clock, histories)), "user %d from the history cache", i)
+		require.True(t, json.Valid([]byte(want)))
+	}
+
+	// The list page.
+	for i := range 200 {
+		page := &simulator.UserPage{Total: r.IntN(1000), Users: []*simulator.User{}}
+		var items []refUserItem
+		for range r.IntN(5) {
+			u, prices := randomUser(r)
+			page.Users, page.Prices = append(page.Users, u), prices
+			items = append(items, refItem(u, prices))
+		}
+		if items == nil {
+			items = []refUserItem{}
+		}
+		cursor := new(big.Int).Lsh(big.NewInt(int64(r.IntN(100))), uint(r.IntN(80)))
+		want, err := marshal(pageJSON[refUserItem]{Items: items, TotalRecords: page.Total, LastRecordNumber: nextCursor(cursor, len(items)), PerPage: 25})
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(renderUserPage(page, cursor, 25)), "page %d", i)
+	}
+}
+
+// The history cache keeps the current hour's series only and stays within its bound.
+func TestHistoryCacheBounded(t *testing.T) {
+	c := newHistoryCache()
+	prices := map[string]decimal.Decimal{"BTC": decimal.New(64000, 0)}
+	at := time.Date(2026, 11, 24, 10, 5, 0, 0, time.UTC)
+	for i := range 3000 {
+		u := &simulator.User{PlatformID: fmt.Sprint("usr_", i), CreatedAt: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC),
+			Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: decimal.New(int64(100+i), 0)}}}
+		c.append(nil, simulator.NewHistorySeed(u, prices, at))
+		assert.LessOrEqual(t, c.bytes, historyCacheMax)
+	}
+	assert.NotEmpty(t, c.m)
+	u := &simulator.User{PlatformID: "usr_next_hour", Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: decimal.New(5, 0)}}}
+	c.append(nil, simulator.NewHistorySeed(u, prices, at.Add(time.Hour)))
+	assert.Len(t, c.m, 1, "a new hour starts the cache again")
 }

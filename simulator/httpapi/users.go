@@ -22,6 +22,8 @@ var kycFilters = []simulator.Product{simulator.ProductCrypto, simulator.ProductS
 
 // handleUserDetail serves GET /{v}/users/{user_account_id}/ (spec §4.1).
 func handleUserDetail(users UserReader, clock *simulator.Clock) echo.HandlerFunc {
+	histories := newHistoryCache()
+	var bodies bodyPool
 	return func(c echo.Context) error {
 		v := validate.New()
 		id := v.PathStr("user_account_id", c.Param("user_account_id"))
@@ -33,11 +35,9 @@ func handleUserDetail(users UserReader, clock *simulator.Clock) echo.HandlerFunc
 		if err != nil {
 			return err
 		}
-		body, err := renderUserDetail(view, clock)
-		if err != nil {
-			return err
-		}
+		body := appendUserDetail(bodies.get(), view, clock, histories)
 		writeRaw(c, http.StatusOK, body)
+		bodies.put(body)
 		return nil
 	}
 }
@@ -54,12 +54,8 @@ func handleUserList(users UserReader) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]userItemJSON, 0, len(page.Users))
-		for _, u := range page.Users {
-			items = append(items, renderUserItem(u, page.Prices))
-		}
-		return writeJSON(c, http.StatusOK, pageJSON[userItemJSON]{Items: items, TotalRecords: page.Total,
-			LastRecordNumber: nextCursor(cursor, len(items)), PerPage: f.Limit})
+		writeRaw(c, http.StatusOK, renderUserPage(page, cursor, f.Limit))
+		return nil
 	}
 }
 

@@ -1,0 +1,405 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+
+	"partnersim/simulator"
+)
+
+// Users, orders and deliveries — the records read on every detail, list page and attempt — are
+// stored in a compact binary form; the other records stay JSON. A binary record starts with
+// its format version (recordV1), which no JSON record does ('{'), so a store written before
+// the binary form opened (and keeps working: each record is rewritten in the new form the next
+// time it changes) — decodeRecord reads both.
+//
+// The form of version 1, field by field in the struct's order: strings and byte strings as a
+// uvarint length then the bytes; integers as varints; booleans as one byte; a time as varint
+// Unix seconds, uvarint nanoseconds and varint zone offset in seconds; an optional value (a
+// pointer) as a presence byte then the value; a slice as uvarint length+1, 0 for nil (so nil
+// and empty survive as JSON tells them apart); a decimal in the canonical form its JSON text
+// decodes to (coefficient and exponent of its String()), as varint coefficient and varint
+// exponent, or, beyond 18 digits, tag 1 and the text. TestRecordCodecMatchesJSON and
+// FuzzRecordCodec hold decode(encode(x)) to what a JSON round trip of x gives.
+const recordV1 = 0x01
+
+// encodeRecord encodes a record for storage: binary for users, orders and deliveries, JSON
+// for everything else.
+func encodeRecord(v any) ([]byte, error) {
+	var e encoder
+	switch r := v.(type) {
+	case *simulator.User:
+		e.user(r)
+	case *simulator.Order:
+		e.order(r)
+	case *simulator.Delivery:
+		e.delivery(r)
+	default:
+		return json.Marshal(v)
+	}
+	return e.b, nil
+}
+
+// decodeRecord decodes a stored record of either form into v.
+func decodeRecord(raw []byte, v any) error {
+	if len(raw) == 0 || raw[0] != recordV1 {
+		return json.Unmarshal(raw, v)
+	}
+	d := decoder{b: raw[1:]}
+	switch r := v.(type) {
+	case *simulator.User:
+		d.user(r)
+	case *simulator.Order:
+		d.order(r)
+	case *simulator.Delivery:
+		d.delivery(r)
+	default:
+		return fmt.Errorf("binary record into %T", v)
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errors.New("trailing bytes")
+	}
+	return d.err
+}
+
+type encoder struct{ b []byte }
+
+func (e *encoder) uvarint(n uint64) { e.b = binary.AppendUvarint(e.b, n) }
+func (e *encoder) varint(n int64)   { e.b = binary.AppendVarint(e.b, n) }
+func (e *encoder) str(s string)     { s = validUTF8(s); e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+
+// validUTF8 replaces each invalid byte of s with U+FFFD, as a JSON round trip (the form
+// records were stored in before) does.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		b.WriteRune(r) // utf8.RuneError for an invalid byte
+		i += n
+	}
+	return b.String()
+}
+func (e *encoder) bytes(s []byte) { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+
+func (e *encoder) bool(v bool) {
+	if v {
+		e.b = append(e.b, 1)
+	} else {
+		e.b = append(e.b, 0)
+	}
+}
+
+// length writes a slice's length, nil as 0.
+func (e *encoder) length(n int, isNil bool) {
+	if isNil {
+		e.uvarint(0)
+	} else {
+		e.uvarint(uint64(n) + 1)
+	}
+}
+
+func (e *encoder) time(t time.Time) {
+	_, off := t.Zone()
+	e.varint(t.Unix())
+	e.uvarint(uint64(t.Nanosecond()))
+	e.varint(int64(off))
+}
+
+func (e *encoder) timePtr(t *time.Time) {
+	e.bool(t != nil)
+	if t != nil {
+		e.time(*t)
+	}
+}
+
+// decimal writes d as its JSON text would decode: the coefficient and exponent of String().
+func (e *encoder) decimal(d decimal.Decimal) {
+	s := d.String()
+	digits, exp := s, 0
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		digits, exp = s[:i]+s[i+1:], -(len(s) - i - 1)
+	}
+	if n := len(strings.TrimPrefix(digits, "-")); n <= 18 {
+		if c, err := strconv.ParseInt(digits, 10, 64); err == nil {
+			e.b = append(e.b, 0)
+			e.varint(c)
+			e.varint(int64(exp))
+			return
+		}
+	}
+	e.b = append(e.b, 1)
+	e.str(s)
+}
+
+func (e *encoder) user(u *simulator.User) {
+	e.b = append(e.b, recordV1)
+	e.str(u.PlatformID)
+	e.str(u.InstitutionID)
+	e.str(u.UserAccountID)
+	e.time(u.CreatedAt)
+	e.time(u.Terms.AcceptedAt)
+	e.str(u.Terms.Version)
+	e.varint(int64(u.LiveSessions))
+	e.length(len(u.Accounts), u.Accounts == nil)
+	for i := range u.Accounts {
+		a := &u.Accounts[i]
+		e.str(string(a.Product))
+		e.str(string(a.KYCStatus))
+		e.timePtr(a.KYCApprovedAt)
+		e.decimal(a.Cash)
+		e.length(len(a.Holdings), a.Holdings == nil)
+		for _, h := range a.Holdings {
+			e.str(h.Symbol)
+			e.decimal(h.Quantity)
+		}
+		e.str(a.Portfolio)
+	}
+	e.bool(u.History != nil)
+	if h := u.History; h != nil {
+		for _, s := range [][]simulator.ValuePoint{h.AllTime, h.PastDay, h.PastWeek, h.PastMonth, h.PastYear} {
+			e.length(len(s), s == nil)
+			for _, p := range s {
+				e.time(p.AsOf)
+				e.varint(int64(p.CostBasis))
+				e.varint(int64(p.Value))
+			}
+		}
+	}
+}
+
+func (e *encoder) order(o *simulator.Order) {
+	e.b = append(e.b, recordV1)
+	e.str(o.ID)
+	e.str(o.InstitutionID)
+	e.str(o.TransactionID)
+	e.str(o.PlatformID)
+	e.str(o.UserAccountID)
+	e.str(string(o.Product))
+	e.str(string(o.Side))
+	e.str(o.Symbol)
+	e.decimal(o.Quantity)
+	e.decimal(o.Notional)
+	e.decimal(o.Fee)
+	e.str(string(o.Status))
+	e.time(o.PlacedAt)
+	e.timePtr(o.CompletedAt)
+	e.bool(o.IsRecurringOrder)
+	e.str(o.RecurringOrderID)
+	e.bool(o.ByNotional)
+}
+
+func (e *encoder) delivery(d *simulator.Delivery) {
+	e.b = append(e.b, recordV1)
+	e.str(d.ID)
+	e.str(d.EventID)
+	e.str(d.SubscriptionID)
+	e.str(d.InstitutionID)
+	e.str(d.URL)
+	e.length(len(d.Body), d.Body == nil)
+	e.b = append(e.b, d.Body...)
+	e.str(d.Status)
+	e.time(d.NextAttemptAt)
+	e.length(len(d.Attempts), d.Attempts == nil)
+	for _, a := range d.Attempts {
+		e.attempt(&a)
+	}
+	e.str(d.Error)
+	e.time(d.CreatedAt)
+}
+
+func (e *encoder) attempt(a *simulator.Attempt) {
+	e.time(a.At)
+	e.varint(int64(a.StatusCode))
+	e.str(a.Error)
+	e.b = binary.BigEndian.AppendUint64(e.b, math.Float64bits(a.LatencyMS))
+	e.str(a.ResponseBody)
+}
+
+// decoder reads a binary record; the first error sticks and later reads return zero values.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+var errShort = errors.New("binary record: truncated")
+
+func (d *decoder) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+	d.b = nil
+}
+
+func (d *decoder) uvarint() uint64 {
+	n, k := binary.Uvarint(d.b)
+	if k <= 0 {
+		d.fail(errShort)
+		return 0
+	}
+	d.b = d.b[k:]
+	return n
+}
+
+func (d *decoder) varint() int64 {
+	n, k := binary.Varint(d.b)
+	if k <= 0 {
+		d.fail(errShort)
+		return 0
+	}
+	d.b = d.b[k:]
+	return n
+}
+
+// raw returns the next n bytes (aliasing the record: callers copy).
+func (d *decoder) raw(n uint64) []byte {
+	if n > uint64(len(d.b)) {
+		d.fail(errShort)
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) str() string { return string(d.raw(d.uvarint())) }
+
+func (d *decoder) bool() bool {
+	v := d.raw(1)
+	return len(v) == 1 && v[0] == 1
+}
+
+// length reads a slice length: -1 for nil. A length beyond the bytes left is refused before
+// anything is allocated for it.
+func (d *decoder) length() int {
+	n := d.uvarint()
+	if n == 0 {
+		return -1
+	}
+	if n-1 > uint64(len(d.b)) {
+		d.fail(errShort)
+		return -1
+	}
+	return int(n - 1)
+}
+
+func (d *decoder) time() time.Time {
+	sec, nsec, off := d.varint(), d.uvarint(), d.varint()
+	if nsec >= 1e9 || off < -86400*2 || off > 86400*2 {
+		d.fail(errors.New("binary record: bad time"))
+		return time.Time{}
+	}
+	t := time.Unix(sec, int64(nsec))
+	if off == 0 {
+		return t.UTC()
+	}
+	return t.In(time.FixedZone("", int(off)))
+}
+
+func (d *decoder) timePtr() *time.Time {
+	if !d.bool() {
+		return nil
+	}
+	t := d.time()
+	return &t
+}
+
+func (d *decoder) decimal() decimal.Decimal {
+	tag := d.raw(1)
+	switch {
+	case len(tag) != 1:
+		return decimal.Zero
+	case tag[0] == 0:
+		c, exp := d.varint(), d.varint()
+		if exp < math.MinInt32 || exp > math.MaxInt32 {
+			d.fail(errors.New("binary record: bad exponent"))
+			return decimal.Zero
+		}
+		return decimal.New(c, int32(exp))
+	case tag[0] == 1:
+		v, err := decimal.NewFromString(d.str())
+		if err != nil {
+			d.fail(err)
+		}
+		return v
+	}
+	d.fail(errors.New("binary record: bad decimal"))
+	return decimal.Zero
+}
+
+func (d *decoder) user(u *simulator.User) {
+	*u = simulator.User{PlatformID: d.str(), InstitutionID: d.str(), UserAccountID: d.str(), CreatedAt: d.time()}
+	u.Terms.AcceptedAt = d.time()
+	u.Terms.Version = d.str()
+	u.LiveSessions = int(d.varint())
+	if n := d.length(); n >= 0 {
+		u.Accounts = make([]simulator.Account, n)
+		for i := range u.Accounts {
+			a := &u.Accounts[i]
+			a.Product, a.KYCStatus = simulator.Product(d.str()), simulator.KYCStatus(d.str())
+			a.KYCApprovedAt = d.timePtr()
+			a.Cash = d.decimal()
+			if n := d.length(); n >= 0 {
+				a.Holdings = make([]simulator.Holding, n)
+				for j := range a.Holdings {
+					a.Holdings[j] = simulator.Holding{Symbol: d.str(), Quantity: d.decimal()}
+				}
+			}
+			a.Portfolio = d.str()
+		}
+	}
+	if d.bool() {
+		h := &simulator.History{}
+		for _, s := range []*[]simulator.ValuePoint{&h.AllTime, &h.PastDay, &h.PastWeek, &h.PastMonth, &h.PastYear} {
+			if n := d.length(); n >= 0 {
+				*s = make([]simulator.ValuePoint, n)
+				for i := range *s {
+					(*s)[i] = simulator.ValuePoint{AsOf: d.time(), CostBasis: simulator.Cents(d.varint()), Value: simulator.Cents(d.varint())}
+				}
+			}
+		}
+		u.History = h
+	}
+}
+
+func (d *decoder) order(o *simulator.Order) {
+	*o = simulator.Order{ID: d.str(), InstitutionID: d.str(), TransactionID: d.str(), PlatformID: d.str(), UserAccountID: d.str(),
+		Product: simulator.Product(d.str()), Side: simulator.Side(d.str()), Symbol: d.str(),
+		Quantity: d.decimal(), Notional: d.decimal(), Fee: d.decimal(), Status: simulator.OrderStatus(d.str()),
+		PlacedAt: d.time(), CompletedAt: d.timePtr(), IsRecurringOrder: d.bool(), RecurringOrderID: d.str(), ByNotional: d.bool()}
+}
+
+func (d *decoder) delivery(v *simulator.Delivery) {
+	*v = simulator.Delivery{ID: d.str(), EventID: d.str(), SubscriptionID: d.str(), InstitutionID: d.str(), URL: d.str()}
+	if n := d.length(); n >= 0 {
+		v.Body = append(json.RawMessage{}, d.raw(uint64(n))...)
+	}
+	v.Status, v.NextAttemptAt = d.str(), d.time()
+	if n := d.length(); n >= 0 {
+		v.Attempts = make([]simulator.Attempt, n)
+		for i := range v.Attempts {
+			v.Attempts[i] = d.attempt()
+		}
+	}
+	v.Error, v.CreatedAt = d.str(), d.time()
+}
+
+func (d *decoder) attempt() simulator.Attempt {
+	a := simulator.Attempt{At: d.time(), StatusCode: int(d.varint()), Error: d.str()}
+	if b := d.raw(8); len(b) == 8 {
+		a.LatencyMS = math.Float64frombits(binary.BigEndian.Uint64(b))
+	}
+	a.ResponseBody = d.str()
+	return a
+}

@@ -1,0 +1,115 @@
+package bolt
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/require"
+	"go.etcd.io/bbolt"
+
+	"partnersim/simulator"
+)
+
+// The day counters stay true through the writes that move index entries (orders placed,
+// filled and canceled; KYC moves): every list answered from them equals the same list answered
+// by walking, as a store without them is read.
+func TestDayCountersFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	clock := simulator.NewFrozenClock(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))
+	db, err := Open(filepath.Join(t.TempDir(), "d.db"), clock, nil)
+	require.NoError(t, err)
+	defer db.Close()
+	l, err := db.NewLoader(ctx, true)
+	require.NoError(t, err)
+	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Prices: map[string]decimal.Decimal{"AAPL": decimal.New(19012, -2)},
+		Fees: map[simulator.Product]simulator.FeeRule{simulator.ProductSecurities: {Rate: decimal.Zero, Minimum: decimal.Zero}}}))
+	for i := range 30 {
+		require.NoError(t, l.User(simulator.User{PlatformID: fmt.Sprintf("usr_%02d", i), InstitutionID: "ins_a", UserAccountID: fmt.Sprintf("u%02d", i),
+			CreatedAt: clock.Now().Add(-time.Duration(i) * 17 * time.Hour),
+			Accounts: []simulator.Account{{Product: simulator.ProductSecurities, KYCStatus: simulator.KYCApproved, Cash: decimal.New(1e6, 0),
+				Holdings: []simulator.Holding{{Symbol: "AAPL", Quantity: decimal.New(1000, 0)}}}}}))
+	}
+	require.NoError(t, l.Finish("tok"))
+
+	r := rand.New(rand.NewPCG(9, 9))
+	var txns []string
+	for range 300 {
+		clock.Advance(time.Duration(r.IntN(20)) * time.Hour)
+		switch n := r.IntN(10); {
+		case n < 6 || len(txns) == 0:
+			notional := decimal.New(int64(10+r.IntN(100)), 0)
+			side := []simulator.Side{simulator.SideBuy, simulator.SideSell}[r.IntN(2)]
+			tx, _, err := db.PlaceOrder(ctx, simulator.OrderRequest{PlatformID: fmt.Sprintf("usr_%02d", r.IntN(30)), Product: simulator.ProductSecurities,
+				Side: side, Symbol: "AAPL", Notional: &notional})
+			if simulator.ErrorCode(err) == simulator.ECONFLICT {
+				continue // a closed account
+			}
+			require.NoError(t, err)
+			txns = append(txns, tx.ID)
+		case n < 8:
+			_, _, _, _ = db.FillTransaction(ctx, txns[r.IntN(len(txns))], nil)
+		case n < 9:
+			_, _, _ = db.EndTransaction(ctx, txns[r.IntN(len(txns))], simulator.OrderCanceled)
+		default:
+			_, _, _ = db.TransitionKYC(ctx, fmt.Sprintf("usr_%02d", r.IntN(30)), simulator.ProductSecurities,
+				[]simulator.KYCStatus{simulator.KYCClosed, simulator.KYCAccountTakeover}[r.IntN(2)])
+		}
+	}
+
+	setDays := func(on bool) {
+		require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+			if on {
+				return tx.Bucket(bMeta).Put(metaDays, []byte("1"))
+			}
+			return tx.Bucket(bMeta).Delete(metaDays)
+		}))
+	}
+	start, end := clock.Now().Add(-400*time.Hour), clock.Now()
+	for i := range 400 {
+		of := simulator.OrderFilter{Limit: 1 + r.IntN(40), Offset: r.IntN(200), Desc: r.IntN(2) == 0}
+		if r.IntN(2) == 0 {
+			of.Status = &simulator.OrderStatuses[r.IntN(4)]
+		}
+		if r.IntN(3) == 0 {
+			t := start.Add(time.Duration(r.Int64N(int64(end.Sub(start)))))
+			of.PlacedStart = &t
+		}
+		if r.IntN(3) == 0 {
+			t := start.Add(time.Duration(r.Int64N(int64(end.Sub(start)))))
+			of.PlacedEnd = &t
+		}
+		uf := simulator.UserFilter{Limit: 1 + r.IntN(10), Offset: r.IntN(30), Desc: r.IntN(2) == 0, SortKey: simulator.SortCreatedAt}
+		if r.IntN(2) == 0 {
+			uf.KYC = map[simulator.Product]simulator.KYCStatus{simulator.ProductSecurities: simulator.KYCStatuses[r.IntN(6)]}
+		}
+		if r.IntN(2) == 0 {
+			t := clock.Now().Add(-time.Duration(r.IntN(30*17)) * time.Hour)
+			uf.CreatedStart = &t
+		}
+		setDays(true)
+		o1, err := db.ListOrders(ctx, "ins_a", of)
+		require.NoError(t, err)
+		u1, err := db.ListUsers(ctx, "ins_a", uf)
+		require.NoError(t, err)
+		setDays(false)
+		o2, err := db.ListOrders(ctx, "ins_a", of)
+		require.NoError(t, err)
+		u2, err := db.ListUsers(ctx, "ins_a", uf)
+		require.NoError(t, err)
+		require.Equal(t, o2.Total, o1.Total, "query %d: %+v", i, of)
+		require.Equal(t, len(o2.Orders), len(o1.Orders), "query %d: %+v", i, of)
+		for j := range o1.Orders {
+			require.Equal(t, o2.Orders[j].ID, o1.Orders[j].ID, "query %d: %+v", i, of)
+		}
+		require.Equal(t, u2.Total, u1.Total, "query %d: %+v", i, uf)
+		require.Equal(t, len(u2.Users), len(u1.Users), "query %d: %+v", i, uf)
+		for j := range u1.Users {
+			require.Equal(t, u2.Users[j].PlatformID, u1.Users[j].PlatformID, "query %d: %+v", i, uf)
+		}
+	}
+}
