@@ -9,7 +9,7 @@ run:
 
 ## build: the partnersim binary in ./bin
 build:
-	$(GO) build -o bin/partnersim ./cmd/partnersim
+	$(GO) build -buildvcs=auto -o bin/partnersim ./cmd/partnersim
 
 ## test: vet, format check, every test with the race detector (incl. the interop module)
 test: lint

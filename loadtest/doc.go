@@ -10,7 +10,7 @@
 // User Detail of random existing users) and "mix" (detail, filtered user and order lists, deep
 // pages). SelfHost starts a sandbox on 127.0.0.1:0 for the command and the soak test.
 //
-// It imports the sandbox (to self-host) and fixtures (to know which users exist); nothing of the
-// simulator's internals. It is a load generator: `partnersim load` refuses targets that are not
+// It imports the sandbox (to self-host), fixtures (to know which users exist) and the domain's
+// types; it must never import the simulator's internals (the store, the HTTP layer, delivery). It is a load generator: `partnersim load` refuses targets that are not
 // loopback unless told otherwise.
 package loadtest

@@ -3,4 +3,8 @@
 // binary (cmd/partnersim) and the tests that self-host the simulator both start it through
 // Open, so they run exactly the same thing. It implements the control plane's services over the
 // store (control.go) and plays fixture scenarios through those same services (scenario.go).
+//
+// It imports the simulator's packages and fixtures. It must never import the command
+// (cmd/partnersim), the suites (features), the reference receiver, the load harness or the test
+// harness (internal/sandboxtest): they all start the simulator through it, never the reverse.
 package sandbox

@@ -16,9 +16,9 @@ import (
 	"partnersim/sandbox"
 )
 
-// newFixturesCmd is `partnersim fixtures check DIR` and `partnersim fixtures generate … DIR`.
+// newFixturesCmd is `partnersim fixtures check|generate|build …`.
 func newFixturesCmd() *cobra.Command {
-	return newGroupCmd("fixtures", "check a fixture set, or generate a large synthetic one",
+	return newGroupCmd("fixtures", "check a fixture set, generate a large synthetic one, or build a store file from one",
 		"  partnersim fixtures check ./myset\n  partnersim fixtures generate --users 100000 --orders 1000000 --seed 7 ./big\n"+
 			"  partnersim fixtures build ./big big.db && partnersim serve --db big.db --fixtures ./big",
 		newFixturesCheckCmd(), newFixturesGenerateCmd(), newFixturesBuildCmd())

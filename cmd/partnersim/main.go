@@ -1,6 +1,3 @@
-// Command partnersim is the Partner Investing sandbox kit in one binary: the simulator (serve),
-// the reference receiver (receive), event triggers and scenarios, the contract suites, receiver
-// certification, signed sends and fixture tools. Run `partnersim --help` for the list.
 package main
 
 import (

@@ -21,31 +21,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"partnersim/internal/sandboxtest"
 	"partnersim/simulator/webhook/signature"
 )
 
 const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
-// lockedBuffer is an io.Writer the command writes to while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // waitOutput polls out until re matches, and returns the first match's groups.
-func waitOutput(tb testing.TB, out *lockedBuffer, re string) []string {
+func waitOutput(tb testing.TB, out *sandboxtest.Buffer, re string) []string {
 	tb.Helper()
 	rx := regexp.MustCompile(re)
 	var m []string
@@ -58,7 +41,7 @@ func waitOutput(tb testing.TB, out *lockedBuffer, re string) []string {
 
 // receiving is a `partnersim receive` running in the test.
 type receiving struct {
-	out, errOut *lockedBuffer
+	out, errOut *sandboxtest.Buffer
 	base        string // http://127.0.0.1:port
 	stop        func() error
 }
@@ -66,7 +49,7 @@ type receiving struct {
 func startReceive(tb testing.TB, getenv func(string) string, args ...string) *receiving {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &receiving{out: &lockedBuffer{}, errOut: &lockedBuffer{}}
+	r := &receiving{out: &sandboxtest.Buffer{}, errOut: &sandboxtest.Buffer{}}
 	args = append([]string{"--addr", "127.0.0.1:0", "--db", filepath.Join(tb.TempDir(), "receiver.db")}, args...)
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cli("receive", args...), getenv, r.out, r.errOut) }()

@@ -1,31 +1,33 @@
-// Package layers holds the test that keeps the repository's architecture true: the import rules
-// each package's doc.go states (domain first, one package per dependency, arrows pointing one
-// way; ARCHITECTURE.md draws them). It has no code of its own.
 package layers
 
 import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
 
 type pkg struct {
 	ImportPath string
+	Dir        string
 	Imports    []string
 }
 
 // packages lists every package of the module with its non-test imports.
-func packages(t *testing.T) map[string][]string {
+func packages(t *testing.T) map[string]pkg {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-json", "partnersim/...")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	got := map[string][]string{}
+	got := map[string]pkg{}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var p pkg
@@ -34,7 +36,7 @@ func packages(t *testing.T) map[string][]string {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		got[p.ImportPath] = p.Imports
+		got[p.ImportPath] = p
 	}
 	if len(got) < 10 {
 		t.Fatalf("go list found only %d packages", len(got))
@@ -46,38 +48,103 @@ func packages(t *testing.T) map[string][]string {
 // net/http/httptest.
 const harness = "partnersim/internal/sandboxtest"
 
-// console is the QA console (decisions D15), mounted by the sandbox on the control plane.
-const console = "partnersim/simulator/httpapi/console"
+const (
+	decimal = "github.com/shopspring/decimal"
+	bbolt   = "go.etcd.io/bbolt/..."
+	echo    = "github.com/labstack/echo/v4/..."
+)
+
+// rule is what a package's doc.go says about its imports.
+type rule struct {
+	ours    []string // the only packages of this module it may import (nil: any not in never)
+	outside []string // the only modules outside the standard library it may import (nil: any not in never)
+	never   []string // what it must never import
+}
+
+// rules are the import rules the packages' doc.go files state, one entry per package. A
+// pattern ending in "/..." is that package and everything below it.
+var rules = map[string]rule{
+	"partnersim/simulator":                   {ours: []string{}, outside: []string{decimal}},
+	"partnersim/simulator/validate":          {ours: []string{}, outside: []string{decimal}},
+	"partnersim/simulator/netguard":          {ours: []string{}, outside: []string{}},
+	"partnersim/simulator/webhook/signature": {ours: []string{}, outside: []string{}},
+	"partnersim/simulator/bolt":              {ours: []string{"partnersim/simulator"}, outside: []string{decimal, bbolt}},
+	"partnersim/simulator/httpapi":           {never: []string{bbolt, "partnersim/simulator/bolt", "partnersim/simulator/webhook", "partnersim/sandbox", "partnersim/simulator/httpapi/console"}},
+	"partnersim/simulator/httpapi/console":   {never: []string{bbolt, "partnersim/simulator/bolt", "partnersim/simulator/webhook", "partnersim/sandbox", "partnersim/fixtures"}},
+	"partnersim/simulator/webhook":           {never: []string{bbolt, echo, "partnersim/simulator/bolt", "partnersim/simulator/httpapi/...", "partnersim/sandbox"}},
+	"partnersim/receiver":                    {ours: []string{"partnersim/simulator/webhook/signature"}, outside: []string{bbolt}},
+	"partnersim/receiver/certify":            {ours: []string{"partnersim/simulator/webhook/signature"}, outside: []string{}},
+	"partnersim/fixtures":                    {ours: []string{"partnersim/simulator"}, outside: []string{decimal}},
+	"partnersim/features":                    {never: []string{"partnersim/simulator/...", "partnersim/sandbox", "partnersim/fixtures", harness}},
+	"partnersim/loadtest":                    {never: []string{"partnersim/simulator/bolt", "partnersim/simulator/httpapi/...", "partnersim/simulator/webhook/..."}},
+	"partnersim/sandbox":                     {never: []string{"partnersim/cmd/...", "partnersim/features", "partnersim/receiver/...", "partnersim/loadtest", "partnersim/internal/..."}},
+	"partnersim/internal/sandboxtest":        {never: []string{"partnersim/cmd/...", "partnersim/features"}},
+	"partnersim/internal/layers":             {ours: []string{}, outside: []string{}},
+	"partnersim/cmd/partnersim":              {never: []string{"partnersim/simulator/bolt", "partnersim/simulator/httpapi/...", harness}},
+}
+
+func matches(pattern, path string) bool {
+	if p, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return path == p || strings.HasPrefix(path, p+"/")
+	}
+	return path == pattern
+}
+
+func matchesAny(patterns []string, path string) bool {
+	return slices.ContainsFunc(patterns, func(p string) bool { return matches(p, path) })
+}
 
 func stdlib(path string) bool { return !strings.Contains(strings.SplitN(path, "/", 2)[0], ".") }
 
+func ours(path string) bool { return path == "partnersim" || strings.HasPrefix(path, "partnersim/") }
+
 func TestImportRules(t *testing.T) {
-	pkgs := packages(t)
-	ours := func(path string) bool { return path == "partnersim" || strings.HasPrefix(path, "partnersim/") }
-	for path, imports := range pkgs {
-		for _, imp := range imports {
+	for path, p := range packages(t) {
+		r, stated := rules[path]
+		for _, imp := range p.Imports {
 			switch {
-			case path == "partnersim/simulator" && !stdlib(imp) && imp != "github.com/shopspring/decimal":
-				t.Errorf("%s imports %s: the domain imports only the standard library and decimal", path, imp)
-			case (path == "partnersim/simulator/netguard" || path == "partnersim/simulator/webhook/signature") && !stdlib(imp):
-				t.Errorf("%s imports %s: a leaf package imports only the standard library", path, imp)
-			case imp == "go.etcd.io/bbolt" && strings.HasPrefix(path, "partnersim/simulator") && path != "partnersim/simulator/bolt":
-				t.Errorf("%s imports bbolt: only simulator/bolt does", path)
-			case path == "partnersim/simulator/bolt" && ours(imp) && imp != "partnersim/simulator":
-				t.Errorf("%s imports %s: the store imports only the domain of this module", path, imp)
-			case path == "partnersim/features" && strings.HasPrefix(imp, "partnersim/simulator"):
-				t.Errorf("%s imports %s: the suites are black-box (HTTP and gjson only)", path, imp)
-			case path == console && (imp == "go.etcd.io/bbolt" || imp == "partnersim/simulator/bolt" || imp == "partnersim/sandbox" || imp == "partnersim/simulator/webhook"):
-				t.Errorf("%s imports %s: the console reaches storage and delivery only through httpapi's interfaces", path, imp)
-			case path != console && path != "partnersim/sandbox" && imp == console:
-				t.Errorf("%s imports %s: only the sandbox mounts the console (httpapi must never import it)", path, imp)
-			case path == "partnersim/receiver/certify" && imp == "partnersim/receiver":
-				t.Errorf("%s imports %s: certification must not share the code it checks", path, imp)
+			case stdlib(imp) && !ours(imp) && imp != "net/http/httptest":
+			case stated && matchesAny(r.never, imp):
+				t.Errorf("%s imports %s: its doc.go says it must never", path, imp)
+			case stated && ours(imp) && r.ours != nil && !matchesAny(r.ours, imp):
+				t.Errorf("%s imports %s: its doc.go allows only %q of this module", path, imp, r.ours)
+			case stated && !ours(imp) && !stdlib(imp) && r.outside != nil && !matchesAny(r.outside, imp):
+				t.Errorf("%s imports %s: its doc.go allows only %q outside the standard library", path, imp, r.outside)
+			case matches(bbolt, imp) && path != "partnersim/simulator/bolt" && path != "partnersim/receiver":
+				t.Errorf("%s imports bbolt: only the store (simulator/bolt) and the receiver's own file do", path)
 			case imp == "net/http/httptest" && path != harness:
 				t.Errorf("%s imports net/http/httptest outside its tests: it belongs in tests", path)
 			case imp == harness:
 				t.Errorf("%s imports the test harness %s outside its tests", path, harness)
 			}
+		}
+	}
+}
+
+// Every package says in its doc.go what it holds and what it must never import.
+func TestEveryPackageHasADocSayingWhatItMustNeverImport(t *testing.T) {
+	never := regexp.MustCompile(`(?i)\bnever\b`)
+	for path, p := range packages(t) {
+		b, err := os.ReadFile(filepath.Join(p.Dir, "doc.go"))
+		if err != nil {
+			t.Errorf("%s has no doc.go: write one saying what the package holds and what it must never import", path)
+			continue
+		}
+		if !strings.Contains(string(b), "// Package ") && !strings.Contains(string(b), "// Command ") {
+			t.Errorf("%s/doc.go holds no package comment", path)
+		}
+		if !never.Match(b) {
+			t.Errorf("%s/doc.go does not say what the package must never import", path)
+		}
+	}
+}
+
+// The rules table names only packages that exist, so a rename cannot leave a rule unchecked.
+func TestRulesNameRealPackages(t *testing.T) {
+	pkgs := packages(t)
+	for path := range rules {
+		if _, ok := pkgs[path]; !ok {
+			t.Errorf("rules names %s, which go list does not know", path)
 		}
 	}
 }

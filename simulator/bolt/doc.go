@@ -2,7 +2,7 @@
 // users, orders, transactions, subscriptions, events and the delivery outbox, with the
 // secondary indexes that keep every list query inside one institution.
 //
-// It is the only package that imports go.etcd.io/bbolt. It imports the domain (simulator) and
-// nothing else of this module. Buckets and key encodings are declared in keys.go; every service
+// It is the only package of the simulator that imports go.etcd.io/bbolt. It imports the domain
+// (simulator) and must never import any other package of this module. Buckets and key encodings are declared in keys.go; every service
 // call is one bbolt transaction; bytes are copied out of the transaction before it ends.
 package bolt

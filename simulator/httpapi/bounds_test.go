@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"partnersim/internal/sandboxtest"
 	"partnersim/sandbox"
 )
 
@@ -75,7 +75,7 @@ func TestRequestLineAndHeadersBounded(t *testing.T) {
 // D17: a client that goes away mid-request stops the work; the request is journaled as 499
 // and logged as cancelled, never as an internal error.
 func TestClientDisconnectIsCancelledNotInternal(t *testing.T) {
-	var logs syncBuffer
+	var logs sandboxtest.Buffer
 	a := MustServe(t, func(c *sandbox.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	a.MustControl(t, "PUT", "/_sandbox/faults", `{"rules":[{"path":"/v1/users/","latency_ms":30000}]}`)
 
@@ -113,19 +113,6 @@ func TestClientDisconnectIsCancelledNotInternal(t *testing.T) {
 	assert.NotContains(t, logs.String(), "internal error")
 	assert.Contains(t, logs.String(), "request cancelled by the client")
 }
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines and the test's.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // Issue 11 item 4: a time filter anywhere in the validator's range (years 1 to 9999) gives the
 // right page — year 3000 once wrapped below 1970 and listed every user — and a cursor beyond

@@ -11,6 +11,8 @@
 // enums, optional fields), respond.go the writers, errors.go the one mapping from errors to
 // FastAPI-shaped responses, render.go the partner API's bodies.
 //
-// It depends on the domain (simulator) and on validate for request parsing; storage and delivery
-// come in as constructor arguments through interfaces declared here. It must never import bbolt.
+// It depends on the domain (simulator), validate for request parsing and netguard for the
+// callback address rule; storage and delivery come in as constructor arguments through
+// interfaces declared here. It must never import bbolt, the store (simulator/bolt), the
+// dispatcher (simulator/webhook) or the sandbox that wires them.
 package httpapi

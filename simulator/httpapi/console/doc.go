@@ -7,7 +7,8 @@
 // institution reads), so there is one code path for the curl user and the browser user. The
 // sandbox mounts it (Server.Mount) only when the control plane is on.
 //
-// It imports the domain, httpapi and validate. It must never import bbolt, the store
-// (simulator/bolt), the sandbox or the webhook dispatcher: storage and delivery reach it only
-// through httpapi's interfaces. httpapi must never import it.
+// It imports the domain, httpapi, validate and the signature package's header names. It must
+// never import bbolt, the store (simulator/bolt), the webhook dispatcher, the sandbox or the
+// fixtures: storage and delivery reach it only through httpapi's interfaces. httpapi must never
+// import it (internal/layers holds both rules).
 package console

@@ -1,0 +1,8 @@
+// Package features is the contract suite: Gherkin features (*.feature, embedded) and their
+// godog steps, run against any implementation of the partner API given a base URL
+// (`partnersim contract`, decisions D14), or against a sandbox it starts itself in tests.
+//
+// It is black-box: the steps speak HTTP and read answers with gjson, and it must never import
+// the simulator (partnersim/simulator/...), the sandbox that wires it or its fixtures, so that
+// what it checks is the API as a partner sees it, whatever implements it.
+package features
