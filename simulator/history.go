@@ -33,13 +33,17 @@ type HistorySeed struct {
 	CurrentF, BasisF float64
 	// Funded is false for a user with no positive value: every series is empty.
 	Funded bool
+	// hash is the seed of the user's wobble (FNV-1a of the platform id).
+	hash uint64
 }
 
 // NewHistorySeed computes the seed of u's history at now under prices.
 func NewHistorySeed(u *User, prices map[string]decimal.Decimal, now time.Time) HistorySeed {
 	current := u.TotalMarketValue(prices)
+	h := fnv.New64a()
+	h.Write([]byte(u.PlatformID))
 	s := HistorySeed{PlatformID: u.PlatformID, Created: u.CreatedAt.UTC(), Hour: now.UTC().Truncate(time.Hour),
-		Funded: current.IsPositive()}
+		Funded: current.IsPositive(), hash: h.Sum64()}
 	if !s.Funded {
 		return s
 	}
@@ -55,50 +59,109 @@ func NewHistorySeed(u *User, prices map[string]decimal.Decimal, now time.Time) H
 }
 
 // Generate builds the history the seed describes.
-func (sd HistorySeed) Generate() History {
+func (sd HistorySeed) Generate() History { return NewHistoryFrame(sd.Hour).Generate(sd) }
+
+// HistoryFrame is what every user's generated history shares within one hour (decisions D5):
+// each series' instants and, at each, the growth factors that depend only on its distance from
+// its series' anchor. Built once an hour, it leaves a user's series a few multiplications a
+// point, where computing instants and exponentials per request was most of Get User Detail.
+type HistoryFrame struct {
+	Hour time.Time
+	// PastDay … PastYear are the series' points, oldest first, the anchor last.
+	PastDay, PastWeek, PastMonth, PastYear []FramePoint
+	// AllTime holds the month starts from the current month's back 1,200 months, newest first:
+	// a user's all_time series is its first AllTimeLen(created) points, oldest first.
+	AllTime []FramePoint
+}
+
+// FramePoint is one instant of a series with its growth factors.
+type FramePoint struct {
+	AsOf   time.Time
+	unix   int64
+	anchor bool    // the series' last point: it carries the current value
+	g      float64 // value growth back to here: about 6% a year
+	basis  float64 // cost-basis growth: about 4% a year
+	amp    float64 // the wobble's amplitude here
+}
+
+// NewHistoryFrame builds the frame of now's hour.
+func NewHistoryFrame(now time.Time) *HistoryFrame {
+	now = now.UTC()
+	hour := now.Truncate(time.Hour)
+	f := &HistoryFrame{Hour: hour}
+	point := func(anchor, t time.Time) FramePoint {
+		years := anchor.Sub(t).Hours() / (24 * 365)
+		return FramePoint{AsOf: t, unix: t.Unix(), anchor: t.Equal(anchor), g: math.Exp(-0.06 * years), basis: math.Exp(-0.04 * years),
+			amp: math.Min(1, years*4+0.1)}
+	}
+	// series returns n points ending at anchor, the k-th from the end at step(k).
+	series := func(n int, anchor time.Time, step func(k int) time.Time) []FramePoint {
+		out := make([]FramePoint, 0, n)
+		for k := n - 1; k >= 0; k-- {
+			out = append(out, point(anchor, step(k)))
+		}
+		return out
+	}
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	monday := midnight.AddDate(0, 0, -((int(midnight.Weekday()) + 6) % 7))
+	first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	f.PastDay = series(24, hour, func(k int) time.Time { return hour.Add(-time.Duration(k) * time.Hour) })
+	f.PastWeek = series(7, midnight, func(k int) time.Time { return midnight.AddDate(0, 0, -k) })
+	f.PastMonth = series(30, midnight, func(k int) time.Time { return midnight.AddDate(0, 0, -k) })
+	f.PastYear = series(52, monday, func(k int) time.Time { return monday.AddDate(0, 0, -7*k) })
+	f.AllTime = make([]FramePoint, 0, maxMonths+1)
+	for k := 0; k <= maxMonths; k++ {
+		f.AllTime = append(f.AllTime, point(first, first.AddDate(0, -k, 0)))
+	}
+	return f
+}
+
+// maxMonths bounds all_time: 100 years of months before the current one.
+const maxMonths = 1200
+
+// AllTimeLen returns how many points a user created at created has in all_time: the current
+// month's start and every earlier one not before created (at most maxMonths earlier).
+func (f *HistoryFrame) AllTimeLen(created time.Time) int {
+	months := 0
+	for months < maxMonths && !f.AllTime[months+1].AsOf.Before(created) {
+		months++
+	}
+	return months + 1
+}
+
+// Point returns the cost basis and value of a seed's history at p.
+func (sd HistorySeed) Point(p FramePoint) (basis, value Cents) {
+	if p.anchor {
+		return sd.Basis, sd.Current
+	}
+	// growth back in time plus a bounded deterministic wobble per instant; values are whole
+	// cents computed once, so no float ever reaches a decimal.
+	w := 1 + 0.03*wobble(sd.hash, p.unix)*p.amp
+	return Cents(math.RoundToEven(sd.BasisF * p.basis * 100)), Cents(math.RoundToEven(sd.CurrentF * p.g * w * 100))
+}
+
+// Generate builds a seed's history from the frame of the seed's hour.
+func (f *HistoryFrame) Generate(sd HistorySeed) History {
 	h := History{AllTime: []ValuePoint{}, PastDay: []ValuePoint{}, PastWeek: []ValuePoint{}, PastMonth: []ValuePoint{}, PastYear: []ValuePoint{}}
 	if !sd.Funded {
 		return h
 	}
-	now, created := sd.Hour, sd.Created
-	seed := fnv.New64a()
-	seed.Write([]byte(sd.PlatformID))
-	s := seed.Sum64()
-	cur, bas, curC, basC := sd.CurrentF, sd.BasisF, sd.Current, sd.Basis
-	// series returns n points ending at anchor, the k-th from the end at step(k); a point's
-	// value depends only on its instant and its series' anchor.
-	series := func(n int, anchor time.Time, step func(k int) time.Time) []ValuePoint {
-		out := make([]ValuePoint, 0, n)
-		for k := n - 1; k >= 0; k-- {
-			t := step(k)
-			if k == 0 {
-				out = append(out, ValuePoint{AsOf: t, CostBasis: basC, Value: curC})
-				continue
-			}
-			years := anchor.Sub(t).Hours() / (24 * 365)
-			// growth about 6% a year, plus a bounded deterministic wobble per instant; values
-			// are whole cents computed once, so no float ever reaches a decimal.
-			g := math.Exp(-0.06 * years)
-			w := 1 + 0.03*wobble(s, t.Unix())*math.Min(1, years*4+0.1)
-			out = append(out, ValuePoint{AsOf: t,
-				CostBasis: Cents(math.RoundToEven(bas * math.Exp(-0.04*years) * 100)),
-				Value:     Cents(math.RoundToEven(cur * g * w * 100))})
+	conv := func(ps []FramePoint) []ValuePoint {
+		out := make([]ValuePoint, len(ps))
+		for i, p := range ps {
+			out[i].AsOf = p.AsOf
+			out[i].CostBasis, out[i].Value = sd.Point(p)
 		}
 		return out
 	}
-	hour := now.Truncate(time.Hour)
-	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	monday := midnight.AddDate(0, 0, -((int(midnight.Weekday()) + 6) % 7))
-	first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
-	h.PastDay = series(24, hour, func(k int) time.Time { return hour.Add(-time.Duration(k) * time.Hour) })
-	h.PastWeek = series(7, midnight, func(k int) time.Time { return midnight.AddDate(0, 0, -k) })
-	h.PastMonth = series(30, midnight, func(k int) time.Time { return midnight.AddDate(0, 0, -k) })
-	h.PastYear = series(52, monday, func(k int) time.Time { return monday.AddDate(0, 0, -7*k) })
-	months := 0
-	for months < 1200 && !first.AddDate(0, -(months+1), 0).Before(created) {
-		months++
+	h.PastDay, h.PastWeek, h.PastMonth, h.PastYear = conv(f.PastDay), conv(f.PastWeek), conv(f.PastMonth), conv(f.PastYear)
+	all := f.AllTime[:f.AllTimeLen(sd.Created)]
+	h.AllTime = make([]ValuePoint, len(all))
+	for i := range all {
+		p := all[len(all)-1-i]
+		h.AllTime[i].AsOf = p.AsOf
+		h.AllTime[i].CostBasis, h.AllTime[i].Value = sd.Point(p)
 	}
-	h.AllTime = series(months+1, first, func(k int) time.Time { return first.AddDate(0, -k, 0) })
 	return h
 }
 

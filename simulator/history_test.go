@@ -1,6 +1,10 @@
 package simulator_test
 
 import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -47,4 +51,82 @@ func TestHistoryAnchoredToPeriodBoundaries(t *testing.T) {
 	assert.Equal(t, h.PastYear, later.PastYear)
 	assert.Equal(t, h.AllTime, later.AllTime)
 	assert.NotEqual(t, h.PastDay, later.PastDay)
+}
+
+// referenceHistory is the history computed point by point, instants and exponentials per
+// request, as it was before the hourly frame (issue 15): the frame must give exactly the same
+// series.
+func referenceHistory(u *simulator.User, prices map[string]decimal.Decimal, now time.Time) simulator.History {
+	current := u.TotalMarketValue(prices)
+	basis := decimal.Zero
+	for i := range u.Accounts {
+		basis = basis.Add(u.Accounts[i].CostBasisHint(prices))
+	}
+	h := simulator.History{AllTime: []simulator.ValuePoint{}, PastDay: []simulator.ValuePoint{}, PastWeek: []simulator.ValuePoint{}, PastMonth: []simulator.ValuePoint{}, PastYear: []simulator.ValuePoint{}}
+	if !current.IsPositive() {
+		return h
+	}
+	now = now.UTC()
+	seed := fnv.New64a()
+	seed.Write([]byte(u.PlatformID))
+	s := seed.Sum64()
+	cur, _ := current.Float64()
+	bas, _ := basis.Float64()
+	curC, _ := simulator.CentsOf(current)
+	basC, _ := simulator.CentsOf(basis)
+	wobble := func(seed uint64, unix int64) float64 {
+		z := seed + uint64(unix)*0x9e3779b97f4a7c15
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		z ^= z >> 31
+		return float64(z>>11)/float64(1<<52) - 1
+	}
+	series := func(n int, anchor time.Time, step func(k int) time.Time) []simulator.ValuePoint {
+		out := make([]simulator.ValuePoint, 0, n)
+		for k := n - 1; k >= 0; k-- {
+			t := step(k)
+			if k == 0 {
+				out = append(out, simulator.ValuePoint{AsOf: t, CostBasis: basC, Value: curC})
+				continue
+			}
+			years := anchor.Sub(t).Hours() / (24 * 365)
+			g := math.Exp(-0.06 * years)
+			w := 1 + 0.03*wobble(s, t.Unix())*math.Min(1, years*4+0.1)
+			out = append(out, simulator.ValuePoint{AsOf: t,
+				CostBasis: simulator.Cents(math.RoundToEven(bas * math.Exp(-0.04*years) * 100)),
+				Value:     simulator.Cents(math.RoundToEven(cur * g * w * 100))})
+		}
+		return out
+	}
+	hour := now.Truncate(time.Hour)
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	monday := midnight.AddDate(0, 0, -((int(midnight.Weekday()) + 6) % 7))
+	first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	h.PastDay = series(24, hour, func(k int) time.Time { return hour.Add(-time.Duration(k) * time.Hour) })
+	h.PastWeek = series(7, midnight, func(k int) time.Time { return midnight.AddDate(0, 0, -k) })
+	h.PastMonth = series(30, midnight, func(k int) time.Time { return midnight.AddDate(0, 0, -k) })
+	h.PastYear = series(52, monday, func(k int) time.Time { return monday.AddDate(0, 0, -7*k) })
+	months := 0
+	for months < 1200 && !first.AddDate(0, -(months+1), 0).Before(u.CreatedAt) {
+		months++
+	}
+	h.AllTime = series(months+1, first, func(k int) time.Time { return first.AddDate(0, -k, 0) })
+	return h
+}
+
+func TestHistoryFrameMatchesPointByPoint(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 5))
+	prices := map[string]decimal.Decimal{"BTC": d("64000.12"), "AAPL": d("190.5")}
+	for i := range 500 {
+		now := time.Date(2000+r.IntN(40), time.Month(1+r.IntN(12)), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(1e9), time.UTC)
+		created := now.Add(-time.Duration(r.Int64N(int64(120 * 365 * 24 * time.Hour))))
+		if r.IntN(10) == 0 {
+			created = now.Add(time.Hour) // created after now: the anchor alone
+		}
+		u := &simulator.User{PlatformID: fmt.Sprint("usr_", r.IntN(1e6)), CreatedAt: created,
+			Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: decimal.New(int64(r.IntN(1e6))-1000, -2),
+				Holdings: []simulator.Holding{{Symbol: "BTC", Quantity: decimal.New(int64(r.IntN(1e4)), -4)}}}}}
+		want := referenceHistory(u, prices, now)
+		require.Equal(t, want, simulator.GenerateHistory(u, prices, now), "case %d at %s", i, now)
+	}
 }

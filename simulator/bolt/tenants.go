@@ -16,6 +16,15 @@ import (
 func (s *DB) Authenticate(ctx context.Context, plaintext string) (*simulator.APIKey, error) {
 	var k *simulator.APIKey
 	hash := simulator.HashKey(plaintext)
+	// A cached key needs no read transaction (every request authenticates; bbolt's
+	// transaction start takes a lock shared by all readers). The cache is cleared when a write
+	// to keys commits, as for a cached read inside a transaction.
+	if v, ok := s.caches[string(bKeys)].m.Load(hash); ok {
+		if k = v.(*simulator.APIKey); k.RevokedAt != nil {
+			return nil, simulator.Errorf(simulator.EUNAUTHORIZED, "Invalid API key")
+		}
+		return k, nil
+	}
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		v, err := s.caches[string(bKeys)].get(tx, hash, func() (any, error) {
 			var k simulator.APIKey

@@ -147,17 +147,25 @@ func (f *faults) setRate(rps float64, burst int) {
 	f.mu.Unlock()
 }
 
-// limiter returns the key's token bucket, or nil when rate limiting is off.
-func (f *faults) limiter(key string) *rate.Limiter {
+// limiter returns the token bucket of the key named by key(), or nil when rate limiting is off
+// (then without hashing the key or taking the write lock: every request asks).
+func (f *faults) limiter(key func() string) *rate.Limiter {
+	f.mu.RLock()
+	on := f.rps > 0
+	f.mu.RUnlock()
+	if !on {
+		return nil
+	}
+	k := key()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.rps <= 0 {
 		return nil
 	}
-	l := f.limiters[key]
+	l := f.limiters[k]
 	if l == nil {
 		l = rate.NewLimiter(rate.Limit(f.rps), max(f.burst, 1))
-		f.limiters[key] = l
+		f.limiters[k] = l
 	}
 	return l
 }
@@ -167,7 +175,7 @@ func inject(f *faults) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
-			if l := f.limiter(simulator.HashKey(r.Header.Get("x-api-key"))); l != nil {
+			if l := f.limiter(func() string { return simulator.HashKey(r.Header.Get("x-api-key")) }); l != nil {
 				res := l.Reserve()
 				if d := res.Delay(); d > 0 {
 					res.Cancel()

@@ -33,12 +33,8 @@ func handleOrderList(orders OrderReader) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]orderJSON, 0, len(page.Orders))
-		for _, o := range page.Orders {
-			items = append(items, renderOrder(o))
-		}
-		return writeJSON(c, http.StatusOK, pageJSON[orderJSON]{Items: items, TotalRecords: page.Total,
-			LastRecordNumber: nextCursor(cursor, len(items)), PerPage: f.Limit})
+		writeRaw(c, http.StatusOK, renderOrderPage(page, cursor, f.Limit))
+		return nil
 	}
 }
 

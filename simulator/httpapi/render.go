@@ -269,13 +269,81 @@ func (bp *bodyPool) put(b []byte) {
 }
 
 // historyCache keeps generated histories rendered, by seed (decisions D5: a user's series is
-// the same for every request in the same period at the same value). It holds the current
-// hour's series only, at most historyCacheMax bytes; when full it starts again empty.
+// the same for every request in the same period at the same value), and the hour's frame —
+// every series' instants with their as_of text and growth factors — from which a miss is
+// rendered in a few multiplications a point. It holds the current hour's series only, at most
+// historyCacheMax bytes; when full it starts again empty.
 type historyCache struct {
 	mu    sync.RWMutex
 	hour  time.Time
+	frame *renderFrame
 	m     map[simulator.HistorySeed][]byte
 	bytes int
+}
+
+// renderFrame is an hour's simulator.HistoryFrame with each point's as_of rendered once.
+type renderFrame struct {
+	f *simulator.HistoryFrame
+	// asOf holds, per point, `{"as_of":"…","cost_basis":"`: what precedes its amounts.
+	pastDay, pastWeek, pastMonth, pastYear, allTime [][]byte
+}
+
+func newRenderFrame(now time.Time) *renderFrame {
+	f := simulator.NewHistoryFrame(now)
+	heads := func(ps []simulator.FramePoint) [][]byte {
+		out := make([][]byte, len(ps))
+		for i, p := range ps {
+			b := append([]byte(`{"as_of":`), appendTime(nil, p.AsOf)...)
+			out[i] = append(b, `,"cost_basis":"`...)
+		}
+		return out
+	}
+	return &renderFrame{f: f, pastDay: heads(f.PastDay), pastWeek: heads(f.PastWeek), pastMonth: heads(f.PastMonth),
+		pastYear: heads(f.PastYear), allTime: heads(f.AllTime)}
+}
+
+// appendGenerated appends the historical_market_value object of a seed taken in the frame's
+// hour, exactly as appendHistory renders simulator.HistoryFrame.Generate's series.
+func (rf *renderFrame) appendGenerated(b []byte, sd simulator.HistorySeed) []byte {
+	if !sd.Funded {
+		return append(b, `{"all_time":[],"past_day":[],"past_week":[],"past_month":[],"past_year":[]}`...)
+	}
+	point := func(b []byte, head []byte, p simulator.FramePoint) []byte {
+		basis, value := sd.Point(p)
+		b = append(b, head...)
+		b = basis.AppendTo(b)
+		b = append(b, `","value":"`...)
+		b = value.AppendTo(b)
+		return append(b, `"}`...)
+	}
+	series := func(b []byte, heads [][]byte, ps []simulator.FramePoint) []byte {
+		b = append(b, '[')
+		for i, p := range ps {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = point(b, heads[i], p)
+		}
+		return append(b, ']')
+	}
+	f := rf.f
+	b = append(b, `{"all_time":[`...)
+	n := f.AllTimeLen(sd.Created)
+	for i := n - 1; i >= 0; i-- {
+		if i < n-1 {
+			b = append(b, ',')
+		}
+		b = point(b, rf.allTime[i], f.AllTime[i])
+	}
+	b = append(b, `],"past_day":`...)
+	b = series(b, rf.pastDay, f.PastDay)
+	b = append(b, `,"past_week":`...)
+	b = series(b, rf.pastWeek, f.PastWeek)
+	b = append(b, `,"past_month":`...)
+	b = series(b, rf.pastMonth, f.PastMonth)
+	b = append(b, `,"past_year":`...)
+	b = series(b, rf.pastYear, f.PastYear)
+	return append(b, '}')
 }
 
 // historyCacheMax bounds the cache: ~1,100 users' series of ~7 KB.
@@ -285,22 +353,31 @@ func newHistoryCache() *historyCache {
 	return &historyCache{m: map[simulator.HistorySeed][]byte{}}
 }
 
-// append appends the rendered history of seed, generating and keeping it on a miss.
+// append appends the rendered history of seed, rendering and keeping it on a miss.
 func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 	c.mu.RLock()
 	r, ok := c.m[seed]
+	frame := c.frame
+	if !seed.Hour.Equal(c.hour) {
+		frame = nil
+	}
 	c.mu.RUnlock()
 	if ok {
 		return append(b, r...)
 	}
+	if frame == nil {
+		frame = newRenderFrame(seed.Hour)
+	}
 	start := len(b)
-	h := seed.Generate()
-	b = appendHistory(b, &h)
+	b = frame.appendGenerated(b, seed)
 	r = bytes.Clone(b[start:])
 	c.mu.Lock()
 	if !seed.Hour.Equal(c.hour) || c.bytes+len(r) > historyCacheMax {
 		clear(c.m)
-		c.hour, c.bytes = seed.Hour, 0
+		c.bytes = 0
+		if !seed.Hour.Equal(c.hour) {
+			c.hour, c.frame = seed.Hour, frame
+		}
 	}
 	if _, dup := c.m[seed]; !dup {
 		c.m[seed] = r
@@ -319,6 +396,60 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// appendOrder appends an order (spec §2.5) as marshal renders renderOrder's struct.
+func appendOrder(b []byte, o *simulator.Order) []byte {
+	b = append(b, `{"order_id":`...)
+	b = appendJSONString(b, o.ID)
+	b = append(b, `,"user_account_id":`...)
+	b = appendJSONString(b, o.UserAccountID)
+	b = append(b, `,"product":`...)
+	b = appendJSONString(b, string(o.Product))
+	b = append(b, `,"side":`...)
+	b = appendJSONString(b, string(o.Side))
+	b = append(b, `,"symbol":`...)
+	b = appendJSONString(b, o.Symbol)
+	b = append(b, `,"quantity":`...)
+	b = appendJSONString(b, simulator.FormatQuantity(o.Quantity))
+	b = append(b, `,"notional":"`...)
+	b = append(b, simulator.FormatMoney(o.Notional)...)
+	b = append(b, `","fee":"`...)
+	b = append(b, simulator.FormatMoney(o.Fee)...)
+	b = append(b, `","status":`...)
+	b = appendJSONString(b, string(o.Status))
+	b = append(b, `,"placed_at":`...)
+	b = appendTime(b, o.PlacedAt)
+	if o.Status == simulator.OrderCompleted && o.CompletedAt != nil {
+		b = append(b, `,"completed_at":`...)
+		b = appendTime(b, *o.CompletedAt)
+	}
+	b = append(b, `,"is_recurring_order":`...)
+	b = strconv.AppendBool(b, o.IsRecurringOrder)
+	if o.IsRecurringOrder && o.RecurringOrderID != "" {
+		b = append(b, `,"recurring_order_id":`...)
+		b = appendJSONString(b, o.RecurringOrderID)
+	}
+	return append(b, '}')
+}
+
+// renderOrderPage renders Get Order List's body (spec §2.5).
+func renderOrderPage(page *simulator.OrderPage, cursor *big.Int, perPage int) []byte {
+	b := make([]byte, 0, 64+300*len(page.Orders))
+	b = append(b, `{"items":[`...)
+	for i, o := range page.Orders {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendOrder(b, o)
+	}
+	b = append(b, `],"total_records":`...)
+	b = strconv.AppendInt(b, int64(page.Total), 10)
+	b = append(b, `,"last_record_number":`...)
+	b = append(b, nextCursor(cursor, len(page.Orders))...)
+	b = append(b, `,"per_page":`...)
+	b = strconv.AppendInt(b, int64(perPage), 10)
+	return append(b, '}')
 }
 
 func renderOrder(o *simulator.Order) orderJSON {

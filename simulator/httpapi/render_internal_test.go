@@ -216,3 +216,36 @@ func TestHistoryCacheBounded(t *testing.T) {
 	c.append(nil, simulator.NewHistorySeed(u, prices, at.Add(time.Hour)))
 	assert.Len(t, c.m, 1, "a new hour starts the cache again")
 }
+
+// Orders and order pages, hand-rendered, match what marshal renders from renderOrder's structs.
+func TestRenderOrdersMatchEncoder(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 15))
+	str := func() string { return renderStrings[r.IntN(len(renderStrings))] }
+	dec := func() decimal.Decimal {
+		if r.IntN(5) == 0 {
+			d, _ := decimal.NewFromString("-98765432109876543210.123456789")
+			return d
+		}
+		return decimal.New(r.Int64N(1e12)-1e9, -int32(r.IntN(12)))
+	}
+	for i := range 300 {
+		page := &simulator.OrderPage{Total: r.IntN(1e6), Orders: []*simulator.Order{}}
+		items := []orderJSON{}
+		for range r.IntN(6) {
+			at := time.Date(2020+r.IntN(7), time.Month(1+r.IntN(12)), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(3)*r.IntN(1e9), time.UTC)
+			o := &simulator.Order{ID: str(), UserAccountID: str(), Product: simulator.Products[r.IntN(4)], Side: []simulator.Side{simulator.SideBuy, simulator.SideSell, simulator.Side(str())}[r.IntN(3)],
+				Symbol: str(), Quantity: dec(), Notional: dec(), Fee: dec(), Status: simulator.OrderStatuses[r.IntN(4)], PlacedAt: at,
+				IsRecurringOrder: r.IntN(2) == 0, RecurringOrderID: str()}
+			if r.IntN(2) == 0 {
+				c := at.Add(time.Duration(r.IntN(1e6)) * time.Millisecond).In(time.FixedZone("x", 7200))
+				o.CompletedAt = &c
+			}
+			page.Orders = append(page.Orders, o)
+			items = append(items, renderOrder(o))
+		}
+		cursor := new(big.Int).Lsh(big.NewInt(int64(r.IntN(100))), uint(r.IntN(80)))
+		want, err := marshal(pageJSON[orderJSON]{Items: items, TotalRecords: page.Total, LastRecordNumber: nextCursor(cursor, len(items)), PerPage: 100})
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(renderOrderPage(page, cursor, 100)), "page %d", i)
+	}
+}
