@@ -25,10 +25,15 @@ import (
 // methods, which spool instead of writing while a build runs), so a built store is the store a
 // transactional load would have written.
 type Builder struct {
-	s *DB
-	w *writeTx
-	// Progress, when set, is called as Finish writes: entries written of the total.
+	s   *DB
+	w   *writeTx
+	ctx context.Context
+	// Progress, when set, is called as entries are written: done of the total of this round.
 	Progress func(done, total int)
+	// Budget bounds the bytes spooled before a round is written (0: buildBudget).
+	Budget int
+	// written names the buckets an earlier round wrote.
+	written map[string]bool
 }
 
 // NewBuilder empties the store and returns a builder for it. Nothing else may use the store
@@ -37,7 +42,7 @@ func (s *DB) NewBuilder(ctx context.Context) (*Builder, error) {
 	if err := s.wipe(ctx); err != nil {
 		return nil, err
 	}
-	return &Builder{s: s, w: &writeTx{db: s, counts: map[string]int64{}, spool: map[string]*spool{}}}, nil
+	return &Builder{s: s, ctx: ctx, w: &writeTx{db: s, counts: map[string]int64{}, spool: map[string]*spool{}}, written: map[string]bool{}}, nil
 }
 
 // Institution spools an institution.
@@ -50,7 +55,12 @@ func (b *Builder) Key(k simulator.APIKey) error { return b.w.putKey(&k) }
 func (b *Builder) Member(m simulator.Member) error { return b.w.putMember(&m) }
 
 // User spools a user and its index entries.
-func (b *Builder) User(u simulator.User) error { return b.w.putUser(nil, &u) }
+func (b *Builder) User(u simulator.User) error {
+	if err := b.w.putUser(nil, &u); err != nil {
+		return err
+	}
+	return b.spooled(b.ctx)
+}
 
 // Transaction spools a transaction, its orders and their index entries.
 func (b *Builder) Transaction(t simulator.Transaction, orders []simulator.Order) error {
@@ -58,7 +68,10 @@ func (b *Builder) Transaction(t simulator.Transaction, orders []simulator.Order)
 	for i := range orders {
 		ptrs[i] = &orders[i]
 	}
-	return b.w.putTransaction(&t, ptrs)
+	if err := b.w.putTransaction(&t, ptrs); err != nil {
+		return err
+	}
+	return b.spooled(b.ctx)
 }
 
 // Entries returns how many entries are spooled so far.
@@ -77,11 +90,10 @@ func (b *Builder) Entries() int {
 const buildTxEntries = 1 << 17
 
 // Finish sorts and writes everything spooled, syncs once and marks the store loaded with the
-// set's sandbox token. A key spooled twice (two records with one id: the fixture check
-// prevents it) is refused rather than silently overwritten.
+// set's sandbox token. A key spooled twice in one write (two records with one id: the fixture
+// check prevents it) is refused rather than silently overwritten.
 func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 	w := b.w
-	b.w = nil
 	for k, d := range w.counts {
 		if d > 0 {
 			if err := w.spoolPut(bCounts, []byte(k), u64(uint64(d))); err != nil {
@@ -89,7 +101,48 @@ func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 			}
 		}
 	}
-	// Sort every bucket, two at a time (the machine's cores), largest first.
+	if err := b.write(ctx); err != nil {
+		return err
+	}
+	b.w = nil
+	db := b.s.db
+	if err := db.Sync(); err != nil {
+		return err
+	}
+	return b.s.update(ctx, func(w *writeTx) error {
+		w.written = map[string]bool{}
+		for name := range w.db.caches { // written behind the caches' back
+			w.written[name] = true
+		}
+		if err := w.Bucket(bMeta).Put(metaToken, []byte(sandboxToken)); err != nil {
+			return err
+		}
+		return w.Bucket(bMeta).Put(metaFixtures, []byte("1"))
+	})
+}
+
+// buildBudget bounds the memory a build spools before it writes what it has (decisions D17:
+// no input costs unbounded memory). 100,000 users and 1,000,000 orders spool about 1.5 GB and
+// are written once, in order; a larger set is written in several sorted rounds, the later
+// ones inserting among the earlier ones' keys (slower, as a transactional load is, but bounded).
+const buildBudget = 3 << 30
+
+// spooled is called after each record: past the budget, what is spooled is written now.
+func (b *Builder) spooled(ctx context.Context) error {
+	budget := b.Budget
+	if budget <= 0 {
+		budget = buildBudget
+	}
+	if b.w.spoolBytes < budget {
+		return nil
+	}
+	return b.write(ctx)
+}
+
+// write sorts every spooled bucket and writes it (appending with full pages into a bucket
+// still empty, inserting into one an earlier round wrote), then empties the spools.
+func (b *Builder) write(ctx context.Context) error {
+	w := b.w
 	names := make([]string, 0, len(w.spool))
 	total := 0
 	for name, sp := range w.spool {
@@ -100,13 +153,13 @@ func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 	for _, name := range names {
 		w.spool[name].sort()
 	}
-
 	db := b.s.db
 	db.NoSync = true
 	defer func() { db.NoSync = false }()
 	done := 0
 	for _, name := range names {
 		sp := w.spool[name]
+		appendOnly := !b.written[name]
 		for start := 0; start < len(sp.ents); start += buildTxEntries {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -114,7 +167,9 @@ func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 			end := min(start+buildTxEntries, len(sp.ents))
 			err := db.Update(func(tx *bbolt.Tx) error {
 				bk := tx.Bucket([]byte(name))
-				bk.FillPercent = 1.0
+				if appendOnly {
+					bk.FillPercent = 1.0
+				}
 				var prev []byte
 				if start > 0 {
 					prev = sp.key(start - 1)
@@ -140,21 +195,11 @@ func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 			}
 		}
 		sp.release()
+		b.written[name] = true
 	}
-	if err := db.Sync(); err != nil {
-		return err
-	}
-	db.NoSync = false
-	return b.s.update(ctx, func(w *writeTx) error {
-		w.written = map[string]bool{}
-		for name := range w.db.caches { // written behind the caches' back
-			w.written[name] = true
-		}
-		if err := w.Bucket(bMeta).Put(metaToken, []byte(sandboxToken)); err != nil {
-			return err
-		}
-		return w.Bucket(bMeta).Put(metaFixtures, []byte("1"))
-	})
+	clear(w.spool)
+	w.spoolBytes = 0
+	return nil
 }
 
 // spool holds one bucket's entries for a build: keys and values copied into large chunks (a
@@ -179,8 +224,13 @@ func (sp *spool) add(k, v []byte) error {
 	if n > spoolChunk {
 		return errEntryTooLarge
 	}
-	if len(sp.chunks) == 0 || len(sp.chunks[len(sp.chunks)-1])+n > spoolChunk {
-		sp.chunks = append(sp.chunks, make([]byte, 0, spoolChunk))
+	if len(sp.chunks) == 0 || len(sp.chunks[len(sp.chunks)-1])+n > cap(sp.chunks[len(sp.chunks)-1]) {
+		// Chunks grow from 64 KiB to spoolChunk: a small bucket stays small.
+		size := 64 << 10
+		if len(sp.chunks) > 0 {
+			size = min(2*cap(sp.chunks[len(sp.chunks)-1]), spoolChunk)
+		}
+		sp.chunks = append(sp.chunks, make([]byte, 0, max(size, n)))
 	}
 	c := len(sp.chunks) - 1
 	off := len(sp.chunks[c])

@@ -16,8 +16,8 @@ import (
 	"partnersim/simulator"
 )
 
-// Users, orders and deliveries — the records read on every detail, list page and attempt — are
-// stored in a compact binary form; the other records stay JSON. A binary record starts with
+// Users, members, orders and deliveries — the records read on every detail, list page and
+// attempt — are stored in a compact binary form; the other records stay JSON. A binary record starts with
 // its format version (recordV1), which no JSON record does ('{'), so a store written before
 // the binary form opened (and keeps working: each record is rewritten in the new form the next
 // time it changes) — decodeRecord reads both.
@@ -37,13 +37,15 @@ const recordV1 = 0x01
 // signature.
 const recordV2 = 0x02
 
-// encodeRecord encodes a record for storage: binary for users, orders and deliveries, JSON
-// for everything else.
+// encodeRecord encodes a record for storage: binary for users, members, orders and
+// deliveries, JSON for everything else.
 func encodeRecord(v any) ([]byte, error) {
 	var e encoder
 	switch r := v.(type) {
 	case *simulator.User:
 		e.user(r)
+	case *simulator.Member:
+		e.member(r)
 	case *simulator.Order:
 		e.order(r)
 	case *simulator.Delivery:
@@ -63,6 +65,8 @@ func decodeRecord(raw []byte, v any) error {
 	switch r := v.(type) {
 	case *simulator.User:
 		d.user(r)
+	case *simulator.Member:
+		d.member(r)
 	case *simulator.Order:
 		d.order(r)
 	case *simulator.Delivery:
@@ -182,6 +186,22 @@ func (e *encoder) user(u *simulator.User) {
 			}
 		}
 	}
+}
+
+func (e *encoder) member(m *simulator.Member) {
+	e.b = append(e.b, recordV1)
+	e.str(m.InstitutionID)
+	e.str(m.CoreID)
+	e.str(m.CoreIDType)
+	e.bool(m.DBPID != nil)
+	if m.DBPID != nil {
+		e.str(*m.DBPID)
+	}
+	e.length(len(m.UserIDs), m.UserIDs == nil)
+	for _, id := range m.UserIDs {
+		e.str(id)
+	}
+	e.time(m.CreatedAt)
 }
 
 func (e *encoder) order(o *simulator.Order) {
@@ -378,6 +398,21 @@ func (d *decoder) user(u *simulator.User) {
 		}
 		u.History = h
 	}
+}
+
+func (d *decoder) member(m *simulator.Member) {
+	*m = simulator.Member{InstitutionID: d.str(), CoreID: d.str(), CoreIDType: d.str()}
+	if d.bool() {
+		id := d.str()
+		m.DBPID = &id
+	}
+	if n := d.length(); n >= 0 {
+		m.UserIDs = make([]string, n)
+		for i := range m.UserIDs {
+			m.UserIDs[i] = d.str()
+		}
+	}
+	m.CreatedAt = d.time()
 }
 
 func (d *decoder) order(o *simulator.Order) {

@@ -124,6 +124,21 @@ func (g recordGen) user() *simulator.User {
 	return u
 }
 
+func (g recordGen) member() *simulator.Member {
+	m := &simulator.Member{InstitutionID: g.str(), CoreID: g.str(), CoreIDType: g.str(), CreatedAt: g.time()}
+	if g.r.IntN(2) == 0 {
+		id := g.str()
+		m.DBPID = &id
+	}
+	if g.r.IntN(4) > 0 {
+		m.UserIDs = []string{}
+	}
+	for range g.r.IntN(3) {
+		m.UserIDs = append(m.UserIDs, g.str())
+	}
+	return m
+}
+
 func (g recordGen) order() *simulator.Order {
 	return &simulator.Order{ID: g.str(), InstitutionID: g.str(), TransactionID: g.str(), PlatformID: g.str(), UserAccountID: g.str(),
 		Product: simulator.Product(g.str()), Side: simulator.Side(g.str()), Symbol: g.str(), Quantity: g.decimal(), Notional: g.decimal(),
@@ -149,6 +164,7 @@ func TestRecordCodecMatchesJSON(t *testing.T) {
 	g := recordGen{rand.New(rand.NewPCG(15, 3))}
 	for range 2000 {
 		roundTrip(t, g.user())
+		roundTrip(t, g.member())
 		roundTrip(t, g.order())
 		roundTrip(t, g.delivery())
 	}
@@ -179,11 +195,12 @@ func FuzzRecordCodec(f *testing.F) {
 			Accounts: []simulator.Account{{Product: simulator.Product(s), Cash: d, KYCApprovedAt: &at, Holdings: []simulator.Holding{{Symbol: s, Quantity: d}}}},
 			History:  &simulator.History{PastDay: []simulator.ValuePoint{{AsOf: at, CostBasis: simulator.Cents(n), Value: simulator.Cents(sec)}}}}
 		roundTrip(t, u)
+		roundTrip(t, &simulator.Member{InstitutionID: s, CoreID: s, DBPID: &s, UserIDs: []string{s, s}, CreatedAt: at})
 		roundTrip(t, &simulator.Order{ID: s, Symbol: s, Quantity: d, Notional: d, Fee: d, PlacedAt: at, CompletedAt: &at, RecurringOrderID: s})
 		body, _ := json.Marshal(s)
 		roundTrip(t, &simulator.Delivery{ID: s, Body: body, NextAttemptAt: at, CreatedAt: at,
 			Attempts: []simulator.Attempt{{At: at, StatusCode: int(n), Error: s, LatencyMS: float64(n) / 7, ResponseBody: s, Signature: s}}})
-		for _, v := range []any{&simulator.User{}, &simulator.Order{}, &simulator.Delivery{}} {
+		for _, v := range []any{&simulator.User{}, &simulator.Member{}, &simulator.Order{}, &simulator.Delivery{}} {
 			_ = decodeRecord(append([]byte{recordV1}, junk...), v)
 			_ = decodeRecord(append([]byte{recordV2}, junk...), v)
 		}

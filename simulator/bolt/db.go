@@ -230,10 +230,11 @@ type writeTx struct {
 	bulk map[string][]kv
 	// spool, when set (a Builder's), takes every put instead of the transaction: there is no
 	// transaction then, only the spooled entries Builder.Finish sorts and writes.
-	spool    map[string]*spool
-	counts   map[string]int64
-	enqueued int
-	db       *DB
+	spool      map[string]*spool
+	spoolBytes int // what the spools hold, entries' references included
+	counts     map[string]int64
+	enqueued   int
+	db         *DB
 	// txid is the transaction's id (kept: a committed Tx forgets it).
 	txid int
 	// written names the cached buckets this transaction wrote.
@@ -272,6 +273,7 @@ func (w *writeTx) spoolPut(bucket, key, value []byte) error {
 		sp = &spool{}
 		w.spool[string(bucket)] = sp
 	}
+	w.spoolBytes += len(key) + len(value) + 16
 	return sp.add(key, value)
 }
 

@@ -1,0 +1,74 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.etcd.io/bbolt"
+
+	"partnersim/simulator"
+)
+
+// A build past its memory budget writes in several sorted rounds (the later ones inserting
+// among the earlier ones' keys) and still writes exactly what the transactional loader writes.
+func TestBuildInRoundsEqualsLoad(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	loaded, err := Open(filepath.Join(dir, "loaded.db"), simulator.NewClock(nil), nil)
+	require.NoError(t, err)
+	defer loaded.Close()
+	built, err := Open(filepath.Join(dir, "built.db"), simulator.NewClock(nil), nil)
+	require.NoError(t, err)
+	defer built.Close()
+
+	l, err := loaded.NewLoader(ctx, true)
+	require.NoError(t, err)
+	b, err := built.NewBuilder(ctx)
+	require.NoError(t, err)
+	b.Budget = 4 << 10 // a round every few dozen records
+	rounds := 0
+	b.Progress = func(done, total int) {
+		if done == total {
+			rounds++
+		}
+	}
+	at := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a"}))
+	require.NoError(t, b.Institution(simulator.Institution{ID: "ins_a"}))
+	for i := range 300 {
+		u := simulator.User{PlatformID: fmt.Sprintf("usr_%03d", (i*37)%300), InstitutionID: "ins_a", UserAccountID: fmt.Sprintf("u%03d", (i*11)%300),
+			CreatedAt: at.Add(time.Duration(i*13%97) * 5 * time.Hour),
+			Accounts:  []simulator.Account{{Product: simulator.ProductSecurities, KYCStatus: simulator.KYCStatuses[i%6], Cash: decimal.New(int64(i), 0)}}}
+		require.NoError(t, l.User(u))
+		require.NoError(t, b.User(u))
+		o := simulator.Order{ID: fmt.Sprintf("ord_%04d", (i*53)%300), InstitutionID: "ins_a", UserAccountID: u.UserAccountID, Product: simulator.ProductSecurities,
+			Side: simulator.SideBuy, Status: simulator.OrderStatuses[i%4], Symbol: "AAPL", Quantity: decimal.New(1, 0), PlacedAt: at.Add(time.Duration(i*29%101) * 3 * time.Hour)}
+		txn := simulator.Transaction{ID: fmt.Sprintf("txn_%04d", i), InstitutionID: "ins_a", OrderIDs: []string{o.ID}}
+		require.NoError(t, l.Transaction(txn, []simulator.Order{o}))
+		require.NoError(t, b.Transaction(txn, []simulator.Order{o}))
+	}
+	require.NoError(t, l.Finish("tok"))
+	require.NoError(t, b.Finish(ctx, "tok"))
+	assert.Greater(t, rounds, 10, "the budget made several rounds")
+
+	dump := func(db *DB) map[string]string {
+		out := map[string]string{}
+		require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
+			return tx.ForEach(func(name []byte, bk *bbolt.Bucket) error {
+				return bk.ForEach(func(k, v []byte) error {
+					out[string(name)+"|"+string(k)] = string(bytes.Clone(v))
+					return nil
+				})
+			})
+		}))
+		return out
+	}
+	assert.Equal(t, dump(loaded), dump(built))
+}
