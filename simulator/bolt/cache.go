@@ -7,7 +7,8 @@ import (
 )
 
 // readCache holds decoded records of one bucket for the read path (institutions: prices on
-// every detail and list; keys: every authenticated request). Values are shared and must not
+// every detail and list; keys: every authenticated request; signing secrets: every webhook
+// attempt). Values are shared and must not
 // be modified. A transaction that writes the bucket clears the cache when it commits, and a
 // reader whose snapshot predates the last such write never fills it, so a cached value is
 // never older than the newest committed one.
@@ -33,6 +34,10 @@ func (c *readCache) get(tx *bbolt.Tx, key string, load func() (any, error)) (any
 	c.mu.Unlock()
 	return v, nil
 }
+
+// peek returns a cached value without a transaction. Clearing happens once a write commits, so
+// a value seen here is as fresh as one seen inside a transaction begun at the same moment.
+func (c *readCache) peek(key string) (any, bool) { return c.m.Load(key) }
 
 // invalidate drops everything after transaction txid wrote the bucket.
 func (c *readCache) invalidate(txid int) {

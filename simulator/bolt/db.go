@@ -94,7 +94,7 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Optio
 	if ids == nil {
 		ids = simulator.NewIDs(nil)
 	}
-	caches := map[string]*readCache{string(bInstitutions): {}, string(bKeys): {}}
+	caches := map[string]*readCache{string(bInstitutions): {}, string(bKeys): {}, string(bSecrets): {}}
 	return &DB{db: db, Clock: clock, IDs: ids, APIVersions: []string{"v1"}, caches: caches}, nil
 }
 
@@ -196,14 +196,24 @@ func (s *DB) view(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 
 // update runs fn in a write transaction and notifies the dispatcher when fn queued deliveries.
 func (s *DB) update(ctx context.Context, fn func(w *writeTx) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	// Concurrent writers are group-committed (bbolt Batch: one fsync for all of them). Batch
 	// may run fn again alone if another call in the group fails; the group's transaction was
 	// rolled back then, and fn has no effect outside its transaction, so that is safe.
+	return s.write(ctx, s.db.Batch, fn)
+}
+
+// updateNow is update for a caller that groups its own writes (the dispatcher's attempt
+// records): it commits at once instead of waiting bbolt's batch delay for company.
+func (s *DB) updateNow(ctx context.Context, fn func(w *writeTx) error) error {
+	return s.write(ctx, s.db.Update, fn)
+}
+
+func (s *DB) write(ctx context.Context, commit func(func(*bbolt.Tx) error) error, fn func(w *writeTx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	var w *writeTx
-	err := s.db.Batch(func(tx *bbolt.Tx) error {
+	err := commit(func(tx *bbolt.Tx) error {
 		w = &writeTx{Tx: tx, db: s, txid: tx.ID(), counts: map[string]int64{}}
 		if err := fn(w); err != nil {
 			return err

@@ -19,7 +19,7 @@ func (s *DB) Authenticate(ctx context.Context, plaintext string) (*simulator.API
 	// A cached key needs no read transaction (every request authenticates; bbolt's
 	// transaction start takes a lock shared by all readers). The cache is cleared when a write
 	// to keys commits, as for a cached read inside a transaction.
-	if v, ok := s.caches[string(bKeys)].m.Load(hash); ok {
+	if v, ok := s.caches[string(bKeys)].peek(hash); ok {
 		if k = v.(*simulator.APIKey); k.RevokedAt != nil {
 			return nil, simulator.Errorf(simulator.EUNAUTHORIZED, "Invalid API key")
 		}

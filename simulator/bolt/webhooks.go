@@ -138,14 +138,28 @@ func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
 	})
 }
 
-// SigningSecrets returns the institution's secrets (empty before its first subscribe).
+// SigningSecrets returns the institution's secrets (empty before its first subscribe), through
+// the read cache: the dispatcher asks on every attempt.
 func (s *DB) SigningSecrets(ctx context.Context, instID string) (simulator.SigningSecrets, error) {
+	cache := s.caches[string(bSecrets)]
+	if v, ok := cache.peek(instID); ok {
+		return *v.(*simulator.SigningSecrets), nil
+	}
 	var sec simulator.SigningSecrets
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		if raw := tx.Bucket(bSecrets).Get([]byte(instID)); raw != nil {
-			return json.Unmarshal(raw, &sec)
+		v, err := cache.get(tx, instID, func() (any, error) {
+			var sec simulator.SigningSecrets
+			if raw := tx.Bucket(bSecrets).Get([]byte(instID)); raw != nil {
+				if err := json.Unmarshal(raw, &sec); err != nil {
+					return nil, err
+				}
+			}
+			return &sec, nil
+		})
+		if err == nil {
+			sec = *v.(*simulator.SigningSecrets)
 		}
-		return nil
+		return err
 	})
 	return sec, err
 }
@@ -356,7 +370,7 @@ func (s *DB) NextDue(ctx context.Context) (time.Time, bool, error) {
 // pending at that slot changes nothing, so a replay is harmless; an attempt in flight when its
 // subscription was deleted is still logged on the failed delivery.
 func (s *DB) RecordAttempts(ctx context.Context, recs []simulator.AttemptRecord) error {
-	return s.update(ctx, func(w *writeTx) error {
+	return s.updateNow(ctx, func(w *writeTx) error {
 		for _, r := range recs {
 			if err := recordAttempt(w, r); err != nil {
 				return err
