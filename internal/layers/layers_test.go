@@ -80,6 +80,7 @@ var rules = map[string]rule{
 	"partnersim/sandbox":                     {never: []string{"partnersim/cmd/...", "partnersim/features", "partnersim/receiver/...", "partnersim/loadtest", "partnersim/internal/..."}},
 	"partnersim/internal/sandboxtest":        {never: []string{"partnersim/cmd/...", "partnersim/features"}},
 	"partnersim/internal/layers":             {ours: []string{}, outside: []string{}},
+	"partnersim/features/mutants":            {ours: []string{}, outside: []string{}},
 	"partnersim/cmd/partnersim":              {never: []string{"partnersim/simulator/bolt", "partnersim/simulator/httpapi/...", harness}},
 }
 
