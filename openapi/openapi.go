@@ -156,7 +156,31 @@ func load(name string) (*yaml.Node, error) {
 	if file.Kind != yaml.DocumentNode || len(file.Content) != 1 || file.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("openapi: %s is not one YAML mapping", name)
 	}
+	if err := uniqueKeys(file.Content[0]); err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", name, err)
+	}
 	return file.Content[0], nil
+}
+
+// uniqueKeys refuses a mapping that names a key twice: JSON readers keep only one of them, so
+// a second path item would silently hide the first's operations.
+func uniqueKeys(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			if seen[k] {
+				return fmt.Errorf("line %d: %q twice in one mapping", n.Content[i].Line, k)
+			}
+			seen[k] = true
+		}
+	}
+	for _, c := range n.Content {
+		if err := uniqueKeys(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func mapping() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"} }
