@@ -190,6 +190,7 @@ func printBanner(w io.Writer, sb *sandbox.Sandbox, addr string, cfg serveConfig,
 		fmt.Fprintln(w, "  control plane   off (--no-control)")
 	} else {
 		fmt.Fprintf(w, "  control plane   %s/_sandbox/   header x-sandbox-token: %s\n", base, sb.Token)
+		fmt.Fprintf(w, "  QA console      %s/_sandbox/ui/   (sign in with the sandbox token)\n", base)
 	}
 	state := "existing state kept"
 	if sb.Loaded {
