@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"math/big"
-	"net/http"
 
 	"github.com/labstack/echo/v4"
 
@@ -23,19 +22,10 @@ var (
 
 // handleOrderList serves GET /{v}/orders/ (spec §4.3, decisions D6).
 func handleOrderList(orders OrderReader) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		v := validate.New()
-		f, cursor := orderListQuery(v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
-		if err := v.Err(); err != nil {
-			return err
-		}
-		page, err := listOrders(c.Request().Context(), orders, keyOf(c).InstitutionID, f)
-		if err != nil {
-			return err
-		}
-		writeRaw(c, http.StatusOK, renderOrderPage(page, cursor, f.Limit))
-		return nil
-	}
+	return handleList(orderListQuery, func(f simulator.OrderFilter) int { return f.Limit },
+		func(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
+			return listOrders(ctx, orders, instID, f)
+		}, renderOrderPage)
 }
 
 // orderListQuery reads Get Order List's filters, paging and sort, for the API and the control
@@ -68,7 +58,7 @@ func orderListQuery(q *validate.Params) (f simulator.OrderFilter, cursor *big.In
 
 // listOrders lists one page; an empty time window matches nothing without asking the store.
 func listOrders(ctx context.Context, r OrderReader, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
-	if f.PlacedStart != nil && f.PlacedEnd != nil && !f.PlacedStart.Before(*f.PlacedEnd) {
+	if emptyWindow(f.PlacedStart, f.PlacedEnd) {
 		return &simulator.OrderPage{Orders: []*simulator.Order{}}, nil
 	}
 	return r.ListOrders(ctx, instID, f)

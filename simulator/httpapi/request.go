@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"context"
 	"io"
+	"math/big"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/shopspring/decimal"
@@ -122,4 +125,34 @@ func objects(o *validate.Object, name string) []*validate.Object {
 	out := make([]*validate.Object, 0, min(l.Len(), 1024))
 	l.Each(func(_ int, v validate.Value) { out = append(out, v.Object()) })
 	return out
+}
+
+// handleList serves one of the partner API's two lists: read the query (filters, paging,
+// sort) into a filter, fetch the key's institution's page, render it with the cursor and the
+// page size.
+func handleList[F, P any](
+	query func(*validate.Params) (F, *big.Int),
+	perPage func(F) int,
+	list func(ctx context.Context, instID string, f F) (P, error),
+	render func(page P, cursor *big.Int, perPage int) []byte,
+) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := validate.New()
+		f, cursor := query(v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
+		if err := v.Err(); err != nil {
+			return err
+		}
+		page, err := list(c.Request().Context(), keyOf(c).InstitutionID, f)
+		if err != nil {
+			return err
+		}
+		writeRaw(c, http.StatusOK, render(page, cursor, perPage(f)))
+		return nil
+	}
+}
+
+// emptyWindow reports whether a list's time filter [start, end) can match nothing (start at or
+// after end): both lists answer an empty page then without asking the store.
+func emptyWindow(start, end *time.Time) bool {
+	return start != nil && end != nil && !start.Before(*end)
 }

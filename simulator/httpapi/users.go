@@ -44,19 +44,10 @@ func handleUserDetail(users UserReader, clock *simulator.Clock) echo.HandlerFunc
 
 // handleUserList serves GET /{v}/users/ (spec §4.2, decisions D6).
 func handleUserList(users UserReader) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		v := validate.New()
-		f, cursor := userListQuery(v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
-		if err := v.Err(); err != nil {
-			return err
-		}
-		page, err := listUsers(c.Request().Context(), users, keyOf(c).InstitutionID, f)
-		if err != nil {
-			return err
-		}
-		writeRaw(c, http.StatusOK, renderUserPage(page, cursor, f.Limit))
-		return nil
-	}
+	return handleList(userListQuery, func(f simulator.UserFilter) int { return f.Limit },
+		func(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
+			return listUsers(ctx, users, instID, f)
+		}, renderUserPage)
 }
 
 // userListQuery reads Get User List's filters, paging and sort, for the API and the control
@@ -90,7 +81,7 @@ func userListQuery(q *validate.Params) (f simulator.UserFilter, cursor *big.Int)
 
 // listUsers lists one page; an empty time window matches nothing without asking the store.
 func listUsers(ctx context.Context, r UserReader, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
-	if f.CreatedStart != nil && f.CreatedEnd != nil && !f.CreatedStart.Before(*f.CreatedEnd) {
+	if emptyWindow(f.CreatedStart, f.CreatedEnd) {
 		return &simulator.UserPage{Users: []*simulator.User{}}, nil
 	}
 	return r.ListUsers(ctx, instID, f)
