@@ -165,3 +165,11 @@ Feature: Test events
     When I POST "/webhooks/subscriptions/{r6.kyc}/test"
     Then the JSON at "delivered" is true
     And "r6" receives a delivery
+
+  @assumed @sandbox @rule:D8.7
+  Scenario: Once a rotation's overlap has passed, deliveries carry the new secret only
+    Given a receiver "r1"
+    And "r1" is subscribed to "kyc" events
+    When the signing secret is rotated with an overlap of 1 seconds
+    Then test events to "r1" soon carry 1 v1 entry
+    And the delivery is signed with the signing secret
