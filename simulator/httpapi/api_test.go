@@ -53,6 +53,29 @@ func TestHealthAndRouting(t *testing.T) {
 	assert.Empty(t, r.Header.Get("Access-Control-Allow-Origin"), "no CORS")
 }
 
+// TestEmptyPathParameter holds Starlette's routing: a path parameter matches one or more
+// characters, so an empty segment matches no route (404 before any key is asked for), and the
+// trailing-slash redirect strips every trailing slash, not just one. Found by FuzzUserDetail
+// once its exchanges were checked against the OpenAPI document.
+func TestEmptyPathParameter(t *testing.T) {
+	a := MustServe(t)
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/v1/users//"},
+		{"GET", "/v1/users//?user_account_id_type=platform"},
+		{"GET", "/v1/transactions//"},
+		{"POST", "/v1/webhooks/subscriptions//test"},
+		{"GET", "/v1/orders//"},
+		{"GET", "/v1/users///"},
+	} {
+		for _, key := range [][]string{nil, {"x-api-key: " + keyAll}} {
+			r := a.Call(t, c.method, c.path, "", key...)
+			assert.Equal(t, 404, r.Status, "%s %s (%q)", c.method, c.path, key)
+			assert.Equal(t, `{"detail":"Not Found"}`, r.Body, "%s %s", c.method, c.path)
+			assert.Empty(t, r.Header.Get("Location"), "%s %s", c.method, c.path)
+		}
+	}
+}
+
 func TestAuthentication(t *testing.T) {
 	a := MustServe(t)
 	r := a.Call(t, "GET", "/v1/users/", "")

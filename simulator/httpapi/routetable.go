@@ -32,11 +32,12 @@ func (t *routeTable) methods(path string) []string {
 	return out
 }
 
-// slashAlternative returns path with its trailing slash toggled when that path is a route.
+// slashAlternative returns the path Starlette's redirect_slashes tries, when it is a route:
+// every trailing slash stripped (rstrip("/"), so /v1/orders// is not /v1/orders/), or one added.
 func (t *routeTable) slashAlternative(path string) (string, bool) {
 	alt := path + "/"
 	if strings.HasSuffix(path, "/") {
-		alt = strings.TrimSuffix(path, "/")
+		alt = strings.TrimRight(path, "/")
 	}
 	if alt == "" || path == "/" {
 		return "", false

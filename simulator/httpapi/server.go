@@ -108,8 +108,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHT
 
 // handle registers a route on echo and in the route table.
 func (s *Server) handle(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
-	s.e.Add(method, path, h, mw...)
+	s.e.Add(method, path, h, append([]echo.MiddlewareFunc{nonEmptyParams}, mw...)...)
 	s.routes.add(method, path)
+}
+
+// nonEmptyParams makes echo's router match as Starlette's does: a path parameter is one or more
+// characters, so a request with an empty one (/v1/users//) matched no route and is answered by
+// the routing error (404, or 405/307 where routeTable finds a twin) before any key is asked for.
+func nonEmptyParams(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		for _, v := range c.ParamValues() {
+			if v == "" {
+				return echo.ErrNotFound
+			}
+		}
+		return next(c)
+	}
 }
 
 const headerRequestID = "X-Request-Id"
