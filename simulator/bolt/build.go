@@ -42,7 +42,7 @@ func (s *DB) NewBuilder(ctx context.Context) (*Builder, error) {
 	if err := s.wipe(ctx); err != nil {
 		return nil, err
 	}
-	return &Builder{s: s, ctx: ctx, w: &writeTx{db: s, counts: map[string]int64{}, spool: map[string]*spool{}}, written: map[string]bool{}}, nil
+	return &Builder{s: s, ctx: ctx, w: &writeTx{db: s, counts: map[string]*int64{}, spool: map[string]*spool{}}, written: map[string]bool{}}, nil
 }
 
 // Institution spools an institution.
@@ -95,8 +95,8 @@ const buildTxEntries = 1 << 17
 func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 	w := b.w
 	for k, d := range w.counts {
-		if d > 0 {
-			if err := w.spoolPut(bCounts, []byte(k), u64(uint64(d))); err != nil {
+		if *d > 0 {
+			if err := w.spoolPut(bCounts, []byte(k), u64(uint64(*d))); err != nil {
 				return err
 			}
 		}
