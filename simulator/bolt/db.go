@@ -241,7 +241,7 @@ type writeTx struct {
 	// spool, when set (a Builder's), takes every put instead of the transaction: there is no
 	// transaction then, only the spooled entries Builder.Finish sorts and writes.
 	spool      map[string]*spool
-	spoolBytes int // what the spools hold, entries' references included
+	spoolBytes int               // what the spools hold, entries' references included
 	counts     map[string]*int64 // by pointer: a lookup by string(prefix) allocates nothing
 	enqueued   int
 	db         *DB
