@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,6 +30,7 @@ func TestContract(t *testing.T) {
 	opts := target(t)
 	opts.Tags = os.Getenv("PARTNERSIM_TAGS")
 	opts.Name = os.Getenv("PARTNERSIM_NAME")
+	opts.StopOnFailure = os.Getenv("PARTNERSIM_STOP_ON_FAILURE") != ""
 	opts.Randomize = time.Now().UnixNano() % 1_000_000
 	if s := os.Getenv("PARTNERSIM_SEED"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
@@ -74,4 +76,60 @@ func target(t *testing.T) features.Options {
 	}
 	srv := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.APIVersions = []string{"v1", "v2"} })
 	return features.Options{BaseURL: srv.URL + "/v1", SandboxURL: srv.URL, SandboxToken: srv.SB.Token}
+}
+
+// TestContractWithoutControlPlane runs the suite as against a real deployment: no control
+// plane, only what a partner has — the default fixtures' Harbor institution through its
+// published keys (one with every scope, and keys lacking read:user, read:orders,
+// manage:sessions and manage:webhooks), an existing user and the signing secret its first
+// subscribe issued. Only scenarios that must create state (@sandbox) may be skipped, and every
+// rule not cited only by such scenarios must be checked.
+func TestContractWithoutControlPlane(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("the contract suite runs the whole simulator; skipped with -short")
+	}
+	srv := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.APIVersions = []string{"v1", "v2"} })
+	const full = "sbx_harborAllScopes0000000000000000000000001"
+	sub := srv.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"https://93.184.216.34/secret-probe"}`, "x-api-key: "+full)
+	secret := sub.JSON("signing_secret").String()
+	if sub.Status != 201 || secret == "" {
+		t.Fatalf("expected Harbor's first subscribe to issue the signing secret, got %d %s", sub.Status, sub.Body)
+	}
+	if del := srv.Call(t, "DELETE", "/v1/webhooks/subscriptions/"+sub.JSON("subscription_id").String(), "", "x-api-key: "+full); del.Status != 204 {
+		t.Fatalf("delete the probe subscription: %d %s", del.Status, del.Body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	rep, err := features.Run(ctx, features.Options{BaseURL: srv.URL + "/v1", APIKey: full,
+		KeysWithout: map[string]string{
+			"read:user":       "sbx_harborWebhooks00000000000000000000000003",
+			"read:orders":     "sbx_harborWebhooks00000000000000000000000003",
+			"manage:sessions": "sbx_harborReadOnly00000000000000000000000002",
+			"manage:webhooks": "sbx_harborReadOnly00000000000000000000000002",
+		},
+		Vars:          map[string]string{"user_id": "usr_hfcu_0001"},
+		SigningSecret: secret, Randomize: -1, Format: "pretty", Output: &out})
+	if err != nil {
+		t.Fatalf("contract run: %v", err)
+	}
+	t.Logf("without a control plane: %s", rep.Summary())
+	t.Logf("rules: %s", rep.RulesSummary())
+	for _, f := range rep.Failed() {
+		t.Errorf("FAILED %s: %q\n    %s", f.Feature, f.Name, strings.ReplaceAll(f.Err, "\n", "\n    "))
+	}
+	for _, s := range rep.Skipped() {
+		if !slices.Contains(s.Tags, "sandbox") {
+			t.Errorf("scenario %q (%s) needs no state but was skipped without a control plane: %s", s.Name, s.Feature, s.Err)
+		}
+	}
+	for _, o := range rep.RuleOutcomes() {
+		if !o.Checked() && !features.NeedsControlPlane(o.ID) {
+			t.Errorf("rule %s is cited by a scenario that needs no control plane, but the run did not check it: %s", o.ID, o.SkipReasons)
+		}
+	}
+	if rep.ExitCode != 0 && len(rep.Failed()) == 0 {
+		t.Errorf("godog exited %d with no failed scenario recorded:\n%s", rep.ExitCode, out.String())
+	}
 }

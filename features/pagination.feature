@@ -84,6 +84,9 @@ Feature: Pagination limits
       | per_page=abc          | {"type":"int_parsing","loc":["query","per_page"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"abc"}        |
       | per_page=2.5          | {"type":"int_parsing","loc":["query","per_page"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"2.5"}        |
       | last_record_number=-1 | {"type":"greater_than_equal","loc":["query","last_record_number"],"msg":"Input should be greater than or equal to 0","input":"-1","ctx":{"ge":0}}   |
+      | per_page=1__0         | {"type":"int_parsing","loc":["query","per_page"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"1__0"}       |
+      | per_page=_10          | {"type":"int_parsing","loc":["query","per_page"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"_10"}        |
+      | per_page=1_000        | {"type":"less_than_equal","loc":["query","per_page"],"msg":"Input should be less than or equal to 100","input":"1_000","ctx":{"le":100}}             |
 
   @assumed @rule:D4.3
   Scenario: A 422 is FastAPI's exact bytes: compact separators, key order, items in parameter order

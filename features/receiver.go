@@ -20,6 +20,10 @@ type hub struct {
 	ln   net.Listener
 	srv  *http.Server
 	base string // URL the implementation posts to, no trailing slash
+	// base6 is the same hub on the IPv6 loopback address, when the hub listens on loopback and
+	// the machine has ::1 ("" otherwise).
+	base6 string
+	srv6  *http.Server
 
 	mu    sync.Mutex
 	recvs map[string]*receiver
@@ -37,6 +41,13 @@ func newHub(listen, public string) (*hub, error) {
 	}
 	h.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = h.srv.Serve(ln) }()
+	if a, ok := ln.Addr().(*net.TCPAddr); ok && public == "" && a.IP.IsLoopback() {
+		if ln6, err := net.Listen("tcp", "[::1]:0"); err == nil {
+			h.base6 = "http://" + ln6.Addr().String()
+			h.srv6 = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+			go func() { _ = h.srv6.Serve(ln6) }()
+		}
+	}
 	return h, nil
 }
 
@@ -44,6 +55,9 @@ func (h *hub) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = h.srv.Shutdown(ctx)
+	if h.srv6 != nil {
+		_ = h.srv6.Shutdown(ctx)
+	}
 }
 
 // add registers a receiver and returns it with its URL.

@@ -1,10 +1,13 @@
 package features
 
 import (
+	"bufio"
 	_ "embed"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // rulesTSV is the rule inventory: every observable rule of the spec and of decisions D2–D9, one
@@ -129,3 +132,66 @@ func (r *Report) RulesSummary() string {
 	}
 	return s
 }
+
+// scenarioIndex reads every embedded feature file: feature (file stem) → scenario name → its
+// tags (the feature's included), without the @; problems are duplicate names.
+func scenarioIndex() (map[string]map[string][]string, []string) {
+	out := map[string]map[string][]string{}
+	var problems []string
+	files, _ := fs.Glob(Features(), "*.feature")
+	for _, f := range files {
+		b, err := fs.ReadFile(Features(), f)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		stem := strings.TrimSuffix(f, ".feature")
+		out[stem] = map[string][]string{}
+		var featureTags, pending []string
+		sc := bufio.NewScanner(strings.NewReader(string(b)))
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			switch {
+			case strings.HasPrefix(line, "@"):
+				for _, tag := range strings.Fields(line) {
+					pending = append(pending, strings.TrimPrefix(tag, "@"))
+				}
+			case strings.HasPrefix(line, "Feature:"):
+				featureTags, pending = pending, nil
+			case strings.HasPrefix(line, "Scenario:") || strings.HasPrefix(line, "Scenario Outline:"):
+				_, name, _ := strings.Cut(line, ":")
+				name = strings.TrimSpace(name)
+				if _, dup := out[stem][name]; dup {
+					problems = append(problems, fmt.Sprintf("%s: scenario %q appears twice; names must be unique for reports", f, name))
+				}
+				tags := append(slices.Clone(featureTags), pending...)
+				slices.Sort(tags)
+				out[stem][name] = tags
+				pending = nil
+			}
+		}
+	}
+	return out, problems
+}
+
+var needsControl = sync.OnceValue(func() map[string]bool {
+	idx, _ := scenarioIndex()
+	out := map[string]bool{}
+	for _, names := range idx {
+		for _, tags := range names {
+			for _, id := range RulesOf(tags) {
+				if _, seen := out[id]; !seen {
+					out[id] = true
+				}
+				if !slices.Contains(tags, "sandbox") {
+					out[id] = false
+				}
+			}
+		}
+	}
+	return out
+})
+
+// NeedsControlPlane reports whether a rule is cited only by @sandbox scenarios, which create
+// the state they check: a run without a control plane cannot check it.
+func NeedsControlPlane(id string) bool { return needsControl()[id] }

@@ -72,7 +72,6 @@ const (
 // and whether a deployment without a control plane can check it.
 func coverageSection(t *testing.T) string {
 	byRule := map[string][]string{}
-	stateOnly := map[string]bool{}
 	scenarios := scenarioTags(t)
 	var features []string
 	for f := range scenarios {
@@ -97,19 +96,13 @@ func coverageSection(t *testing.T) string {
 			}
 			for _, id := range RulesOf(tags) {
 				byRule[id] = append(byRule[id], fmt.Sprintf("%s: %s (%s)", f, n, strings.Join(plain, ", ")))
-				if _, seen := stateOnly[id]; !seen {
-					stateOnly[id] = true
-				}
-				if !slices.Contains(tags, "sandbox") {
-					stateOnly[id] = false
-				}
 			}
 		}
 	}
 	rules := Rules()
 	free := 0
 	for _, r := range rules {
-		if !stateOnly[r.ID] {
+		if !NeedsControlPlane(r.ID) {
 			free++
 		}
 	}
@@ -121,7 +114,7 @@ func coverageSection(t *testing.T) string {
 	esc := strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;")
 	for _, r := range rules {
 		without := "checked"
-		if stateOnly[r.ID] {
+		if NeedsControlPlane(r.ID) {
 			without = "needs a control plane"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.ID, esc.Replace(r.Source), esc.Replace(r.Text), esc.Replace(strings.Join(byRule[r.ID], "; ")), without)

@@ -152,6 +152,8 @@ Feature: Revoke Member Sessions
       | \"hello\"                                                     | [{"type":"model_attributes_type","loc":["body"],"msg":"Input should be a valid dictionary or object to extract fields from","input":"hello"}] |
       | hello                                                         | [{"type":"json_invalid","loc":["body"],"msg":"JSON decode error","input":{},"ctx":{"error":"Expecting value"}}] |
       | {user_account_id: 1}                                          | [{"type":"json_invalid","loc":["body"],"msg":"JSON decode error","input":{},"ctx":{"error":"Expecting property name enclosed in double quotes"}}] |
+      | {                                                             | [{"type":"json_invalid","loc":["body"],"msg":"JSON decode error","input":{},"ctx":{"error":"Expecting property name enclosed in double quotes"}}] |
+      | {\"user_account_id\":                                          | [{"type":"json_invalid","loc":["body"],"msg":"JSON decode error","input":{},"ctx":{"error":"Expecting value"}}] |
 
   @assumed @rule:D4.4
   Scenario: A missing body is FastAPI's missing body item

@@ -23,6 +23,7 @@ func (w *world) webhookSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^a receiver `+q+` answering (\d{3})$`, w.givenReceiverAnswering)
 	sc.Step(`^a receiver `+q+` answering (\d{3}) to the first (\d+) deliver(?:y|ies)$`, w.givenReceiverScript)
 	sc.Step(`^an unreachable receiver `+q+`$`, w.givenUnreachable)
+	sc.Step(`^a receiver `+q+` on the IPv6 loopback address$`, w.givenReceiverIPv6)
 	sc.Step(`^a receiver `+q+` holding its answer (\d{3}) until released$`, w.givenReceiverHolding)
 	sc.Step(`^`+q+` releases its answers$`, w.releaseReceiver)
 
@@ -31,6 +32,7 @@ func (w *world) webhookSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^`+q+` is subscribed to `+q+` events$`, w.subscribed)
 	sc.Step(`^`+q+` is subscribed to `+q+` events through `+q+`$`, w.subscribedThrough)
 	sc.Step(`^I subscribe the URL `+q+` to `+q+` events$`, w.subscribeURL)
+	sc.Step(`^`+q+` is subscribed to `+q+` events at the host `+q+`$`, w.subscribedAtHost)
 	sc.Step(`^the response carries the signing secret$`, w.responseHasSecret)
 
 	sc.Step(`^`+q+` receives a delivery$`, w.receivesOne)
@@ -91,6 +93,22 @@ func (w *world) addReceiver(name string) (*receiver, error) {
 func (w *world) givenReceiver(name string) error {
 	_, err := w.addReceiver(name)
 	return err
+}
+
+// givenReceiverIPv6 is a receiver reached at [::1] only; the scenario is skipped where the
+// machine has no IPv6 loopback.
+func (w *world) givenReceiverIPv6(name string) error {
+	if w.run.hub.base6 == "" {
+		w.skip = "the machine has no IPv6 loopback address for the receiver"
+		return godog.ErrSkip
+	}
+	r, err := w.addReceiver(name)
+	if err != nil {
+		return err
+	}
+	r.url = w.run.hub.base6 + strings.TrimPrefix(r.url, w.run.hub.base)
+	w.vars[r.name+".url"] = r.url
+	return nil
 }
 
 func (w *world) givenReceiverAnswering(name, status string) error {
@@ -221,6 +239,28 @@ func (w *world) subscribed(name, eventType string) error {
 
 func (w *world) subscribedThrough(name, eventType, version string) error {
 	if err := w.subscribeThrough(name, eventType, version); err != nil {
+		return err
+	}
+	return w.statusIs("201")
+}
+
+// subscribedAtHost subscribes a receiver through another host name for the same address (the
+// receiver listens on loopback: a name that resolves or is overridden to loopback reaches it).
+func (w *world) subscribedAtHost(name, eventType, host string) error {
+	r, err := w.receiver(name)
+	if err != nil {
+		return err
+	}
+	h, err := w.expand(unq(host))
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(r.url)
+	if err != nil {
+		return err
+	}
+	u.Host = h + ":" + u.Port()
+	if _, err := w.createSubscription(w.run.opts.BaseURL, u.String(), unq(eventType), r); err != nil {
 		return err
 	}
 	return w.statusIs("201")

@@ -188,6 +188,7 @@ Feature: Webhook subscriptions
       | https://{loop}/hook        |
       | https://{pub}/hook         |
       | https://93.184.216.34/hook |
+      | https://ops:s3cret@{pub}/hook |
 
   @assumed @sandbox @rule:D8.9
   Scenario Outline: Plain http to anything not wholly loopback is refused before the address rule

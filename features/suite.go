@@ -74,6 +74,9 @@ type Options struct {
 	Randomize int64
 	// Wait bounds every wait for a delivery or a state change (default 10s).
 	Wait time.Duration
+	// StopOnFailure stops starting scenarios after the first failure (make mutants: a mutant is
+	// killed by its first failing scenario).
+	StopOnFailure bool
 	// HTTPClient makes the API and control-plane calls (default: 15s timeout, no redirects).
 	HTTPClient *http.Client
 }
@@ -193,6 +196,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			Output:         o.Output,
 			NoColors:       true,
 			Strict:         true,
+			StopOnFailure:  o.StopOnFailure,
 			Concurrency:    o.Concurrency,
 			Randomize:      o.Randomize,
 			Tags:           o.Tags,

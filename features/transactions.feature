@@ -75,7 +75,30 @@ Feature: Get Transaction
     And the JSON at "orders" has more than 1 element
     And every element of the JSON at "orders" has "product" equal to "robo"
 
-  @rule:D7.6 @rule:D7.6
+  @sandbox @rule:D7.1 @rule:D7.6 @rule:D6.8
+  Scenario Outline: Cancelling or failing a robo transaction ends it and every leg
+    Given the prices are:
+      | symbol | price  |
+      | AAPL   | 190.00 |
+    And a user "alice" with accounts:
+      | product    | kyc_status | cash    |
+      | securities | approved   | 1000.00 |
+      | robo       | approved   | 0.00    |
+    And "alice" makes a robo deposit of "1000.00" as "d1"
+    When the transaction of "d1" <ends>
+    And I GET "/transactions/{d1}/"
+    Then the JSON at "status" is "<status>"
+    And the JSON at "completed_at" is absent
+    And every element of the JSON at "orders" has "status" equal to "<status>"
+    When I GET "/orders/?status=<status>"
+    Then the JSON at "total_records" is the JSON "{d1.legs}"
+
+    Examples:
+      | ends        | status   |
+      | is canceled | canceled |
+      | fails       | failed   |
+
+  @rule:D7.6
   Scenario: An unknown transaction is 404
     When I GET "/transactions/txn_does_not_exist/"
     Then the response status is 404

@@ -3,7 +3,7 @@ Feature: Get User Detail
   accounts, values, history, identities and terms (spec §2.3, §4.1). core and dbp ids are
   resolved through the institution's members (DESIGN D5).
 
-  @spec @sandbox @rule:S2.4 @rule:S2.6 @rule:S2.8 @rule:S4.1.1
+  @spec @sandbox @rule:S2.0 @rule:S2.4 @rule:S2.6 @rule:S2.8 @rule:S4.1.1
   Scenario: A user's detail has every field the spec names
     Given the prices are:
       | symbol | price  |
@@ -30,10 +30,10 @@ Feature: Get User Detail
     And the JSON at "identities.core_ids" is an array
     And the JSON at "identities.dbp_ids" is an array
     And the JSON at "identities.platform_user_identifier" is "{alice}"
-    And the JSON at "terms_and_conditions.accepted_at" is a timestamp
-    And the JSON at "terms_and_conditions.version" is a string
+    And the JSON at "terms_and_conditions.accepted_at" is "2025-12-01T09:30:00Z"
+    And the JSON at "terms_and_conditions.version" is "2025-11"
 
-  @spec @rule:S4.1.1 @rule:D5.8
+  @spec @rule:S4.1.1 @rule:D5.8 @rule:S2.6 @rule:S2.7 @rule:S2.0
   Scenario: An existing user's detail is consistent
     Given an existing user "someone"
     When I GET "/users/{someone}/?user_account_id_type=platform"
@@ -43,6 +43,14 @@ Feature: Get User Detail
     And the JSON at "total_current_market_value" equals the sum of the JSON at "accounts.#.current_market_value"
     And every element of the JSON at "accounts" has "product" as a string
     And every element of the JSON at "accounts" has "kyc_status" as a string
+    And the JSON at "historical_market_value" has the keys "all_time, past_day, past_week, past_month, past_year"
+    And every element of the JSON at "historical_market_value.past_day" has the keys "as_of, cost_basis, value"
+    And every element of the JSON at "historical_market_value.past_day" has "as_of" as a timestamp
+    And every element of the JSON at "historical_market_value.past_day" has "value" as a decimal string
+    And every element of the JSON at "historical_market_value.past_day" has "cost_basis" as a decimal string
+    And the JSON at "identities" has the keys "core_ids, dbp_ids, platform_user_identifier"
+    And the JSON at "terms_and_conditions.accepted_at" is a timestamp
+    And the JSON at "terms_and_conditions.version" is a string
 
   @spec @sandbox @rule:D5.8
   Scenario: The total market value is the sum over the accounts
@@ -126,6 +134,11 @@ Feature: Get User Detail
     And the JSON at "historical_market_value.past_month" has 30 elements
     And the JSON at "historical_market_value.past_year" has 52 elements
     And the JSON at "historical_market_value.past_week.6.value" is "1000.00"
+    And the history "past_day" is 24 points one hour apart, the last at the start of the current hour worth "1000.00"
+    And the history "past_week" is 7 points one day apart, the last at the start of the current day worth "1000.00"
+    And the history "past_month" is 30 points one day apart, the last at the start of the current day worth "1000.00"
+    And the history "past_year" is 52 points one week apart, the last at the start of the current week worth "1000.00"
+    And the history "all_time" is 1 point one month apart, the last at the start of the current month worth "1000.00"
 
   @assumed @sandbox @rule:D5.10
   Scenario: A user with no funded account has empty history

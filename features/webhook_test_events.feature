@@ -132,3 +132,25 @@ Feature: Test events
     Then "r1" receives a delivery
     And the delivery's signature header has 1 v1 entry
     And the delivery is signed with the signing secret
+
+  @assumed @sandbox @rule:D8.11
+  Scenario: A callback host is reached by name, through each loopback address it resolves to in turn
+    Given a receiver "r1"
+    And a callback host "multi" resolving to "::1, 127.0.0.1"
+    And "r1" is subscribed to "kyc" events at the host "{multi}"
+    And a receiver "r2"
+    And "r2" is subscribed to "kyc" events at the host "localhost"
+    When I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then the JSON at "delivered" is true
+    And "r1" receives a delivery
+    When I POST "/webhooks/subscriptions/{r2.kyc}/test"
+    Then the JSON at "delivered" is true
+    And "r2" receives a delivery
+
+  @assumed @sandbox @rule:D8.11
+  Scenario: A callback on the IPv6 loopback address receives its test event
+    Given a receiver "r6" on the IPv6 loopback address
+    And "r6" is subscribed to "kyc" events
+    When I POST "/webhooks/subscriptions/{r6.kyc}/test"
+    Then the JSON at "delivered" is true
+    And "r6" receives a delivery

@@ -41,8 +41,9 @@ type world struct {
 	keyIDs map[string]string
 	key    string // the key requests use; "" means the active institution's full key
 
-	resp  *response
-	pages []gjson.Result
+	resp     *response
+	pages    []gjson.Result
+	lawItems []gjson.Result // the last law walk's records, descending
 
 	receivers map[string]*receiver
 	event     *delivery // the delivery the "event" steps look at
@@ -63,6 +64,7 @@ type institution struct {
 
 // response is the last API answer.
 type response struct {
+	Sent        time.Time // when the request was sent
 	Method, URL string
 	Status      int
 	Header      http.Header
@@ -84,6 +86,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	w.httpSteps(sc)
 	w.sandboxSteps(sc)
 	w.webhookSteps(sc)
+	w.lawSteps(sc)
 }
 
 func (w *world) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
@@ -265,6 +268,7 @@ func (w *world) doHeaders(method, path string, body []byte, contentType string, 
 	case authLiteral:
 		req.Header["X-Api-Key"] = []string{literal[0]}
 	}
+	sent := time.Now()
 	res, err := w.run.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, u, err)
@@ -274,7 +278,12 @@ func (w *world) doHeaders(method, path string, body []byte, contentType string, 
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading the body: %w", method, u, err)
 	}
-	r := &response{Method: method, URL: u, Status: res.StatusCode, Header: res.Header, Body: b}
+	r := &response{Sent: sent, Method: method, URL: u, Status: res.StatusCode, Header: res.Header, Body: b}
+	// Every JSON body must parse strictly: gjson reads malformed JSON leniently, so without this
+	// a body like [,{…}{…}] would pass the steps that read it (spec §2, §7).
+	if mt, _, _ := strings.Cut(res.Header.Get("Content-Type"), ";"); strings.TrimSpace(mt) == "application/json" && len(b) > 0 && !json.Valid(b) {
+		return nil, fmt.Errorf("%s %s → %d: the body is sent as application/json but is not valid JSON: %s", method, u, res.StatusCode, truncate(string(b), 400))
+	}
 	w.resp = r
 	return r, nil
 }

@@ -104,3 +104,24 @@ func (c *control) SetPrices(ctx context.Context, instID string, prices map[strin
 	}
 	return c.DB.SetPrices(ctx, instID, prices)
 }
+
+// DNS returns the callback-host overrides in force.
+func (c *control) DNS(_ context.Context) map[string][]string {
+	c.dnsMu.Lock()
+	defer c.dnsMu.Unlock()
+	out := maps.Clone(c.dns)
+	if out == nil {
+		out = map[string][]string{}
+	}
+	return out
+}
+
+// PendingDeliveries lists up to limit deliveries waiting for an attempt, soonest first (the
+// outbox's own order).
+func (c *control) PendingDeliveries(ctx context.Context, limit int) ([]*simulator.Delivery, error) {
+	out, err := c.DB.DueDeliveries(ctx, simulator.LastStorableTime, limit, nil)
+	if out == nil {
+		out = []*simulator.Delivery{}
+	}
+	return out, err
+}

@@ -20,6 +20,7 @@ import (
 	"partnersim/simulator"
 	"partnersim/simulator/bolt"
 	"partnersim/simulator/httpapi"
+	"partnersim/simulator/httpapi/console"
 	"partnersim/simulator/netguard"
 	"partnersim/simulator/webhook"
 )
@@ -196,6 +197,15 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	}
 	sb.Server = httpapi.NewServer(httpapi.Config{APIVersions: cfg.APIVersions, Clock: clock, SandboxToken: sb.Token,
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst}, deps, cfg.Logger)
+	if !cfg.NoControl {
+		// The QA console (decisions D15) is part of the control plane: on and off with it.
+		con, err := console.New(console.Config{Token: sb.Token, Control: sb.control, Server: sb.Server, Log: cfg.Logger})
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		sb.Server.Mount(console.Prefix, con)
+	}
 	runCtx, stop := context.WithCancel(context.Background())
 	sb.stop, sb.runCtx, sb.done = stop, runCtx, make(chan struct{})
 	go func() {

@@ -312,6 +312,8 @@ type Attempt struct {
 	Error        string    `json:"error,omitempty"`
 	LatencyMS    float64   `json:"latency_ms"`
 	ResponseBody string    `json:"response_body"`
+	// Signature is the X-Partner-Webhook-Signature header the attempt sent (empty when unsigned).
+	Signature string `json:"signature,omitempty"`
 }
 
 // Portfolio is a robo model portfolio: target weights that sum to 1. Deposits, withdrawals and

@@ -69,7 +69,8 @@ var rules = map[string]rule{
 	"partnersim/simulator/netguard":          {ours: []string{}, outside: []string{}},
 	"partnersim/simulator/webhook/signature": {ours: []string{}, outside: []string{}},
 	"partnersim/simulator/bolt":              {ours: []string{"partnersim/simulator"}, outside: []string{decimal, bbolt}},
-	"partnersim/simulator/httpapi":           {never: []string{bbolt, "partnersim/simulator/bolt", "partnersim/simulator/webhook", "partnersim/sandbox"}},
+	"partnersim/simulator/httpapi":           {never: []string{bbolt, "partnersim/simulator/bolt", "partnersim/simulator/webhook", "partnersim/sandbox", "partnersim/simulator/httpapi/console"}},
+	"partnersim/simulator/httpapi/console":   {never: []string{bbolt, "partnersim/simulator/bolt", "partnersim/simulator/webhook", "partnersim/sandbox", "partnersim/fixtures"}},
 	"partnersim/simulator/webhook":           {never: []string{bbolt, echo, "partnersim/simulator/bolt", "partnersim/simulator/httpapi/...", "partnersim/sandbox"}},
 	"partnersim/receiver":                    {ours: []string{"partnersim/simulator/webhook/signature"}, outside: []string{bbolt}},
 	"partnersim/receiver/certify":            {ours: []string{"partnersim/simulator/webhook/signature"}, outside: []string{}},
@@ -79,6 +80,7 @@ var rules = map[string]rule{
 	"partnersim/sandbox":                     {never: []string{"partnersim/cmd/...", "partnersim/features", "partnersim/receiver/...", "partnersim/loadtest", "partnersim/internal/..."}},
 	"partnersim/internal/sandboxtest":        {never: []string{"partnersim/cmd/...", "partnersim/features"}},
 	"partnersim/internal/layers":             {ours: []string{}, outside: []string{}},
+	"partnersim/features/mutants":            {ours: []string{}, outside: []string{}},
 	"partnersim/cmd/partnersim":              {never: []string{"partnersim/simulator/bolt", "partnersim/simulator/httpapi/...", harness}},
 }
 

@@ -32,6 +32,11 @@ import (
 // FuzzRecordCodec hold decode(encode(x)) to what a JSON round trip of x gives.
 const recordV1 = 0x01
 
+// recordV2 is version 1 with each delivery attempt's signature header (a string) after its
+// response body. Deliveries are written in it; version 1 deliveries still decode, with no
+// signature.
+const recordV2 = 0x02
+
 // encodeRecord encodes a record for storage: binary for users, members, orders and
 // deliveries, JSON for everything else.
 func encodeRecord(v any) ([]byte, error) {
@@ -53,10 +58,10 @@ func encodeRecord(v any) ([]byte, error) {
 
 // decodeRecord decodes a stored record of either form into v.
 func decodeRecord(raw []byte, v any) error {
-	if len(raw) == 0 || raw[0] != recordV1 {
+	if len(raw) == 0 || raw[0] != recordV1 && raw[0] != recordV2 {
 		return json.Unmarshal(raw, v)
 	}
-	d := decoder{b: raw[1:]}
+	d := decoder{b: raw[1:], version: raw[0]}
 	switch r := v.(type) {
 	case *simulator.User:
 		d.user(r)
@@ -221,7 +226,7 @@ func (e *encoder) order(o *simulator.Order) {
 }
 
 func (e *encoder) delivery(d *simulator.Delivery) {
-	e.b = append(e.b, recordV1)
+	e.b = append(e.b, recordV2)
 	e.str(d.ID)
 	e.str(d.EventID)
 	e.str(d.SubscriptionID)
@@ -245,12 +250,14 @@ func (e *encoder) attempt(a *simulator.Attempt) {
 	e.str(a.Error)
 	e.b = binary.BigEndian.AppendUint64(e.b, math.Float64bits(a.LatencyMS))
 	e.str(a.ResponseBody)
+	e.str(a.Signature)
 }
 
 // decoder reads a binary record; the first error sticks and later reads return zero values.
 type decoder struct {
-	b   []byte
-	err error
+	b       []byte
+	err     error
+	version byte // the record's format version
 }
 
 var errShort = errors.New("binary record: truncated")
@@ -436,5 +443,8 @@ func (d *decoder) attempt() simulator.Attempt {
 		a.LatencyMS = math.Float64frombits(binary.BigEndian.Uint64(b))
 	}
 	a.ResponseBody = d.str()
+	if d.version >= recordV2 {
+		a.Signature = d.str()
+	}
 	return a
 }

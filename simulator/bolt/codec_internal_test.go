@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -30,7 +31,7 @@ func roundTrip[T any](t *testing.T, v *T) {
 	require.NoError(t, decodeRecord(viaJSON, &fromJSON), "the JSON form decodes")
 	raw, err := encodeRecord(v)
 	require.NoError(t, err)
-	require.Equal(t, byte(recordV1), raw[0])
+	require.Contains(t, []byte{recordV1, recordV2}, raw[0])
 	var back T
 	require.NoError(t, decodeRecord(raw, &back))
 	again, err := json.Marshal(&back)
@@ -154,7 +155,7 @@ func (g recordGen) delivery() *simulator.Delivery {
 	}
 	for range g.r.IntN(4) {
 		d.Attempts = append(d.Attempts, simulator.Attempt{At: g.time(), StatusCode: g.r.IntN(600), Error: g.str(),
-			LatencyMS: float64(g.r.IntN(1e6)) / 1000, ResponseBody: g.str()})
+			LatencyMS: float64(g.r.IntN(1e6)) / 1000, ResponseBody: g.str(), Signature: g.str()})
 	}
 	return d
 }
@@ -198,9 +199,10 @@ func FuzzRecordCodec(f *testing.F) {
 		roundTrip(t, &simulator.Order{ID: s, Symbol: s, Quantity: d, Notional: d, Fee: d, PlacedAt: at, CompletedAt: &at, RecurringOrderID: s})
 		body, _ := json.Marshal(s)
 		roundTrip(t, &simulator.Delivery{ID: s, Body: body, NextAttemptAt: at, CreatedAt: at,
-			Attempts: []simulator.Attempt{{At: at, StatusCode: int(n), Error: s, LatencyMS: float64(n) / 7, ResponseBody: s}}})
+			Attempts: []simulator.Attempt{{At: at, StatusCode: int(n), Error: s, LatencyMS: float64(n) / 7, ResponseBody: s, Signature: s}}})
 		for _, v := range []any{&simulator.User{}, &simulator.Member{}, &simulator.Order{}, &simulator.Delivery{}} {
 			_ = decodeRecord(append([]byte{recordV1}, junk...), v)
+			_ = decodeRecord(append([]byte{recordV2}, junk...), v)
 		}
 	})
 }
@@ -274,4 +276,46 @@ func TestStoreWithJSONRecordsStillReads(t *testing.T) {
 		assert.Equal(t, byte(recordV1), tx.Bucket(bUsers).Get([]byte("usr_07"))[0], "a changed record is rewritten in the binary form")
 		return nil
 	}))
+}
+
+// A delivery stored in version 1 (before attempts kept their signature) still decodes, with no
+// signature; version 2 keeps it.
+func TestDeliveryRecordVersion1StillDecodes(t *testing.T) {
+	at := time.Date(2026, 11, 24, 21, 0, 0, 0, time.UTC)
+	d := &simulator.Delivery{ID: "dlv_1", EventID: "evt_1", SubscriptionID: "sub_1", InstitutionID: "ins_1", URL: "https://h/", Body: json.RawMessage(`{}`),
+		Status: simulator.DeliveryDelivered, NextAttemptAt: at, CreatedAt: at,
+		Attempts: []simulator.Attempt{{At: at, StatusCode: 200, LatencyMS: 1.5, ResponseBody: "ok", Signature: "t=1,v1=ab"}}}
+	// Version 1's layout, field by field.
+	var e encoder
+	e.b = append(e.b, recordV1)
+	for _, s := range []string{d.ID, d.EventID, d.SubscriptionID, d.InstitutionID, d.URL} {
+		e.str(s)
+	}
+	e.length(len(d.Body), false)
+	e.b = append(e.b, d.Body...)
+	e.str(d.Status)
+	e.time(d.NextAttemptAt)
+	e.length(1, false)
+	a := d.Attempts[0]
+	e.time(a.At)
+	e.varint(int64(a.StatusCode))
+	e.str(a.Error)
+	e.b = binary.BigEndian.AppendUint64(e.b, math.Float64bits(a.LatencyMS))
+	e.str(a.ResponseBody)
+	e.str(d.Error)
+	e.time(d.CreatedAt)
+	var old simulator.Delivery
+	require.NoError(t, decodeRecord(e.b, &old))
+	want := *d
+	want.Attempts = []simulator.Attempt{a}
+	want.Attempts[0].Signature = ""
+	assert.Equal(t, want.Attempts, old.Attempts)
+	assert.Equal(t, d.ID, old.ID)
+
+	raw, err := encodeRecord(d)
+	require.NoError(t, err)
+	require.Equal(t, byte(recordV2), raw[0])
+	var back simulator.Delivery
+	require.NoError(t, decodeRecord(raw, &back))
+	assert.Equal(t, "t=1,v1=ab", back.Attempts[0].Signature)
 }

@@ -19,6 +19,8 @@ type Tenants interface {
 	CreateInstitution(ctx context.Context, name string, v simulator.Vendors) (*simulator.Institution, error)
 	Institutions(ctx context.Context) ([]*simulator.Institution, []int, error)
 	IssueKey(ctx context.Context, instID string, scopes []simulator.Scope) (*simulator.APIKey, string, error)
+	// Keys lists an institution's keys: ids, prefixes and scopes, never a plaintext.
+	Keys(ctx context.Context, instID string) ([]*simulator.APIKey, error)
 	RevokeKey(ctx context.Context, keyID string) error
 	CreateMember(ctx context.Context, m *simulator.Member) error
 	CreateUser(ctx context.Context, u *simulator.User) error
@@ -41,6 +43,8 @@ type Trading interface {
 type Deliveries interface {
 	Deliveries(ctx context.Context, subscriptionID, eventID string, limit int) ([]*simulator.Delivery, error)
 	Redeliver(ctx context.Context, eventID string) ([]*simulator.Delivery, error)
+	// PendingDeliveries lists up to limit deliveries waiting for an attempt, soonest first.
+	PendingDeliveries(ctx context.Context, limit int) ([]*simulator.Delivery, error)
 }
 
 // SandboxOps are the process-wide operations: the virtual clock, DNS overrides, snapshots and
@@ -48,6 +52,7 @@ type Deliveries interface {
 type SandboxOps interface {
 	AdvanceClock(ctx context.Context, d time.Duration) time.Time
 	SetDNS(ctx context.Context, overrides map[string][]string) (map[string][]string, error)
+	DNS(ctx context.Context) map[string][]string
 	Reset(ctx context.Context) error
 	SaveSnapshot(ctx context.Context, name string) error
 	RestoreSnapshot(ctx context.Context, name string) error

@@ -15,6 +15,7 @@ type attemptJSON struct {
 	Error        string  `json:"error,omitempty"`
 	LatencyMS    float64 `json:"latency_ms"`
 	ResponseBody string  `json:"response_body"`
+	Signature    string  `json:"signature,omitempty"`
 }
 
 type deliveryJSON struct {
@@ -40,7 +41,7 @@ func renderDelivery(d *simulator.Delivery) deliveryJSON {
 		out.NextAttemptAt = &t
 	}
 	for _, a := range d.Attempts {
-		aj := attemptJSON{At: simulator.FormatTime(a.At), Error: a.Error, LatencyMS: a.LatencyMS, ResponseBody: a.ResponseBody}
+		aj := attemptJSON{At: simulator.FormatTime(a.At), Error: a.Error, LatencyMS: a.LatencyMS, ResponseBody: a.ResponseBody, Signature: a.Signature}
 		if a.StatusCode != 0 {
 			code := a.StatusCode
 			aj.StatusCode = &code

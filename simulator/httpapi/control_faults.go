@@ -26,7 +26,7 @@ func handleFaults(f *faults, reader *bodyReader) echo.HandlerFunc {
 		var rules []FaultRule
 		for _, o := range objects(b, "rules") {
 			fr := FaultRule{Method: optStr(o, "method", ""), Path: o.Str("path")}
-			fr.LatencyMS = optInt(o, "latency_ms", 0, validate.Ge(0), validate.Le(60000))
+			fr.LatencyMS = optInt(o, "latency_ms", 0, validate.Ge(0), validate.Le(MaxFaultLatencyMS))
 			fr.Status = optInt(o, "status", 0, validate.Ge(0), validate.Le(599))
 			fr.Probability = optDecimal(o, "probability", decimal.NewFromInt(1), validate.Ge(0), validate.Le(1)).InexactFloat64()
 			rules = append(rules, fr)
@@ -51,8 +51,8 @@ func handleSetRateLimit(f *faults, reader *bodyReader) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		rps := optDecimal(b, "requests_per_second", decimal.Zero, validate.Ge(0), validate.Le(1000000)).InexactFloat64()
-		burst := optInt(b, "burst", 1, validate.Ge(1), validate.Le(1000000))
+		rps := optDecimal(b, "requests_per_second", decimal.Zero, validate.Ge(0), validate.Le(MaxRateLimit)).InexactFloat64()
+		burst := optInt(b, "burst", 1, validate.Ge(1), validate.Le(MaxRateLimit))
 		if err := v.Err(); err != nil {
 			return err
 		}

@@ -21,14 +21,14 @@ func handleAdvanceClock(ops SandboxOps, clock *simulator.Clock, reader *bodyRead
 		if err != nil {
 			return err
 		}
-		secs := b.Int("seconds", validate.Ge(0), validate.Le(10*365*24*3600))
+		secs := b.Int("seconds", validate.Ge(0), validate.Le(MaxAdvanceSeconds))
 		if err := v.Err(); err != nil {
 			return err
 		}
-		if err := simulator.CheckStorable(clock.SchedulerNow().Add(time.Duration(secs) * time.Second)); err != nil {
-			return simulator.Errorf(simulator.EINVALID, "the virtual clock cannot move there: %s", simulator.ErrorMessage(err))
+		now, err := advanceClock(c.Request().Context(), ops, clock, time.Duration(secs)*time.Second)
+		if err != nil {
+			return err
 		}
-		now := ops.AdvanceClock(c.Request().Context(), time.Duration(secs)*time.Second)
 		return writeJSON(c, http.StatusOK, response{Now: simulator.FormatTime(now)})
 	}
 }
@@ -62,10 +62,9 @@ func handleSetDNS(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 // handleReset serves POST /_sandbox/reset.
 func handleReset(ops SandboxOps, j *journal) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := ops.Reset(c.Request().Context()); err != nil {
+		if err := resetSandbox(c.Request().Context(), ops, j); err != nil {
 			return err
 		}
-		j.reset()
 		return c.NoContent(http.StatusNoContent)
 	}
 }

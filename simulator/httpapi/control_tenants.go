@@ -167,7 +167,7 @@ func handleCreateUser(tenants Tenants, reader *bodyReader, clock *simulator.Cloc
 				v.Add(validate.ValueError(b.Loc().With("created_at"), b.Field("created_at").Raw(), simulator.ErrorMessage(err)))
 			}
 		}
-		r.Sessions = optInt(b, "sessions", 0, validate.Ge(0), validate.Le(1000))
+		r.Sessions = optInt(b, "sessions", 0, validate.Ge(0), validate.Le(MaxSessions))
 		terms, _ := b.OptObject("terms_and_conditions")
 		if t, ok := terms.OptDateTime("accepted_at"); ok {
 			r.TermsAcceptedAt = &t
@@ -290,7 +290,7 @@ func handleRotateSecret(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		overlap := optInt(b, "overlap_seconds", 0, validate.Ge(0), validate.Le(30*24*3600))
+		overlap := optInt(b, "overlap_seconds", 0, validate.Ge(0), validate.Le(MaxOverlapSeconds))
 		if err := v.Err(); err != nil {
 			return err
 		}

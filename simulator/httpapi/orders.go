@@ -25,42 +25,51 @@ var (
 func handleOrderList(orders OrderReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
-		q := v.Query(validate.ParseQuery(c.Request().URL.RawQuery))
-		var f simulator.OrderFilter
-		if id, ok := q.Str("user_account_id"); ok {
-			f.UserAccountID = &id
-		}
-		if p := q.Enum("product", false, "", products...); p != "" {
-			pp := simulator.Product(p)
-			f.Product = &pp
-		}
-		if sd := q.Enum("side", false, "", sides...); sd != "" {
-			ss := simulator.Side(sd)
-			f.Side = &ss
-		}
-		if st := q.Enum("status", false, "", orderStatuses...); st != "" {
-			ss := simulator.OrderStatus(st)
-			f.Status = &ss
-		}
-		if t, ok := q.DateTime("placed_at_start"); ok {
-			f.PlacedStart = &t
-		}
-		if t, ok := q.DateTime("placed_at_end"); ok {
-			f.PlacedEnd = &t
-		}
-		var cursor *big.Int
-		f.Limit, f.Offset, cursor, f.Desc = pageParams(q)
+		f, cursor := orderListQuery(v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
 		if err := v.Err(); err != nil {
 			return err
 		}
-		page := &simulator.OrderPage{Orders: []*simulator.Order{}}
-		if f.PlacedStart == nil || f.PlacedEnd == nil || f.PlacedStart.Before(*f.PlacedEnd) {
-			var err error
-			if page, err = orders.ListOrders(c.Request().Context(), keyOf(c).InstitutionID, f); err != nil {
-				return err
-			}
+		page, err := listOrders(c.Request().Context(), orders, keyOf(c).InstitutionID, f)
+		if err != nil {
+			return err
 		}
 		writeRaw(c, http.StatusOK, renderOrderPage(page, cursor, f.Limit))
 		return nil
 	}
+}
+
+// orderListQuery reads Get Order List's filters, paging and sort, for the API and the control
+// plane's per-institution list alike.
+func orderListQuery(q *validate.Params) (f simulator.OrderFilter, cursor *big.Int) {
+	if id, ok := q.Str("user_account_id"); ok {
+		f.UserAccountID = &id
+	}
+	if p := q.Enum("product", false, "", products...); p != "" {
+		pp := simulator.Product(p)
+		f.Product = &pp
+	}
+	if sd := q.Enum("side", false, "", sides...); sd != "" {
+		ss := simulator.Side(sd)
+		f.Side = &ss
+	}
+	if st := q.Enum("status", false, "", orderStatuses...); st != "" {
+		ss := simulator.OrderStatus(st)
+		f.Status = &ss
+	}
+	if t, ok := q.DateTime("placed_at_start"); ok {
+		f.PlacedStart = &t
+	}
+	if t, ok := q.DateTime("placed_at_end"); ok {
+		f.PlacedEnd = &t
+	}
+	f.Limit, f.Offset, cursor, f.Desc = pageParams(q)
+	return f, cursor
+}
+
+// listOrders lists one page; an empty time window matches nothing without asking the store.
+func listOrders(ctx context.Context, r OrderReader, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
+	if f.PlacedStart != nil && f.PlacedEnd != nil && !f.PlacedStart.Before(*f.PlacedEnd) {
+		return &simulator.OrderPage{Orders: []*simulator.Order{}}, nil
+	}
+	return r.ListOrders(ctx, instID, f)
 }

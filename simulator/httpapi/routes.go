@@ -66,4 +66,5 @@ func (s *Server) addRoutes() {
 	s.handle(http.MethodPut, c+"/rate-limit", handleSetRateLimit(s.faults, b), t)
 	s.handle(http.MethodPost, c+"/snapshots/:name", handleSnapshot(d.Sandbox, false), t)
 	s.handle(http.MethodPost, c+"/snapshots/:name/restore", handleSnapshot(d.Sandbox, true), t)
+	s.addControlReads(c, t)
 }

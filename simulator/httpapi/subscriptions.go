@@ -44,6 +44,19 @@ type subscriptionJSON struct {
 	SigningSecret  string              `json:"signing_secret,omitempty"`
 }
 
+type subscriptionsJSON struct {
+	Subscriptions []subscriptionJSON `json:"subscriptions"`
+}
+
+// renderSubscriptions is the body of List Subscriptions (and of the control plane's list).
+func renderSubscriptions(subs []*simulator.Subscription) subscriptionsJSON {
+	out := subscriptionsJSON{Subscriptions: make([]subscriptionJSON, 0, len(subs))}
+	for _, sub := range subs {
+		out.Subscriptions = append(out.Subscriptions, renderSubscription(sub))
+	}
+	return out
+}
+
 func renderSubscription(sub *simulator.Subscription) subscriptionJSON {
 	return subscriptionJSON{SubscriptionID: sub.ID, EventType: sub.EventType, URL: sub.URL, APIVersion: sub.APIVersion,
 		Enabled: sub.Enabled, CreatedAt: simulator.FormatTime(sub.CreatedAt)}
@@ -67,19 +80,12 @@ func checkCallback(ctx context.Context, guard URLChecker, url, notPublic string,
 
 // handleListSubscriptions serves GET /{v}/webhooks/subscriptions (spec §4.5).
 func handleListSubscriptions(hooks Webhooks) echo.HandlerFunc {
-	type response struct {
-		Subscriptions []subscriptionJSON `json:"subscriptions"`
-	}
 	return func(c echo.Context) error {
 		subs, err := hooks.Subscriptions(c.Request().Context(), keyOf(c).InstitutionID)
 		if err != nil {
 			return err
 		}
-		out := response{Subscriptions: make([]subscriptionJSON, 0, len(subs))}
-		for _, sub := range subs {
-			out.Subscriptions = append(out.Subscriptions, renderSubscription(sub))
-		}
-		return writeJSON(c, http.StatusOK, out)
+		return writeJSON(c, http.StatusOK, renderSubscriptions(subs))
 	}
 }
 

@@ -46,43 +46,52 @@ func handleUserDetail(users UserReader, clock *simulator.Clock) echo.HandlerFunc
 func handleUserList(users UserReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
-		q := v.Query(validate.ParseQuery(c.Request().URL.RawQuery))
-		var f simulator.UserFilter
-		if id, ok := q.Str("user_account_id"); ok {
-			f.UserAccountID = &id
-		}
-		if p := q.Enum("product", false, "", products...); p != "" {
-			pp := simulator.Product(p)
-			f.Product = &pp
-		}
-		for _, p := range kycFilters {
-			if st := q.Enum(string(p)+"_kyc_status", false, "", kycValues...); st != "" {
-				if f.KYC == nil {
-					f.KYC = map[simulator.Product]simulator.KYCStatus{}
-				}
-				f.KYC[p] = simulator.KYCStatus(st)
-			}
-		}
-		if t, ok := q.DateTime("created_at_start"); ok {
-			f.CreatedStart = &t
-		}
-		if t, ok := q.DateTime("created_at_end"); ok {
-			f.CreatedEnd = &t
-		}
-		var cursor *big.Int
-		f.Limit, f.Offset, cursor, f.Desc = pageParams(q)
-		f.SortKey = simulator.UserSortKey(q.Enum("sort_key", false, "created_at", "created_at", "user_account_id"))
+		f, cursor := userListQuery(v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
 		if err := v.Err(); err != nil {
 			return err
 		}
-		page := &simulator.UserPage{Users: []*simulator.User{}}
-		if f.CreatedStart == nil || f.CreatedEnd == nil || f.CreatedStart.Before(*f.CreatedEnd) {
-			var err error
-			if page, err = users.ListUsers(c.Request().Context(), keyOf(c).InstitutionID, f); err != nil {
-				return err
-			}
+		page, err := listUsers(c.Request().Context(), users, keyOf(c).InstitutionID, f)
+		if err != nil {
+			return err
 		}
 		writeRaw(c, http.StatusOK, renderUserPage(page, cursor, f.Limit))
 		return nil
 	}
+}
+
+// userListQuery reads Get User List's filters, paging and sort, for the API and the control
+// plane's per-institution list alike.
+func userListQuery(q *validate.Params) (f simulator.UserFilter, cursor *big.Int) {
+	if id, ok := q.Str("user_account_id"); ok {
+		f.UserAccountID = &id
+	}
+	if p := q.Enum("product", false, "", products...); p != "" {
+		pp := simulator.Product(p)
+		f.Product = &pp
+	}
+	for _, p := range kycFilters {
+		if st := q.Enum(string(p)+"_kyc_status", false, "", kycValues...); st != "" {
+			if f.KYC == nil {
+				f.KYC = map[simulator.Product]simulator.KYCStatus{}
+			}
+			f.KYC[p] = simulator.KYCStatus(st)
+		}
+	}
+	if t, ok := q.DateTime("created_at_start"); ok {
+		f.CreatedStart = &t
+	}
+	if t, ok := q.DateTime("created_at_end"); ok {
+		f.CreatedEnd = &t
+	}
+	f.Limit, f.Offset, cursor, f.Desc = pageParams(q)
+	f.SortKey = simulator.UserSortKey(q.Enum("sort_key", false, "created_at", "created_at", "user_account_id"))
+	return f, cursor
+}
+
+// listUsers lists one page; an empty time window matches nothing without asking the store.
+func listUsers(ctx context.Context, r UserReader, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
+	if f.CreatedStart != nil && f.CreatedEnd != nil && !f.CreatedStart.Before(*f.CreatedEnd) {
+		return &simulator.UserPage{Users: []*simulator.User{}}, nil
+	}
+	return r.ListUsers(ctx, instID, f)
 }

@@ -267,7 +267,8 @@ func (d *Dispatcher) Send(ctx context.Context, url string, body []byte, eventID 
 	req.Header.Set("User-Agent", "partnersim-webhooks/1")
 	req.Header.Set(signature.HeaderID, eventID)
 	if len(secrets) > 0 {
-		req.Header.Set(signature.HeaderSignature, signature.Sign(a.At, body, secrets...))
+		a.Signature = signature.Sign(a.At, body, secrets...)
+		req.Header.Set(signature.HeaderSignature, a.Signature)
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {

@@ -1,0 +1,423 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"partnersim/internal/sandboxtest"
+	"partnersim/sandbox"
+)
+
+// The browser tests drive the console in a real headless Chromium (Debian's chromium package,
+// which .ci/run installs). One browser process serves every test; each test gets its own
+// browser context (cookies apart) and tab. They skip only when no Chromium can be found.
+
+// shared is the one browser of the test binary, started by the first test that needs it and
+// stopped by TestMain.
+var shared struct {
+	once   sync.Once
+	ctx    context.Context
+	stop   func()
+	skip   string
+	err    error
+	chrome string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.stop != nil {
+		shared.stop()
+	}
+	os.Exit(code)
+}
+
+// chromium finds a Chromium or Chrome binary: $PARTNERSIM_CHROMIUM, then the usual names.
+func chromium() string {
+	if p := os.Getenv("PARTNERSIM_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	shared.once.Do(func() {
+		shared.chrome = chromium()
+		if shared.chrome == "" {
+			shared.skip = "no Chromium found: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set PARTNERSIM_CHROMIUM to a Chrome binary"
+			return
+		}
+		dir, err := os.MkdirTemp("", "partnersim-chromium-")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		// The flags that keep Chromium off the network (this machine's and CI's network is
+		// closed; without them it keeps trying Google's hosts) and let it run as root.
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(shared.chrome), chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+			chromedp.UserDataDir(dir), chromedp.WindowSize(1440, 1000))
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(alloc)
+		shared.stop = func() {
+			cancel()
+			cancelAlloc()
+			os.RemoveAll(dir)
+		}
+		if err := chromedp.Do(ctx); err != nil {
+			shared.err = fmt.Errorf("start %s: %w", shared.chrome, err)
+			return
+		}
+		shared.ctx = ctx
+	})
+	if shared.skip != "" {
+		t.Skip(shared.skip)
+	}
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.ctx
+}
+
+// tab is one test's browser tab on a sandbox; it records every request the page makes.
+type tab struct {
+	t    *testing.T
+	ctx  context.Context
+	sb   *sandboxtest.Sandbox
+	mu   sync.Mutex
+	urls []string
+}
+
+// openTab opens a tab in a fresh browser context; when the test ends it checks that every
+// request went to the sandbox (or to one of the other origins the test allows).
+func openTab(t *testing.T, sb *sandboxtest.Sandbox, allowed ...string) *tab {
+	t.Helper()
+	b := browser(t)
+	tb := &tab{t: t, sb: sb}
+	ctx, cancelTimeout := context.WithTimeout(b, 90*time.Second)
+	ctx, cancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext(), chromedp.WithListener(func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			tb.mu.Lock()
+			tb.urls = append(tb.urls, e.Request.URL)
+			tb.mu.Unlock()
+		}
+	}))
+	tb.ctx = ctx
+	// The first action on a context opens its tab for the context's whole life: it must run on
+	// the tab's own context, not on a shorter one derived for a step.
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		cancelTimeout()
+		t.Fatalf("open a tab: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cancelTimeout()
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		allowed = append(allowed, sb.URL+"/")
+	next:
+		for _, u := range tb.urls {
+			for _, a := range allowed {
+				if strings.HasPrefix(u, a) {
+					continue next
+				}
+			}
+			t.Errorf("the page requested %s, outside the sandbox %s", u, sb.URL)
+		}
+		if len(tb.urls) == 0 {
+			t.Errorf("no request was recorded: the network listener is broken")
+		}
+	})
+	return tb
+}
+
+// do runs steps, failing the test with what it was doing.
+func (tb *tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		tb.t.Fatalf("%s: %v (page: %s)", what, err, tb.text("body"))
+	}
+}
+
+// text returns an element's text ("" when it cannot be read).
+func (tb *tab) text(sel string) string {
+	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)
+	defer cancel()
+	s, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	return s
+}
+
+// eval evaluates a JavaScript expression.
+func eval[T any](tb *tab, expr string) T {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		tb.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitFor polls a JavaScript predicate in the page until it holds (20 s at most).
+func (tb *tab) waitFor(what, predicate string) {
+	tb.t.Helper()
+	tb.do(what, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.Poll[bool](predicate, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(15*time.Second))(ctx, t)
+		return err
+	}))
+}
+
+func (tb *tab) open(path string) {
+	tb.t.Helper()
+	tb.do("open "+path, chromedp.Navigate(tb.sb.URL+path), chromedp.WaitReady(chromedp.CSS("body")))
+}
+
+// submit clicks an element that loads a new page (a form's button, a link), waits for the
+// load, and then for waitSel on the new page.
+func (tb *tab) click(sel, waitSel string) {
+	tb.t.Helper()
+	tb.do("click "+sel, chromedp.WaitVisible(chromedp.CSS(sel)), loads(chromedp.Click(chromedp.CSS(sel))), chromedp.WaitVisible(chromedp.CSS(waitSel)))
+}
+
+// loads runs an action that navigates and waits for the new page's load event.
+func loads(a chromedp.Action[chromedp.Void]) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.WaitEvent(page.LoadEventFired, nil, a)(ctx, t)
+		return err
+	})
+}
+
+// signIn signs the tab in with the sandbox token.
+func (tb *tab) signIn() {
+	tb.t.Helper()
+	tb.open("/_sandbox/ui/")
+	tb.do("sign in", chromedp.WaitVisible(chromedp.CSS("#token")), chromedp.SendKeys(chromedp.CSS("#token"), tb.sb.SB.Token),
+		loads(chromedp.Click(chromedp.CSS("#signin"))), chromedp.WaitVisible(chromedp.CSS(`a[href="/_sandbox/ui/institutions/ins_harbor"]`)))
+}
+
+// shot saves a screenshot under $PARTNERSIM_SCREENSHOTS (docs/console*.png are made so).
+func (tb *tab) shot(name string) {
+	dir := os.Getenv("PARTNERSIM_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		tb.t.Error(err)
+	}
+}
+
+// receiver is a webhook callback that answers what fail says for the n-th request (from 1)
+// and keeps the signature headers it got.
+type receiver struct {
+	*httptest.Server
+	n    atomic.Int64
+	mu   sync.Mutex
+	sigs []string
+}
+
+func newReceiver(t *testing.T, fail func(n int64) bool) *receiver {
+	r := &receiver{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		n := r.n.Add(1)
+		r.mu.Lock()
+		r.sigs = append(r.sigs, req.Header.Get("X-Partner-Webhook-Signature"))
+		r.mu.Unlock()
+		if fail(n) {
+			http.Error(w, `{"error":"receiver down for the test"}`, http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"received":true}`))
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+const harborKey = "sbx_harborAllScopes0000000000000000000000001"
+
+func subscribe(t *testing.T, sb *sandboxtest.Sandbox, url, eventType string) {
+	t.Helper()
+	r := sb.Call(t, http.MethodPost, "/v1/webhooks/subscriptions", `{"url":"`+url+`","event_type":"`+eventType+`"}`, "x-api-key: "+harborKey)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("subscribe: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestBrowserSignIn(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	tb := openTab(t, sb)
+	tb.open("/_sandbox/ui/institutions/ins_harbor")
+	tb.do("a wrong token", chromedp.WaitVisible(chromedp.CSS("#token")), chromedp.SendKeys(chromedp.CSS("#token"), "psim_not_the_token"),
+		loads(chromedp.Click(chromedp.CSS("#signin"))), chromedp.WaitVisible(chromedp.CSS("#signin-error")))
+	assert(t, strings.Contains(tb.text("#signin-error"), "That is not this sandbox's token"), "a wrong token is refused: %q", tb.text("#signin-error"))
+	tb.open("/_sandbox/ui/clock")
+	tb.do("still signed out", chromedp.WaitVisible(chromedp.CSS("#token")))
+	tb.shot("console-signin")
+
+	tb.do("the right token", chromedp.SendKeys(chromedp.CSS("#token"), sb.SB.Token), loads(chromedp.Click(chromedp.CSS("#signin"))),
+		chromedp.WaitVisible(chromedp.CSS("#clock-virtual")))
+	tb.open("/_sandbox/ui/institutions/ins_harbor")
+	tb.do("the institution page", chromedp.WaitVisible(chromedp.CSS("#keys-h")))
+	assert(t, !strings.Contains(tb.text("body"), harborKey), "a key's plaintext is never shown again")
+	cookies := eval[string](tb, "document.cookie")
+	assert(t, cookies == "", "the session cookie is HttpOnly, invisible to scripts: %q", cookies)
+}
+
+// Moving a KYC status shows the event and its delivery; a delivery made while the log is open
+// appears without a reload.
+func TestBrowserKYCEventAndDelivery(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	recv := newReceiver(t, func(int64) bool { return false })
+	subscribe(t, sb, recv.URL, "kyc")
+	pid := newUser(t, sb, `[{"product":"crypto","kyc_status":"pending"}]`)
+	tb := openTab(t, sb)
+	tb.signIn()
+
+	tb.open("/_sandbox/ui/deliveries")
+	tb.do("the empty log", chromedp.WaitVisible(chromedp.CSS("#deliveries")))
+	sb.MustControl(t, http.MethodPost, "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"document_requested"}`)
+	tb.waitFor("the delivery appears live", `document.querySelectorAll('tbody.delivery[data-status="delivered"]').length === 1`)
+	assert(t, strings.Contains(tb.text("[data-stamp]"), "updated"), "the cadence line says when it updated: %q", tb.text("[data-stamp]"))
+
+	tb.open("/_sandbox/ui/users/" + pid)
+	tb.click(`#account-crypto button[value="approved"]`, "#flash a")
+	assert(t, strings.Contains(tb.text("#flash"), "crypto KYC is now approved. Event evt_"), "the flash names the event: %q", tb.text("#flash"))
+	assert(t, tb.text("#account-crypto .kyc") == "approved", "the badge shows approved: %q", tb.text("#account-crypto .kyc"))
+	buttons := eval[[]string](tb, `Array.from(document.querySelectorAll('#account-crypto .kyc-moves button')).map(b => b.value)`)
+	assert(t, strings.Join(buttons, ",") == "closed,account_takeover", "only the allowed moves are offered: %v", buttons)
+	tb.shot("console-user-kyc")
+
+	tb.click("#flash a", "tbody.delivery")
+	tb.waitFor("its delivery is delivered", `document.querySelector('tbody.delivery').dataset.status === "delivered"`)
+	row := tb.text("tbody.delivery")
+	assert(t, strings.Contains(row, "kyc crypto → approved") && strings.Contains(row, recv.URL), "the delivery row: %q", row)
+	tb.do("open the attempts", chromedp.Click(chromedp.CSS("tbody.delivery details summary")), chromedp.WaitVisible(chromedp.CSS("tbody.delivery pre.body")))
+	recv.mu.Lock()
+	sig := recv.sigs[len(recv.sigs)-1]
+	recv.mu.Unlock()
+	assert(t, strings.Contains(tb.text("tbody.delivery details"), "X-Partner-Webhook-Signature: "+sig), "the signature header sent is shown: %q", sig)
+	assert(t, strings.Contains(tb.text("tbody.delivery pre.body"), `"kyc_status":"approved"`), "the exact body is shown")
+	tb.shot("console-deliveries")
+}
+
+// Filling an order changes the account's cash and holdings on the user page.
+func TestBrowserFillChangesCashAndHoldings(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	pid := newUser(t, sb, `[{"product":"securities","kyc_status":"approved","cash":"1000.00"}]`)
+	tb := openTab(t, sb)
+	tb.signIn()
+	tb.open("/_sandbox/ui/users/" + pid)
+	assert(t, tb.text("#account-securities .cash") == "1000.00", "cash before: %q", tb.text("#account-securities .cash"))
+	tb.do("place a 100.00 AAPL buy", chromedp.SetValue(chromedp.CSS("#o-symbol"), "AAPL"), chromedp.SetValue(chromedp.CSS("#o-amount"), "100.00"),
+		loads(chromedp.Click(chromedp.CSS("#place-order"))), chromedp.WaitVisible(chromedp.CSS("#user-orders button.fill")))
+	assert(t, strings.Contains(tb.text("#flash"), "Placed buy 100 AAPL"), "the flash: %q", tb.text("#flash"))
+	assert(t, tb.text("#account-securities .cash") == "1000.00", "a pending order moves no cash yet")
+	tb.click("#user-orders button.fill", "#flash")
+	assert(t, strings.Contains(tb.text("#flash"), "completed"), "the flash: %q", tb.text("#flash"))
+
+	u := sb.MustControl(t, http.MethodGet, "/_sandbox/users/"+pid, "")
+	wantCash := u.JSON(`accounts.#(product=="securities").cash`).String()
+	wantQty := u.JSON(`accounts.#(product=="securities").holdings.#(symbol=="AAPL").quantity`).String()
+	assert(t, wantCash != "1000.00" && wantQty != "", "the fill moved cash and holdings: %s", u.Body)
+	assert(t, tb.text("#account-securities .cash") == wantCash, "cash after: %q, want %q", tb.text("#account-securities .cash"), wantCash)
+	holdings := tb.text("#account-securities .holdings tbody")
+	assert(t, strings.Contains(holdings, "AAPL") && strings.Contains(holdings, wantQty), "holdings after: %q, want AAPL %s", holdings, wantQty)
+	assert(t, tb.text("#user-orders .badge") == "completed", "the order is completed: %q", tb.text("#user-orders .badge"))
+	tb.shot("console")
+}
+
+// Advancing the virtual clock makes a failed delivery's retry happen; redeliver sends again.
+func TestBrowserRetryOnClockAdvanceAndRedeliver(t *testing.T) {
+	sb := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.RetrySchedule = []time.Duration{time.Hour, time.Hour} })
+	recv := newReceiver(t, func(n int64) bool { return n == 1 })
+	subscribe(t, sb, recv.URL, "kyc")
+	pid := newUser(t, sb, `[{"product":"crypto","kyc_status":"pending"}]`)
+	ev := sb.MustControl(t, http.MethodPost, "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`).JSON("event_id").String()
+	tb := openTab(t, sb)
+	tb.signIn()
+
+	tb.open("/_sandbox/ui/deliveries?event_id=" + ev)
+	tb.waitFor("the first attempt failed", `(d => d && d.dataset.status === "pending" && d.querySelector('.attempts').textContent === "1")(document.querySelector('tbody.delivery'))`)
+	tb.open("/_sandbox/ui/clock")
+	tb.waitFor("the retry is listed as due", `document.querySelector('#due').textContent.includes("`+ev+`")`)
+	tb.shot("console-clock")
+	tb.click(`button.preset[data-seconds="3600"]`, "#flash")
+	assert(t, strings.Contains(tb.text("#flash"), "Advanced the virtual clock by 1h0m0s"), "the flash: %q", tb.text("#flash"))
+
+	tb.open("/_sandbox/ui/deliveries?event_id=" + ev)
+	tb.waitFor("the retry succeeded", `(d => d.dataset.status === "delivered" && d.querySelector('.attempts').textContent === "2")(document.querySelector('tbody.delivery'))`)
+	tb.click("button.redeliver", "#flash")
+	assert(t, strings.Contains(tb.text("#flash"), "Redelivering event "+ev+" to 1 subscription(s)."), "the flash: %q", tb.text("#flash"))
+	tb.waitFor("the redelivery is delivered", `document.querySelectorAll('tbody.delivery[data-status="delivered"]').length === 2`)
+	assert(t, recv.n.Load() == 3, "the receiver got %d requests, want 3 (failed, retried, redelivered)", recv.n.Load())
+}
+
+// A scenario runs to completion as the clock is advanced from its run page.
+func TestBrowserScenarioRunsToCompletion(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	tb := openTab(t, sb)
+	tb.signIn()
+	tb.open("/_sandbox/ui/scenarios")
+	tb.click("#run-onboarding-approved", "#run-status")
+	assert(t, strings.Contains(tb.text("#flash"), "Started onboarding-approved"), "the flash: %q", tb.text("#flash"))
+	assert(t, tb.text("#run-status") == "running", "waiting on the clock: %q", tb.text("#run-status"))
+	tb.click(`button.preset[data-seconds="300"]`, "#flash")
+	tb.waitFor("the run completes", `document.getElementById('run-status').textContent === "completed"`)
+	steps := eval[int](tb, `document.querySelectorAll('#run tbody .st-good').length`)
+	assert(t, steps == 4, "every step done: %d of 4", steps)
+	tb.shot("console-scenario")
+}
+
+// A page of another site (here another port of the same host, which the browser counts as the
+// same site and so sends the SameSite=Strict cookie to) posting a console form, even with the
+// right CSRF token, is refused and changes nothing.
+func TestBrowserCrossSitePostRefused(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	pid := newUser(t, sb, `[{"product":"crypto","kyc_status":"pending"}]`)
+	var csrf atomic.Value
+	csrf.Store("")
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><link rel="icon" href="data:,"><form id="f" method="post" action="%s/_sandbox/ui/users/%s/kyc">
+<input name="csrf" value="%s"><input name="product" value="crypto"><input name="status" value="approved"></form>
+<script>document.getElementById('f').submit()</script>`, sb.URL, pid, csrf.Load())
+	}))
+	t.Cleanup(evil.Close)
+	tb := openTab(t, sb, evil.URL+"/")
+	tb.signIn()
+	tb.open("/_sandbox/ui/users/" + pid)
+	csrf.Store(eval[string](tb, `document.querySelector('input[name=csrf]').value`))
+	tb.do("the other site posts", chromedp.Navigate(evil.URL), chromedp.WaitVisible(chromedp.CSS("#refused")))
+	assert(t, strings.Contains(tb.text("#refused"), "this request came from another site"), "the refusal says why: %q", tb.text("#refused"))
+	assert(t, kycOf(t, sb, pid, "crypto") == "pending", "the cross-site POST changed the KYC status")
+}

@@ -1,0 +1,547 @@
+package console
+
+import (
+	"cmp"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"partnersim/simulator"
+	"partnersim/simulator/httpapi"
+	"partnersim/simulator/webhook/signature"
+)
+
+// routes lists every page and action of the console.
+func (c *Console) routes() {
+	c.signIn()
+	c.mux.Handle("GET "+Prefix+"static/", c.static)
+
+	c.page("{$}", c.overview)
+	c.page("institutions/{id}", c.institution)
+	c.page("institutions/{id}/users", c.users)
+	c.page("institutions/{id}/orders", c.orders)
+	c.page("users/{pid}", c.user)
+	c.page("transactions/{id}", c.transaction)
+	c.page("deliveries", c.deliveries)
+	c.page("clock", c.clock)
+	c.page("scenarios", c.scenarios)
+	c.page("scenarios/runs/{id}", c.run)
+	c.page("requests", c.requests)
+	c.page("faults", c.faultsPage)
+	c.page("sandbox", c.sandboxPage)
+	// Fragments the pages poll for live updates (static/console.js).
+	c.page("live/deliveries", c.deliveries)
+	c.page("live/clock", c.clock)
+	c.page("live/runs/{id}", c.run)
+	c.page("live/requests", c.requests)
+	c.page("", func(w http.ResponseWriter, r *http.Request, sess *session) {
+		c.render(w, r, http.StatusNotFound, "notfound", sess, nil)
+	})
+
+	c.action("institutions", c.createInstitution)
+	c.action("institutions/{id}/keys", c.issueKey)
+	c.action("keys/{id}/revoke", c.revokeKey)
+	c.action("institutions/{id}/prices", c.setPrice)
+	c.action("institutions/{id}/secret", c.rotateSecret)
+	c.action("institutions/{id}/users", c.createUser)
+	c.action("institutions/{id}/members", c.createMember)
+	c.action("users/{pid}/kyc", c.moveKYC)
+	c.action("orders", c.placeOrder)
+	c.action("transactions", c.placeRobo)
+	c.action("transactions/{id}/fill", c.fill)
+	c.action("transactions/{id}/cancel", c.end(simulator.OrderCanceled))
+	c.action("transactions/{id}/fail", c.end(simulator.OrderFailed))
+	c.action("events/{id}/redeliver", c.redeliver)
+	c.action("clock/advance", c.advance)
+	c.action("scenarios/{name}/run", c.runScenario)
+	c.action("faults", c.addFault)
+	c.action("faults/clear", c.clearFaults)
+	c.action("faults/{i}/remove", c.removeFault)
+	c.action("rate-limit", c.setRateLimit)
+	c.action("dns", c.setDNS)
+	c.action("snapshots", c.snapshot)
+	c.action("reset", c.reset)
+}
+
+// live reports whether the request is a live fragment's poll.
+func live(r *http.Request) bool {
+	return len(r.URL.Path) > len(Prefix)+5 && r.URL.Path[len(Prefix):len(Prefix)+5] == "live/"
+}
+
+// show renders a page, or only its live fragment (the template named fragment) when polled.
+// A fragment gets the page's view, so its forms carry the CSRF token and come back to the page.
+func (c *Console) show(w http.ResponseWriter, r *http.Request, sess *session, name, title, fragment string, data any) {
+	v := view{Title: title, Nav: name, Path: r.URL.RequestURI(), Prefix: Prefix, Data: data, CSRF: sess.csrf}
+	if live(r) && fragment != "" {
+		v.Path = Prefix + strings.TrimPrefix(v.Path, Prefix+"live/")
+		c.write(w, http.StatusOK, name, fragment, v)
+		return
+	}
+	v.Flash = c.sessions.takeFlash(sess)
+	c.write(w, http.StatusOK, name, "layout", v)
+}
+
+// fail renders a page that could not be loaded, saying why and what to do.
+func (c *Console) fail(w http.ResponseWriter, r *http.Request, sess *session, err error) {
+	status := http.StatusBadRequest
+	if simulator.IsNotFound(err) {
+		status = http.StatusNotFound
+	}
+	if live(r) {
+		http.Error(w, c.errorFlash(err).Message, status)
+		return
+	}
+	c.render(w, r, status, "refused", sess, c.errorFlash(err).Message)
+}
+
+type institutionRow struct {
+	*simulator.Institution
+	Users int
+}
+
+func (c *Console) overview(w http.ResponseWriter, r *http.Request, sess *session) {
+	list, counts, err := c.cfg.Control.Institutions(r.Context())
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	rows := make([]institutionRow, len(list))
+	for i, in := range list {
+		rows[i] = institutionRow{in, counts[i]}
+	}
+	c.show(w, r, sess, "overview", "Institutions", "", struct {
+		Institutions []institutionRow
+		Clock        clockData
+	}{rows, c.clockNow()})
+}
+
+type priceRow struct {
+	Symbol string
+	Price  string
+}
+
+func (c *Console) institution(w http.ResponseWriter, r *http.Request, sess *session) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	in, err := c.cfg.Server.Institution(ctx, id)
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	keys, err := c.cfg.Server.InstitutionKeys(ctx, id)
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	subs, err := c.cfg.Server.InstitutionSubscriptions(ctx, id)
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	users, err := c.cfg.Server.InstitutionUsers(ctx, id, simulator.UserFilter{Limit: 1, SortKey: simulator.SortCreatedAt})
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	prices := make([]priceRow, 0, len(in.Prices))
+	for sym, p := range in.Prices {
+		prices = append(prices, priceRow{sym, p.StringFixed(2)})
+	}
+	slices.SortFunc(prices, func(a, b priceRow) int { return cmp.Compare(a.Symbol, b.Symbol) })
+	type feeRow struct {
+		Product       simulator.Product
+		Rate, Minimum string
+	}
+	var fees []feeRow
+	for _, p := range simulator.Products {
+		if f, ok := in.Fees[p]; ok {
+			fees = append(fees, feeRow{p, f.Rate.String(), simulator.FormatMoney(f.Minimum)})
+		}
+	}
+	c.show(w, r, sess, "institution", in.Name, "", struct {
+		In       *simulator.Institution
+		Users    int
+		Keys     []*simulator.APIKey
+		Subs     []*simulator.Subscription
+		Prices   []priceRow
+		Fees     []feeRow
+		Scopes   []simulator.Scope
+		Products []simulator.Product
+		KYC      []simulator.KYCStatus
+	}{in, users.Total, keys, subs, prices, fees, simulator.Scopes, simulator.Products, simulator.KYCStatuses})
+}
+
+// cleanQuery drops a GET form's empty fields, so an untouched filter is an absent one.
+func cleanQuery(q url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range q {
+		for _, v := range vs {
+			if v != "" {
+				out.Add(k, v)
+			}
+		}
+	}
+	return out
+}
+
+// pager is a list's position and its previous/next links.
+type pager struct {
+	From, To, Total int
+	Prev, Next      string
+}
+
+func newPager(base string, q url.Values, offset, limit, n, total int) pager {
+	p := pager{From: offset + 1, To: offset + n, Total: total}
+	if n == 0 {
+		p.From = 0
+	}
+	link := func(at int) string {
+		q2 := url.Values{}
+		for k, v := range q {
+			q2[k] = v
+		}
+		q2.Set("last_record_number", strconv.Itoa(at))
+		return base + "?" + q2.Encode()
+	}
+	if offset > 0 {
+		p.Prev = link(max(0, offset-limit))
+	}
+	if offset+n < total {
+		p.Next = link(offset + n)
+	}
+	return p
+}
+
+// listPage reads what an institution's list page starts from: the institution and the filters
+// given (empty fields dropped, so an untouched filter is an absent one).
+func (c *Console) listPage(w http.ResponseWriter, r *http.Request, sess *session) (string, *simulator.Institution, url.Values, bool) {
+	id := r.PathValue("id")
+	in, err := c.cfg.Server.Institution(r.Context(), id)
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return "", nil, nil, false
+	}
+	return id, in, cleanQuery(r.URL.Query()), true
+}
+
+type userRow struct {
+	*simulator.User
+	Value string
+}
+
+func (c *Console) users(w http.ResponseWriter, r *http.Request, sess *session) {
+	id, in, q, ok := c.listPage(w, r, sess)
+	if !ok {
+		return
+	}
+	data := struct {
+		In       *simulator.Institution
+		Q        url.Values
+		Users    []userRow
+		Pager    pager
+		Error    string
+		Products []simulator.Product
+		KYC      []simulator.KYCStatus
+		KYCKeys  []simulator.Product
+		Elapsed  string
+	}{In: in, Q: q, Products: simulator.Products, KYC: simulator.KYCStatuses,
+		KYCKeys: []simulator.Product{simulator.ProductCrypto, simulator.ProductSecurities, simulator.ProductRothIRA, simulator.ProductRobo}}
+	f, err := httpapi.ParseUserList(q.Encode())
+	if err == nil {
+		start := time.Now()
+		var page *simulator.UserPage
+		if page, err = c.cfg.Server.InstitutionUsers(r.Context(), id, f); err == nil {
+			data.Elapsed = time.Since(start).Round(time.Microsecond).String()
+			for _, u := range page.Users {
+				data.Users = append(data.Users, userRow{u, simulator.FormatMoney(u.TotalMarketValue(page.Prices))})
+			}
+			data.Pager = newPager(Prefix+"institutions/"+url.PathEscape(id)+"/users", q, f.Offset, f.Limit, len(page.Users), page.Total)
+		}
+	}
+	if err != nil {
+		data.Error = c.errorFlash(err).Message
+	}
+	c.show(w, r, sess, "users", "Users of "+in.Name, "", data)
+}
+
+func (c *Console) orders(w http.ResponseWriter, r *http.Request, sess *session) {
+	id, in, q, ok := c.listPage(w, r, sess)
+	if !ok {
+		return
+	}
+	data := struct {
+		In       *simulator.Institution
+		Q        url.Values
+		Orders   []*simulator.Order
+		Pager    pager
+		Error    string
+		Products []simulator.Product
+		Statuses []simulator.OrderStatus
+	}{In: in, Q: q, Products: simulator.Products, Statuses: simulator.OrderStatuses}
+	f, err := httpapi.ParseOrderList(q.Encode())
+	if err == nil {
+		var page *simulator.OrderPage
+		if page, err = c.cfg.Server.InstitutionOrders(r.Context(), id, f); err == nil {
+			data.Orders = page.Orders
+			data.Pager = newPager(Prefix+"institutions/"+url.PathEscape(id)+"/orders", q, f.Offset, f.Limit, len(page.Orders), page.Total)
+		}
+	}
+	if err != nil {
+		data.Error = c.errorFlash(err).Message
+	}
+	c.show(w, r, sess, "orders", "Orders of "+in.Name, "", data)
+}
+
+type accountView struct {
+	*simulator.Account
+	Value    string
+	Next     []simulator.KYCStatus
+	Holdings []holdingView
+}
+
+type holdingView struct {
+	Symbol, Quantity, Price, Value string
+}
+
+func (c *Console) user(w http.ResponseWriter, r *http.Request, sess *session) {
+	ctx := r.Context()
+	u, err := c.cfg.Control.User(ctx, r.PathValue("pid"))
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	in, err := c.cfg.Server.Institution(ctx, u.InstitutionID)
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	orders, err := c.cfg.Server.InstitutionOrders(ctx, u.InstitutionID, simulator.OrderFilter{UserAccountID: &u.UserAccountID, Limit: 25, Desc: true})
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	var accounts []accountView
+	var tradable []simulator.Product
+	robo := false
+	for i := range u.Accounts {
+		a := &u.Accounts[i]
+		av := accountView{Account: a, Value: simulator.FormatMoney(a.MarketValue(in.Prices)), Next: simulator.NextKYC(a.KYCStatus)}
+		for _, h := range a.Holdings {
+			hv := holdingView{Symbol: h.Symbol, Quantity: simulator.FormatQuantity(h.Quantity), Price: "—", Value: "—"}
+			if p, ok := in.Prices[h.Symbol]; ok {
+				hv.Price, hv.Value = p.StringFixed(2), simulator.FormatMoney(h.Quantity.Mul(p).RoundBank(2))
+			}
+			av.Holdings = append(av.Holdings, hv)
+		}
+		accounts = append(accounts, av)
+		if a.Product == simulator.ProductRobo {
+			robo = true
+		} else {
+			tradable = append(tradable, a.Product)
+		}
+	}
+	symbols := make([]string, 0, len(in.Prices))
+	for s := range in.Prices {
+		symbols = append(symbols, s)
+	}
+	slices.Sort(symbols)
+	c.show(w, r, sess, "user", u.UserAccountID, "", struct {
+		U        *simulator.User
+		In       *simulator.Institution
+		Value    string
+		Accounts []accountView
+		Orders   []*simulator.Order
+		Total    int
+		Tradable []simulator.Product
+		Robo     bool
+		Symbols  []string
+	}{u, in, simulator.FormatMoney(u.TotalMarketValue(in.Prices)), accounts, orders.Orders, orders.Total, tradable, robo, symbols})
+}
+
+func (c *Console) transaction(w http.ResponseWriter, r *http.Request, sess *session) {
+	t, orders, err := c.cfg.Control.TransactionAny(r.Context(), r.PathValue("id"))
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	c.show(w, r, sess, "transaction", "Transaction "+t.ID, "", struct {
+		T      *simulator.Transaction
+		Orders []*simulator.Order
+	}{t, orders})
+}
+
+// deliveryView is one delivery as the log shows it.
+type deliveryView struct {
+	*simulator.Delivery
+	EventType string
+	Summary   string
+	Headers   [][2]string
+}
+
+func viewDelivery(d *simulator.Delivery) deliveryView {
+	var body struct {
+		EventType string `json:"event_type"`
+		IsTest    bool   `json:"is_test"`
+		Data      struct {
+			Product       string `json:"product"`
+			KYCStatus     string `json:"kyc_status"`
+			TransactionID string `json:"transaction_id"`
+			Status        string `json:"status"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(d.Body, &body)
+	v := deliveryView{Delivery: d, EventType: body.EventType}
+	switch {
+	case body.Data.KYCStatus != "":
+		v.Summary = body.Data.Product + " → " + body.Data.KYCStatus
+	case body.Data.TransactionID != "":
+		v.Summary = body.Data.TransactionID + " " + body.Data.Status
+	}
+	if body.IsTest {
+		v.Summary += " (test)"
+	}
+	v.Headers = [][2]string{{"Content-Type", "application/json"}, {"User-Agent", "partnersim-webhooks/1"}, {signature.HeaderID, d.EventID}}
+	return v
+}
+
+func (c *Console) deliveries(w http.ResponseWriter, r *http.Request, sess *session) {
+	q := r.URL.Query()
+	limit, err := boundedInt(q.Get("limit"), "limit", 50, 1, 500)
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	eventID, subID := q.Get("event_id"), q.Get("subscription_id")
+	if len(eventID) > 200 || len(subID) > 200 {
+		c.fail(w, r, sess, invalid("an event or subscription id has at most 200 characters"))
+		return
+	}
+	ds, err := c.cfg.Control.Deliveries(r.Context(), subID, eventID, limit)
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	views := make([]deliveryView, len(ds))
+	for i, d := range ds {
+		views[i] = viewDelivery(d)
+	}
+	live := url.Values{}
+	for k, v := range cleanQuery(q) {
+		live[k] = v
+	}
+	c.show(w, r, sess, "deliveries", "Deliveries", "rows", struct {
+		Deliveries []deliveryView
+		EventID    string
+		SubID      string
+		Limit      int
+		Live       string
+		Back       string
+	}{views, eventID, subID, limit, Prefix + "live/deliveries?" + live.Encode(), Prefix + "deliveries?" + live.Encode()})
+}
+
+type clockData struct {
+	Now, Virtual string
+	Frozen       bool
+	Offset       string
+	Due          []deliveryView
+}
+
+func (c *Console) clockNow() clockData {
+	clk := c.cfg.Server.Clock()
+	now, virt := clk.Now(), clk.SchedulerNow()
+	return clockData{Now: simulator.FormatTime(now), Virtual: simulator.FormatTime(virt), Frozen: clk.Frozen(), Offset: virt.Sub(now).Round(time.Second).String()}
+}
+
+// presets are the clock page's advance buttons, in seconds: the retry schedule's steps.
+var presets = []struct {
+	Label   string
+	Seconds int
+}{{"+5 s", 5}, {"+1 min", 60}, {"+5 min", 300}, {"+30 min", 1800}, {"+1 h", 3600}, {"+2 h", 7200}, {"+5 h", 18000}, {"+10 h", 36000}, {"+1 day", 86400}}
+
+func (c *Console) clock(w http.ResponseWriter, r *http.Request, sess *session) {
+	d := c.clockNow()
+	due, err := c.cfg.Control.PendingDeliveries(r.Context(), 20)
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	for _, x := range due {
+		d.Due = append(d.Due, viewDelivery(x))
+	}
+	c.show(w, r, sess, "clock", "Virtual clock", "due", struct {
+		clockData
+		Presets any
+	}{d, presets})
+}
+
+func (c *Console) scenarios(w http.ResponseWriter, r *http.Request, sess *session) {
+	list, err := c.cfg.Control.Scenarios(r.Context())
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	ins, _, err := c.cfg.Control.Institutions(r.Context())
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	c.show(w, r, sess, "scenarios", "Scenarios", "", struct {
+		Scenarios    []httpapi.ScenarioInfo
+		Institutions []*simulator.Institution
+	}{list, ins})
+}
+
+func (c *Console) run(w http.ResponseWriter, r *http.Request, sess *session) {
+	run, err := c.cfg.Control.ScenarioRun(r.Context(), r.PathValue("id"))
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	c.show(w, r, sess, "run", "Scenario run "+run.RunID, "steps", struct {
+		Run     *httpapi.ScenarioRun
+		Clock   clockData
+		Presets any
+	}{run, c.clockNow(), presets})
+}
+
+func (c *Console) requests(w http.ResponseWriter, r *http.Request, sess *session) {
+	limit, err := boundedInt(r.URL.Query().Get("limit"), "limit", 100, 1, 1000)
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	c.show(w, r, sess, "requests", "Request journal", "entries", struct {
+		Entries []httpapi.JournalEntry
+		Limit   int
+		Live    string
+	}{c.cfg.Server.Requests(limit), limit, Prefix + "live/requests?limit=" + strconv.Itoa(limit)})
+}
+
+func (c *Console) faultsPage(w http.ResponseWriter, r *http.Request, sess *session) {
+	rps, burst := c.cfg.Server.RateLimit()
+	c.show(w, r, sess, "faults", "Faults and rate limit", "", struct {
+		Rules        []httpapi.FaultRule
+		RPS          string
+		Burst        int
+		MaxLatencyMS int
+	}{c.cfg.Server.Faults(), decimal.NewFromFloat(rps).String(), burst, httpapi.MaxFaultLatencyMS})
+}
+
+func (c *Console) sandboxPage(w http.ResponseWriter, r *http.Request, sess *session) {
+	dns := c.cfg.Control.DNS(r.Context())
+	hosts := make([]string, 0, len(dns))
+	for h := range dns {
+		hosts = append(hosts, h)
+	}
+	slices.Sort(hosts)
+	c.show(w, r, sess, "sandbox", "Snapshots, reset and DNS", "", struct {
+		Hosts []string
+		DNS   map[string][]string
+	}{hosts, dns})
+}
