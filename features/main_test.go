@@ -75,7 +75,12 @@ func target(t *testing.T) features.Options {
 			SigningSecret: os.Getenv("PARTNERSIM_SIGNING_SECRET")}
 	}
 	srv := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.APIVersions = []string{"v1", "v2"} })
-	return features.Options{BaseURL: srv.URL + "/v1", SandboxURL: srv.URL, SandboxToken: srv.SB.Token}
+	// Every exchange is checked against the served OpenAPI documents (openapi/check).
+	t.Cleanup(func() {
+		n, bad := srv.Checker().Stats()
+		t.Logf("openapi: %d exchanges checked against the served documents in this process, %d disagreed", n, bad)
+	})
+	return features.Options{BaseURL: srv.URL + "/v1", SandboxURL: srv.URL, SandboxToken: srv.SB.Token, HTTPClient: srv.CheckedClient()}
 }
 
 // TestContractWithoutControlPlane runs the suite as against a real deployment: no control

@@ -247,12 +247,18 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{
-			Timeout:       15 * time.Second,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
+		o.HTTPClient = DefaultHTTPClient()
 	}
 	return o, nil
+}
+
+// DefaultHTTPClient is the client a run uses unless Options.HTTPClient gives one: a 15 s
+// timeout, redirects not followed (the suites check the API's 307s themselves).
+func DefaultHTTPClient() *http.Client {
+	return &http.Client{
+		Timeout:       15 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // run is what the scenarios of one Run share: options, the HTTP client, the webhook receiver

@@ -67,6 +67,7 @@ func newContractCmd() *cobra.Command {
 		keysWithout = kvFlag{}
 		vars        = kvFlag{}
 		wait        time.Duration
+		spec        string
 	)
 	fs.StringVar(&o.BaseURL, "base-url", "", "API base URL with its version segment (http://127.0.0.1:8080/v1) (required)")
 	fs.StringVar(&o.APIKey, "api-key", "", "a key with every scope, used when there is no control plane")
@@ -84,15 +85,16 @@ func newContractCmd() *cobra.Command {
 	fs.StringVar(&o.ReceiverListen, "receiver-listen", "127.0.0.1:0", "where the suite's webhook receiver listens")
 	fs.StringVar(&o.ReceiverURL, "receiver-url", "", "the receiver's URL as the deployment reaches it; @webhook scenarios need it unless the base URL is on loopback")
 	fs.DurationVar(&wait, "wait", 10*time.Second, "how long to wait for a delivery")
+	fs.StringVar(&spec, "openapi", "", "OpenAPI document (FILE or URL) every response is checked against; default the target's /openapi.json when it serves one; off to check none")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		o.KeysWithout, o.Vars, o.Randomize, o.Wait = keysWithout, vars, seed, wait
-		return runContract(cmd.Context(), o, output, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		return runContract(cmd.Context(), o, output, spec, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
 	return cmd
 }
 
 // runContract runs the suites as o says, writing the report to output (stdout when empty).
-func runContract(ctx context.Context, o features.Options, output string, stdout, stderr io.Writer) error {
+func runContract(ctx context.Context, o features.Options, output, spec string, stdout, stderr io.Writer) error {
 	if !slices.Contains([]string{"pretty", "progress", "junit", "cucumber", "events"}, o.Format) {
 		return fmt.Errorf("contract: unknown --format %q (pretty, progress, junit, cucumber)", o.Format)
 	}
@@ -111,11 +113,21 @@ func runContract(ctx context.Context, o features.Options, output string, stdout,
 		defer f.Close()
 		o.Output = f
 	}
+	checker, docs, err := withOpenAPI(ctx, &o, spec)
+	if err != nil {
+		return err
+	}
 	rep, err := features.Run(ctx, o)
 	if err != nil {
 		return fmt.Errorf("contract: %w", err)
 	}
 	fmt.Fprintln(stderr, "contract:", rep.Summary())
+	if checker != nil {
+		n, bad := checker.Stats()
+		fmt.Fprintf(stderr, "contract: openapi: %d exchanges checked against %s, %d disagreed\n", n, docs, bad)
+	} else {
+		fmt.Fprintln(stderr, "contract: openapi: responses not checked against a document (none served at /openapi.json, or --openapi off)")
+	}
 	fmt.Fprintln(stderr, "contract:", rep.RulesSummary())
 	for _, f := range rep.Failed() {
 		fmt.Fprintf(stderr, "  FAILED %s: %s\n      %s\n", f.Feature, f.Name, strings.ReplaceAll(f.Err, "\n", "\n      "))

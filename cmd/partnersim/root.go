@@ -41,6 +41,7 @@ func newRootCmd(getenv func(string) string) *cobra.Command {
 		newSendCmd(),
 		newCertifyCmd(),
 		newContractCmd(),
+		newOpenAPICmd(),
 		newLoadCmd(),
 		newFixturesCmd(),
 		newVersionCmd(),

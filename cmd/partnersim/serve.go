@@ -99,15 +99,9 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	if sbCfg.RetrySchedule == nil {
 		sbCfg.RetrySchedule = []time.Duration{}
 	}
-	versions := strings.Split(cfg.APIVersions, ",")
-	for i, v := range versions {
-		versions[i] = strings.TrimSpace(v)
-		if !validVersion(versions[i]) {
-			return fmt.Errorf("--api-versions %q: each version is v followed by digits, e.g. v1,v2", cfg.APIVersions)
-		}
-	}
-	if versions[0] != "v1" {
-		return fmt.Errorf("--api-versions %q: v1 is always mounted and must come first", cfg.APIVersions)
+	versions, err := parseAPIVersions(cfg.APIVersions)
+	if err != nil {
+		return err
 	}
 	sbCfg.APIVersions = versions
 	if cfg.FixturesDir != "" {
@@ -196,6 +190,7 @@ func printBanner(w io.Writer, sb *sandbox.Sandbox, addr string, cfg serveConfig,
 		fmt.Fprintln(w, "  control plane   off (--no-control)")
 	} else {
 		fmt.Fprintf(w, "  control plane   %s/_sandbox/   header x-sandbox-token: %s\n", base, sb.Token)
+		fmt.Fprintf(w, "  QA console      %s/_sandbox/ui/   (sign in with the sandbox token)\n", base)
 	}
 	state := "existing state kept"
 	if sb.Loaded {
@@ -221,4 +216,19 @@ func printBanner(w io.Writer, sb *sandbox.Sandbox, addr string, cfg serveConfig,
 		}
 	}
 	fmt.Fprintf(w, "\n  try: curl -H 'x-api-key: <a read:user key>' '%s/v1/users/?per_page=2'\n\n", base)
+}
+
+// parseAPIVersions reads --api-versions: comma-separated versions, v1 first (decisions D2).
+func parseAPIVersions(list string) ([]string, error) {
+	versions := strings.Split(list, ",")
+	for i, v := range versions {
+		versions[i] = strings.TrimSpace(v)
+		if !validVersion(versions[i]) {
+			return nil, fmt.Errorf("--api-versions %q: each version is v followed by digits, e.g. v1,v2", list)
+		}
+	}
+	if versions[0] != "v1" {
+		return nil, fmt.Errorf("--api-versions %q: v1 is always mounted and must come first", list)
+	}
+	return versions, nil
 }

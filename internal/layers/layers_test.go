@@ -82,6 +82,10 @@ var rules = map[string]rule{
 	"partnersim/internal/layers":             {ours: []string{}, outside: []string{}},
 	"partnersim/features/mutants":            {ours: []string{}, outside: []string{}},
 	"partnersim/cmd/partnersim":              {never: []string{"partnersim/simulator/bolt", "partnersim/simulator/httpapi/...", harness}},
+	"partnersim/openapi":                     {ours: []string{}, outside: []string{"go.yaml.in/yaml/v3"}},
+	"partnersim/openapi/check":               {ours: []string{}, outside: []string{"github.com/getkin/kin-openapi/..."}},
+	"partnersim/internal/apiclient":          {ours: []string{}, outside: []string{"github.com/oapi-codegen/runtime"}},
+	"partnersim/internal/apiclient/gen":      {ours: []string{"partnersim/openapi"}, outside: []string{}},
 }
 
 func matches(pattern, path string) bool {

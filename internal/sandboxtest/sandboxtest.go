@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"partnersim/openapi/check"
 	"partnersim/sandbox"
 )
 
@@ -22,6 +23,10 @@ const DefaultToken = "psim_sandbox_default_token_2026"
 type Sandbox struct {
 	*httptest.Server
 	SB *sandbox.Sandbox
+	// checked is the client every call goes through: no redirects followed, and every
+	// exchange checked against the OpenAPI documents the sandbox serves (openapi/check).
+	checked *http.Client
+	checker *check.Checker
 }
 
 // MustServe starts a sandbox with the default fixtures (cfg may change its configuration) and
@@ -43,8 +48,17 @@ func MustServe(tb testing.TB, cfg ...func(*sandbox.Config)) *Sandbox {
 			tb.Errorf("close the sandbox: %v", err)
 		}
 	})
-	return &Sandbox{Server: srv, SB: sb}
+	client, checker := checkedClient(tb, srv.URL)
+	return &Sandbox{Server: srv, SB: sb, checked: client, checker: checker}
 }
+
+// Checker checks exchanges and webhook deliveries against the documents the sandbox serves.
+func (s *Sandbox) Checker() *check.Checker { return s.checker }
+
+// CheckedClient is the client Call uses: it follows no redirects and fails any exchange that
+// disagrees with the OpenAPI documents the sandbox serves (the contract suite's self-hosted run
+// uses it too).
+func (s *Sandbox) CheckedClient() *http.Client { return s.checked }
 
 // Response is a response read whole.
 type Response struct {
@@ -55,9 +69,6 @@ type Response struct {
 
 // JSON returns the value at a gjson path of the body.
 func (r Response) JSON(path string) gjson.Result { return gjson.Get(r.Body, path) }
-
-// noRedirects lets a test see the API's 307s.
-var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // Call makes one request; headers are "Name: value" strings; a body is sent as JSON unless a
 // Content-Type header is given.
@@ -78,7 +89,7 @@ func (s *Sandbox) Call(tb testing.TB, method, path, body string, headers ...stri
 		k, v, _ := strings.Cut(h, ": ")
 		req.Header.Set(k, v)
 	}
-	res, err := noRedirects.Do(req)
+	res, err := s.checked.Do(req)
 	if err != nil {
 		tb.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -24,8 +24,8 @@ import (
 // encoding trap, each body with several content types) and run as ordinary tests; `make fuzz`
 // explores beyond them.
 
-// serveRaw hands one request to h in-process and returns the recorded answer.
-func serveRaw(h http.Handler, method, path, rawQuery, contentType string, body []byte, headers ...string) *httptest.ResponseRecorder {
+// rawRequest is a fuzz target's request: the decoded path and the raw query exactly as given.
+func rawRequest(method, path, rawQuery, contentType string, body []byte, headers ...string) *http.Request {
 	req := httptest.NewRequest(method, "/", bytes.NewReader(body))
 	req.URL.Path, req.URL.RawPath, req.URL.RawQuery = path, "", rawQuery
 	req.RequestURI = ""
@@ -36,9 +36,7 @@ func serveRaw(h http.Handler, method, path, rawQuery, contentType string, body [
 		k, v, _ := strings.Cut(h, ": ")
 		req.Header.Set(k, v)
 	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	return rec
+	return req
 }
 
 // checkD4 fails t unless rec is below 500 and, when an error, in decisions D4's shape.
@@ -119,7 +117,7 @@ func objectKeys(r gjson.Result) []string {
 func FuzzUserListQuery(f *testing.F) {
 	a := MustServe(f)
 	f.Fuzz(func(t *testing.T, q string) {
-		checkD4(t, "GET /v1/users/?"+q, serveRaw(a.SB.Server, "GET", "/v1/users/", q, "", nil, "x-api-key: "+keyAll))
+		checkD4(t, "GET /v1/users/?"+q, a.serveChecked(t, a.SB.Server, "GET", "/v1/users/", q, "", nil, "x-api-key: "+keyAll))
 	})
 }
 
@@ -127,7 +125,7 @@ func FuzzUserListQuery(f *testing.F) {
 func FuzzOrderListQuery(f *testing.F) {
 	a := MustServe(f)
 	f.Fuzz(func(t *testing.T, q string) {
-		checkD4(t, "GET /v1/orders/?"+q, serveRaw(a.SB.Server, "GET", "/v1/orders/", q, "", nil, "x-api-key: "+keyAll))
+		checkD4(t, "GET /v1/orders/?"+q, a.serveChecked(t, a.SB.Server, "GET", "/v1/orders/", q, "", nil, "x-api-key: "+keyAll))
 	})
 }
 
@@ -137,7 +135,7 @@ func FuzzUserDetail(f *testing.F) {
 	a := MustServe(f)
 	f.Fuzz(func(t *testing.T, id, q string) {
 		path := "/v1/users/" + id + "/"
-		checkD4(t, "GET "+path+"?"+q, serveRaw(a.SB.Server, "GET", path, q, "", nil, "x-api-key: "+keyAll))
+		checkD4(t, "GET "+path+"?"+q, a.serveChecked(t, a.SB.Server, "GET", path, q, "", nil, "x-api-key: "+keyAll))
 	})
 }
 
@@ -145,7 +143,7 @@ func FuzzUserDetail(f *testing.F) {
 func FuzzRevokeBody(f *testing.F) {
 	a := MustServe(f)
 	f.Fuzz(func(t *testing.T, body []byte, ct string) {
-		checkD4(t, "POST /v1/sessions/revoke/ "+ct, serveRaw(a.SB.Server, "POST", "/v1/sessions/revoke/", "", ct, body, "x-api-key: "+keyAll))
+		checkD4(t, "POST /v1/sessions/revoke/ "+ct, a.serveChecked(t, a.SB.Server, "POST", "/v1/sessions/revoke/", "", ct, body, "x-api-key: "+keyAll))
 	})
 }
 
@@ -173,7 +171,7 @@ func FuzzSubscriptionBody(f *testing.F) {
 	srv := httpapi.NewServer(httpapi.Config{SandboxToken: sb.Token}, httpapi.Deps{Store: sb.DB, Webhooks: sb.DB, Sender: sb.Dispatcher,
 		Guard: netguard.New(netguard.Options{AllowLoopback: true, Resolver: fakeResolver{}}), IDs: sb.DB.IDs, Institution: sb.DB.Institution}, nil)
 	f.Fuzz(func(t *testing.T, body []byte, ct string) {
-		checkD4(t, "POST /v1/webhooks/subscriptions "+ct, serveRaw(srv, "POST", "/v1/webhooks/subscriptions", "", ct, body, "x-api-key: "+keyAll))
+		checkD4(t, "POST /v1/webhooks/subscriptions "+ct, a.serveChecked(t, srv, "POST", "/v1/webhooks/subscriptions", "", ct, body, "x-api-key: "+keyAll))
 	})
 }
 
@@ -187,6 +185,6 @@ func FuzzControlBodies(f *testing.F) {
 	a := MustServe(f)
 	f.Fuzz(func(t *testing.T, which uint8, body []byte, ct string) {
 		path := controlRoutes[int(which)%len(controlRoutes)]
-		checkD4(t, "POST "+path+" "+ct, serveRaw(a.SB.Server, "POST", path, "", ct, body, "x-sandbox-token: "+token))
+		checkD4(t, "POST "+path+" "+ct, a.serveChecked(t, a.SB.Server, "POST", path, "", ct, body, "x-sandbox-token: "+token))
 	})
 }

@@ -13,12 +13,16 @@ import (
 func (s *Server) addRoutes() {
 	d, b := s.deps, s.reader
 	s.handle(http.MethodGet, "/health", handleHealth())
+	s.handle(http.MethodGet, "/openapi.json", handleOpenAPI(s.cfg.APIVersions))
+	s.handle(http.MethodGet, "/docs", handleDocs(d.Sandbox != nil))
+	s.handle(http.MethodGet, "/docs/:file", handleDocsAsset())
 	for _, v := range s.cfg.APIVersions {
 		p := "/" + v
 		api := func(scope simulator.Scope) []echo.MiddlewareFunc {
 			return []echo.MiddlewareFunc{record(s.journal, s.clock), requireKey(d.Store, scope), inject(s.faults)}
 		}
 		s.handle(http.MethodGet, p+"/health", handleHealth())
+		s.handle(http.MethodGet, p+"/openapi.json", handleVersionOpenAPI(v))
 		s.handle(http.MethodGet, p+"/users/:user_account_id/", handleUserDetail(d.Store, s.clock), api(simulator.ScopeReadUser)...)
 		s.handle(http.MethodGet, p+"/users/", handleUserList(d.Store), api(simulator.ScopeReadUser)...)
 		s.handle(http.MethodGet, p+"/orders/", handleOrderList(d.Store), api(simulator.ScopeReadOrders)...)
@@ -36,6 +40,7 @@ func (s *Server) addRoutes() {
 	// The control plane (decisions D9), never under a version prefix.
 	c := "/_sandbox"
 	t := requireToken(s.cfg.SandboxToken)
+	s.handle(http.MethodGet, c+"/openapi.json", handleControlOpenAPI())
 	s.handle(http.MethodPost, c+"/institutions", handleCreateInstitution(d.Tenants, b), t)
 	s.handle(http.MethodGet, c+"/institutions", handleListInstitutions(d.Tenants), t)
 	s.handle(http.MethodPost, c+"/institutions/:institution_id/keys", handleIssueKey(d.Tenants, b), t)

@@ -2,12 +2,14 @@ package console_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,11 +40,25 @@ var shared struct {
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	// Seeding 100,000 users is CPU work (half a minute and more under the race detector on a
+	// busy 2-core machine): start it now, beside the browser tests, which mostly wait.
+	cleanup := func() {}
+	if run := flag.Lookup("test.run").Value.String(); run == "" || matchesTest(run, "TestUsersPageStaysResponsiveWith100kUsers") {
+		cleanup = startSeedingLarge()
+	}
 	code := m.Run()
 	if shared.stop != nil {
 		shared.stop()
 	}
+	cleanup()
 	os.Exit(code)
+}
+
+// matchesTest reports whether a -run pattern selects a top-level test.
+func matchesTest(pattern, name string) bool {
+	re, err := regexp.Compile(strings.Split(pattern, "/")[0])
+	return err != nil || re.MatchString(name)
 }
 
 // chromium finds a Chromium or Chrome binary: $PARTNERSIM_CHROMIUM, then the usual names.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,33 +22,63 @@ import (
 // largeUsers is the institution size the users page must stay responsive at (issue 13).
 const largeUsers = 100_000
 
+// large is the store of 100,000 users, seeded once in the background from TestMain (when the
+// test that reads it is selected) so its CPU work overlaps the browser tests' waits.
+var large struct {
+	done chan struct{}
+	path string
+	took time.Duration
+	err  error
+}
+
+// startSeedingLarge seeds the large store in the background into a new temporary directory and
+// returns a func that removes it.
+func startSeedingLarge() (cleanup func()) {
+	large.done = make(chan struct{})
+	dir, err := os.MkdirTemp("", "partnersim-console-large-")
+	if err != nil {
+		large.err = err
+		close(large.done)
+		return func() {}
+	}
+	large.path = filepath.Join(dir, "large.db")
+	go func() {
+		defer close(large.done)
+		start := time.Now()
+		large.err = seedLarge(large.path, largeUsers)
+		large.took = time.Since(start)
+	}()
+	return func() {
+		<-large.done
+		os.RemoveAll(dir)
+	}
+}
+
 // seedLarge writes the default fixtures' institutions and keys plus n users of ins_harbor into
-// a new store file, the way a fixture load does, and returns its path.
-func seedLarge(tb testing.TB, n int) string {
-	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "large.db")
+// a new store file at path, the way a fixture load does.
+func seedLarge(path string, n int) error {
 	db, err := bolt.Open(path, simulator.NewClock(nil), simulator.NewIDs(nil))
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	defer db.Close()
 	set, err := fixtures.Open(fixtures.Default())
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	db.Defaults = bolt.Defaults{Prices: set.DefaultPrices, Fees: set.DefaultFees, Portfolios: set.Portfolios}
 	l, err := db.NewLoader(context.Background(), true)
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	for _, in := range set.Institutions {
 		if err := l.Institution(in); err != nil {
-			tb.Fatal(err)
+			return err
 		}
 	}
 	for _, k := range set.Keys {
 		if err := l.Key(k.APIKey); err != nil {
-			tb.Fatal(err)
+			return err
 		}
 	}
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -58,26 +89,25 @@ func seedLarge(tb testing.TB, n int) string {
 			CreatedAt: created, Terms: simulator.Terms{AcceptedAt: created, Version: "2024-01"},
 			Accounts: []simulator.Account{{Product: simulator.ProductCrypto, KYCStatus: statuses[i%len(statuses)], Cash: decimal.NewFromInt(int64(i % 1000))}}}
 		if err := l.User(u); err != nil {
-			tb.Fatal(err)
+			return err
 		}
 	}
-	if err := l.Finish(set.SandboxToken); err != nil {
-		tb.Fatal(err)
-	}
-	return path
+	return l.Finish(set.SandboxToken)
 }
 
 // TestUsersPageStaysResponsiveWith100kUsers: an institution of 100,000 users is listed a page
 // at a time through the store's paged list; the first page, a deep page and a filtered page
 // each render per_page rows quickly and say how many match in all.
 func TestUsersPageStaysResponsiveWith100kUsers(t *testing.T) {
-	// Seeding 100,000 users is CPU work (a minute under the race detector on a busy 2-core
-	// machine); the browser tests mostly wait on Chromium, so let it run beside them.
-	t.Parallel()
-	start := time.Now()
-	path := seedLarge(t, largeUsers)
-	t.Logf("seeded %d users in %s", largeUsers, time.Since(start).Round(time.Millisecond))
-	sb := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.DBPath = path })
+	if large.done == nil {
+		t.Fatal("TestMain did not start seeding the large store")
+	}
+	<-large.done
+	if large.err != nil {
+		t.Fatalf("seed %d users: %v", largeUsers, large.err)
+	}
+	t.Logf("seeded %d users in %s (in the background)", largeUsers, large.took.Round(time.Millisecond))
+	sb := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.DBPath = large.path })
 	client := signedIn(t, sb)
 
 	pages := []struct {

@@ -1,0 +1,403 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+)
+
+// Checker validates exchanges against one or more documents (the first that routes a request
+// decides it).
+type Checker struct {
+	docs            []*entry
+	checked, failed atomic.Int64
+	// Skip, when set, names exchanges outside the documents (the documents themselves, a
+	// viewer's files): they are not checked.
+	Skip func(r *http.Request, status int, body []byte) bool
+}
+
+type entry struct {
+	name   string
+	doc    *openapi3.T
+	router routers.Router
+}
+
+// Doc is one document to check against, as JSON or YAML.
+type Doc struct {
+	Name string
+	Data []byte
+}
+
+// New loads and validates the documents.
+func New(ctx context.Context, docs ...Doc) (*Checker, error) {
+	c := &Checker{}
+	for _, d := range docs {
+		l := openapi3.NewLoader()
+		l.Context = ctx
+		doc, err := l.LoadFromData(d.Data)
+		if err != nil {
+			return nil, fmt.Errorf("openapi %s: %w", d.Name, err)
+		}
+		if err := doc.Validate(ctx); err != nil {
+			return nil, fmt.Errorf("openapi %s is not a valid document: %w", d.Name, err)
+		}
+		r, err := gorillamux.NewRouter(doc)
+		if err != nil {
+			return nil, fmt.Errorf("openapi %s: %w", d.Name, err)
+		}
+		c.docs = append(c.docs, &entry{name: d.Name, doc: doc, router: r})
+	}
+	return c, nil
+}
+
+// Failure is one exchange that disagrees with its document.
+type Failure struct {
+	Method, Path string
+	// Operation is the document's operationId ("" when the document routes no operation).
+	Operation string
+	Status    int
+	// Problems say what disagreed, each naming the schema path that failed.
+	Problems []string
+}
+
+func (f *Failure) Error() string {
+	op := f.Operation
+	if op == "" {
+		op = "no operation"
+	}
+	return fmt.Sprintf("openapi: %s %s (%s) answered %d: %s", f.Method, f.Path, op, f.Status, strings.Join(f.Problems, "; "))
+}
+
+// baseHeaders are the transport's own response headers, which no document lists.
+var baseHeaders = []string{"Content-Type", "Content-Length", "Date", "Transfer-Encoding", "Connection", "Keep-Alive"}
+
+// routingResponses are the document's shared responses for requests it routes to no
+// operation, by status (partner-api.yaml's components; a document without them leaves such
+// exchanges unchecked).
+var routingResponses = map[int]string{
+	http.StatusNotFound:                    "NotFound",
+	http.StatusMethodNotAllowed:            "MethodNotAllowed",
+	http.StatusTemporaryRedirect:           "TrailingSlashRedirect",
+	http.StatusRequestURITooLong:           "URITooLong",
+	http.StatusRequestHeaderFieldsTooLarge: "HeadersTooLarge",
+}
+
+// Check validates one exchange: req as sent with reqBody, res as received with resBody. It
+// returns nil or a *Failure.
+func (c *Checker) Check(req *http.Request, reqBody []byte, res *http.Response, resBody []byte) error {
+	if c.Skip != nil && c.Skip(req, res.StatusCode, resBody) {
+		return nil
+	}
+	c.checked.Add(1)
+	err := c.check(req, reqBody, res, resBody)
+	if err != nil {
+		c.failed.Add(1)
+	}
+	return err
+}
+
+// Stats returns how many exchanges were checked (skipped ones aside) and how many disagreed.
+func (c *Checker) Stats() (checked, failed int64) { return c.checked.Load(), c.failed.Load() }
+
+func (c *Checker) check(req *http.Request, reqBody []byte, res *http.Response, resBody []byte) error {
+	ctx := req.Context()
+	f := &Failure{Method: req.Method, Path: req.URL.Path, Status: res.StatusCode}
+	// Route on the decoded path, as Starlette (and the sandbox) do: an encoded slash in an id
+	// is a path separator there too.
+	req = withBody(req, reqBody)
+	req.URL.RawPath = ""
+	var (
+		e     *entry
+		route *routers.Route
+		path  map[string]string
+	)
+	for _, d := range c.docs {
+		r, p, err := d.router.FindRoute(req)
+		if err == nil {
+			e, route, path = d, r, p
+			break
+		}
+		if e == nil && errors.Is(err, routers.ErrMethodNotAllowed) {
+			e = d
+		}
+	}
+	if route == nil {
+		if e == nil && len(c.docs) > 0 {
+			e = c.docs[0]
+		}
+		if e == nil {
+			return nil
+		}
+		name, ok := routingResponses[res.StatusCode]
+		if !ok || e.doc.Components == nil || e.doc.Components.Responses[name] == nil {
+			if !ok {
+				f.Problems = append(f.Problems, fmt.Sprintf("no operation of %s has this path and method, and %d is not a routing answer", e.name, res.StatusCode))
+				return f
+			}
+			return nil // a document without routing responses says nothing about them
+		}
+		op := openapi3.NewOperation()
+		op.Responses = openapi3.NewResponses(openapi3.WithStatus(res.StatusCode, e.doc.Components.Responses[name]))
+		route = &routers.Route{Spec: e.doc, Path: req.URL.Path, Method: req.Method, Operation: op}
+		f.Operation = "components/responses/" + name
+	} else {
+		f.Operation = route.Operation.OperationID
+	}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: path, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true, SkipSettingDefaults: true}}
+	if f.Operation == route.Operation.OperationID && route.Operation.OperationID != "" {
+		reqErr := openapi3filter.ValidateRequest(ctx, in)
+		if reqErr == nil && res.StatusCode == http.StatusUnprocessableEntity && !onlyValueErrors(resBody) && !repeatedQuery(req) {
+			f.Problems = append(f.Problems, "the document accepts this request but it was refused with 422: "+clip(resBody))
+		}
+	}
+	in.Options = &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: res.StatusCode, Header: res.Header,
+		Body: io.NopCloser(bytes.NewReader(resBody)), Options: in.Options}
+	if req.Method == http.MethodHead {
+		out.Options = &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, ExcludeResponseBody: true}
+	}
+	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
+		f.Problems = append(f.Problems, problems(err)...)
+	}
+	resp := documented(route.Operation, res.StatusCode)
+	if unvalidated(req.Method, res.StatusCode) {
+		// kin-openapi leaves HEAD and redirects alone: their status and required headers here.
+		if resp == nil {
+			f.Problems = append(f.Problems, fmt.Sprintf("status %d is not documented", res.StatusCode))
+		}
+		for name, h := range headersOf(resp) {
+			if h.Value != nil && h.Value.Required && res.Header.Get(name) == "" {
+				f.Problems = append(f.Problems, fmt.Sprintf("required header %s is missing", name))
+			}
+		}
+	}
+	if resp != nil {
+		for name := range res.Header {
+			if !slices.ContainsFunc(baseHeaders, func(h string) bool { return strings.EqualFold(h, name) }) && resp.Headers[name] == nil &&
+				!hasHeaderFold(resp.Headers, name) {
+				f.Problems = append(f.Problems, fmt.Sprintf("header %s is not documented for %d", name, res.StatusCode))
+			}
+		}
+		if len(resp.Content) == 0 && len(resBody) > 0 {
+			f.Problems = append(f.Problems, fmt.Sprintf("%d is documented without a body, got %s", res.StatusCode, clip(resBody)))
+		}
+	}
+	if len(f.Problems) == 0 {
+		return nil
+	}
+	slices.Sort(f.Problems)
+	return f
+}
+
+// CheckEvent validates one webhook delivery — its headers and its body — against the
+// document's webhooks entry for the body's event_type. It returns nil or a *Failure.
+func (c *Checker) CheckEvent(header http.Header, body []byte) error {
+	var env struct {
+		EventType string `json:"event_type"`
+	}
+	_ = json.Unmarshal(body, &env)
+	f := &Failure{Method: http.MethodPost, Path: "webhooks/" + env.EventType}
+	c.checked.Add(1)
+	for _, d := range c.docs {
+		item := d.doc.Webhooks[env.EventType]
+		if item == nil || item.Post == nil {
+			continue
+		}
+		f.Operation = item.Post.OperationID
+		req, err := http.NewRequest(http.MethodPost, "http://receiver.test/", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header = header.Clone()
+		in := &openapi3filter.RequestValidationInput{Request: req, Route: &routers.Route{Spec: d.doc, Path: "/", PathItem: item,
+			Method: http.MethodPost, Operation: item.Post},
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true, SkipSettingDefaults: true}}
+		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+			f.Problems = problems(err)
+			c.failed.Add(1)
+			return f
+		}
+		return nil
+	}
+	f.Problems = []string{fmt.Sprintf("no document describes the event type %q under webhooks", env.EventType)}
+	c.failed.Add(1)
+	return f
+}
+
+// documented returns the response the operation documents for status: exact, then its range
+// (2XX), then default.
+func documented(op *openapi3.Operation, status int) *openapi3.Response {
+	if op == nil || op.Responses == nil {
+		return nil
+	}
+	for _, key := range []string{strconv.Itoa(status), strconv.Itoa(status/100) + "XX", "default"} {
+		if r := op.Responses.Value(key); r != nil && r.Value != nil {
+			return r.Value
+		}
+	}
+	return nil
+}
+
+func unvalidated(method string, status int) bool {
+	return method == http.MethodHead || slices.Contains([]int{http.StatusMovedPermanently, http.StatusNotModified,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect}, status)
+}
+
+func headersOf(r *openapi3.Response) openapi3.Headers {
+	if r == nil {
+		return nil
+	}
+	return r.Headers
+}
+
+func hasHeaderFold(h openapi3.Headers, name string) bool {
+	for k := range h {
+		if strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// problems flattens kin-openapi's errors into one line each, with the schema path that failed.
+func problems(err error) []string {
+	var re *openapi3filter.ResponseError
+	if errors.As(err, &re) && re.Err != nil {
+		var out []string
+		for _, p := range problems(re.Err) {
+			out = append(out, re.Reason+": "+p)
+		}
+		return out
+	}
+	if re != nil {
+		return []string{re.Reason}
+	}
+	var me openapi3.MultiError
+	if errors.As(err, &me) {
+		var out []string
+		for _, e := range me {
+			out = append(out, problems(e)...)
+		}
+		return out
+	}
+	return []string{describe(err)}
+}
+
+func describe(err error) string {
+	var se *openapi3.SchemaError
+	if errors.As(err, &se) {
+		ptr := "/" + strings.Join(se.JSONPointer(), "/")
+		return fmt.Sprintf("at %s: %s (schema keyword %q)", ptr, se.Reason, se.SchemaField)
+	}
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+// repeatedQuery reports whether the query is one the checker cannot read as the server did: a
+// parameter given twice (OpenAPI leaves which one counts unsaid; Starlette takes the last,
+// kin-openapi the first), or a pair Go's parser drops (a bad escape such as %zz, a semicolon)
+// where Starlette keeps it. Such a request's 422 says nothing about the document.
+func repeatedQuery(r *http.Request) bool {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return true
+	}
+	for _, vs := range q {
+		if len(vs) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyValueErrors reports whether a 422 lists only refusals no schema keyword expresses:
+// pydantic's value_error (a model's own validator: a cross-field rule, the storable time range)
+// and url_parsing (the URL parser's finer rules, such as IDNA).
+func onlyValueErrors(body []byte) bool {
+	var v struct {
+		Detail []struct {
+			Type string `json:"type"`
+		} `json:"detail"`
+	}
+	if json.Unmarshal(body, &v) != nil || len(v.Detail) == 0 {
+		return false
+	}
+	for _, it := range v.Detail {
+		if it.Type != "value_error" && it.Type != "url_parsing" {
+			return false
+		}
+	}
+	return true
+}
+
+func withBody(req *http.Request, body []byte) *http.Request {
+	r := req.Clone(req.Context())
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return r
+}
+
+func clip(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "…"
+	}
+	return string(b)
+}
+
+// Transport returns a RoundTripper that sends through next (http.DefaultTransport when nil)
+// and checks every exchange, answering a *Failure as the round trip's error when one
+// disagrees with the documents.
+func (c *Checker) Transport(next http.RoundTripper) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return &transport{c: c, next: next}
+}
+
+type transport struct {
+	c    *Checker
+	next http.RoundTripper
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var reqBody []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		reqBody = b
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	res, err := t.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	if err := t.c.Check(req, reqBody, res, body); err != nil {
+		return nil, err
+	}
+	return res, nil
+}

@@ -1,0 +1,83 @@
+package httpapi
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"partnersim/openapi"
+	"partnersim/simulator"
+)
+
+// The OpenAPI documents and the offline reference (decisions D16): no key, like /health, and
+// not journaled; each rendered once, on first use.
+
+// handleOpenAPI serves GET /openapi.json: the partner API of every mounted version.
+func handleOpenAPI(versions []string) echo.HandlerFunc {
+	return serveDocument(func() ([]byte, error) { return openapi.Partner(versions) })
+}
+
+// handleVersionOpenAPI serves GET /{version}/openapi.json: that version's document.
+func handleVersionOpenAPI(version string) echo.HandlerFunc {
+	return serveDocument(func() ([]byte, error) { return openapi.PartnerVersion(version) })
+}
+
+// handleControlOpenAPI serves GET /_sandbox/openapi.json: the control plane's document. It
+// needs no token, like /openapi.json: it describes the surface and holds no data.
+func handleControlOpenAPI() echo.HandlerFunc { return serveDocument(openapi.ControlPlane) }
+
+func serveDocument(render func() ([]byte, error)) echo.HandlerFunc {
+	doc := sync.OnceValues(render)
+	return func(c echo.Context) error {
+		b, err := doc()
+		if err != nil {
+			return err
+		}
+		writeRaw(c, http.StatusOK, b)
+		return nil
+	}
+}
+
+// handleDocs serves GET /docs: Swagger UI over /openapi.json (and the control plane's
+// document when the control plane is on), every file from this server.
+func handleDocs(control bool) echo.HandlerFunc {
+	page := sync.OnceValues(func() ([]byte, error) {
+		specs := []openapi.Spec{{Name: "Partner API", URL: "/openapi.json"}}
+		if control {
+			specs = append(specs, openapi.Spec{Name: "Control plane (/_sandbox/)", URL: "/_sandbox/openapi.json"})
+		}
+		return openapi.DocsPage("Partner Investing Service (partnersim sandbox) - Swagger UI", specs)
+	})
+	return func(c echo.Context) error {
+		b, err := page()
+		if err != nil {
+			return err
+		}
+		return c.Blob(http.StatusOK, "text/html; charset=utf-8", b)
+	}
+}
+
+// handleDocsAsset serves GET /docs/{file}: the vendored viewer's files.
+func handleDocsAsset() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		b, ct, ok := openapi.DocsAsset(c.Param("file"))
+		if !ok {
+			return simulator.Errorf(simulator.ENOTFOUND, "Not Found")
+		}
+		c.Response().Header().Set("Cache-Control", "public, max-age=86400")
+		return c.Blob(http.StatusOK, ct, b)
+	}
+}
+
+// Route is one registered route.
+type Route struct{ Method, Path string }
+
+// Routes lists the routes echo knows, in echo's form (":name" parameters).
+func (s *Server) Routes() []Route {
+	var out []Route
+	for _, r := range s.e.Routes() {
+		out = append(out, Route{Method: r.Method, Path: r.Path})
+	}
+	return out
+}
