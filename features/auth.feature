@@ -39,10 +39,15 @@ Feature: Authentication and scopes
       """
 
   @assumed @sandbox @rule:D3.4
-  Scenario: A live key is refused by the sandbox
-    When I GET "/users/" with the API key "live_0000000000000000000000000000000000000000"
+  Scenario Outline: A live key is refused by the sandbox
+    When I GET "/users/" with the API key "<key>"
     Then the response status is 401
     And the detail is "Invalid API key: live keys cannot be used in the sandbox"
+
+    Examples:
+      | key                                           |
+      | live_0000000000000000000000000000000000000000 |
+      | live_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd |
 
   @assumed @sandbox @rule:D3.3
   Scenario: A revoked key is 401 from then on

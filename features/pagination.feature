@@ -147,3 +147,9 @@ Feature: Pagination limits
   Scenario: Unknown query parameters are ignored
     When I GET "/users/?colour=blue"
     Then the response status is 200
+
+  @assumed @rule:D4.2 @rule:D6.5
+  Scenario: A day that does not exist is refused
+    When I GET "/users/?created_at_start=2025-02-29"
+    Then the response status is 422
+    And the response is a validation error naming "created_at_start"

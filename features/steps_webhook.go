@@ -49,6 +49,7 @@ func (w *world) webhookSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^the delivery is signed with the previous signing secret$`, w.deliverySignedPrevious)
 	sc.Step(`^the delivery's signature header is well-formed$`, w.signatureWellFormed)
 	sc.Step(`^the delivery's signature header has (\d+) v1 entr(?:y|ies)$`, w.signatureV1Count)
+	sc.Step(`^test events to `+q+` soon carry (\d+) v1 entr(?:y|ies)$`, w.testEventsSoonCarry)
 	sc.Step(`^the delivery's v1 entries carry the new secret's digest first and the previous secret's second$`, w.signatureRotationOrder)
 	sc.Step(`^the delivery's signature timestamp is within (\d+) seconds of now$`, w.signatureFresh)
 	sc.Step(`^every delivery to `+q+` carries the same X-Partner-Webhook-Id and body$`, w.deliveriesSameIDAndBody)
@@ -513,6 +514,39 @@ func (w *world) signatureV1Count(n string) error {
 		return fmt.Errorf("expected %d v1 entries, got %d in %q", want, len(s.Entries["v1"]), d.Header.Get("X-Partner-Webhook-Signature"))
 	}
 	return nil
+}
+
+// testEventsSoonCarry sends test events to a receiver's kyc subscription, one after another, until
+// one arrives with n v1 entries (bounded by the run's wait): the overlap of a rotation runs on
+// the wall clock (decisions D8), so this asks the implementation rather than sleeping through it.
+func (w *world) testEventsSoonCarry(name, n string) error {
+	r, err := w.receiver(name)
+	if err != nil {
+		return err
+	}
+	want, _ := strconv.Atoi(n)
+	deadline := time.Now().Add(w.run.opts.Wait)
+	for {
+		if _, err := w.do(http.MethodPost, "/webhooks/subscriptions/"+url.PathEscape(w.vars[r.name+".kyc"])+"/test", nil, "", authKey); err != nil {
+			return err
+		}
+		d, err := r.next(w.ctx, w.run.opts.Wait)
+		if err != nil {
+			return err
+		}
+		w.event = d
+		s, err := parseSignature(d.Header.Get("X-Partner-Webhook-Signature"))
+		if err != nil {
+			return err
+		}
+		if len(s.Entries["v1"]) == want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("expected a test event with %d v1 entries within %s, the last carried %q", want, w.run.opts.Wait, d.Header.Get("X-Partner-Webhook-Signature"))
+		}
+		time.Sleep(200 * time.Millisecond) // polling the implementation, not waiting out the overlap blindly
+	}
 }
 
 func (w *world) signatureRotationOrder() error {

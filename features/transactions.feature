@@ -25,6 +25,9 @@ Feature: Get Transaction
     And the JSON at "completed_at" is a timestamp
     And the JSON at "orders" has 1 element
     And the JSON at "orders.0.order_id" is "{o1}"
+    And the JSON at "orders.0.status" is "completed"
+    And I remember the JSON at "completed_at" as "done"
+    And the JSON at "orders.0.completed_at" is "{done}"
 
   @sandbox @rule:D7.4
   Scenario: A fill's notional is quantity × price rounded half-even at the cent
