@@ -42,7 +42,7 @@ func (s *DB) NewBuilder(ctx context.Context) (*Builder, error) {
 	if err := s.wipe(ctx); err != nil {
 		return nil, err
 	}
-	return &Builder{s: s, ctx: ctx, w: &writeTx{db: s, counts: map[string]int64{}, spool: map[string]*spool{}}, written: map[string]bool{}}, nil
+	return &Builder{s: s, ctx: ctx, w: &writeTx{db: s, counts: map[string]*int64{}, spool: map[string]*spool{}}, written: map[string]bool{}}, nil
 }
 
 // Institution spools an institution.
@@ -95,8 +95,8 @@ const buildTxEntries = 1 << 17
 func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 	w := b.w
 	for k, d := range w.counts {
-		if d > 0 {
-			if err := w.spoolPut(bCounts, []byte(k), u64(uint64(d))); err != nil {
+		if *d > 0 {
+			if err := w.spoolPut(bCounts, []byte(k), u64(uint64(*d))); err != nil {
 				return err
 			}
 		}
@@ -150,15 +150,27 @@ func (b *Builder) write(ctx context.Context) error {
 		total += len(sp.ents)
 	}
 	slices.SortFunc(names, func(a, b string) int { return len(w.spool[b].ents) - len(w.spool[a].ents) })
-	for _, name := range names {
-		w.spool[name].sort()
-	}
+	// Sort the buckets one after the other on their own goroutine, so that the next is sorted
+	// while the one before is written (bbolt has one writer: the other core would idle).
+	sorted := make(chan *spool, len(names))
+	go func() {
+		for _, name := range names {
+			sp := w.spool[name]
+			sp.sort()
+			sorted <- sp
+		}
+		close(sorted)
+	}()
+	defer func() {
+		for range sorted { // a failed write still waits for the sorter
+		}
+	}()
 	db := b.s.db
 	db.NoSync = true
 	defer func() { db.NoSync = false }()
 	done := 0
 	for _, name := range names {
-		sp := w.spool[name]
+		sp := <-sorted
 		appendOnly := !b.written[name]
 		for start := 0; start < len(sp.ents); start += buildTxEntries {
 			if err := ctx.Err(); err != nil {

@@ -42,7 +42,7 @@ func dayCountsPrefix(bucket, prefix []byte) []byte { return cat(bucket, []byte{1
 func dayCountKey(bucket, prefix, tk []byte) []byte {
 	var d [4]byte
 	binary.BigEndian.PutUint32(d[:], dayOf(tk))
-	return cat(dayCountsPrefix(bucket, prefix), d[:])
+	return cat(bucket, []byte{1}, prefix, d[:]) // dayCountsPrefix(bucket, prefix) + day, one allocation
 }
 
 // hasDays reports whether the store keeps day counters.

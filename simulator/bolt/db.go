@@ -214,7 +214,7 @@ func (s *DB) write(ctx context.Context, commit func(func(*bbolt.Tx) error) error
 	}
 	var w *writeTx
 	err := commit(func(tx *bbolt.Tx) error {
-		w = &writeTx{Tx: tx, db: s, txid: tx.ID(), counts: map[string]int64{}}
+		w = &writeTx{Tx: tx, db: s, txid: tx.ID(), counts: map[string]*int64{}}
 		if err := fn(w); err != nil {
 			return err
 		}
@@ -241,8 +241,8 @@ type writeTx struct {
 	// spool, when set (a Builder's), takes every put instead of the transaction: there is no
 	// transaction then, only the spooled entries Builder.Finish sorts and writes.
 	spool      map[string]*spool
-	spoolBytes int // what the spools hold, entries' references included
-	counts     map[string]int64
+	spoolBytes int               // what the spools hold, entries' references included
+	counts     map[string]*int64 // by pointer: a lookup by string(prefix) allocates nothing
 	enqueued   int
 	db         *DB
 	// txid is the transaction's id (kept: a committed Tx forgets it).
@@ -253,7 +253,13 @@ type writeTx struct {
 	deliveries []string
 }
 
-func (w *writeTx) count(prefix []byte, delta int64) { w.counts[string(prefix)] += delta }
+func (w *writeTx) count(prefix []byte, delta int64) {
+	if n, ok := w.counts[string(prefix)]; ok {
+		*n += delta
+		return
+	}
+	w.counts[string(prefix)] = &delta
+}
 
 // kv is one deferred put.
 type kv struct{ k, v []byte }
@@ -314,7 +320,8 @@ func (w *writeTx) flushBulk() error {
 
 func (w *writeTx) flushCounts() error {
 	b := w.Bucket(bCounts)
-	for k, d := range w.counts {
+	for k, dp := range w.counts {
+		d := *dp
 		if d == 0 {
 			continue
 		}
