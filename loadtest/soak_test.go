@@ -30,7 +30,7 @@ type soakConfig struct {
 // against a self-hosted sandbox for about 12 s, with no error, no goroutine growth and no heap
 // growth. TestSoakLong is the same at length.
 func TestSoakShort(t *testing.T) {
-	soak(t, soakConfig{Duration: 12 * time.Second, Rate: 200, Connections: 8})
+	soak(t, soakConfig{Duration: 12 * time.Second, Rate: 100, Connections: 8})
 }
 
 // TestSoakLong runs only when PARTNERSIM_SOAK gives its duration (PARTNERSIM_SOAK=10m);
