@@ -200,7 +200,7 @@ func (t *treeWriter) add(k, v []byte, flags uint32) error {
 		return fmt.Errorf("build: value of %d bytes", len(v))
 	}
 	if t.prev != nil && bytes.Compare(t.prev, k) >= 0 {
-		return fmt.Errorf("build: key %q spooled twice or out of order", k)
+		return fmt.Errorf("build: key %q spooled twice", k) // or out of order: a builder's bug
 	}
 	t.prev = k
 	return t.push(0, elem{k: k, v: v, flags: flags})
@@ -320,9 +320,6 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 			if err := tw.add(k, v, 0); err != nil {
 				return fmt.Errorf("%s: %w", br.name, err)
 			}
-		}
-		if br.err != nil {
-			return br.err
 		}
 		root, err := tw.finish()
 		if err != nil {

@@ -360,8 +360,11 @@ func (w *writeTx) flushCounts() error {
 // putIndex adds an index entry and counts it under its prefix. In bulk mode and in a build the
 // store was empty and fixture ids are unique, so every entry is new.
 func (w *writeTx) putIndex(bucket, prefix, rest, value []byte) error {
+	if w.spool != nil {
+		return w.spoolIndex(bucket, prefix, rest, value)
+	}
 	k := cat(prefix, rest)
-	if w.bulk != nil || w.spool != nil || w.Bucket(bucket).Get(k) == nil {
+	if w.bulk != nil || w.Bucket(bucket).Get(k) == nil {
 		w.count(countKey(bucket, prefix), 1)
 		if timed(prefix) {
 			w.count(dayCountKey(bucket, prefix, rest[:8]), 1)
