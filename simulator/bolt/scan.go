@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -75,6 +76,33 @@ func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 		*total = n
 	}
 	return ids, nil
+}
+
+// pageFiltered is pageScan over a range with a filter its index does not cover, which the walk
+// counts: filter names the filter's values, so that with the bucket and range it keys the
+// count in s.walked. Once the count is known in the transaction's state, the walk stops at the
+// end of its page instead of walking the whole range.
+func (s *DB) pageFiltered(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi, filter []byte, desc bool, offset, limit int, match func(v []byte) bool, idOf func(k, v []byte) []byte) ([][]byte, int, error) {
+	key := make([]byte, 0, len(bucket)+len(lo)+len(hi)+len(filter)+8)
+	for _, part := range [][]byte{bucket, lo, hi} {
+		key = binary.AppendUvarint(key, uint64(len(part)))
+		key = append(key, part...)
+	}
+	key = append(key, filter...)
+	if n, ok := s.walked.get(tx, key); ok {
+		if offset >= n {
+			return [][]byte{}, n, nil
+		}
+		ids, err := pageScan(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, match, nil, idOf)
+		return ids, n, err
+	}
+	var n int
+	ids, err := pageScan(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, match, &n, idOf)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.walked.put(tx, key, n)
+	return ids, n, nil
 }
 
 // scanCheckEvery is how many index entries a walk reads between two looks at its context.
