@@ -150,14 +150,8 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 		if err != nil {
 			return err
 		}
-		for _, id := range ids {
-			o, err := getOrder(tx, instID, string(id))
-			if err != nil {
-				return fmt.Errorf("order index is stale: %w", err)
-			}
-			page.Orders = append(page.Orders, o)
-		}
-		return nil
+		page.Orders, err = pageRecords(tx, bOrders, ids, instID, func(o *simulator.Order) string { return o.InstitutionID }, "order")
+		return err
 	})
 	if err != nil {
 		return nil, err

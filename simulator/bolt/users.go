@@ -337,14 +337,8 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 		if err != nil {
 			return err
 		}
-		for _, pid := range pids {
-			u, err := getUser(tx, instID, string(pid))
-			if err != nil {
-				return fmt.Errorf("user index is stale: %w", err)
-			}
-			page.Users = append(page.Users, u)
-		}
-		return nil
+		page.Users, err = pageRecords(tx, bUsers, pids, instID, func(u *simulator.User) string { return u.InstitutionID }, "user")
+		return err
 	})
 	if err != nil {
 		return nil, err
