@@ -1,6 +1,7 @@
 package features
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -28,6 +29,9 @@ func (w *world) httpSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^I (POST|PUT|PATCH) `+q+` with JSON:$`, w.requestJSON)
 	sc.Step(`^I (POST|PUT|PATCH) `+q+` with the raw body `+q+`$`, w.requestRaw)
 	sc.Step(`^I (POST|PUT|PATCH) `+q+` with the raw body `+q+` and no content type$`, w.requestRawNoType)
+	sc.Step(`^I (POST|PUT|PATCH) `+q+` with the JSON `+q+` padded with spaces to (\d+) bytes$`, w.requestPadded)
+	sc.Step(`^I (POST|PUT|PATCH) `+q+` with a JSON object nested (\d+) levels deep$`, w.requestNested)
+	sc.Step(`^the response body writes `+q+` as FastAPI's JSON encoder does$`, w.bodyWritesText)
 
 	sc.Step(`^the response status is (\d{3})$`, w.statusIs)
 	sc.Step(`^the response status is a client error$`, w.statusClientError)
@@ -140,6 +144,103 @@ func (w *world) requestRawNoType(method, path, body string) error {
 	}
 	_, err = w.do(method, unq(path), []byte(b), "", authKey)
 	return err
+}
+
+// requestPadded sends the JSON followed by spaces up to exactly n bytes: whitespace after a
+// JSON document is part of it, so the body is as valid as the JSON.
+func (w *world) requestPadded(method, path, body, n string) error {
+	b, err := w.padded(unq(body), n, " ")
+	if err != nil {
+		return err
+	}
+	_, err = w.do(method, unq(path), []byte(b), "application/json", authKey)
+	return err
+}
+
+// padded expands s and appends pad until it is exactly n bytes long.
+func (w *world) padded(s, n, pad string) (string, error) {
+	s, err := w.expand(s)
+	if err != nil {
+		return "", err
+	}
+	size, _ := strconv.Atoi(n)
+	if len(s) > size {
+		return "", fmt.Errorf("%.40q… is longer than %d bytes", s, size)
+	}
+	return s + strings.Repeat(pad, size-len(s)), nil
+}
+
+// requestNested sends {"a":{"a":…1…}} with n objects.
+func (w *world) requestNested(method, path, n string) error {
+	depth, _ := strconv.Atoi(n)
+	body := strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth)
+	_, err := w.do(method, unq(path), []byte(body), "application/json", authKey)
+	return err
+}
+
+// bodyWritesText checks the bytes a text value is written as: the step's argument is a JSON
+// string literal (so escapes can name any character) or a variable holding the text, and the
+// body must contain it as Python's json.dumps(ensure_ascii=False) writes it — FastAPI's
+// JSONResponse — which escapes only '"', '\\' and the control characters below U+0020.
+func (w *world) bodyWritesText(text string) error {
+	r, err := w.last()
+	if err != nil {
+		return err
+	}
+	s, err := w.textArg(text)
+	if err != nil {
+		return err
+	}
+	want := pyJSONString(s)
+	if !strings.Contains(string(r.Body), want) {
+		return fmt.Errorf("expected the body to contain %s (Python's json.dumps of %q), got %s", want, s, r)
+	}
+	return nil
+}
+
+// textArg is a step's text: {variable} names a remembered text, else the argument is the
+// inside of a JSON string literal.
+func (w *world) textArg(arg string) (string, error) {
+	if m := varRe.FindString(arg); m == arg && arg != "" {
+		return w.expand(arg)
+	}
+	var s string
+	if err := json.Unmarshal([]byte(`"`+arg+`"`), &s); err != nil {
+		return "", fmt.Errorf("the text %q is not the inside of a JSON string literal: %w", arg, err)
+	}
+	return s, nil
+}
+
+// pyJSONString is a string as Python's json.dumps(s, ensure_ascii=False) writes it.
+func pyJSONString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			if r < 0x20 {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 func (w *world) last() (*response, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,11 +25,14 @@ func (w *world) sandboxSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^I act as my institution$`, w.actAsMine)
 
 	sc.Step(`^a key `+q+` with scopes `+q+`$`, w.givenKeyScopes)
+	sc.Step(`^the sandbox issues (\d+) keys with scopes `+q+`$`, w.issueKeys)
+	sc.Step(`^every key issued is sbx_ and 40 base62 characters, and authenticates on `+q+`$`, w.issuedKeysWork)
 	sc.Step(`^a key `+q+` without the `+q+` scope$`, w.givenKeyWithout)
 	sc.Step(`^I use the key `+q+`$`, w.useKey)
 	sc.Step(`^the key `+q+` is revoked$`, w.revokeKey)
 
 	sc.Step(`^a user `+q+`$`, w.givenUser)
+	sc.Step(`^a user `+q+` whose user_account_id is the text `+q+`$`, w.givenUserText)
 	sc.Step(`^an existing user `+q+`$`, w.givenExistingUser)
 	sc.Step(`^a user `+q+` with (\d+) live sessions?$`, w.givenUserSessions)
 	sc.Step(`^a user `+q+` with accounts:$`, w.givenUserAccounts)
@@ -117,6 +121,44 @@ func (w *world) issueKey(name string, scopes []string) error {
 	}
 	w.keys[name], w.keyIDs[name] = k, r.Get("key_id").String()
 	return nil
+}
+
+// issueKeys issues n keys named issued-1… issued-n: enough that together they draw every
+// base62 character, including the ends of each range (0, 9, a, z, A, Z), many times over.
+func (w *world) issueKeys(n, scopes string) error {
+	count, _ := strconv.Atoi(n)
+	for i := 1; i <= count; i++ {
+		if err := w.issueKey("issued-"+strconv.Itoa(i), splitList(unq(scopes))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var sandboxKey = regexp.MustCompile(`^sbx_[0-9A-Za-z]{40}$`)
+
+// issuedKeysWork checks every key issueKeys issued: its form (decisions D3) and that it
+// authenticates a GET of path (200).
+func (w *world) issuedKeysWork(path string) error {
+	for i := 1; ; i++ {
+		k, ok := w.keys["issued-"+strconv.Itoa(i)]
+		if !ok {
+			if i == 1 {
+				return errors.New("no keys were issued in this scenario")
+			}
+			return nil
+		}
+		if !sandboxKey.MatchString(k) {
+			return fmt.Errorf("issued key %q is not sbx_ and 40 base62 characters", k)
+		}
+		r, err := w.do(http.MethodGet, unq(path), nil, "", authLiteral, k)
+		if err != nil {
+			return err
+		}
+		if r.Status != http.StatusOK {
+			return fmt.Errorf("issued key %q: expected 200 on %s, got %s", k, unq(path), r)
+		}
+	}
 }
 
 func (w *world) givenKeyScopes(name, scopes string) error {
@@ -224,6 +266,21 @@ func (w *world) createUser(alias, createdAt string, sessions int, accts []accoun
 
 func (w *world) givenUser(alias string) error {
 	return w.createUser(unq(alias), "", 0, []account{{Product: "crypto", KYC: "approved", Cash: "100.00"}})
+}
+
+// givenUserText creates a user whose user_account_id is the text (the inside of a JSON string
+// literal, so any character can be named), remembered as {alias.user_account_id}.
+func (w *world) givenUserText(alias, text string) error {
+	s, err := w.textArg(text)
+	if err != nil {
+		return err
+	}
+	if err := w.createUser(s, "", 0, []account{{Product: "crypto", KYC: "approved", Cash: "100.00"}}); err != nil {
+		return err
+	}
+	w.vars[unq(alias)] = w.vars[s]
+	w.vars[unq(alias)+".user_account_id"] = s
+	return nil
 }
 
 func (w *world) givenUserSessions(alias, n string) error {

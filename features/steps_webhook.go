@@ -32,6 +32,7 @@ func (w *world) webhookSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^`+q+` is subscribed to `+q+` events$`, w.subscribed)
 	sc.Step(`^`+q+` is subscribed to `+q+` events through `+q+`$`, w.subscribedThrough)
 	sc.Step(`^I subscribe the URL `+q+` to `+q+` events$`, w.subscribeURL)
+	sc.Step(`^I subscribe the URL `+q+` padded to (\d+) characters to `+q+` events$`, w.subscribePaddedURL)
 	sc.Step(`^`+q+` is subscribed to `+q+` events at the host `+q+`$`, w.subscribedAtHost)
 	sc.Step(`^the response carries the signing secret$`, w.responseHasSecret)
 
@@ -269,6 +270,17 @@ func (w *world) subscribedAtHost(name, eventType, host string) error {
 
 func (w *world) subscribeURL(raw, eventType string) error {
 	u, err := w.expand(unq(raw))
+	if err != nil {
+		return err
+	}
+	_, err = w.createSubscription(w.run.opts.BaseURL, u, unq(eventType), nil)
+	return err
+}
+
+// subscribePaddedURL subscribes the URL with 'a's appended until it is exactly n characters
+// long (the URL should end in a path).
+func (w *world) subscribePaddedURL(raw, n, eventType string) error {
+	u, err := w.padded(unq(raw), n, "a")
 	if err != nil {
 		return err
 	}

@@ -156,6 +156,7 @@ Feature: Webhook subscriptions
       | https://[fd00::1]/hook                     |
       | https://[fe80::1]/hook                     |
       | https://[::ffff:10.0.0.1]/hook             |
+      | https://[::ffff:169.254.169.254]/hook      |
       | https://[64:ff9b::a00:1]/hook              |
 
   @assumed @sandbox @rule:D8.10
@@ -218,6 +219,47 @@ Feature: Webhook subscriptions
       | {\"event_type\":\"kyc\"}                                       | url        | missing     |
       | {\"event_type\":\"balance\",\"url\":\"https://hooks.example/x\"} | event_type | enum        |
       | {\"url\":\"https://hooks.example/x\"}                          | event_type | missing     |
+
+  @assumed @rule:D4.2 @rule:D8.8
+  Scenario: A host with a character no domain may hold is pydantic's url_parsing item
+    When I POST "/webhooks/subscriptions" with JSON:
+      """
+      {"event_type":"kyc","url":"https://example com/x"}
+      """
+    Then the response is JSON:
+      """
+      {"detail":[{"type":"url_parsing","loc":["body","url"],"msg":"Input should be a valid URL, invalid international domain name","input":"https://example com/x","ctx":{"error":"invalid international domain name"}}]}
+      """
+
+  @assumed @rule:D4.2 @rule:D8.8
+  Scenario: A callback URL may have 2,083 characters, pydantic's HttpUrl limit, and no more
+    When I subscribe the URL "http://hooks.partner.example/" padded to 2083 characters to "kyc" events
+    Then the response status is 400
+    And the detail is "callback URL must use https"
+    When I subscribe the URL "http://hooks.partner.example/" padded to 2084 characters to "kyc" events
+    Then the response status is 422
+    And the JSON at "detail.0.type" is "url_too_long"
+    And the JSON at "detail.0.loc" is the JSON "[\"body\",\"url\"]"
+    And the JSON at "detail.0.msg" is "URL should have at most 2083 characters"
+    And the JSON at "detail.0.ctx" is the JSON "{\"max_length\":2083}"
+
+  @assumed @rule:D4.10
+  Scenario: A body nested beyond Python's recursion limit is FastAPI's 400, not a 422
+    When I POST "/webhooks/subscriptions" with a JSON object nested 20000 levels deep
+    Then the response is JSON:
+      """
+      {"detail":"There was an error parsing the body"}
+      """
+    And the response status is 400
+
+  @assumed @rule:D17.1
+  Scenario: A body of exactly 1 MiB is read whole; one byte more is 413
+    When I POST "/webhooks/subscriptions" with the JSON "{\"event_type\":\"balance\",\"url\":\"https://hooks.example/x\"}" padded with spaces to 1048576 bytes
+    Then the response status is 422
+    And the JSON at "detail.0.type" is "enum"
+    When I POST "/webhooks/subscriptions" with the JSON "{\"event_type\":\"balance\",\"url\":\"https://hooks.example/x\"}" padded with spaces to 1048577 bytes
+    Then the response status is 413
+    And the JSON at "detail" is a string
 
   @assumed @rule:D8.8
   Scenario: The url_scheme item is pydantic's

@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"go/scanner"
 	"go/token"
-	"math/rand/v2"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,6 +76,7 @@ type Mutant struct {
 	Col    int
 	Type   string
 	Source string // the trimmed source line
+	Indent int    // the bytes trimmed from the line's start
 	Status Status
 	Reason string // the scenario that killed it, or why it is equivalent
 	Took   time.Duration
@@ -83,11 +84,19 @@ type Mutant struct {
 
 func (m Mutant) pos() string { return fmt.Sprintf("%s:%d:%d", m.File, m.Line, m.Col) }
 
+// rank orders mutants for sampling by what they are: the seed, file, mutator, trimmed source
+// line and the operator's column within it.
+func (m *Mutant) rank(seed uint64) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%d", seed, m.File, m.Type, m.Source, m.Col-m.Indent)
+	return h.Sum64()
+}
+
 func main() {
 	var (
 		workers   = flag.Int("workers", 2, "mutants tested at once")
 		all       = flag.Bool("all", false, "test every covered mutant in scope instead of each package's sample (hours on 2 cores)")
-		seed      = flag.Uint64("seed", 10, "seed of the per-package samples")
+		seed      = flag.Uint64("seed", 10, "seed of the per-package samples (a sample depends on the mutants' source text, not on their line numbers)")
 		only      = flag.String("only", "", "test only mutants whose file matches this regexp (e.g. netguard)")
 		at        = flag.String("at", "", "test only these mutants, unsampled: comma-separated file:line:col as the report prints them")
 		report    = flag.String("report", "mutants-report.txt", "where the report goes")
@@ -166,8 +175,10 @@ func run(workers int, all bool, seed uint64, only, at, reportPath string, timeou
 	for _, s := range scope {
 		ms := byDir[s.Dir]
 		if !all && len(ms) > s.Quota {
-			r := rand.New(rand.NewPCG(seed, uint64(len(s.Dir))))
-			r.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
+			// The sample is the Quota mutants with the smallest hash of what they are (file,
+			// mutator, source line, column within the line), not of where they are: an edit
+			// elsewhere in a file moves lines but leaves the sample, and so the score, alone.
+			slices.SortFunc(ms, func(a, b *Mutant) int { return cmp.Compare(a.rank(seed), b.rank(seed)) })
 			for _, m := range ms[s.Quota:] {
 				m.Status = NotSampled
 			}
@@ -274,11 +285,12 @@ func list(tmp string, only *regexp.Regexp) ([]Mutant, error) {
 			if _, ok := tokenMutations[m.Type]; !ok {
 				continue
 			}
-			src := ""
+			src, indent := "", 0
 			if m.Line-1 < len(lines) {
-				src = strings.TrimSpace(lines[m.Line-1])
+				line := lines[m.Line-1]
+				src, indent = strings.TrimSpace(line), len(line)-len(strings.TrimLeft(line, " \t"))
 			}
-			out = append(out, Mutant{File: path, Line: m.Line, Col: m.Column, Type: m.Type, Source: src})
+			out = append(out, Mutant{File: path, Line: m.Line, Col: m.Column, Type: m.Type, Source: src, Indent: indent})
 		}
 	}
 	slices.SortFunc(out, func(a, b Mutant) int {

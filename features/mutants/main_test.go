@@ -50,3 +50,19 @@ func TestMutate(t *testing.T) {
 		t.Error("expected no operator at a non-operator position")
 	}
 }
+
+// The sample follows what a mutant is, not where: moved lines and re-indented lines keep their
+// rank, a changed line or another seed does not.
+func TestRankIgnoresPosition(t *testing.T) {
+	m := Mutant{File: "simulator/x.go", Line: 10, Col: 14, Indent: 1, Type: "INVERT_LOGICAL", Source: "if a && b {"}
+	moved := m
+	moved.Line, moved.Col, moved.Indent = 250, 16, 3
+	if m.rank(10) != moved.rank(10) {
+		t.Error("a moved or re-indented line changed the mutant's rank")
+	}
+	edited := m
+	edited.Source = "if a && c {"
+	if m.rank(10) == edited.rank(10) || m.rank(10) == m.rank(11) {
+		t.Error("expected a different rank for another line or another seed")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 
@@ -596,7 +597,34 @@ func marshal(v any) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return rawLineSeparators(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+// rawLineSeparators undoes the one escape encoding/json adds beyond Python's json.dumps
+// (ensure_ascii=False, FastAPI's JSONResponse): U+2028 and U+2029, which Go writes as \u2028
+// and \u2029 and Python as they are (decisions D4: FastAPI's bytes).
+func rawLineSeparators(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u202`)) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		switch {
+		case b[i] != '\\': // in JSON a backslash only ever starts an escape
+			out = append(out, b[i])
+			i++
+		case b[i+1] != 'u':
+			out = append(out, b[i:i+2]...)
+			i += 2
+		case string(b[i+2:i+6]) == "2028" || string(b[i+2:i+6]) == "2029":
+			out = utf8.AppendRune(out, 0x2020+rune(b[i+5]-'0'))
+			i += 6
+		default:
+			out = append(out, b[i:i+6]...)
+			i += 6
+		}
+	}
+	return out
 }
 
 // appendOrder appends an order (spec §2.5) as marshal renders renderOrder's struct.

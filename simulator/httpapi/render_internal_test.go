@@ -290,3 +290,21 @@ func TestIntegerMoneyMatchesDecimal(t *testing.T) {
 		require.Equal(t, string(wantQ), string(appendQuantity(nil, q)), "quantity %s (coefficient %s, exponent %d)", q, q.Coefficient(), q.Exponent())
 	}
 }
+
+// Decisions D4: bodies are FastAPI's bytes, and Python's json.dumps (ensure_ascii=False) writes
+// U+2028 and U+2029 as they are where encoding/json escapes them; every other escape is kept,
+// including a backslash followed by the text "u2028".
+func TestMarshalWritesLineSeparatorsRaw(t *testing.T) {
+	for in, want := range map[string]string{
+		"a\u2028b\u2029c":       "\"a\u2028b\u2029c\"",
+		`\u2028`:                `"\\u2028"`,
+		"\\\u2028":              "\"\\\\\u2028\"",
+		"q\"\x01\t\u202f\u00e9": `"q\"\u0001\t` + "\u202f\u00e9\"",
+		"<&>":                   `"<&>"`,
+	} {
+		b, err := marshal(in)
+		require.NoError(t, err)
+		assert.Equal(t, want, string(b), "%q", in)
+		require.Equal(t, want, string(appendJSONString(nil, in)), "%q", in)
+	}
+}
