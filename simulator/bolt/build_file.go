@@ -1,7 +1,6 @@
 package bolt
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -10,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"go.etcd.io/bbolt"
 )
@@ -43,7 +43,7 @@ const (
 // meta pages) are written last, by finish.
 type fileWriter struct {
 	f        *os.File
-	w        *bufio.Writer
+	w        *asyncWriter
 	pageSize int
 	next     uint64 // the next page's id
 	page     []byte // the page being assembled
@@ -58,7 +58,69 @@ func newFileWriter(path string, pageSize int) (*fileWriter, error) {
 		f.Close()
 		return nil, err
 	}
-	return &fileWriter{f: f, w: bufio.NewWriterSize(f, 4<<20), pageSize: pageSize, next: 2}, nil
+	return &fileWriter{f: f, w: newAsyncWriter(f), pageSize: pageSize, next: 2}, nil
+}
+
+// asyncWriter writes to a file from a goroutine of its own, so that assembling pages (reads
+// from the spools all over memory) and the kernel's copying of them run on two cores.
+type asyncWriter struct {
+	buf    []byte
+	full   chan []byte
+	free   chan []byte
+	done   chan error
+	failed atomic.Pointer[error]
+	closed bool
+}
+
+const asyncWriterBuf = 4 << 20
+
+func newAsyncWriter(f *os.File) *asyncWriter {
+	w := &asyncWriter{full: make(chan []byte, 2), free: make(chan []byte, 3), done: make(chan error, 1)}
+	for range 3 {
+		w.free <- make([]byte, 0, asyncWriterBuf)
+	}
+	w.buf = <-w.free
+	go func() {
+		var err error
+		for b := range w.full {
+			if err == nil {
+				if _, err = f.Write(b); err != nil {
+					w.failed.Store(&err)
+				}
+			}
+			w.free <- b[:0]
+		}
+		w.done <- err
+	}()
+	return w
+}
+
+// Write buffers p; a write that failed is returned by a later call.
+func (w *asyncWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if len(w.buf) == cap(w.buf) {
+			if err := w.failed.Load(); err != nil {
+				return 0, *err
+			}
+			w.full <- w.buf
+			w.buf = <-w.free
+		}
+		c := copy(w.buf[len(w.buf):cap(w.buf)], p)
+		w.buf, p = w.buf[:len(w.buf)+c], p[c:]
+	}
+	return n, nil
+}
+
+// Close writes what is buffered, waits for every write and returns the first error.
+func (w *asyncWriter) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	w.full <- w.buf
+	close(w.full)
+	return <-w.done
 }
 
 // elem is one element of a page being assembled: a leaf's key and value (flags for a bucket
@@ -145,7 +207,7 @@ func (fw *fileWriter) finish(roots map[string]uint64, txid uint64) error {
 		return err
 	}
 	fw.next++
-	if err := fw.w.Flush(); err != nil {
+	if err := fw.w.Close(); err != nil {
 		return err
 	}
 	metas := make([]byte, 2*fw.pageSize)
@@ -174,7 +236,10 @@ func (fw *fileWriter) finish(roots map[string]uint64, txid uint64) error {
 	return fw.f.Sync()
 }
 
-func (fw *fileWriter) close() error { return fw.f.Close() }
+func (fw *fileWriter) close() error {
+	fw.w.Close() // after a failure: its error is the one already returned
+	return fw.f.Close()
+}
 
 // treeWriter writes one bucket's B+tree bottom-up from its entries in key order: leaves filled
 // to the brim (bbolt's FillPercent 1.0), each level's pages indexed by the level above.
