@@ -19,12 +19,19 @@ import (
 	"partnersim/simulator/bolt"
 )
 
-// dump reads every bucket of a store file: bucket → key → value.
+// dump checks a store file with bbolt's own Tx.Check and reads every bucket: bucket → key →
+// value.
 func dump(t *testing.T, path string) map[string]map[string]string {
 	t.Helper()
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
 	require.NoError(t, err)
 	defer db.Close()
+	require.NoError(t, db.View(func(tx *bbolt.Tx) error {
+		for err := range tx.Check() { // bbolt's own page-by-page check (drained whole)
+			assert.NoError(t, err, "bbolt's check of %s", path)
+		}
+		return nil
+	}))
 	out := map[string]map[string]string{}
 	require.NoError(t, db.View(func(tx *bbolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bbolt.Bucket) error {

@@ -4,8 +4,8 @@ import "time"
 
 // The delivery lifecycle (decisions D8) in one place: what an attempt means for a delivery —
 // delivered, retry at T, or failed — and how a deleted subscription ends it. The dispatcher
-// decides with Outcome, the store applies with Apply, and Send Test builds its one-attempt
-// delivery with TestDelivery.
+// decides with Outcome, the store applies with DeliveryState.Record (Delivery.Apply on a whole
+// delivery), and Send Test builds its one-attempt delivery with TestDelivery.
 
 // ErrSubscriptionDeleted is the error of a delivery ended because its subscription was deleted.
 const ErrSubscriptionDeleted = "subscription deleted"
@@ -17,46 +17,82 @@ func Acknowledged(a Attempt) bool { return a.StatusCode >= 200 && a.StatusCode <
 // Outcome decides what follows an attempt of d for its current slot, started at the virtual
 // time started: delivered when acknowledged, else a retry the schedule's next delay after the
 // start (not the answer: the clock may move while an attempt waits), else (the schedule spent)
-// failed.
+// failed. A retry is always due after the slot it follows, even if the wall clock stepped back
+// while the attempt ran: a delivery's slots only increase, so each names one step of its life.
 func (d *Delivery) Outcome(a Attempt, schedule []time.Duration, started time.Time) AttemptRecord {
 	r := AttemptRecord{DeliveryID: d.ID, At: d.NextAttemptAt, Attempt: a, OK: Acknowledged(a)}
 	if n := len(d.Attempts) + 1; !r.OK && n <= len(schedule) {
 		next := started.Add(schedule[n-1])
+		if !next.After(d.NextAttemptAt) {
+			next = d.NextAttemptAt.Add(time.Nanosecond)
+		}
 		r.Next = &next
 	}
 	return r
 }
 
-// Apply records r on d and reports whether d changed. A record for a slot d has left (already
-// recorded) changes nothing; an attempt that was in flight when the subscription was deleted is
-// logged once on the ended delivery, which stays failed.
-func (d *Delivery) Apply(r AttemptRecord) bool {
-	if d.Status == DeliveryFailed && d.Error == ErrSubscriptionDeleted {
-		if n := len(d.Attempts); n > 0 && d.Attempts[n-1].At.Equal(r.Attempt.At) {
-			return false
-		}
-		d.Attempts = append(d.Attempts, r.Attempt)
-		return true
+// DeliveryState is where a delivery stands: pending until NextAttemptAt, delivered, or failed
+// (with Error when it was ended rather than spent). What an attempt's record does depends on
+// it alone.
+type DeliveryState struct {
+	Status        string
+	NextAttemptAt time.Time
+	Error         string
+}
+
+// Record decides what the record r does to a delivery standing at s: whether r's attempt is
+// logged, and where the delivery stands after it. logged says whether an attempt for r's slot
+// is already logged. A record for a slot the delivery has left (already recorded) changes
+// nothing; an attempt that was in flight when the subscription was deleted is logged once on
+// the ended delivery, which stays failed.
+func (s DeliveryState) Record(r AttemptRecord, logged bool) (DeliveryState, bool) {
+	if s.Status == DeliveryFailed && s.Error == ErrSubscriptionDeleted {
+		return s, !logged
 	}
-	if d.Status != DeliveryPending || !d.NextAttemptAt.Equal(r.At) {
+	if s.Status != DeliveryPending || !s.NextAttemptAt.Equal(r.At) {
+		return s, false
+	}
+	switch {
+	case r.OK:
+		s.Status, s.NextAttemptAt = DeliveryDelivered, time.Time{}
+	case r.Next != nil:
+		s.NextAttemptAt = *r.Next
+	default:
+		s.Status, s.NextAttemptAt = DeliveryFailed, time.Time{}
+	}
+	return s, true
+}
+
+// EndSubscriptionDeleted is where a pending delivery stands once its subscription is deleted.
+func (s DeliveryState) EndSubscriptionDeleted() DeliveryState {
+	return DeliveryState{Status: DeliveryFailed, Error: ErrSubscriptionDeleted}
+}
+
+// State returns where d stands.
+func (d *Delivery) State() DeliveryState {
+	return DeliveryState{Status: d.Status, NextAttemptAt: d.NextAttemptAt, Error: d.Error}
+}
+
+// SetState moves d to s.
+func (d *Delivery) SetState(s DeliveryState) {
+	d.Status, d.NextAttemptAt, d.Error = s.Status, s.NextAttemptAt, s.Error
+}
+
+// Apply records r on d (DeliveryState.Record, the last attempt telling whether r's is logged
+// already) and reports whether d changed.
+func (d *Delivery) Apply(r AttemptRecord) bool {
+	n := len(d.Attempts)
+	s, ok := d.State().Record(r, n > 0 && d.Attempts[n-1].At.Equal(r.Attempt.At))
+	if !ok {
 		return false
 	}
 	d.Attempts = append(d.Attempts, r.Attempt)
-	switch {
-	case r.OK:
-		d.Status, d.NextAttemptAt = DeliveryDelivered, time.Time{}
-	case r.Next != nil:
-		d.NextAttemptAt = *r.Next
-	default:
-		d.Status, d.NextAttemptAt = DeliveryFailed, time.Time{}
-	}
+	d.SetState(s)
 	return true
 }
 
 // EndSubscriptionDeleted ends a pending delivery whose subscription was deleted.
-func (d *Delivery) EndSubscriptionDeleted() {
-	d.Status, d.Error, d.NextAttemptAt = DeliveryFailed, ErrSubscriptionDeleted, time.Time{}
-}
+func (d *Delivery) EndSubscriptionDeleted() { d.SetState(d.State().EndSubscriptionDeleted()) }
 
 // TestDelivery is the delivery of a test event (Send Test): its one attempt, delivered or
 // failed, never retried.

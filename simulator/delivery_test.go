@@ -67,6 +67,12 @@ func TestDeliveryLifecycle(t *testing.T) {
 	assert.False(t, d.Apply(simulator.AttemptRecord{DeliveryID: d.ID, At: t0, Attempt: answered(200), OK: true}))
 	assert.Equal(t, simulator.DeliveryPending, d.Status)
 
+	// A retry is due after the slot it follows even when the attempt started before it (the
+	// wall clock stepped back): a delivery's slots only increase.
+	d = pending(0)
+	r = d.Outcome(answered(500), []time.Duration{time.Millisecond}, t0.Add(-time.Second))
+	assert.Equal(t, t0.Add(time.Nanosecond), *r.Next)
+
 	// A test send: one attempt, delivered or failed, never retried.
 	assert.Equal(t, simulator.DeliveryDelivered, simulator.TestDelivery("dlv_t", &simulator.Event{ID: "evt_t"}, &simulator.Subscription{ID: "sub"}, "inst", []byte("{}"), answered(200)).Status)
 	assert.Equal(t, simulator.DeliveryFailed, simulator.TestDelivery("dlv_t", &simulator.Event{ID: "evt_t"}, &simulator.Subscription{ID: "sub"}, "inst", []byte("{}"), answered(503)).Status)

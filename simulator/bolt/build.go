@@ -34,6 +34,8 @@ type Builder struct {
 	Budget int
 	// written names the buckets an earlier round wrote.
 	written map[string]bool
+	// fileWritten is set once the first round has written the store file (writeFile).
+	fileWritten bool
 }
 
 // NewBuilder empties the store and returns a builder for it. Nothing else may use the store
@@ -139,10 +141,22 @@ func (b *Builder) spooled(ctx context.Context) error {
 	return b.write(ctx)
 }
 
-// write sorts every spooled bucket and writes it (appending with full pages into a bucket
-// still empty, inserting into one an earlier round wrote), then empties the spools.
+// write sorts every spooled bucket and writes it, then empties the spools. The first round
+// writes a new store file bottom-up (writeFile); a later one inserts among the keys the earlier
+// ones wrote, through bbolt's Put.
 func (b *Builder) write(ctx context.Context) error {
 	w := b.w
+	first := !b.fileWritten
+	var (
+		buckets []string
+		txid    uint64
+	)
+	if first {
+		var err error
+		if buckets, txid, err = b.absorb(); err != nil {
+			return err
+		}
+	}
 	names := make([]string, 0, len(w.spool))
 	total := 0
 	for name, sp := range w.spool {
@@ -151,7 +165,7 @@ func (b *Builder) write(ctx context.Context) error {
 	}
 	slices.SortFunc(names, func(a, b string) int { return len(w.spool[b].ents) - len(w.spool[a].ents) })
 	// Sort the buckets one after the other on their own goroutine, so that the next is sorted
-	// while the one before is written (bbolt has one writer: the other core would idle).
+	// while the one before is written (the writer is one goroutine: the other core would idle).
 	sorted := make(chan *spool, len(names))
 	go func() {
 		for _, name := range names {
@@ -165,6 +179,15 @@ func (b *Builder) write(ctx context.Context) error {
 		for range sorted { // a failed write still waits for the sorter
 		}
 	}()
+	if first {
+		if err := b.writeFile(ctx, buckets, txid, sorted, total); err != nil {
+			return err
+		}
+		b.fileWritten = true
+		clear(w.spool)
+		w.spoolBytes = 0
+		return nil
+	}
 	db := b.s.db
 	db.NoSync = true
 	defer func() { db.NoSync = false }()
@@ -218,6 +241,7 @@ func (b *Builder) write(ctx context.Context) error {
 // million orders make ~7 million entries; one allocation each would cost more than the data),
 // and a small fixed-size reference per entry that the sort moves.
 type spool struct {
+	name   string // the bucket's
 	chunks [][]byte
 	ents   []spoolEnt
 }

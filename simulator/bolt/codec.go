@@ -33,8 +33,10 @@ import (
 const recordV1 = 0x01
 
 // recordV2 is version 1 with each delivery attempt's signature header (a string) after its
-// response body. Deliveries are written in it; version 1 deliveries still decode, with no
-// signature.
+// response body. Deliveries are written in it, once, as they are created (their attempts go to
+// their log, webhooks.go; a test send's one attempt stays inline); deliveries of version 1, or
+// rewritten with their attempts inline by stores before the log, still decode (version 1 with
+// no signature).
 const recordV2 = 0x02
 
 // encodeRecord encodes a record for storage: binary for users, members, orders and
@@ -447,4 +449,45 @@ func (d *decoder) attempt() simulator.Attempt {
 		a.Signature = d.str()
 	}
 	return a
+}
+
+// deliveryStep is one entry of a delivery's log (bDeliveryLog): what happened at one of its
+// slots — the attempt made for it, if any — and where the delivery stands after.
+type deliveryStep struct {
+	Attempt *simulator.Attempt
+	simulator.DeliveryState
+}
+
+// stepV1 is the form of a log entry: the version byte, a presence byte and the attempt (as in
+// a version 2 delivery), then the state's status, next attempt and error.
+const stepV1 = 0x01
+
+func encodeStep(st *deliveryStep) []byte {
+	e := encoder{b: make([]byte, 0, 128)}
+	e.b = append(e.b, stepV1)
+	e.bool(st.Attempt != nil)
+	if st.Attempt != nil {
+		e.attempt(st.Attempt)
+	}
+	e.str(st.Status)
+	e.time(st.NextAttemptAt)
+	e.str(st.Error)
+	return e.b
+}
+
+func decodeStep(raw []byte, st *deliveryStep) error {
+	if len(raw) == 0 || raw[0] != stepV1 {
+		return errors.New("delivery log entry: unknown form")
+	}
+	d := decoder{b: raw[1:], version: recordV2}
+	*st = deliveryStep{}
+	if d.bool() {
+		a := d.attempt()
+		st.Attempt = &a
+	}
+	st.Status, st.NextAttemptAt, st.Error = d.str(), d.time(), d.str()
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errors.New("trailing bytes")
+	}
+	return d.err
 }

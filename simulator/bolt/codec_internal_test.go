@@ -285,27 +285,10 @@ func TestDeliveryRecordVersion1StillDecodes(t *testing.T) {
 	d := &simulator.Delivery{ID: "dlv_1", EventID: "evt_1", SubscriptionID: "sub_1", InstitutionID: "ins_1", URL: "https://h/", Body: json.RawMessage(`{}`),
 		Status: simulator.DeliveryDelivered, NextAttemptAt: at, CreatedAt: at,
 		Attempts: []simulator.Attempt{{At: at, StatusCode: 200, LatencyMS: 1.5, ResponseBody: "ok", Signature: "t=1,v1=ab"}}}
-	// Version 1's layout, field by field.
-	var e encoder
-	e.b = append(e.b, recordV1)
-	for _, s := range []string{d.ID, d.EventID, d.SubscriptionID, d.InstitutionID, d.URL} {
-		e.str(s)
-	}
-	e.length(len(d.Body), false)
-	e.b = append(e.b, d.Body...)
-	e.str(d.Status)
-	e.time(d.NextAttemptAt)
-	e.length(1, false)
 	a := d.Attempts[0]
-	e.time(a.At)
-	e.varint(int64(a.StatusCode))
-	e.str(a.Error)
-	e.b = binary.BigEndian.AppendUint64(e.b, math.Float64bits(a.LatencyMS))
-	e.str(a.ResponseBody)
-	e.str(d.Error)
-	e.time(d.CreatedAt)
+	raw1 := deliveryV1(d)
 	var old simulator.Delivery
-	require.NoError(t, decodeRecord(e.b, &old))
+	require.NoError(t, decodeRecord(raw1, &old))
 	want := *d
 	want.Attempts = []simulator.Attempt{a}
 	want.Attempts[0].Signature = ""
@@ -318,4 +301,28 @@ func TestDeliveryRecordVersion1StillDecodes(t *testing.T) {
 	var back simulator.Delivery
 	require.NoError(t, decodeRecord(raw, &back))
 	assert.Equal(t, "t=1,v1=ab", back.Attempts[0].Signature)
+}
+
+// deliveryV1 is d in version 1's layout, field by field (attempts with no signature).
+func deliveryV1(d *simulator.Delivery) []byte {
+	var e encoder
+	e.b = append(e.b, recordV1)
+	for _, s := range []string{d.ID, d.EventID, d.SubscriptionID, d.InstitutionID, d.URL} {
+		e.str(s)
+	}
+	e.length(len(d.Body), false)
+	e.b = append(e.b, d.Body...)
+	e.str(d.Status)
+	e.time(d.NextAttemptAt)
+	e.length(len(d.Attempts), false)
+	for _, a := range d.Attempts {
+		e.time(a.At)
+		e.varint(int64(a.StatusCode))
+		e.str(a.Error)
+		e.b = binary.BigEndian.AppendUint64(e.b, math.Float64bits(a.LatencyMS))
+		e.str(a.ResponseBody)
+	}
+	e.str(d.Error)
+	e.time(d.CreatedAt)
+	return e.b
 }

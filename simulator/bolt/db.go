@@ -61,12 +61,10 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Optio
 	if err := checkLength(path); err != nil {
 		return nil, fmt.Errorf("store %s: %w: %v", path, ErrDamaged, err)
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second, FreelistType: bbolt.FreelistMapType})
+	db, err := openBolt(path)
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	// A lone writer waits at most this long for company before committing.
-	db.MaxBatchDelay = time.Millisecond
 	if err := check(db, o.Check); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store %s: %w: %v", path, ErrDamaged, err)
@@ -96,6 +94,17 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Optio
 	}
 	caches := map[string]*readCache{string(bInstitutions): {}, string(bKeys): {}, string(bSecrets): {}}
 	return &DB{db: db, Clock: clock, IDs: ids, APIVersions: []string{"v1"}, caches: caches}, nil
+}
+
+// openBolt opens the bbolt file at path as the store uses it.
+func openBolt(path string) (*bbolt.DB, error) {
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second, FreelistType: bbolt.FreelistMapType})
+	if err != nil {
+		return nil, err
+	}
+	// A lone writer waits at most this long for company before committing.
+	db.MaxBatchDelay = time.Millisecond
+	return db, nil
 }
 
 // openError says why bbolt could not open the file.
@@ -286,7 +295,7 @@ func (w *writeTx) put(bucket, key, value []byte) error {
 func (w *writeTx) spoolPut(bucket, key, value []byte) error {
 	sp := w.spool[string(bucket)]
 	if sp == nil {
-		sp = &spool{}
+		sp = &spool{name: string(bucket)}
 		w.spool[string(bucket)] = sp
 	}
 	w.spoolBytes += len(key) + len(value) + 16

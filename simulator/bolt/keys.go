@@ -30,14 +30,15 @@ var (
 	bSubsByInst    = []byte("subs_by_inst")   // inst + created_at + subscription id → nil
 	bSecrets       = []byte("secrets")        // institution id → SigningSecrets JSON
 	bEvents        = []byte("events")         // event id → Event JSON
-	bDeliveries    = []byte("deliveries")     // delivery id → Delivery JSON
+	bDeliveries    = []byte("deliveries")     // delivery id → Delivery as created (codec.go)
 	bDeliveryEvent = []byte("delivery_event") // event id + 0 + delivery id → nil
-	bOutbox        = []byte("outbox")         // next attempt (virtual time) + delivery id → nil
+	bOutbox        = []byte("outbox")         // next attempt (virtual time) + delivery id → subscription id
+	bDeliveryLog   = []byte("delivery_log")   // slot (virtual time) + delivery id → deliveryStep (webhooks.go)
 	bSnapshots     = []byte("snapshots")      // reserved for control-plane snapshots
 
 	allBuckets = [][]byte{bMeta, bInstitutions, bKeys, bKeyIDs, bUsers, bUserUAID, bUserIndex,
 		bMembers, bMemberDBP, bMemberUser, bOrders, bOrderIndex, bTransactions, bCounts, bSubs,
-		bSubsByInst, bSecrets, bEvents, bDeliveries, bDeliveryEvent, bOutbox, bSnapshots}
+		bSubsByInst, bSecrets, bEvents, bDeliveries, bDeliveryEvent, bOutbox, bDeliveryLog, bSnapshots}
 )
 
 // Meta keys.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -113,7 +114,7 @@ func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
 		if err := w.putRecord(bSubs, []byte(id), &sub); err != nil {
 			return err
 		}
-		// End the subscription's pending deliveries.
+		// End the subscription's pending deliveries: each one's log notes the end at its slot.
 		c := w.Bucket(bOutbox).Cursor()
 		var ended [][]byte
 		for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -122,12 +123,9 @@ func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
 			}
 		}
 		for _, k := range ended {
-			var d simulator.Delivery
-			if err := getRecord(w.Tx, bDeliveries, k[8:], &d, "delivery not found"); err != nil {
-				return err
-			}
-			d.EndSubscriptionDeleted()
-			if err := w.putRecord(bDeliveries, k[8:], &d); err != nil {
+			pending := simulator.DeliveryState{Status: simulator.DeliveryPending, NextAttemptAt: timeFromKey(k[:8])}
+			step := deliveryStep{DeliveryState: pending.EndSubscriptionDeleted()}
+			if err := w.Bucket(bDeliveryLog).Put(k, encodeStep(&step)); err != nil {
 				return err
 			}
 			if err := w.Bucket(bOutbox).Delete(k); err != nil {
@@ -262,14 +260,15 @@ func (s *DB) Redeliver(ctx context.Context, eventID string) ([]*simulator.Delive
 
 // Delivery returns one delivery.
 func (s *DB) Delivery(ctx context.Context, id string) (*simulator.Delivery, error) {
-	var d simulator.Delivery
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		return getRecord(tx, bDeliveries, []byte(id), &d, "delivery not found")
+	var d *simulator.Delivery
+	err := s.view(ctx, func(tx *bbolt.Tx) (err error) {
+		d, err = getDelivery(tx, []byte(id))
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &d, nil
+	return d, nil
 }
 
 // DeliveryFilter selects deliveries for the control plane; empty fields match all.
@@ -292,6 +291,9 @@ func (s *DB) Deliveries(ctx context.Context, f DeliveryFilter) ([]*simulator.Del
 			if f.InstitutionID != "" && d.InstitutionID != f.InstitutionID || f.SubscriptionID != "" && d.SubscriptionID != f.SubscriptionID ||
 				f.EventID != "" && d.EventID != f.EventID {
 				return nil
+			}
+			if err := followLog(tx, &d); err != nil {
+				return err
 			}
 			out = append(out, &d)
 			return nil
@@ -318,36 +320,65 @@ func (s *DB) Deliveries(ctx context.Context, f DeliveryFilter) ([]*simulator.Del
 	return out, nil
 }
 
-// dueScanMax bounds how many due outbox entries one DueDeliveries call walks, skipped ones
+// dueScanMax bounds how many due outbox entries one walk reads, passed-over and held-back ones
 // included, so a large backlog held back by its institution's share costs a bounded scan.
 const dueScanMax = 4096
 
 // DueDeliveries returns up to limit pending deliveries due at or before now (virtual time),
-// passing over those skip reports (by delivery and subscription id, read from the outbox
-// without decoding the delivery).
+// soonest first, passing over those skip reports (by delivery and subscription id, read from
+// the outbox without reading the delivery).
 func (s *DB) DueDeliveries(ctx context.Context, now time.Time, limit int, skip func(id, subID string) bool) ([]*simulator.Delivery, error) {
-	var out []*simulator.Delivery
+	out, _, err := s.Due(ctx, now, "", limit, func(id, subID []byte) (take, hold bool) {
+		return skip == nil || !skip(string(id), string(subID)), false
+	})
+	return out, err
+}
+
+// Due is the dispatcher's walk of the outbox: up to limit deliveries due at or before now,
+// soonest first, starting at the position from ("" for the start) and returning where the next
+// walk starts ("" once this one reached the last due entry). check decides each entry from its
+// delivery and subscription ids (valid during the call only) before the delivery is read: take
+// it, pass over it (in flight), or hold it back (its institution has enough waiting) — the next
+// walk then starts at the first entry held back. So a backlog is walked once, not once per
+// fetch, and nothing held back is passed.
+func (s *DB) Due(ctx context.Context, now time.Time, from string, limit int, check func(id, subID []byte) (take, hold bool)) ([]*simulator.Delivery, string, error) {
+	var (
+		out  []*simulator.Delivery
+		next string
+	)
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		end := timeKey(now)
 		c := tx.Bucket(bOutbox).Cursor()
-		walked := 0
-		for k, v := c.First(); k != nil && len(out) < limit && walked < dueScanMax; k, v = c.Next() {
-			if bytes.Compare(k[:8], end) > 0 {
+		k, v := c.First()
+		if from != "" {
+			k, v = c.Seek([]byte(from))
+		}
+		var held []byte
+		for walked := 0; k != nil && bytes.Compare(k[:8], end) <= 0; k, v = c.Next() {
+			if len(out) == limit || walked == dueScanMax {
 				break
 			}
 			walked++
-			if skip != nil && skip(string(k[8:]), string(v)) {
-				continue
+			switch take, hold := check(k[8:], v); {
+			case take:
+				d, err := getDelivery(tx, k[8:])
+				if err != nil {
+					return err
+				}
+				out = append(out, d)
+			case hold && held == nil:
+				held = k
 			}
-			var d simulator.Delivery
-			if err := getRecord(tx, bDeliveries, k[8:], &d, "delivery not found"); err != nil {
-				return err
-			}
-			out = append(out, &d)
+		}
+		switch {
+		case held != nil:
+			next = string(held)
+		case k != nil && bytes.Compare(k[:8], end) <= 0:
+			next = string(k) // stopped by a bound: the next walk goes on from here
 		}
 		return nil
 	})
-	return out, err
+	return out, next, err
 }
 
 // NextDue returns the earliest next-attempt time of a pending delivery.
@@ -365,14 +396,14 @@ func (s *DB) NextDue(ctx context.Context) (time.Time, bool, error) {
 	return t, ok, err
 }
 
-// RecordAttempts appends attempts to their deliveries and moves each on, all in one durable
+// RecordAttempts logs attempts on their deliveries and moves each on, all in one durable
 // transaction (the dispatcher's group commit). A record for a delivery that is no longer
 // pending at that slot changes nothing, so a replay is harmless; an attempt in flight when its
 // subscription was deleted is still logged on the failed delivery.
 func (s *DB) RecordAttempts(ctx context.Context, recs []simulator.AttemptRecord) error {
 	return s.updateNow(ctx, func(w *writeTx) error {
-		for _, r := range recs {
-			if err := recordAttempt(w, r); err != nil {
+		for i := range recs {
+			if err := recordAttempt(w, &recs[i]); err != nil {
 				return err
 			}
 		}
@@ -380,27 +411,94 @@ func (s *DB) RecordAttempts(ctx context.Context, recs []simulator.AttemptRecord)
 	})
 }
 
-func recordAttempt(w *writeTx, r simulator.AttemptRecord) error {
-	var d simulator.Delivery
-	if err := getRecord(w.Tx, bDeliveries, []byte(r.DeliveryID), &d, "delivery not found"); err != nil {
+// A delivery's record is written once, as it is created; what happens to it afterwards is
+// appended to its log, one entry per slot, keyed like its outbox entry (slot + delivery id):
+// the attempt made for that slot and where the delivery stands after it. Recording an attempt
+// so never reads or rewrites the delivery (its body, its earlier attempts), and the entries of
+// one commit, made for neighbouring slots, land on neighbouring pages. A delivery's slots only
+// increase (Outcome), so its entries form a chain from the record's next attempt: each names
+// the next slot, until the delivery is no longer pending. A store written before the log keeps
+// its deliveries' attempts in their records; new attempts extend them through the log alike.
+
+// logKey is the key of a delivery's outbox entry and log entry for one slot.
+func logKey(slot time.Time, id string) []byte { return cat(timeKey(slot), []byte(id)) }
+
+// recordAttempt applies one record: the delivery stands pending at the record's slot when its
+// outbox entry is there, or as the log entry at that slot says (ended by a deleted
+// subscription, or already recorded); otherwise the record is for a slot the delivery has left.
+func recordAttempt(w *writeTx, r *simulator.AttemptRecord) error {
+	key := logKey(r.At, r.DeliveryID)
+	outbox, log := w.Bucket(bOutbox), w.Bucket(bDeliveryLog)
+	var (
+		at     simulator.DeliveryState
+		logged bool
+	)
+	subID := bytes.Clone(outbox.Get(key))
+	if subID != nil {
+		at = simulator.DeliveryState{Status: simulator.DeliveryPending, NextAttemptAt: r.At}
+	} else if raw := log.Get(key); raw != nil {
+		var st deliveryStep
+		if err := decodeStep(raw, &st); err != nil {
+			return fmt.Errorf("decode delivery log %s: %w", r.DeliveryID, err)
+		}
+		at, logged = st.DeliveryState, st.Attempt != nil
+	} else {
+		return nil
+	}
+	after, ok := at.Record(*r, logged)
+	if !ok {
+		return nil
+	}
+	if err := log.Put(key, encodeStep(&deliveryStep{Attempt: &r.Attempt, DeliveryState: after})); err != nil {
 		return err
 	}
-	wasPending, slot := d.Status == simulator.DeliveryPending, d.NextAttemptAt
-	if !d.Apply(r) {
-		return nil // already recorded
+	if subID == nil {
+		return nil
 	}
 	// The outbox holds pending deliveries by due time: move this one on.
-	if wasPending {
-		if err := w.Bucket(bOutbox).Delete(cat(timeKey(slot), []byte(d.ID))); err != nil {
-			return err
-		}
+	if err := outbox.Delete(key); err != nil {
+		return err
 	}
-	if d.Status == simulator.DeliveryPending {
-		if err := w.Bucket(bOutbox).Put(cat(timeKey(d.NextAttemptAt), []byte(d.ID)), []byte(d.SubscriptionID)); err != nil {
-			return err
-		}
+	if after.Status == simulator.DeliveryPending {
+		return outbox.Put(logKey(after.NextAttemptAt, r.DeliveryID), subID)
 	}
-	return w.putRecord(bDeliveries, []byte(d.ID), &d)
+	return nil
+}
+
+// getDelivery reads a delivery: its record, then its log.
+func getDelivery(tx *bbolt.Tx, id []byte) (*simulator.Delivery, error) {
+	var d simulator.Delivery
+	if err := getRecord(tx, bDeliveries, id, &d, "delivery not found"); err != nil {
+		return nil, err
+	}
+	if err := followLog(tx, &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// followLog brings a delivery read from its record up to date: from the slot it was pending
+// at, each log entry adds its attempt and moves it on.
+func followLog(tx *bbolt.Tx, d *simulator.Delivery) error {
+	log := tx.Bucket(bDeliveryLog)
+	for d.Status == simulator.DeliveryPending {
+		raw := log.Get(logKey(d.NextAttemptAt, d.ID))
+		if raw == nil {
+			return nil
+		}
+		var st deliveryStep
+		if err := decodeStep(raw, &st); err != nil {
+			return fmt.Errorf("decode delivery log %s: %w", d.ID, err)
+		}
+		if st.Status == simulator.DeliveryPending && !st.NextAttemptAt.After(d.NextAttemptAt) {
+			return fmt.Errorf("delivery log %s: slot %s follows %s", d.ID, st.NextAttemptAt, d.NextAttemptAt)
+		}
+		if st.Attempt != nil {
+			d.Attempts = append(d.Attempts, *st.Attempt)
+		}
+		d.SetState(st.DeliveryState)
+	}
+	return nil
 }
 
 // RecordTestDelivery stores the one-attempt delivery of a test event, so the delivery log

@@ -18,9 +18,12 @@ import (
 
 // Store is what the dispatcher needs from the outbox.
 type Store interface {
-	// DueDeliveries returns up to limit due deliveries, in due order, passing over those skip
-	// reports (given the delivery's id and subscription id, before it is decoded).
-	DueDeliveries(ctx context.Context, now time.Time, limit int, skip func(id, subID string) bool) ([]*simulator.Delivery, error)
+	// Due walks the outbox from the position from ("" for its start): up to limit due
+	// deliveries in due order, each taken, passed over (in flight) or held back (its
+	// institution has enough waiting) as check says from its delivery and subscription ids
+	// before it is read, and the position the next walk starts at ("" after the last due
+	// entry; the first entry held back when one was).
+	Due(ctx context.Context, now time.Time, from string, limit int, check func(id, subID []byte) (take, hold bool)) ([]*simulator.Delivery, string, error)
 	NextDue(ctx context.Context) (time.Time, bool, error)
 	RecordAttempts(ctx context.Context, recs []simulator.AttemptRecord) error
 	SigningSecrets(ctx context.Context, instID string) (simulator.SigningSecrets, error)
@@ -56,7 +59,7 @@ type Dispatcher struct {
 	cfg      Config
 	client   *http.Client
 	wake     chan struct{}
-	inflight sync.Map
+	inflight inflight
 	records  chan simulator.AttemptRecord
 }
 
@@ -98,7 +101,7 @@ func New(store Store, cfg Config) *Dispatcher {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return &Dispatcher{store: store, cfg: cfg, client: client, wake: make(chan struct{}, 1),
-		records: make(chan simulator.AttemptRecord, cfg.Workers*4)}
+		inflight: inflight{ids: map[string]struct{}{}}, records: make(chan simulator.AttemptRecord, maxGroup)}
 }
 
 // Wake makes the dispatcher look for due deliveries now (after new events, or after the
@@ -136,46 +139,65 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}()
 	defer func() {
 		for _, dl := range queue.close() {
-			d.inflight.Delete(dl.ID) // never attempted: fetched again by the next Run
+			d.inflight.remove(dl.ID) // never attempted: fetched again by the next Run
 		}
 		wg.Wait()
 		close(d.records)
 		<-recorded
-		d.records = make(chan simulator.AttemptRecord, d.cfg.Workers*4) // ready for another Run
+		d.records = make(chan simulator.AttemptRecord, maxGroup) // ready for another Run
 	}()
 	const batch = 256
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	var (
+		from    string    // where the next walk of the outbox starts
+		started time.Time // when the walk from the outbox's start began
+	)
 	for {
-		// Fetch what is not in flight (queued or being attempted) for institutions that do not
-		// already have enough waiting: a backlog held back by its share costs a bounded scan.
-		fetched := map[string]int{}
-		skip := func(id, subID string) bool {
-			if _, ok := d.inflight.Load(id); ok {
-				return true
+		// A walk resumes where the last one stopped, so a backlog is read once, not once per
+		// fetch; it starts over at the outbox's start once it has reached the last due entry,
+		// and at least every second (an entry due before the position — the wall clock stepped
+		// back — waits no longer).
+		if from == "" || time.Since(started) > time.Second {
+			from, started = "", time.Now()
+		}
+		// Take what is not in flight (queued, being attempted or being recorded) for
+		// institutions that do not already have enough waiting; an institution found full
+		// stays full for the rest of the walk.
+		fetched, full := map[string]int{}, map[string]bool{}
+		held := false
+		check := func(id, subID []byte) (take, hold bool) {
+			if d.inflight.has(id) {
+				return false, false
 			}
-			inst, full := queue.full(subID, fetched)
-			if full {
-				return true
+			if full[string(subID)] {
+				held = true
+				return false, true
+			}
+			inst, isFull := queue.full(string(subID), fetched)
+			if isFull {
+				full[string(subID)], held = true, true
+				return false, true
 			}
 			if inst != "" {
 				fetched[inst]++
 			}
-			return false
+			return true, false
 		}
-		due, err := d.store.DueDeliveries(ctx, d.cfg.Clock.SchedulerNow(), batch, skip)
+		due, next, err := d.store.Due(ctx, d.cfg.Clock.SchedulerNow(), from, batch, check)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			d.cfg.Log.Error("outbox read failed", slog.Any("err", err))
 		}
+		from = next
 		for _, dl := range due {
-			d.inflight.Store(dl.ID, struct{}{})
+			d.inflight.add(dl.ID)
 			queue.push(dl)
 		}
-		if len(due) == batch {
-			continue
+		if len(due) == batch || next != "" && !held {
+			continue // more is due beyond this walk's bounds
 		}
 		wait := time.Second
 		if next, ok, err := d.store.NextDue(ctx); err == nil && ok {
@@ -193,18 +215,44 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 }
 
+// inflight holds the ids of the deliveries fetched and not yet recorded: they are never
+// fetched again, so an attempt is never made twice at once.
+type inflight struct {
+	mu  sync.Mutex
+	ids map[string]struct{}
+}
+
+func (f *inflight) add(id string) {
+	f.mu.Lock()
+	f.ids[id] = struct{}{}
+	f.mu.Unlock()
+}
+
+func (f *inflight) has(id []byte) bool {
+	f.mu.Lock()
+	_, ok := f.ids[string(id)]
+	f.mu.Unlock()
+	return ok
+}
+
+func (f *inflight) remove(id string) {
+	f.mu.Lock()
+	delete(f.ids, id)
+	f.mu.Unlock()
+}
+
 // deliver makes one attempt of a delivery and records it with what comes next.
 func (d *Dispatcher) deliver(ctx context.Context, dl *simulator.Delivery) {
 	secrets, err := d.store.SigningSecrets(ctx, dl.InstitutionID)
 	if err != nil {
-		d.inflight.Delete(dl.ID)
+		d.inflight.remove(dl.ID)
 		d.cfg.Log.Error("signing secrets", slog.String("delivery_id", dl.ID), slog.Any("err", err))
 		return
 	}
 	started := d.cfg.Clock.SchedulerNow() // a retry's delay counts from here, however long the answer takes
 	a := d.Send(ctx, dl.URL, dl.Body, dl.EventID, secrets.Active(d.cfg.Clock.Now()))
 	if ctx.Err() != nil {
-		d.inflight.Delete(dl.ID)
+		d.inflight.remove(dl.ID)
 		return // shutting down: the delivery stays pending and is attempted after restart
 	}
 	r := dl.Outcome(a, d.cfg.Schedule, started)
@@ -241,7 +289,7 @@ func (d *Dispatcher) record(ctx context.Context) {
 			d.cfg.Log.Error("record attempts", slog.Int("n", len(group)), slog.Any("err", err))
 		}
 		for _, r := range group {
-			d.inflight.Delete(r.DeliveryID)
+			d.inflight.remove(r.DeliveryID)
 		}
 		d.Wake()
 	}

@@ -1,0 +1,364 @@
+package bolt
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"go.etcd.io/bbolt"
+)
+
+// The bbolt file format (version 2), as go.etcd.io/bbolt writes it: the builder writes a whole
+// store file bottom-up from its sorted spools instead of through bbolt's Put (bbolt has no bulk
+// load), so these constants mirror bbolt's internal/common. A file written here is held to
+// bbolt's own check (Tx.Check) by TestBuiltFilePassesBboltCheck and to the transactional load
+// by TestBuiltStoreEqualsLoadedStore.
+const (
+	pageHeaderSize   = 16 // page id u64, flags u16, count u16, overflow u32
+	leafElementSize  = 16 // flags u32, pos u32, key size u32, value size u32
+	branchElemSize   = 16 // pos u32, key size u32, child page id u64
+	bucketHeaderSize = 16 // root page id u64, sequence u64
+
+	branchPageFlag   = 0x01
+	leafPageFlag     = 0x02
+	metaPageFlag     = 0x04
+	freelistPageFlag = 0x10
+	bucketLeafFlag   = 0x01
+
+	boltMagic   = 0xED0CDAED
+	boltVersion = 2
+	// minKeysPerPage is the fewest elements bbolt puts on a page before it may split.
+	minKeysPerPage = 2
+	// maxPageCount is the most elements one page holds (its count is 16 bits).
+	maxPageCount = 0xFFFF
+)
+
+// fileWriter appends pages to a new store file, numbering them as it goes; pages 0 and 1 (the
+// meta pages) are written last, by finish.
+type fileWriter struct {
+	f        *os.File
+	w        *bufio.Writer
+	pageSize int
+	next     uint64 // the next page's id
+	page     []byte // the page being assembled
+}
+
+func newFileWriter(path string, pageSize int) (*fileWriter, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(int64(2*pageSize), 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &fileWriter{f: f, w: bufio.NewWriterSize(f, 4<<20), pageSize: pageSize, next: 2}, nil
+}
+
+// elem is one element of a page being assembled: a leaf's key and value (flags for a bucket
+// entry) or a branch's key and child page.
+type elem struct {
+	k, v  []byte
+	flags uint32
+	child uint64
+}
+
+// writePage writes elems as one leaf or branch page (with overflow pages when it is larger than
+// a page) and returns its id.
+func (fw *fileWriter) writePage(leaf bool, elems []elem) (uint64, error) {
+	size := pageHeaderSize
+	for _, e := range elems {
+		size += leafElementSize + len(e.k) + len(e.v)
+	}
+	n := (size + fw.pageSize - 1) / fw.pageSize
+	if cap(fw.page) < n*fw.pageSize {
+		fw.page = make([]byte, n*fw.pageSize)
+	}
+	p := fw.page[:n*fw.pageSize]
+	clear(p)
+	id := fw.next
+	flags := uint16(branchPageFlag)
+	if leaf {
+		flags = leafPageFlag
+	}
+	binary.LittleEndian.PutUint64(p[0:], id)
+	binary.LittleEndian.PutUint16(p[8:], flags)
+	binary.LittleEndian.PutUint16(p[10:], uint16(len(elems)))
+	binary.LittleEndian.PutUint32(p[12:], uint32(n-1))
+	off := pageHeaderSize + len(elems)*leafElementSize
+	for i, e := range elems {
+		at := pageHeaderSize + i*leafElementSize
+		el := p[at : at+leafElementSize]
+		pos := uint32(off - at) // from the element to its key
+		if leaf {
+			binary.LittleEndian.PutUint32(el[0:], e.flags)
+			binary.LittleEndian.PutUint32(el[4:], pos)
+			binary.LittleEndian.PutUint32(el[8:], uint32(len(e.k)))
+			binary.LittleEndian.PutUint32(el[12:], uint32(len(e.v)))
+		} else {
+			binary.LittleEndian.PutUint32(el[0:], pos)
+			binary.LittleEndian.PutUint32(el[4:], uint32(len(e.k)))
+			binary.LittleEndian.PutUint64(el[8:], e.child)
+		}
+		off += copy(p[off:], e.k)
+		off += copy(p[off:], e.v)
+	}
+	if _, err := fw.w.Write(p); err != nil {
+		return 0, err
+	}
+	fw.next += uint64(n)
+	return id, nil
+}
+
+// finish writes the root bucket's page (the buckets by name, each pointing at its root page),
+// an empty freelist and the two meta pages, and syncs the file. txid is the transaction id
+// the file starts from.
+func (fw *fileWriter) finish(roots map[string]uint64, txid uint64) error {
+	names := make([]string, 0, len(roots))
+	for name := range roots {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	tw := &treeWriter{fw: fw}
+	for _, name := range names {
+		v := make([]byte, bucketHeaderSize)
+		binary.LittleEndian.PutUint64(v, roots[name])
+		if err := tw.add([]byte(name), v, bucketLeafFlag); err != nil {
+			return err
+		}
+	}
+	root, err := tw.finish()
+	if err != nil {
+		return err
+	}
+	freelist := fw.next
+	p := make([]byte, fw.pageSize)
+	binary.LittleEndian.PutUint64(p[0:], freelist)
+	binary.LittleEndian.PutUint16(p[8:], freelistPageFlag)
+	if _, err := fw.w.Write(p); err != nil {
+		return err
+	}
+	fw.next++
+	if err := fw.w.Flush(); err != nil {
+		return err
+	}
+	metas := make([]byte, 2*fw.pageSize)
+	for i := range 2 {
+		// bbolt reads the meta page with the higher txid; a page's id is its txid's parity.
+		tid := txid + uint64(i)
+		m := metas[int(tid%2)*fw.pageSize:][:fw.pageSize]
+		binary.LittleEndian.PutUint64(m[0:], tid%2)
+		binary.LittleEndian.PutUint16(m[8:], metaPageFlag)
+		d := m[pageHeaderSize:]
+		binary.LittleEndian.PutUint32(d[0:], boltMagic)
+		binary.LittleEndian.PutUint32(d[4:], boltVersion)
+		binary.LittleEndian.PutUint32(d[8:], uint32(fw.pageSize))
+		binary.LittleEndian.PutUint32(d[12:], 0)    // flags
+		binary.LittleEndian.PutUint64(d[16:], root) // root bucket: page, sequence 0
+		binary.LittleEndian.PutUint64(d[32:], freelist)
+		binary.LittleEndian.PutUint64(d[40:], fw.next) // the high-water mark: pages in the file
+		binary.LittleEndian.PutUint64(d[48:], tid)
+		h := fnv.New64a()
+		h.Write(d[:56])
+		binary.LittleEndian.PutUint64(d[56:], h.Sum64())
+	}
+	if _, err := fw.f.WriteAt(metas, 0); err != nil {
+		return err
+	}
+	return fw.f.Sync()
+}
+
+func (fw *fileWriter) close() error { return fw.f.Close() }
+
+// treeWriter writes one bucket's B+tree bottom-up from its entries in key order: leaves filled
+// to the brim (bbolt's FillPercent 1.0), each level's pages indexed by the level above.
+type treeWriter struct {
+	fw     *fileWriter
+	levels []treeLevel // 0: leaves
+	prev   []byte      // the last key added
+}
+
+type treeLevel struct {
+	elems   []elem
+	size    int // the page the elements would make
+	flushed int // pages written at this level
+}
+
+// add appends key → value (flags: bucketLeafFlag for a bucket's entry in the root bucket). Keys
+// must come in strictly increasing order: a key given twice or out of order is refused.
+func (t *treeWriter) add(k, v []byte, flags uint32) error {
+	if len(k) == 0 || len(k) > bbolt.MaxKeySize {
+		return fmt.Errorf("build: key of %d bytes", len(k))
+	}
+	if len(v) > bbolt.MaxValueSize {
+		return fmt.Errorf("build: value of %d bytes", len(v))
+	}
+	if t.prev != nil && bytes.Compare(t.prev, k) >= 0 {
+		return fmt.Errorf("build: key %q spooled twice or out of order", k)
+	}
+	t.prev = k
+	return t.push(0, elem{k: k, v: v, flags: flags})
+}
+
+// push adds e to level l, writing the level's page first when e would not fit on it.
+func (t *treeWriter) push(l int, e elem) error {
+	if l == len(t.levels) {
+		t.levels = append(t.levels, treeLevel{size: pageHeaderSize})
+	}
+	lv := &t.levels[l]
+	esize := leafElementSize + len(e.k) + len(e.v)
+	if len(lv.elems) >= maxPageCount || len(lv.elems) >= minKeysPerPage && lv.size+esize > t.fw.pageSize {
+		if err := t.flush(l); err != nil {
+			return err
+		}
+		lv = &t.levels[l] // flush may have grown t.levels
+	}
+	lv.elems = append(lv.elems, e)
+	lv.size += esize
+	return nil
+}
+
+// flush writes level l's pending elements as a page and indexes it in the level above.
+func (t *treeWriter) flush(l int) error {
+	lv := &t.levels[l]
+	id, err := t.fw.writePage(l == 0, lv.elems)
+	if err != nil {
+		return err
+	}
+	first := elem{child: id}
+	if len(lv.elems) > 0 {
+		first.k = lv.elems[0].k
+	}
+	lv.elems, lv.size = lv.elems[:0], pageHeaderSize
+	lv.flushed++
+	return t.push(l+1, first)
+}
+
+// finish writes what is pending and returns the tree's root page.
+func (t *treeWriter) finish() (uint64, error) {
+	if len(t.levels) == 0 {
+		return t.fw.writePage(true, nil) // an empty bucket: one empty leaf
+	}
+	for l := 0; ; l++ {
+		lv := &t.levels[l]
+		if lv.flushed == 0 {
+			if l > 0 && len(lv.elems) == 1 {
+				return lv.elems[0].child, nil
+			}
+			return t.fw.writePage(l == 0, lv.elems)
+		}
+		if len(lv.elems) > 0 {
+			if err := t.flush(l); err != nil {
+				return 0, err
+			}
+		}
+	}
+}
+
+// absorb spools what the store holds now (an emptied store's few entries), so that the new
+// file holds it too, and returns every bucket's name and the store's transaction id.
+func (b *Builder) absorb() (buckets []string, txid uint64, err error) {
+	err = b.s.db.View(func(tx *bbolt.Tx) error {
+		txid = uint64(tx.ID())
+		return tx.ForEach(func(name []byte, bk *bbolt.Bucket) error {
+			buckets = append(buckets, string(name))
+			return bk.ForEach(func(k, v []byte) error {
+				if v == nil {
+					return fmt.Errorf("build: bucket %s holds a nested bucket", name)
+				}
+				return b.w.spoolPut(name, k, v)
+			})
+		})
+	})
+	return buckets, txid, err
+}
+
+// writeFile writes the sorted spools as a new store file beside the open one, bottom-up, and
+// swaps it in: the first round of a build into an empty store. buckets names every bucket the
+// file holds (those without entries get an empty root page); txid is the store's transaction
+// id, which the new file continues.
+func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, sorted <-chan *spool, total int) error {
+	db := b.s.db
+	path := db.Path()
+	pageSize := db.Info().PageSize
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".bulk")
+	fw, err := newFileWriter(tmp, pageSize)
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			fw.close()
+			os.Remove(tmp)
+		}
+	}()
+	roots := map[string]uint64{}
+	done := 0
+	for sp := range sorted {
+		tw := &treeWriter{fw: fw}
+		for i := range sp.ents {
+			if i%buildTxEntries == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if i > 0 && b.Progress != nil {
+					b.Progress(done+i, total)
+				}
+			}
+			if err := tw.add(sp.key(i), sp.value(i), 0); err != nil {
+				return fmt.Errorf("%s: %w", sp.name, err)
+			}
+		}
+		root, err := tw.finish()
+		if err != nil {
+			return err
+		}
+		roots[sp.name] = root
+		done += len(sp.ents)
+		if b.Progress != nil {
+			b.Progress(done, total)
+		}
+		sp.release()
+		b.written[sp.name] = true
+	}
+	for _, name := range buckets {
+		if _, ok := roots[name]; !ok {
+			root, err := (&treeWriter{fw: fw}).finish()
+			if err != nil {
+				return err
+			}
+			roots[name] = root
+		}
+	}
+	if err := fw.finish(roots, txid+1); err != nil {
+		return err
+	}
+	if err := fw.close(); err != nil {
+		return err
+	}
+	// Swap the file in: nothing else uses the store while it is built (NewBuilder).
+	if err := db.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	ndb, err := openBolt(path)
+	if err != nil {
+		return err
+	}
+	b.s.db = ndb
+	return nil
+}

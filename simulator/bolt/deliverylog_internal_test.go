@@ -1,0 +1,223 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.etcd.io/bbolt"
+
+	"partnersim/simulator"
+)
+
+// logEnv is a store on a frozen clock with one institution subscribed to kyc events.
+type logEnv struct {
+	db    *DB
+	clock *simulator.Clock
+	inst  string
+	sub   *simulator.Subscription
+}
+
+func newLogEnv(t *testing.T) *logEnv {
+	t.Helper()
+	clock := simulator.NewFrozenClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	db, err := Open(filepath.Join(t.TempDir(), "s.db"), clock, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	in, err := db.CreateInstitution(ctx, "Log CU", simulator.Vendors{})
+	require.NoError(t, err)
+	sub, _, err := db.CreateSubscription(ctx, in.ID, simulator.EventKYC, "https://hooks.example/x", "v1")
+	require.NoError(t, err)
+	return &logEnv{db: db, clock: clock, inst: in.ID, sub: sub}
+}
+
+// event emits one kyc event and returns its one pending delivery.
+func (e *logEnv) event(t *testing.T, id string) *simulator.Delivery {
+	t.Helper()
+	ev := &simulator.Event{ID: id, InstitutionID: e.inst, Type: simulator.EventKYC, CreatedAt: e.clock.Now(),
+		Data: simulator.EventData{UserAccountID: "u", PlatformID: "usr_x", Product: simulator.ProductCrypto, KYCStatus: simulator.KYCApproved}}
+	require.NoError(t, e.db.EmitAll(context.Background(), []*simulator.Event{ev}))
+	ds, err := e.db.Deliveries(context.Background(), DeliveryFilter{EventID: id})
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	return ds[0]
+}
+
+// attempt makes the dispatcher's record of one attempt of d, answered with code.
+func attempt(d *simulator.Delivery, code int, at time.Time, schedule []time.Duration) simulator.AttemptRecord {
+	return d.Outcome(simulator.Attempt{At: at, StatusCode: code, LatencyMS: 1.25, ResponseBody: "r", Signature: "t=1,v1=x"}, schedule, at)
+}
+
+func (e *logEnv) raw(t *testing.T, bucket []byte, key []byte) []byte {
+	t.Helper()
+	var v []byte
+	require.NoError(t, e.db.db.View(func(tx *bbolt.Tx) error {
+		v = bytes.Clone(tx.Bucket(bucket).Get(key))
+		return nil
+	}))
+	return v
+}
+
+func (e *logEnv) count(t *testing.T, bucket []byte) int {
+	t.Helper()
+	n := 0
+	require.NoError(t, e.db.db.View(func(tx *bbolt.Tx) error {
+		n = tx.Bucket(bucket).Stats().KeyN
+		return nil
+	}))
+	return n
+}
+
+// Issue 15 item 4: an attempt is appended to the delivery's log under its own key; the
+// delivery's record, written once at creation, is never read or rewritten by an attempt. Every
+// read of the delivery shows what applying the same records to the whole delivery shows.
+func TestAttemptsAreLoggedNotRewritten(t *testing.T) {
+	e := newLogEnv(t)
+	ctx := context.Background()
+	schedule := []time.Duration{5 * time.Second, time.Minute}
+	d := e.event(t, "evt_log1")
+	record := e.raw(t, bDeliveries, []byte(d.ID))
+	want := *d // the same lifecycle applied to the whole delivery in memory
+
+	step := func(code int) {
+		t.Helper()
+		due, err := e.db.DueDeliveries(ctx, e.clock.SchedulerNow(), 10, nil)
+		require.NoError(t, err)
+		require.Len(t, due, 1, "the delivery is due")
+		r := attempt(due[0], code, e.clock.Now(), schedule)
+		require.NoError(t, e.db.RecordAttempts(ctx, []simulator.AttemptRecord{r}))
+		require.NoError(t, e.db.RecordAttempts(ctx, []simulator.AttemptRecord{r}), "a replay is harmless")
+		require.True(t, want.Apply(r))
+		got, err := e.db.Delivery(ctx, d.ID)
+		require.NoError(t, err)
+		assert.Equal(t, &want, got)
+		list, err := e.db.Deliveries(ctx, DeliveryFilter{InstitutionID: e.inst})
+		require.NoError(t, err)
+		assert.Equal(t, []*simulator.Delivery{&want}, list)
+		assert.Equal(t, record, e.raw(t, bDeliveries, []byte(d.ID)), "the delivery's record is never rewritten")
+	}
+	step(500)
+	assert.Equal(t, 1, e.count(t, bDeliveryLog))
+	due, err := e.db.DueDeliveries(ctx, e.clock.SchedulerNow(), 10, nil)
+	require.NoError(t, err)
+	assert.Empty(t, due, "the retry is not due yet")
+	e.clock.Advance(5 * time.Second)
+	step(503)
+	e.clock.Advance(time.Minute)
+	step(200)
+	assert.Equal(t, simulator.DeliveryDelivered, want.Status)
+	assert.Len(t, want.Attempts, 3)
+	assert.Equal(t, 3, e.count(t, bDeliveryLog), "one log entry per attempt")
+	assert.Equal(t, 0, e.count(t, bOutbox))
+
+	// The JSON a control-plane read renders is the same as the whole delivery's.
+	got, err := e.db.Delivery(ctx, d.ID)
+	require.NoError(t, err)
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(&want)
+	assert.JSONEq(t, string(b), string(a))
+}
+
+// A subscription deleted while an attempt is in flight: the delivery ends at once, and the
+// attempt is still logged on it, once.
+func TestDeletedSubscriptionLogsTheAttemptInFlight(t *testing.T) {
+	e := newLogEnv(t)
+	ctx := context.Background()
+	d := e.event(t, "evt_del")
+	r := attempt(d, 200, e.clock.Now(), nil)
+	require.NoError(t, e.db.DeleteSubscription(ctx, e.inst, e.sub.ID))
+	got, err := e.db.Delivery(ctx, d.ID)
+	require.NoError(t, err)
+	assert.Equal(t, simulator.DeliveryFailed, got.Status)
+	assert.Equal(t, simulator.ErrSubscriptionDeleted, got.Error)
+	assert.Empty(t, got.Attempts)
+	assert.Equal(t, 0, e.count(t, bOutbox))
+
+	require.NoError(t, e.db.RecordAttempts(ctx, []simulator.AttemptRecord{r}))
+	require.NoError(t, e.db.RecordAttempts(ctx, []simulator.AttemptRecord{r}))
+	want := *d
+	want.EndSubscriptionDeleted()
+	require.True(t, want.Apply(r))
+	got, err = e.db.Delivery(ctx, d.ID)
+	require.NoError(t, err)
+	assert.Equal(t, &want, got)
+	assert.Len(t, got.Attempts, 1, "logged once")
+	assert.Equal(t, simulator.DeliveryFailed, got.Status, "ended stays ended")
+}
+
+// A store written before the log keeps each delivery's attempts inline in its record, as JSON
+// (the first stores) or in the binary form of version 1 or 2: it reads as before, and a pending
+// delivery's next attempts extend it through the log.
+func TestDeliveriesWithInlineAttemptsStillRead(t *testing.T) {
+	e := newLogEnv(t)
+	ctx := context.Background()
+	schedule := []time.Duration{5 * time.Second, time.Minute}
+	forms := map[string]func(d *simulator.Delivery) []byte{
+		"json": func(d *simulator.Delivery) []byte { b, _ := json.Marshal(d); return b },
+		"v1": func(d *simulator.Delivery) []byte {
+			d.Attempts[0].Signature = "" // version 1 kept no signature
+			return deliveryV1(d)
+		},
+		"v2": func(d *simulator.Delivery) []byte { var enc encoder; enc.delivery(d); return enc.b },
+	}
+	for name, form := range forms {
+		t.Run(name, func(t *testing.T) {
+			d := e.event(t, "evt_old_"+name)
+			// As the store before the log left it after a first failed attempt.
+			r := attempt(d, 500, e.clock.Now(), schedule)
+			require.True(t, d.Apply(r))
+			old := form(d)
+			require.NoError(t, e.db.db.Update(func(tx *bbolt.Tx) error {
+				if err := tx.Bucket(bDeliveries).Put([]byte(d.ID), old); err != nil {
+					return err
+				}
+				if err := tx.Bucket(bOutbox).Delete(logKey(r.At, d.ID)); err != nil {
+					return err
+				}
+				return tx.Bucket(bOutbox).Put(logKey(d.NextAttemptAt, d.ID), []byte(d.SubscriptionID))
+			}))
+			got, err := e.db.Delivery(ctx, d.ID)
+			require.NoError(t, err)
+			assert.Equal(t, d, got)
+
+			e.clock.Advance(5 * time.Second)
+			due, err := e.db.DueDeliveries(ctx, e.clock.SchedulerNow(), 10, nil)
+			require.NoError(t, err)
+			require.Len(t, due, 1)
+			assert.Equal(t, d, due[0])
+			r2 := attempt(due[0], 200, e.clock.Now(), schedule)
+			require.NoError(t, e.db.RecordAttempts(ctx, []simulator.AttemptRecord{r2}))
+			require.True(t, d.Apply(r2))
+			got, err = e.db.Delivery(ctx, d.ID)
+			require.NoError(t, err)
+			assert.Equal(t, d, got)
+			assert.Len(t, got.Attempts, 2)
+			assert.Equal(t, simulator.DeliveryDelivered, got.Status)
+			assert.Equal(t, old, e.raw(t, bDeliveries, []byte(d.ID)), "the old record is left as it is")
+		})
+	}
+}
+
+// The log entry's form round-trips, and a truncated entry is refused, never misread.
+func TestDeliveryStepCodec(t *testing.T) {
+	at := time.Date(2026, 11, 25, 1, 2, 3, 4, time.UTC)
+	for _, st := range []deliveryStep{
+		{Attempt: &simulator.Attempt{At: at, StatusCode: 503, Error: "", LatencyMS: 2.5, ResponseBody: "no", Signature: "t=1,v1=a"},
+			DeliveryState: simulator.DeliveryState{Status: simulator.DeliveryPending, NextAttemptAt: at.Add(time.Second)}},
+		{DeliveryState: simulator.DeliveryState{Status: simulator.DeliveryFailed, Error: simulator.ErrSubscriptionDeleted}},
+	} {
+		raw := encodeStep(&st)
+		var back deliveryStep
+		require.NoError(t, decodeStep(raw, &back))
+		assert.Equal(t, st, back)
+		for i := range raw {
+			assert.Error(t, decodeStep(raw[:i], &back), "prefix of %d bytes", i)
+		}
+	}
+}
