@@ -2,11 +2,16 @@ package bolt
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"go.etcd.io/bbolt"
 
@@ -36,6 +41,13 @@ type Builder struct {
 	written map[string]bool
 	// fileWritten is set once the first round has written the store file (writeFile).
 	fileWritten bool
+
+	// Shards spool concurrently: each holds the read side of mu while it spools a record, and
+	// a round takes the write side to write what they all hold.
+	mu      sync.RWMutex
+	shards  []*BuildShard
+	spooled atomic.Int64 // bytes in every spool
+	err     error        // a round's failure, under mu: every later record gets it
 }
 
 // NewBuilder empties the store and returns a builder for it. Nothing else may use the store
@@ -44,7 +56,89 @@ func (s *DB) NewBuilder(ctx context.Context) (*Builder, error) {
 	if err := s.wipe(ctx); err != nil {
 		return nil, err
 	}
-	return &Builder{s: s, ctx: ctx, w: &writeTx{db: s, counts: map[string]*int64{}, spool: map[string]*spool{}}, written: map[string]bool{}}, nil
+	return &Builder{s: s, ctx: ctx, w: newSpoolTx(s), written: map[string]bool{}}, nil
+}
+
+func newSpoolTx(s *DB) *writeTx {
+	return &writeTx{db: s, counts: map[string]*int64{}, spool: map[string]*spool{}}
+}
+
+// BuildShard spools records for a Builder from one goroutine: several shards spool at once
+// (issue 15: encoding the store's entries on every core), and Finish merges them.
+type BuildShard struct {
+	b *Builder
+	w *writeTx
+}
+
+// Shard returns a new shard of the builder, for one goroutine.
+func (b *Builder) Shard() *BuildShard {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	sh := &BuildShard{b: b, w: newSpoolTx(b.s)}
+	b.shards = append(b.shards, sh)
+	return sh
+}
+
+// User spools a user and its index entries.
+func (sh *BuildShard) User(u simulator.User) error {
+	return sh.b.spool(sh.w, func(w *writeTx) error { return w.putUser(nil, &u) })
+}
+
+// Transaction spools a transaction, its orders and their index entries.
+func (sh *BuildShard) Transaction(t simulator.Transaction, orders []simulator.Order) error {
+	return sh.b.spool(sh.w, func(w *writeTx) error { return w.putTransaction(&t, orderPtrs(orders)) })
+}
+
+func orderPtrs(orders []simulator.Order) []*simulator.Order {
+	ptrs := make([]*simulator.Order, len(orders))
+	for i := range orders {
+		ptrs[i] = &orders[i]
+	}
+	return ptrs
+}
+
+// spool runs fn on w (a shard's or the builder's own) and, past the budget, writes a round.
+func (b *Builder) spool(w *writeTx, fn func(*writeTx) error) error {
+	b.mu.RLock()
+	if b.err != nil {
+		b.mu.RUnlock()
+		return b.err
+	}
+	before := w.spoolBytes
+	err := fn(w)
+	total := b.spooled.Add(int64(w.spoolBytes - before))
+	b.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	budget := b.Budget
+	if budget <= 0 {
+		budget = buildBudget
+	}
+	if total < int64(budget) {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err == nil && b.spooled.Load() >= int64(budget) { // not written by another shard meanwhile
+		b.err = b.write(b.ctx)
+		b.spooled.Store(0)
+	}
+	return b.err
+}
+
+// gatherCounts adds every shard's index counters to the builder's own. The caller holds mu.
+func (b *Builder) gatherCounts() {
+	for _, sh := range b.shards {
+		for k, d := range sh.w.counts {
+			if n, ok := b.w.counts[k]; ok {
+				*n += *d
+			} else {
+				b.w.counts[k] = d
+			}
+		}
+		clear(sh.w.counts)
+	}
 }
 
 // Institution spools an institution.
@@ -56,33 +150,14 @@ func (b *Builder) Key(k simulator.APIKey) error { return b.w.putKey(&k) }
 // Member spools a member.
 func (b *Builder) Member(m simulator.Member) error { return b.w.putMember(&m) }
 
-// User spools a user and its index entries.
+// User spools a user and its index entries (as a shard's User, on the builder's own spool).
 func (b *Builder) User(u simulator.User) error {
-	if err := b.w.putUser(nil, &u); err != nil {
-		return err
-	}
-	return b.spooled(b.ctx)
+	return b.spool(b.w, func(w *writeTx) error { return w.putUser(nil, &u) })
 }
 
 // Transaction spools a transaction, its orders and their index entries.
 func (b *Builder) Transaction(t simulator.Transaction, orders []simulator.Order) error {
-	ptrs := make([]*simulator.Order, len(orders))
-	for i := range orders {
-		ptrs[i] = &orders[i]
-	}
-	if err := b.w.putTransaction(&t, ptrs); err != nil {
-		return err
-	}
-	return b.spooled(b.ctx)
-}
-
-// Entries returns how many entries are spooled so far.
-func (b *Builder) Entries() int {
-	n := 0
-	for _, sp := range b.w.spool {
-		n += len(sp.ents)
-	}
-	return n
+	return b.spool(b.w, func(w *writeTx) error { return w.putTransaction(&t, orderPtrs(orders)) })
 }
 
 // buildTxEntries is how many entries one write transaction of Finish appends: large enough
@@ -95,10 +170,16 @@ const buildTxEntries = 1 << 17
 // set's sandbox token. A key spooled twice in one write (two records with one id: the fixture
 // check prevents it) is refused rather than silently overwritten.
 func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return b.err
+	}
+	b.gatherCounts()
 	w := b.w
 	for k, d := range w.counts {
 		if *d > 0 {
-			if err := w.spoolPut(bCounts, []byte(k), u64(uint64(*d))); err != nil {
+			if err := w.spoolPut(bCounts, []byte(k), 0, u64(uint64(*d))); err != nil {
 				return err
 			}
 		}
@@ -129,23 +210,10 @@ func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 // ones inserting among the earlier ones' keys (slower, as a transactional load is, but bounded).
 const buildBudget = 3 << 30
 
-// spooled is called after each record: past the budget, what is spooled is written now.
-func (b *Builder) spooled(ctx context.Context) error {
-	budget := b.Budget
-	if budget <= 0 {
-		budget = buildBudget
-	}
-	if b.w.spoolBytes < budget {
-		return nil
-	}
-	return b.write(ctx)
-}
-
 // write sorts every spooled bucket and writes it, then empties the spools. The first round
 // writes a new store file bottom-up (writeFile); a later one inserts among the keys the earlier
-// ones wrote, through bbolt's Put.
+// ones wrote, through bbolt's Put. The caller holds mu (or is Finish).
 func (b *Builder) write(ctx context.Context) error {
-	w := b.w
 	first := !b.fileWritten
 	var (
 		buckets []string
@@ -157,26 +225,10 @@ func (b *Builder) write(ctx context.Context) error {
 			return err
 		}
 	}
-	names := make([]string, 0, len(w.spool))
-	total := 0
-	for name, sp := range w.spool {
-		names = append(names, name)
-		total += len(sp.ents)
-	}
-	slices.SortFunc(names, func(a, b string) int { return len(w.spool[b].ents) - len(w.spool[a].ents) })
-	// Sort the buckets one after the other on their own goroutine, so that the next is sorted
-	// while the one before is written (the writer is one goroutine: the other core would idle).
-	sorted := make(chan *spool, len(names))
-	go func() {
-		for _, name := range names {
-			sp := w.spool[name]
-			sp.sort()
-			sorted <- sp
-		}
-		close(sorted)
-	}()
+	runs, total := b.takeRuns()
+	sorted := sortRuns(runs)
 	defer func() {
-		for range sorted { // a failed write still waits for the sorter
+		for range sorted { // a failed write still waits for the sorters
 		}
 	}()
 	if first {
@@ -184,78 +236,242 @@ func (b *Builder) write(ctx context.Context) error {
 			return err
 		}
 		b.fileWritten = true
-		clear(w.spool)
-		w.spoolBytes = 0
 		return nil
 	}
 	db := b.s.db
 	db.NoSync = true
 	defer func() { db.NoSync = false }()
 	done := 0
-	for _, name := range names {
-		sp := <-sorted
-		appendOnly := !b.written[name]
-		for start := 0; start < len(sp.ents); start += buildTxEntries {
+	for br := range sorted {
+		appendOnly := !b.written[br.name]
+		next := br.merged()
+		for more := true; more; {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			end := min(start+buildTxEntries, len(sp.ents))
 			err := db.Update(func(tx *bbolt.Tx) error {
-				bk := tx.Bucket([]byte(name))
+				bk := tx.Bucket([]byte(br.name))
 				if appendOnly {
 					bk.FillPercent = 1.0
 				}
-				var prev []byte
-				if start > 0 {
-					prev = sp.key(start - 1)
-				}
-				for i := start; i < end; i++ {
-					k, v := sp.key(i), sp.value(i)
-					if prev != nil && bytes.Compare(prev, k) >= 0 {
-						return fmt.Errorf("build: %s: key %q spooled twice", name, k)
+				for range buildTxEntries {
+					k, v, ok := next()
+					if !ok {
+						more = false
+						return nil
 					}
 					if err := bk.Put(k, v); err != nil {
 						return err
 					}
-					prev = k
+					done++
 				}
 				return nil
 			})
 			if err != nil {
 				return err
 			}
-			done += end - start
 			if b.Progress != nil {
 				b.Progress(done, total)
 			}
 		}
-		sp.release()
-		b.written[name] = true
+		if br.err != nil {
+			return br.err
+		}
+		br.release()
+		b.written[br.name] = true
 	}
-	clear(w.spool)
-	w.spoolBytes = 0
 	return nil
+}
+
+// takeRuns takes every spool out of the builder and its shards, grouped by bucket, largest
+// bucket first, and returns them with their number of entries. The caller holds mu.
+func (b *Builder) takeRuns() ([]*bucketRuns, int) {
+	byName := map[string]*bucketRuns{}
+	var runs []*bucketRuns
+	total := 0
+	for _, w := range append([]*writeTx{b.w}, b.shardTxs()...) {
+		for name, sp := range w.spool {
+			br := byName[name]
+			if br == nil {
+				br = &bucketRuns{name: name, sorted: make(chan struct{})}
+				byName[name] = br
+				runs = append(runs, br)
+			}
+			br.runs = append(br.runs, sp)
+			br.n += len(sp.ents)
+			total += len(sp.ents)
+		}
+		w.spool, w.spoolBytes = map[string]*spool{}, 0
+	}
+	b.spooled.Store(0)
+	slices.SortFunc(runs, func(a, b *bucketRuns) int { return b.n - a.n })
+	return runs, total
+}
+
+func (b *Builder) shardTxs() []*writeTx {
+	ws := make([]*writeTx, len(b.shards))
+	for i, sh := range b.shards {
+		ws[i] = sh.w
+	}
+	return ws
+}
+
+// bucketRuns is one bucket's spools (the builder's own and each shard's): each is sorted on
+// its own, and they are merged as they are written.
+type bucketRuns struct {
+	name   string
+	runs   []*spool
+	n      int           // entries
+	ranked bool          // the runs' prefix ids are ranks, and no prefix is a prefix of another
+	sorted chan struct{} // closed once every run is sorted
+	err    error         // a key spooled twice, found by merged
+}
+
+// sortRuns sorts every run on two goroutines (the machine's cores; bbolt's page format is
+// written by one), and sends each bucket once all its runs are sorted, in the order given.
+func sortRuns(runs []*bucketRuns) <-chan *bucketRuns {
+	type job struct {
+		br  *bucketRuns
+		sp  *spool
+		end *sync.WaitGroup
+	}
+	jobs := make(chan job)
+	go func() {
+		defer close(jobs)
+		for _, br := range runs {
+			br.rank()
+			end := &sync.WaitGroup{}
+			end.Add(len(br.runs))
+			go func() {
+				end.Wait()
+				close(br.sorted)
+			}()
+			for _, sp := range br.runs {
+				jobs <- job{br, sp, end}
+			}
+		}
+	}()
+	for range 2 {
+		go func() {
+			for j := range jobs {
+				j.sp.sort(j.br.ranked)
+				j.end.Done()
+			}
+		}()
+	}
+	out := make(chan *bucketRuns)
+	go func() {
+		defer close(out)
+		for _, br := range runs {
+			<-br.sorted
+			out <- br
+		}
+	}()
+	return out
+}
+
+// rank gives every prefix of the bucket's runs its rank among them all, so that entries of
+// different runs compare by rank, and notes whether the ranks order the keys (no prefix is a
+// prefix of another).
+func (br *bucketRuns) rank() {
+	var all []string
+	for _, sp := range br.runs {
+		all = append(all, sp.byID...)
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	br.ranked = true
+	for i := 1; i < len(all); i++ {
+		// Sorted, a prefix of another sits just before one it prefixes.
+		if strings.HasPrefix(all[i], all[i-1]) {
+			br.ranked = false
+			break
+		}
+	}
+	ranks := make(map[string]uint32, len(all))
+	for r, p := range all {
+		ranks[p] = uint32(r)
+	}
+	for _, sp := range br.runs {
+		ids := make([]uint32, len(sp.byID))
+		for id, p := range sp.byID {
+			ids[id] = ranks[p]
+		}
+		for i := range sp.ents {
+			sp.ents[i].pfx = ids[sp.ents[i].pfx]
+		}
+		sp.prefixes, sp.byID = nil, nil
+	}
+}
+
+// merged returns the bucket's entries one at a time in key order, merging its sorted runs; a
+// key spooled twice ends them and sets err.
+func (br *bucketRuns) merged() func() (k, v []byte, ok bool) {
+	pos := make([]int, len(br.runs))
+	var prev []byte
+	return func() ([]byte, []byte, bool) {
+		best := -1
+		for r, sp := range br.runs {
+			if pos[r] == len(sp.ents) {
+				continue
+			}
+			if best < 0 || compareEnts(br.ranked, sp, sp.ents[pos[r]], br.runs[best], br.runs[best].ents[pos[best]]) < 0 {
+				best = r
+			}
+		}
+		if best < 0 || br.err != nil {
+			return nil, nil, false
+		}
+		sp := br.runs[best]
+		k, v := sp.key(pos[best]), sp.value(pos[best])
+		pos[best]++
+		if prev != nil && bytes.Equal(prev, k) {
+			br.err = fmt.Errorf("build: %s: key %q spooled twice", br.name, k)
+			return nil, nil, false
+		}
+		prev = k
+		return k, v, true
+	}
+}
+
+func (br *bucketRuns) release() {
+	for _, sp := range br.runs {
+		sp.release()
+	}
 }
 
 // spool holds one bucket's entries for a build: keys and values copied into large chunks (a
 // million orders make ~7 million entries; one allocation each would cost more than the data),
 // and a small fixed-size reference per entry that the sort moves.
+//
+// Sorting compares keys without reading them where it can (reading them is a cache miss each:
+// that was most of the sort): an index key is its prefix, interned per spool, and the rest,
+// whose first 8 bytes the reference keeps. When no prefix is a prefix of another, keys order
+// by the prefixes' ranks, then by those 8 bytes, and only then by their bytes.
 type spool struct {
-	name   string // the bucket's
-	chunks [][]byte
-	ents   []spoolEnt
+	name     string // the bucket's
+	chunks   [][]byte
+	ents     []spoolEnt
+	prefixes map[string]uint32 // index prefix → id (its rank once sorted)
+	byID     []string
 }
 
 type spoolEnt struct {
-	chunk, off, klen, vlen uint32
+	head       uint64 // the first 8 bytes after the prefix, big-endian, 0-padded
+	pfx        uint32 // the prefix's id in its spool; its rank in the bucket once ranked
+	chunk, off uint32
+	klen, vlen uint32
 }
+
+// spoolEntSize is what a spooled entry costs besides its bytes.
+const spoolEntSize = int(unsafe.Sizeof(spoolEnt{}))
 
 // spoolChunk is the size of a spool's chunks.
 const spoolChunk = 32 << 20
 
 var errEntryTooLarge = errors.New("build: an entry is larger than a spool chunk")
 
-func (sp *spool) add(k, v []byte) error {
+func (sp *spool) add(k []byte, plen int, v []byte) error {
 	n := len(k) + len(v)
 	if n > spoolChunk {
 		return errEntryTooLarge
@@ -271,12 +487,25 @@ func (sp *spool) add(k, v []byte) error {
 	c := len(sp.chunks) - 1
 	off := len(sp.chunks[c])
 	sp.chunks[c] = append(append(sp.chunks[c], k...), v...)
-	sp.ents = append(sp.ents, spoolEnt{chunk: uint32(c), off: uint32(off), klen: uint32(len(k)), vlen: uint32(len(v))})
+	id, ok := sp.prefixes[string(k[:plen])]
+	if !ok {
+		if sp.prefixes == nil {
+			sp.prefixes = map[string]uint32{}
+		}
+		id = uint32(len(sp.byID))
+		sp.prefixes[string(k[:plen])] = id
+		sp.byID = append(sp.byID, string(k[:plen]))
+	}
+	var head [8]byte
+	copy(head[:], k[plen:])
+	sp.ents = append(sp.ents, spoolEnt{head: binary.BigEndian.Uint64(head[:]), pfx: id,
+		chunk: uint32(c), off: uint32(off), klen: uint32(len(k)), vlen: uint32(len(v))})
 	return nil
 }
 
-func (sp *spool) key(i int) []byte {
-	e := sp.ents[i]
+func (sp *spool) key(i int) []byte { return sp.keyOf(sp.ents[i]) }
+
+func (sp *spool) keyOf(e spoolEnt) []byte {
 	return sp.chunks[e.chunk][e.off : e.off+e.klen : e.off+e.klen]
 }
 
@@ -286,40 +515,23 @@ func (sp *spool) value(i int) []byte {
 	return sp.chunks[e.chunk][start : start+e.vlen : start+e.vlen]
 }
 
-func (sp *spool) cmp(a, b spoolEnt) int {
-	return bytes.Compare(sp.chunks[a.chunk][a.off:a.off+a.klen], sp.chunks[b.chunk][b.off:b.off+b.klen])
-}
-
-// sort sorts the entries by key, on two cores when there are many: each half sorted on its own
-// goroutine, then merged.
-func (sp *spool) sort() {
-	if len(sp.ents) < 1<<16 {
-		slices.SortFunc(sp.ents, sp.cmp)
-		return
-	}
-	half := len(sp.ents) / 2
-	a, b := sp.ents[:half], sp.ents[half:]
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		slices.SortFunc(a, sp.cmp)
-	}()
-	slices.SortFunc(b, sp.cmp)
-	wg.Wait()
-	out := make([]spoolEnt, 0, len(sp.ents))
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if sp.cmp(a[i], b[j]) <= 0 {
-			out = append(out, a[i])
-			i++
-		} else {
-			out = append(out, b[j])
-			j++
+// compareEnts orders entry a of spool sa and entry b of spool sb by their keys: by prefix rank
+// and head first when ranked (see spool), by their bytes otherwise.
+func compareEnts(ranked bool, sa *spool, a spoolEnt, sb *spool, b spoolEnt) int {
+	if ranked {
+		if a.pfx != b.pfx {
+			return cmp.Compare(a.pfx, b.pfx)
+		}
+		if a.head != b.head {
+			return cmp.Compare(a.head, b.head)
 		}
 	}
-	out = append(append(out, a[i:]...), b[j:]...)
-	sp.ents = out
+	return bytes.Compare(sa.keyOf(a), sb.keyOf(b))
+}
+
+// sort sorts the entries by key (ranked: see compareEnts).
+func (sp *spool) sort(ranked bool) {
+	slices.SortFunc(sp.ents, func(a, b spoolEnt) int { return compareEnts(ranked, sp, a, sp, b) })
 }
 
 // release drops the spool's memory once written (bbolt keeps no reference after commit).

@@ -272,7 +272,7 @@ func (b *Builder) absorb() (buckets []string, txid uint64, err error) {
 				if v == nil {
 					return fmt.Errorf("build: bucket %s holds a nested bucket", name)
 				}
-				return b.w.spoolPut(name, k, v)
+				return b.w.spoolPut(name, k, 0, v)
 			})
 		})
 	})
@@ -283,7 +283,7 @@ func (b *Builder) absorb() (buckets []string, txid uint64, err error) {
 // swaps it in: the first round of a build into an empty store. buckets names every bucket the
 // file holds (those without entries get an empty root page); txid is the store's transaction
 // id, which the new file continues.
-func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, sorted <-chan *spool, total int) error {
+func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, sorted <-chan *bucketRuns, total int) error {
 	db := b.s.db
 	path := db.Path()
 	pageSize := db.Info().PageSize
@@ -301,9 +301,10 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 	}()
 	roots := map[string]uint64{}
 	done := 0
-	for sp := range sorted {
+	for br := range sorted {
 		tw := &treeWriter{fw: fw}
-		for i := range sp.ents {
+		next := br.merged()
+		for i := 0; ; i++ {
 			if i%buildTxEntries == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
@@ -312,21 +313,28 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 					b.Progress(done+i, total)
 				}
 			}
-			if err := tw.add(sp.key(i), sp.value(i), 0); err != nil {
-				return fmt.Errorf("%s: %w", sp.name, err)
+			k, v, ok := next()
+			if !ok {
+				break
 			}
+			if err := tw.add(k, v, 0); err != nil {
+				return fmt.Errorf("%s: %w", br.name, err)
+			}
+		}
+		if br.err != nil {
+			return br.err
 		}
 		root, err := tw.finish()
 		if err != nil {
 			return err
 		}
-		roots[sp.name] = root
-		done += len(sp.ents)
+		roots[br.name] = root
+		done += br.n
 		if b.Progress != nil {
 			b.Progress(done, total)
 		}
-		sp.release()
-		b.written[sp.name] = true
+		br.release()
+		b.written[br.name] = true
 	}
 	for _, name := range buckets {
 		if _, ok := roots[name]; !ok {

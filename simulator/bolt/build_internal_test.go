@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -96,16 +98,35 @@ func TestBuiltFilePassesBboltCheck(t *testing.T) {
 	b, err := db.NewBuilder(ctx)
 	require.NoError(t, err)
 	want := map[string]string{}
-	for i := range 60000 {
-		k := fmt.Appendf(nil, "k%07d", (i*7919)%60000)
+	for i := range 70000 { // past 1<<16: the sort runs on two goroutines
+		k := fmt.Appendf(nil, "k%07d", (i*7919)%70000)
 		v := bytes.Repeat([]byte{byte(i)}, i%50)
 		if i%5000 == 0 {
 			v = bytes.Repeat([]byte{'v'}, 3*4096+i%4096) // overflow pages
 		}
-		require.NoError(t, b.w.spoolPut(bOrders, k, v))
+		require.NoError(t, b.w.spoolPut(bOrders, k, 0, v))
 		want[string(k)] = string(v)
 	}
-	require.NoError(t, b.w.spoolPut(bUsers, []byte("u1"), []byte("one")))
+	require.NoError(t, b.w.spoolPut(bUsers, []byte("u1"), 0, []byte("one")))
+	// Index keys sort by prefix rank, then by the 8 bytes after the prefix, then by their
+	// bytes — and by their bytes alone when a prefix is a prefix of another (bOrderIndex's
+	// "p" and "pq").
+	prefixes := map[string][]string{string(bUserIndex): {"ins_a\x00A", "ins_a\x00Uabc\x00", "ins_b\x00A", "ins_a\x00Uab\x00"},
+		string(bOrderIndex): {"p", "pq", "q"}}
+	index := map[string]map[string]bool{}
+	for bucket, ps := range prefixes {
+		index[bucket] = map[string]bool{}
+		for i := range 5000 {
+			p := ps[(i*31)%len(ps)]
+			rest := fmt.Appendf(nil, "%03d%09d", (i*7919)%977, i)[:4+i%9] // short rests, equal heads
+			k := append([]byte(p), rest...)
+			if index[bucket][string(k)] {
+				continue
+			}
+			index[bucket][string(k)] = true
+			require.NoError(t, b.w.spoolPut([]byte(bucket), k, len(p), nil))
+		}
+	}
 	require.NoError(t, b.Finish(ctx, "tok"))
 	checkFile(t, db)
 	got := map[string]string{}
@@ -114,6 +135,15 @@ func TestBuiltFilePassesBboltCheck(t *testing.T) {
 		assert.Equal(t, 0, tx.Bucket(bEvents).Stats().KeyN, "an empty bucket")
 		assert.Equal(t, []byte("1"), tx.Bucket(bMeta).Get(metaDays), "what the emptied store held")
 		assert.Greater(t, tx.Bucket(bOrders).Stats().Depth, 2, "a tree of several levels")
+		for bucket, keys := range index {
+			var got []string
+			require.NoError(t, tx.Bucket([]byte(bucket)).ForEach(func(k, _ []byte) error {
+				got = append(got, string(k))
+				return nil
+			}))
+			want := slices.Sorted(maps.Keys(keys))
+			assert.Equal(t, want, got, "bucket %s in key order", bucket)
+		}
 		return tx.Bucket(bOrders).ForEach(func(k, v []byte) error {
 			got[string(k)] = string(v)
 			return nil
@@ -139,7 +169,7 @@ func TestBuiltFilePassesBboltCheck(t *testing.T) {
 
 	b, err = db.NewBuilder(ctx)
 	require.NoError(t, err)
-	require.NoError(t, b.w.spoolPut(bOrders, []byte("twice"), nil))
-	require.NoError(t, b.w.spoolPut(bOrders, []byte("twice"), nil))
+	require.NoError(t, b.w.spoolPut(bOrders, []byte("twice"), 0, nil))
+	require.NoError(t, b.w.spoolPut(bOrders, []byte("twice"), 0, nil))
 	assert.ErrorContains(t, b.Finish(ctx, "tok"), "spooled twice")
 }

@@ -31,6 +31,8 @@ type DB struct {
 	Defaults Defaults
 	// caches hold decoded records of the buckets read on every request (see readCache).
 	caches map[string]*readCache
+	// walked remembers the totals of filtered walks (see countCache).
+	walked countCache
 	// Notify, when set, is called after a transaction that enqueued deliveries commits, so the
 	// dispatcher can start them at once.
 	Notify func()
@@ -274,7 +276,11 @@ func (w *writeTx) count(prefix []byte, delta int64) {
 type kv struct{ k, v []byte }
 
 // put writes key → value in bucket (deferred and sorted in bulk mode).
-func (w *writeTx) put(bucket, key, value []byte) error {
+func (w *writeTx) put(bucket, key, value []byte) error { return w.putSplit(bucket, key, 0, value) }
+
+// putSplit is put for a key whose first plen bytes are an index prefix (putIndex), which a
+// build's spool sorts by.
+func (w *writeTx) putSplit(bucket, key []byte, plen int, value []byte) error {
 	if _, cached := w.db.caches[string(bucket)]; cached {
 		if w.written == nil {
 			w.written = map[string]bool{}
@@ -282,7 +288,7 @@ func (w *writeTx) put(bucket, key, value []byte) error {
 		w.written[string(bucket)] = true
 	}
 	if w.spool != nil {
-		return w.spoolPut(bucket, key, value)
+		return w.spoolPut(bucket, key, plen, value)
 	}
 	if w.bulk != nil {
 		w.bulk[string(bucket)] = append(w.bulk[string(bucket)], kv{key, value})
@@ -291,15 +297,15 @@ func (w *writeTx) put(bucket, key, value []byte) error {
 	return w.Bucket(bucket).Put(key, value)
 }
 
-// spoolPut spools one entry of a build.
-func (w *writeTx) spoolPut(bucket, key, value []byte) error {
+// spoolPut spools one entry of a build; the key's first plen bytes are its index prefix.
+func (w *writeTx) spoolPut(bucket, key []byte, plen int, value []byte) error {
 	sp := w.spool[string(bucket)]
 	if sp == nil {
 		sp = &spool{name: string(bucket)}
 		w.spool[string(bucket)] = sp
 	}
-	w.spoolBytes += len(key) + len(value) + 16
-	return sp.add(key, value)
+	w.spoolBytes += len(key) + len(value) + spoolEntSize
+	return sp.add(key, plen, value)
 }
 
 // putRecord writes v in its stored form (codec.go).
@@ -363,7 +369,7 @@ func (w *writeTx) putIndex(bucket, prefix, rest, value []byte) error {
 			w.count(dayCountKey(bucket, prefix, rest[:8]), 1)
 		}
 	}
-	return w.put(bucket, k, value)
+	return w.putSplit(bucket, k, len(prefix), value)
 }
 
 // deleteIndex removes an index entry and uncounts it.

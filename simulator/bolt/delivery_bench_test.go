@@ -91,7 +91,7 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 	// Done when the receiver has every delivery and the outbox is empty (all recorded).
 	for {
 		if s.n.Load() >= int64(b.N) {
-			if _, pending, _ := db.NextDue(ctx); !pending {
+			if _, pending, _ := db.NextDue(ctx, time.Time{}); !pending {
 				break
 			}
 		}

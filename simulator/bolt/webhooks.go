@@ -381,14 +381,14 @@ func (s *DB) Due(ctx context.Context, now time.Time, from string, limit int, che
 	return out, next, err
 }
 
-// NextDue returns the earliest next-attempt time of a pending delivery.
-func (s *DB) NextDue(ctx context.Context) (time.Time, bool, error) {
+// NextDue returns the earliest next-attempt time of a pending delivery later than after.
+func (s *DB) NextDue(ctx context.Context, after time.Time) (time.Time, bool, error) {
 	var (
 		t  time.Time
 		ok bool
 	)
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		if k, _ := tx.Bucket(bOutbox).Cursor().First(); k != nil {
+		if k, _ := tx.Bucket(bOutbox).Cursor().Seek(timeKey(after.Add(time.Nanosecond))); k != nil {
 			t, ok = timeFromKey(k[:8]), true
 		}
 		return nil

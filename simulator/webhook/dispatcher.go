@@ -24,7 +24,8 @@ type Store interface {
 	// before it is read, and the position the next walk starts at ("" after the last due
 	// entry; the first entry held back when one was).
 	Due(ctx context.Context, now time.Time, from string, limit int, check func(id, subID []byte) (take, hold bool)) ([]*simulator.Delivery, string, error)
-	NextDue(ctx context.Context) (time.Time, bool, error)
+	// NextDue returns the earliest next attempt later than after.
+	NextDue(ctx context.Context, after time.Time) (time.Time, bool, error)
 	RecordAttempts(ctx context.Context, recs []simulator.AttemptRecord) error
 	SigningSecrets(ctx context.Context, instID string) (simulator.SigningSecrets, error)
 }
@@ -61,6 +62,8 @@ type Dispatcher struct {
 	wake     chan struct{}
 	inflight inflight
 	records  chan simulator.AttemptRecord
+	// responses hold the start of answers while they are read (most are empty or short).
+	responses sync.Pool
 }
 
 // New returns a dispatcher; call Run to start it.
@@ -116,7 +119,7 @@ func (d *Dispatcher) Wake() {
 // Run delivers until ctx ends. Deliveries in flight when it ends stay pending in the outbox
 // and are attempted again by the next Run (at-least-once).
 func (d *Dispatcher) Run(ctx context.Context) error {
-	queue := newFairQueue(d.cfg.PerInstitution)
+	queue := newFairQueue(d.cfg.PerInstitution, d.Wake)
 	var wg sync.WaitGroup
 	for range d.cfg.Workers {
 		wg.Add(1)
@@ -167,12 +170,12 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		fetched, full := map[string]int{}, map[string]bool{}
 		held := false
 		check := func(id, subID []byte) (take, hold bool) {
-			if d.inflight.has(id) {
-				return false, false
-			}
 			if full[string(subID)] {
 				held = true
 				return false, true
+			}
+			if d.inflight.has(id) {
+				return false, false
 			}
 			inst, isFull := queue.full(string(subID), fetched)
 			if isFull {
@@ -184,7 +187,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			}
 			return true, false
 		}
-		due, next, err := d.store.Due(ctx, d.cfg.Clock.SchedulerNow(), from, batch, check)
+		now := d.cfg.Clock.SchedulerNow()
+		due, next, err := d.store.Due(ctx, now, from, batch, check)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -199,8 +203,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		if len(due) == batch || next != "" && !held {
 			continue // more is due beyond this walk's bounds
 		}
+		// Everything due was taken, is in flight (its record wakes the loop when it is to be
+		// retried) or is held back (the queue wakes it as the institution drains): wait for
+		// what falls due next.
 		wait := time.Second
-		if next, ok, err := d.store.NextDue(ctx); err == nil && ok {
+		if next, ok, err := d.store.NextDue(ctx, now); err == nil && ok {
 			if w := next.Sub(d.cfg.Clock.SchedulerNow()); w > 0 && w < wait {
 				wait = w
 			}
@@ -256,9 +263,11 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *simulator.Delivery) {
 		return // shutting down: the delivery stays pending and is attempted after restart
 	}
 	r := dl.Outcome(a, d.cfg.Schedule, started)
-	d.cfg.Log.Debug("webhook attempt", slog.String("delivery_id", dl.ID), slog.String("event_id", dl.EventID),
-		slog.Int("attempt", len(dl.Attempts)+1), slog.Int("status_code", a.StatusCode), slog.String("error", a.Error),
-		slog.Float64("latency_ms", a.LatencyMS), slog.Bool("delivered", r.OK))
+	if d.cfg.Log.Enabled(ctx, slog.LevelDebug) {
+		d.cfg.Log.Debug("webhook attempt", slog.String("delivery_id", dl.ID), slog.String("event_id", dl.EventID),
+			slog.Int("attempt", len(dl.Attempts)+1), slog.Int("status_code", a.StatusCode), slog.String("error", a.Error),
+			slog.Float64("latency_ms", a.LatencyMS), slog.Bool("delivered", r.OK))
+	}
 	d.records <- r
 }
 
@@ -285,13 +294,20 @@ func (d *Dispatcher) record(ctx context.Context) {
 				break fill
 			}
 		}
-		if err := d.store.RecordAttempts(context.WithoutCancel(ctx), group); err != nil {
+		err := d.store.RecordAttempts(context.WithoutCancel(ctx), group)
+		if err != nil {
 			d.cfg.Log.Error("record attempts", slog.Int("n", len(group)), slog.Any("err", err))
 		}
+		// Recorded, a delivery may be fetched again: look now if one is to be retried (its
+		// retry may be due already: the clock may have moved) or was left pending.
+		retry := err != nil
 		for _, r := range group {
 			d.inflight.remove(r.DeliveryID)
+			retry = retry || r.Next != nil
 		}
-		d.Wake()
+		if retry {
+			d.Wake()
+		}
 	}
 }
 
@@ -324,12 +340,17 @@ func (d *Dispatcher) Send(ctx context.Context, url string, body []byte, eventID 
 		a.Error = attemptError(err, d.cfg.Timeout)
 		return a
 	}
-	head, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	head, _ := d.responses.Get().(*[maxResponse]byte)
+	if head == nil {
+		head = new([maxResponse]byte)
+	}
+	n, _ := io.ReadFull(resp.Body, head[:])
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	a.LatencyMS = ms(time.Since(start))
 	a.StatusCode = resp.StatusCode
-	a.ResponseBody = string(head)
+	a.ResponseBody = string(head[:n])
+	d.responses.Put(head)
 	return a
 }
 

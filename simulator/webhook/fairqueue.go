@@ -20,10 +20,13 @@ type fairQueue struct {
 	busy   map[string]int                   // institution → attempts in progress
 	instOf map[string]string                // subscription → institution, learnt from pushes
 	closed bool
+	// drained is called when an institution's deliveries queued or in progress fall to half of
+	// what is worth fetching for it: time to fetch more if it was held back.
+	drained func()
 }
 
-func newFairQueue(share int) *fairQueue {
-	q := &fairQueue{share: share, queues: map[string][]*simulator.Delivery{}, busy: map[string]int{}, instOf: map[string]string{}}
+func newFairQueue(share int, drained func()) *fairQueue {
+	q := &fairQueue{share: share, queues: map[string][]*simulator.Delivery{}, busy: map[string]int{}, instOf: map[string]string{}, drained: drained}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
@@ -94,14 +97,18 @@ func (q *fairQueue) pop() (*simulator.Delivery, bool) {
 	}
 }
 
-// done frees the worker an institution's attempt held.
+// done frees the worker an institution's attempt held. One waiting worker is woken: at most
+// one more of the institution's deliveries may be taken now, and any worker can take it.
 func (q *fairQueue) done(inst string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.busy[inst]--; q.busy[inst] <= 0 {
 		delete(q.busy, inst)
 	}
-	q.cond.Broadcast()
+	if len(q.queues[inst])+q.busy[inst] == depth*q.share/2 && q.drained != nil {
+		q.drained()
+	}
+	q.cond.Signal()
 }
 
 // close wakes every worker to stop and returns what was still queued: those deliveries stay

@@ -8,7 +8,7 @@ import (
 
 // The queue serves institutions round-robin and never lets one hold more than its share.
 func TestFairQueueRoundRobinWithinShares(t *testing.T) {
-	q := newFairQueue(2)
+	q := newFairQueue(2, nil)
 	for i, inst := range []string{"A", "A", "A", "A", "B", "C"} {
 		q.push(&simulator.Delivery{ID: string(rune('0' + i)), InstitutionID: inst, SubscriptionID: "sub_" + inst})
 	}

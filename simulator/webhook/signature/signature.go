@@ -131,21 +131,33 @@ func parseUnix(s string) (int64, error) {
 // Callers pass at least one secret; with none the header has no v1 entry and every verifier
 // refuses it.
 func Sign(t time.Time, body []byte, secrets ...string) string {
-	h := Header{Timestamp: time.Unix(t.Unix(), 0), Signatures: make([]string, len(secrets))}
-	for i, s := range secrets {
-		h.Signatures[i] = hex.EncodeToString(digest(h.Timestamp.Unix(), body, s))
+	// Rendered as Header.String renders it, into one buffer: a signature is made per attempt.
+	ts := t.Unix()
+	var b strings.Builder
+	b.Grow(16 + len(secrets)*(len(Scheme)+2+sha256.Size*2))
+	var num [20]byte
+	b.WriteString("t=")
+	b.Write(strconv.AppendInt(num[:0], ts, 10))
+	var sum [sha256.Size]byte
+	var hexed [sha256.Size * 2]byte
+	for _, s := range secrets {
+		b.WriteString("," + Scheme + "=")
+		hex.Encode(hexed[:], appendDigest(sum[:0], ts, body, s))
+		b.Write(hexed[:])
 	}
-	return h.String()
+	return b.String()
 }
 
 // digest is HMAC-SHA256, keyed by the secret's bytes, over "<t>.<body>".
-func digest(t int64, body []byte, secret string) []byte {
+func digest(t int64, body []byte, secret string) []byte { return appendDigest(nil, t, body, secret) }
+
+// appendDigest appends digest's value to b.
+func appendDigest(b []byte, t int64, body []byte, secret string) []byte {
 	mac := hmac.New(sha256.New, []byte(secret))
-	var buf [20]byte
-	mac.Write(strconv.AppendInt(buf[:0], t, 10))
-	mac.Write([]byte{'.'})
+	var buf [21]byte
+	mac.Write(append(strconv.AppendInt(buf[:0], t, 10), '.'))
 	mac.Write(body)
-	return mac.Sum(nil)
+	return mac.Sum(b)
 }
 
 // Verify checks header against the raw body: some v1 entry must equal the digest under some
