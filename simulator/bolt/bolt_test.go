@@ -312,3 +312,51 @@ func TestInstitutionCacheSeesPriceChanges(t *testing.T) {
 	close(stop)
 	<-done
 }
+
+// A filter no index covers is counted by walking, and the count is remembered for the store's
+// state: paging the same list again stops at each page, and after a write that changes which
+// users match, the total is the new one (a remembered count is never served stale).
+func TestFilteredCountsFollowWrites(t *testing.T) {
+	db := MustOpen(t)
+	w := seedWorld(t, db, 300, 0, 6)
+	ctx := context.Background()
+	f := simulator.UserFilter{Product: ptr(simulator.ProductSecurities), KYC: map[simulator.Product]simulator.KYCStatus{simulator.ProductCrypto: simulator.KYCApproved},
+		Limit: 5, SortKey: simulator.SortCreatedAt}
+	check := func(step string) int {
+		var total int
+		for _, off := range []int{0, 3, 0, 7} { // the repeats are answered from the remembered count
+			f.Offset = off
+			page, err := db.ListUsers(ctx, "ins_a", f)
+			require.NoError(t, err)
+			want, n := w.expectUsers("ins_a", f)
+			var got []string
+			for _, u := range page.Users {
+				got = append(got, u.PlatformID)
+			}
+			require.Equal(t, want, got, "%s, offset %d", step, off)
+			require.Equal(t, n, page.Total, "%s, offset %d", step, off)
+			total = n
+		}
+		return total
+	}
+	before := check("before")
+	require.Positive(t, before)
+	moved := 0
+	for i := range w.users {
+		u := &w.users[i]
+		if u.InstitutionID != "ins_a" || u.Account(simulator.ProductSecurities) == nil {
+			continue
+		}
+		if a := u.Account(simulator.ProductCrypto); a != nil && a.KYCStatus == simulator.KYCApproved {
+			_, _, err := db.TransitionKYC(ctx, u.PlatformID, simulator.ProductCrypto, simulator.KYCClosed)
+			require.NoError(t, err)
+			a.KYCStatus = simulator.KYCClosed
+			moved++
+			require.Equal(t, before-moved, check(fmt.Sprintf("after %d moves", moved)))
+			if moved == 3 {
+				break
+			}
+		}
+	}
+	require.Equal(t, 3, moved, "the world has users to move")
+}

@@ -46,3 +46,37 @@ func (c *readCache) invalidate(txid int) {
 	c.m.Clear()
 	c.mu.Unlock()
 }
+
+// countCache remembers how many entries matched a filtered walk (a filter no index covers, so
+// the total of its list is counted by walking the chosen index), by the walk's range and
+// filter and the store state it was counted in: a hit needs the reader's transaction to see
+// exactly that state (the same last committed transaction id), so a count is never stale and
+// no write has to clear it. Paging through one filtered list then walks only to each page. It
+// holds at most countCacheMax entries and starts again empty when full.
+type countCache struct {
+	mu sync.Mutex
+	m  map[string]countEntry
+}
+
+type countEntry struct{ txid, n int }
+
+// countCacheMax bounds the count cache (each entry is a key of under a hundred bytes).
+const countCacheMax = 4096
+
+// get returns the count remembered for key in tx's state.
+func (c *countCache) get(tx *bbolt.Tx, key []byte) (int, bool) {
+	c.mu.Lock()
+	e, ok := c.m[string(key)]
+	c.mu.Unlock()
+	return e.n, ok && e.txid == tx.ID()
+}
+
+// put remembers n for key in tx's state.
+func (c *countCache) put(tx *bbolt.Tx, key []byte, n int) {
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= countCacheMax {
+		c.m = make(map[string]countEntry)
+	}
+	c.m[string(key)] = countEntry{txid: tx.ID(), n: n}
+	c.mu.Unlock()
+}

@@ -66,10 +66,13 @@ func decodeRecord(raw []byte, v any) error {
 	d := decoder{b: raw[1:], version: raw[0]}
 	switch r := v.(type) {
 	case *simulator.User:
+		d.share()
 		d.user(r)
 	case *simulator.Member:
+		d.share()
 		d.member(r)
 	case *simulator.Order:
+		d.share()
 		d.order(r)
 	case *simulator.Delivery:
 		d.delivery(r)
@@ -260,7 +263,15 @@ type decoder struct {
 	b       []byte
 	err     error
 	version byte // the record's format version
+	// shared, when set, is a copy of the whole record (from where b started): strings are cut
+	// from it instead of each being allocated (a list page decodes ~10 strings a record).
+	shared string
 }
+
+// share makes the record's strings slices of one copy of it. Used for the small records read
+// by the page (users, members, orders); a string then keeps the whole record alive, so not
+// for deliveries, whose body is copied on its own.
+func (d *decoder) share() { d.shared = string(d.b) }
 
 var errShort = errors.New("binary record: truncated")
 
@@ -302,7 +313,14 @@ func (d *decoder) raw(n uint64) []byte {
 	return v
 }
 
-func (d *decoder) str() string { return string(d.raw(d.uvarint())) }
+func (d *decoder) str() string {
+	v := d.raw(d.uvarint())
+	if d.shared == "" || len(v) == 0 {
+		return string(v)
+	}
+	start := len(d.shared) - len(d.b) - len(v) // v ends where b now starts
+	return d.shared[start : start+len(v)]
+}
 
 func (d *decoder) bool() bool {
 	v := d.raw(1)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"slices"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -48,71 +49,224 @@ func dayCountKey(bucket, prefix, tk []byte) []byte {
 // hasDays reports whether the store keeps day counters.
 func hasDays(tx *bbolt.Tx) bool { return tx.Bucket(bMeta).Get(metaDays) != nil }
 
-// segment is a run of an index's range in key order: [from, to) with n entries (n < 0: not
-// counted yet; it is walked to count it).
-type segment struct {
+// dayRange is [lo, hi) of a time-sorted index under prefix, seen as the segments a page walk
+// needs: a partial day at each bound that carries a time (head and tail, walked when they are
+// counted) and the whole days between them, counted by their counters. Nothing is allocated
+// per day: the counters are read in place, in either direction, and a walk stops at the day
+// holding its page.
+type dayRange struct {
+	ctx            context.Context
+	index, counts  *bbolt.Bucket
+	cp             []byte // dayCountsPrefix
+	prefix, lo, hi []byte // hi is never nil
+	// The whole days first..last (inclusive; none when first > last), between head and tail.
+	first, last uint32
+	head, tail  partial
+}
+
+// partial is a part of one day: [from, to) on day; n < 0 until it is counted.
+type partial struct {
+	on       bool
+	day      uint32
 	from, to []byte
 	n        int
 }
 
-// daySegments splits [lo, hi) of a time-sorted index under prefix into segments: the whole days
-// between the bounds with their counts from the counters, and the partial days at bounds that
-// carry a time (walked when counted). lo and hi are prefix, or prefix + timeKey; hi nil is the
-// end of the index.
-func daySegments(tx *bbolt.Tx, bucket, prefix, lo, hi []byte) []segment {
+const lastDay = 1<<32 - 1
+
+func newDayRange(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte) *dayRange {
 	end := prefixEnd(prefix)
 	if hi == nil {
 		hi = end
 	}
+	r := &dayRange{ctx: ctx, index: tx.Bucket(bucket), counts: tx.Bucket(bCounts), cp: dayCountsPrefix(bucket, prefix),
+		prefix: prefix, lo: lo, hi: hi, first: 0, last: lastDay}
 	loT, hiT := len(lo) > len(prefix), len(hi) > len(prefix) && !bytes.Equal(hi, end)
-	var segs []segment
-	first, last := uint32(0), uint32(1<<32-1) // whole days first..last (inclusive)
+	var dLo, dHi uint32
 	if loT {
-		d := dayOf(lo[len(prefix):])
-		if d == 1<<32-1 {
-			return []segment{{from: lo, to: hi, n: -1}}
-		}
-		first = d + 1
-		segs = append(segs, segment{from: lo, to: minKey(hi, cat(prefix, dayKey(d+1))), n: -1})
+		dLo = dayOf(lo[len(prefix):])
 	}
-	var tail *segment
 	if hiT {
-		d := dayOf(hi[len(prefix):])
-		if loT && d < first {
-			return segs // lo and hi on one day: the one partial segment
-		}
-		if d == 0 {
-			return []segment{{from: lo, to: hi, n: -1}}
-		}
-		last = d - 1
-		tail = &segment{from: cat(prefix, dayKey(d)), to: hi, n: -1}
+		dHi = dayOf(hi[len(prefix):])
 	}
-	cp := dayCountsPrefix(bucket, prefix)
-	c := tx.Bucket(bCounts).Cursor()
-	var seek [4]byte
-	binary.BigEndian.PutUint32(seek[:], first)
-	for k, v := c.Seek(cat(cp, seek[:])); k != nil && bytes.HasPrefix(k, cp) && len(k) == len(cp)+4; k, v = c.Next() {
-		d := binary.BigEndian.Uint32(k[len(cp):])
-		if d > last {
-			break
+	switch {
+	case loT && hiT && dLo >= dHi, loT && dLo == lastDay, hiT && dHi == 0:
+		// One day, or a bound on the first or last representable day: one partial run (the
+		// last case walks the whole range, as a store without counters is read).
+		r.first, r.last = 1, 0
+		r.head = partial{on: true, day: dLo, from: lo, to: hi, n: -1}
+		if !loT || dLo != dHi {
+			r.head.day = lastDay // not one day: never counted by subtraction
 		}
-		to := end
-		if d < 1<<32-1 {
-			to = cat(prefix, dayKey(d+1))
-		}
-		segs = append(segs, segment{from: cat(prefix, dayKey(d)), to: to, n: int(binary.BigEndian.Uint64(v))})
+		return r
 	}
-	if tail != nil {
-		segs = append(segs, *tail)
+	if loT {
+		r.first = dLo + 1
+		r.head = partial{on: true, day: dLo, from: lo, to: r.dayStart(dLo + 1), n: -1}
 	}
-	return segs
+	if hiT {
+		r.last = dHi - 1
+		r.tail = partial{on: true, day: dHi, from: r.dayStart(dHi), to: hi, n: -1}
+	}
+	return r
 }
 
-func minKey(a, b []byte) []byte {
-	if bytes.Compare(a, b) <= 0 {
-		return a
+// dayStart is the first key of day d (the end of the index past the last day).
+func (r *dayRange) dayStart(d uint32) []byte { return cat(r.prefix, dayKey(d)) }
+
+// dayEnd is the key just past day d.
+func (r *dayRange) dayEnd(d uint32) []byte {
+	if d == lastDay {
+		return prefixEnd(r.prefix)
 	}
-	return b
+	return r.dayStart(d + 1)
+}
+
+// dayCount returns day d's counter.
+func (r *dayRange) dayCount(d uint32) int {
+	var k [64]byte
+	key := binary.BigEndian.AppendUint32(append(k[:0], r.cp...), d)
+	if v := r.counts.Get(key); v != nil {
+		return int(binary.BigEndian.Uint64(v))
+	}
+	return 0
+}
+
+// count counts a partial day, walking the shorter side of it: a part covering most of its day
+// is its day's counter less the rest of the day.
+func (r *dayRange) count(p *partial) error {
+	if p.n >= 0 {
+		return nil
+	}
+	if bytes.Compare(p.from, p.to) >= 0 {
+		p.n = 0 // an empty range (its start after its end)
+		return nil
+	}
+	if p.day != lastDay {
+		start, end := r.dayStart(p.day), r.dayEnd(p.day)
+		fromIn, toIn := bytes.Compare(p.from, start) > 0, bytes.Compare(p.to, end) < 0
+		// The share of the day the part covers, by time.
+		off := func(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(r.prefix):]) - uint64(p.day)*dayWidth }
+		span := dayWidth
+		if toIn {
+			span = off(p.to)
+		}
+		if fromIn {
+			span -= off(p.from)
+		}
+		if span > dayWidth/2 {
+			n := r.dayCount(p.day)
+			if fromIn {
+				k, err := countKeys(r.ctx, r.index, start, p.from)
+				if err != nil {
+					return err
+				}
+				n -= k
+			}
+			if toIn {
+				k, err := countKeys(r.ctx, r.index, p.to, end)
+				if err != nil {
+					return err
+				}
+				n -= k
+			}
+			p.n = n
+			return nil
+		}
+	}
+	n, err := countKeys(r.ctx, r.index, p.from, p.to)
+	p.n = n
+	return err
+}
+
+// run is one run of a range in scan order: a partial day (p) or the whole day d, of n entries.
+type run struct {
+	n int
+	d uint32
+	p *partial
+}
+
+// from is the first key of the run.
+func (r *dayRange) from(u run) []byte {
+	if u.p != nil {
+		return u.p.from
+	}
+	return r.dayStart(u.d)
+}
+
+// to is the key just past the run.
+func (r *dayRange) to(u run) []byte {
+	if u.p != nil {
+		return u.p.to
+	}
+	return r.dayEnd(u.d)
+}
+
+// each visits the range's runs in scan order (descending when desc) until visit returns
+// false. Whole days come from the counters; partial days are counted when reached.
+func (r *dayRange) each(desc bool, visit func(u run) bool) error {
+	part := func(p *partial) (bool, error) {
+		if !p.on {
+			return true, nil
+		}
+		if err := r.count(p); err != nil {
+			return false, err
+		}
+		return visit(run{n: p.n, p: p}), nil
+	}
+	first, second := &r.head, &r.tail
+	if desc {
+		first, second = second, first
+	}
+	if more, err := part(first); !more || err != nil {
+		return err
+	}
+	if r.first <= r.last {
+		var buf [64]byte
+		c := r.counts.Cursor()
+		seek := func(d uint32) []byte { return binary.BigEndian.AppendUint32(append(buf[:0], r.cp...), d) }
+		var k, v []byte
+		step := c.Next
+		if desc {
+			step = c.Prev
+			if r.last == lastDay {
+				k, v = c.Seek(prefixEnd(r.cp))
+			} else {
+				k, v = c.Seek(seek(r.last + 1))
+			}
+			if k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		} else {
+			k, v = c.Seek(seek(r.first))
+		}
+		walked := 0
+		for ; k != nil && bytes.HasPrefix(k, r.cp) && len(k) == len(r.cp)+4; k, v = step() {
+			if walked++; walked%scanCheckEvery == 0 {
+				if err := r.ctx.Err(); err != nil {
+					return err
+				}
+			}
+			d := binary.BigEndian.Uint32(k[len(r.cp):])
+			if d < r.first || d > r.last {
+				break
+			}
+			if !visit(run{n: int(binary.BigEndian.Uint64(v)), d: d}) {
+				return nil
+			}
+		}
+	}
+	_, err := part(second)
+	return err
+}
+
+// total counts the whole range.
+func (r *dayRange) total() (int, error) {
+	n := 0
+	err := r.each(false, func(u run) bool { n += u.n; return true })
+	return n, err
 }
 
 // countKeys walks [from, to) and counts its keys.
@@ -130,58 +284,53 @@ func countKeys(ctx context.Context, b *bbolt.Bucket, from, to []byte) (int, erro
 }
 
 // pageDays answers a page of [lo, hi) of a time-sorted index from its day counters: total is
-// the range's size (known, when known >= 0, else counted from the segments) and the page is
-// walked from the start of the segment that holds its first entry.
+// the range's size (known, when known >= 0, else counted from the runs) and the page is walked
+// from the start of the run that holds its first entry. A page past the middle is found from
+// the far end, so a deep offset reads at most half the counters.
 func pageDays(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte, desc bool, offset, limit, known int, idOf func(k, v []byte) []byte) ([][]byte, int, error) {
-	b := tx.Bucket(bucket)
-	segs := daySegments(tx, bucket, prefix, lo, hi)
-	count := func(s *segment) error {
-		if s.n < 0 {
-			n, err := countKeys(ctx, b, s.from, s.to)
-			if err != nil {
-				return err
-			}
-			s.n = n
-		}
-		return nil
-	}
+	r := newDayRange(ctx, tx, bucket, prefix, lo, hi)
 	total := known
 	if total < 0 {
-		total = 0
-		for i := range segs {
-			if err := count(&segs[i]); err != nil {
-				return nil, 0, err
-			}
-			total += segs[i].n
+		var err error
+		if total, err = r.total(); err != nil {
+			return nil, 0, err
 		}
 	}
 	if offset >= total || limit <= 0 {
 		return [][]byte{}, total, nil
 	}
-	if hi == nil {
-		hi = prefixEnd(prefix)
+	flip := offset > total/2
+	if flip {
+		limit = min(limit, total-offset)
+		offset, desc = total-offset-limit, !desc
 	}
-	// Skip whole segments in scan order until the one holding the offset.
+	var (
+		ids   [][]byte
+		err   error
+		found bool
+	)
 	skipped := 0
-	for i := range segs {
-		s := &segs[i]
+	eachErr := r.each(desc, func(u run) bool {
+		if skipped+u.n <= offset {
+			skipped += u.n
+			return true
+		}
+		found = true
 		if desc {
-			s = &segs[len(segs)-1-i]
+			ids, err = pageScan(ctx, r.index, r.lo, r.to(u), true, offset-skipped, limit, nil, nil, idOf)
+		} else {
+			ids, err = pageScan(ctx, r.index, r.from(u), r.hi, false, offset-skipped, limit, nil, nil, idOf)
 		}
-		if err := count(s); err != nil {
-			return nil, 0, err
-		}
-		if skipped+s.n > offset {
-			var ids [][]byte
-			var err error
-			if desc {
-				ids, err = pageScan(ctx, b, lo, s.to, true, offset-skipped, limit, nil, nil, idOf)
-			} else {
-				ids, err = pageScan(ctx, b, s.from, hi, false, offset-skipped, limit, nil, nil, idOf)
-			}
-			return ids, total, err
-		}
-		skipped += s.n
+		return false
+	})
+	if err == nil {
+		err = eachErr
 	}
-	return [][]byte{}, total, nil
+	if err != nil || !found {
+		return [][]byte{}, total, err
+	}
+	if flip {
+		slices.Reverse(ids)
+	}
+	return ids, total, nil
 }

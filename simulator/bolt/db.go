@@ -31,6 +31,8 @@ type DB struct {
 	Defaults Defaults
 	// caches hold decoded records of the buckets read on every request (see readCache).
 	caches map[string]*readCache
+	// walked remembers the totals of filtered walks (see countCache).
+	walked countCache
 	// Notify, when set, is called after a transaction that enqueued deliveries commits, so the
 	// dispatcher can start them at once.
 	Notify func()

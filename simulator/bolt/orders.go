@@ -128,27 +128,30 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 			page.Total = countOf(tx, bOrderIndex, prefix)
 			ids, err = pageKnown(ctx, tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
 		default:
-			ids, err = pageScan(ctx, tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, func(v []byte) bool {
-				if f.Product != nil && v[0] != byte(simulator.ProductIndex(*f.Product)) {
-					return false
+			want := [3]int{-1, -1, -1} // product, side, status; -1: any
+			if f.Product != nil {
+				want[0] = simulator.ProductIndex(*f.Product)
+			}
+			if f.Side != nil {
+				want[1] = int(sideByte(*f.Side))
+			}
+			if f.Status != nil {
+				want[2] = simulator.OrderStatusIndex(*f.Status)
+			}
+			ids, page.Total, err = s.pageFiltered(ctx, tx, bOrderIndex, lo, hi, []byte{byte(want[0] + 1), byte(want[1] + 1), byte(want[2] + 1)}, f.Desc, f.Offset, f.Limit, func(v []byte) bool {
+				for i, w := range want {
+					if w >= 0 && int(v[i]) != w {
+						return false
+					}
 				}
-				if f.Side != nil && v[1] != sideByte(*f.Side) {
-					return false
-				}
-				return f.Status == nil || v[2] == byte(simulator.OrderStatusIndex(*f.Status))
-			}, &page.Total, idOf)
+				return true
+			}, idOf)
 		}
 		if err != nil {
 			return err
 		}
-		for _, id := range ids {
-			o, err := getOrder(tx, instID, string(id))
-			if err != nil {
-				return fmt.Errorf("order index is stale: %w", err)
-			}
-			page.Orders = append(page.Orders, o)
-		}
-		return nil
+		page.Orders, err = pageRecords(tx, bOrders, ids, instID, func(o *simulator.Order) string { return o.InstitutionID }, "order")
+		return err
 	})
 	if err != nil {
 		return nil, err

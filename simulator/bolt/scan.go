@@ -3,6 +3,8 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -32,6 +34,7 @@ func prefixEnd(prefix []byte) []byte {
 // done (the client went away: decisions D17), checked every scanCheckEvery entries.
 func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, idOf func(k, v []byte) []byte) ([][]byte, error) {
 	ids := make([][]byte, 0, limit)
+	var arena []byte // the ids' bytes, copied out of the transaction's pages together
 	c := b.Cursor()
 	var k, v []byte
 	if desc {
@@ -64,7 +67,13 @@ func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 			continue
 		}
 		if n >= offset && n < offset+limit {
-			ids = append(ids, bytes.Clone(idOf(k, v)))
+			id := idOf(k, v)
+			if arena == nil {
+				arena = make([]byte, 0, min(limit, 128)*(len(id)+4))
+			}
+			start := len(arena)
+			arena = append(arena, id...)
+			ids = append(ids, arena[start:len(arena):len(arena)])
 		}
 		n++
 		if total == nil && n >= offset+limit {
@@ -75,6 +84,57 @@ func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 		*total = n
 	}
 	return ids, nil
+}
+
+// pageFiltered is pageScan over a range with a filter its index does not cover, which the walk
+// counts: filter names the filter's values, so that with the bucket and range it keys the
+// count in s.walked. Once the count is known in the transaction's state, the walk stops at the
+// end of its page instead of walking the whole range.
+func (s *DB) pageFiltered(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi, filter []byte, desc bool, offset, limit int, match func(v []byte) bool, idOf func(k, v []byte) []byte) ([][]byte, int, error) {
+	key := make([]byte, 0, len(bucket)+len(lo)+len(hi)+len(filter)+8)
+	for _, part := range [][]byte{bucket, lo, hi} {
+		key = binary.AppendUvarint(key, uint64(len(part)))
+		key = append(key, part...)
+	}
+	key = append(key, filter...)
+	if n, ok := s.walked.get(tx, key); ok {
+		if offset >= n {
+			return [][]byte{}, n, nil
+		}
+		ids, err := pageScan(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, match, nil, idOf)
+		return ids, n, err
+	}
+	var n int
+	ids, err := pageScan(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, match, &n, idOf)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.walked.put(tx, key, n)
+	return ids, n, nil
+}
+
+// pageRecords reads and decodes the records a page names, by key, from one bucket: one
+// cursor for the page (a Get a record opened the bucket and grew a cursor's stack each time)
+// and one allocation for all the records. A key that is missing, or names another
+// institution's record, means the index that gave it is stale.
+func pageRecords[T any](tx *bbolt.Tx, bucket []byte, keys [][]byte, instID string, instOf func(*T) string, what string) ([]*T, error) {
+	slab := make([]T, len(keys))
+	out := make([]*T, len(keys))
+	c := tx.Bucket(bucket).Cursor()
+	for i, key := range keys {
+		k, raw := c.Seek(key)
+		if raw == nil || !bytes.Equal(k, key) {
+			return nil, fmt.Errorf("%s index is stale: %w", what, simulator.Errorf(simulator.ENOTFOUND, "%s not found", what))
+		}
+		if err := decodeRecord(raw, &slab[i]); err != nil {
+			return nil, fmt.Errorf("decode %s/%q: %w", bucket, key, err)
+		}
+		if instOf(&slab[i]) != instID {
+			return nil, fmt.Errorf("%s index is stale: %w", what, simulator.Errorf(simulator.ENOTFOUND, "%s not found", what))
+		}
+		out[i] = &slab[i]
+	}
+	return out, nil
 }
 
 // scanCheckEvery is how many index entries a walk reads between two looks at its context.

@@ -332,24 +332,42 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 			page.Total = countOf(tx, bUserIndex, prefix)
 			pids, err = pageKnown(ctx, tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
 		default:
-			pids, err = pageScan(ctx, tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, match, &page.Total, idOf)
+			pids, page.Total, err = s.pageFiltered(ctx, tx, bUserIndex, lo, hi, userFilterKey(f), f.Desc, f.Offset, f.Limit, match, idOf)
 		}
 		if err != nil {
 			return err
 		}
-		for _, pid := range pids {
-			u, err := getUser(tx, instID, string(pid))
-			if err != nil {
-				return fmt.Errorf("user index is stale: %w", err)
-			}
-			page.Users = append(page.Users, u)
-		}
-		return nil
+		page.Users, err = pageRecords(tx, bUsers, pids, instID, func(u *simulator.User) string { return u.InstitutionID }, "user")
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return page, nil
+}
+
+// userFilterKey names the filters userMatcher checks, for the count cache (pageFiltered).
+func userFilterKey(f simulator.UserFilter) []byte {
+	var k []byte
+	for _, p := range simulator.Products {
+		k = append(k, 0)
+		if st, ok := f.KYC[p]; ok {
+			k[len(k)-1] = byte(1 + simulator.KYCIndex(st))
+		}
+	}
+	if f.Product != nil {
+		k = append(k, byte(1+simulator.ProductIndex(*f.Product)))
+	} else {
+		k = append(k, 0)
+	}
+	for _, t := range []*time.Time{f.CreatedStart, f.CreatedEnd} {
+		if t != nil {
+			k = append(append(k, 1), timeKey(*t)...)
+		} else {
+			k = append(k, 0)
+		}
+	}
+	return k
 }
 
 // userMatcher returns a predicate over raw index values (userSummary encodings) for the

@@ -3,7 +3,9 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"sync"
 	"time"
@@ -115,6 +117,165 @@ func appendTime(b []byte, t time.Time) []byte {
 	return append(b, '"')
 }
 
+// appendMoney appends simulator.FormatMoney(d) — d rounded half-even to cents — without
+// allocating when d and its cents fit an int64.
+func appendMoney(b []byte, d decimal.Decimal) []byte {
+	if d.NumDigits() <= 18 {
+		if c, ok := roundCents(d.CoefficientInt64(), d.Exponent()); ok {
+			return c.AppendTo(b)
+		}
+	}
+	return append(b, simulator.FormatMoney(d)...)
+}
+
+// appendQuantity appends simulator.FormatQuantity(d) as a JSON string. A quantity of at most 8
+// decimals that fits an int64 needs no rounding: it is its digits with the point placed and
+// trailing fractional zeros dropped, as decimal's String renders it.
+func appendQuantity(b []byte, d decimal.Decimal) []byte {
+	exp := d.Exponent()
+	if exp > 0 || exp < -8 || d.NumDigits() > 18 {
+		return appendJSONString(b, simulator.FormatQuantity(d))
+	}
+	c := d.CoefficientInt64()
+	b = append(b, '"')
+	if c < 0 {
+		b = append(b, '-')
+	}
+	var buf [24]byte
+	digits := strconv.AppendUint(buf[:0], absInt64(c), 10)
+	point := len(digits) + int(exp) // digits before the point; <= 0: "0." and zeros first
+	frac := digits[max(point, 0):]
+	for len(frac) > 0 && frac[len(frac)-1] == '0' {
+		frac = frac[:len(frac)-1]
+	}
+	if point > 0 {
+		b = append(b, digits[:point]...)
+	} else {
+		b = append(b, '0')
+	}
+	if len(frac) > 0 {
+		b = append(b, '.')
+		for range -point {
+			b = append(b, '0')
+		}
+		b = append(b, frac...)
+	}
+	return append(b, '"')
+}
+
+func absInt64(n int64) uint64 {
+	if n < 0 {
+		return uint64(-n) // math.MinInt64 too: -n wraps to itself, whose uint64 is 2^63
+	}
+	return uint64(n)
+}
+
+// pow10s are the powers of ten that fit an int64.
+var pow10s = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// mulInt64 returns a×b and whether it fits an int64.
+func mulInt64(a, b int64) (int64, bool) {
+	hi, lo := bits.Mul64(absInt64(a), absInt64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	if a < 0 != (b < 0) {
+		return -int64(lo), true
+	}
+	return int64(lo), true
+}
+
+// addInt64 returns a+b and whether it fits an int64.
+func addInt64(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (s > a) == (b > 0) || b == 0
+}
+
+// marketCents is simulator.(*Account).MarketValue in cents — Σ quantity × price + cash, exact,
+// rounded half-even to cents — computed in int64 when every amount and step fits one (ok
+// false otherwise: the caller renders through decimal). It allocates nothing, where the
+// decimal arithmetic allocated a dozen big integers an account on every list item.
+func marketCents(a *simulator.Account, prices map[string]decimal.Decimal) (simulator.Cents, bool) {
+	type term struct {
+		c   int64
+		exp int32
+	}
+	var buf [8]term
+	terms := buf[:0]
+	if a.Cash.NumDigits() > 18 {
+		return 0, false
+	}
+	terms = append(terms, term{a.Cash.CoefficientInt64(), a.Cash.Exponent()})
+	for _, h := range a.Holdings {
+		p := prices[h.Symbol]
+		if h.Quantity.NumDigits() > 18 || p.NumDigits() > 18 {
+			return 0, false
+		}
+		c, ok := mulInt64(h.Quantity.CoefficientInt64(), p.CoefficientInt64())
+		if !ok {
+			return 0, false
+		}
+		terms = append(terms, term{c, h.Quantity.Exponent() + p.Exponent()})
+	}
+	exp := int32(-2) // the common exponent: the finest of the terms', cents at least
+	for _, t := range terms {
+		exp = min(exp, t.exp)
+	}
+	var sum int64
+	for _, t := range terms {
+		if t.c == 0 {
+			continue
+		}
+		k := int64(t.exp) - int64(exp)
+		if k >= int64(len(pow10s)) {
+			return 0, false
+		}
+		c, ok := mulInt64(t.c, pow10s[k])
+		if !ok {
+			return 0, false
+		}
+		if sum, ok = addInt64(sum, c); !ok {
+			return 0, false
+		}
+	}
+	return roundCents(sum, exp)
+}
+
+// roundCents returns c×10^exp rounded half-even to cents, and whether that fits an int64.
+func roundCents(c int64, exp int32) (simulator.Cents, bool) {
+	if exp >= -2 { // whole cents already: scale up
+		k := int64(exp) + 2
+		if k >= int64(len(pow10s)) {
+			return 0, c == 0
+		}
+		v, ok := mulInt64(c, pow10s[k])
+		return simulator.Cents(v), ok
+	}
+	k := int64(-2) - int64(exp) // digits below a cent
+	if k >= int64(len(pow10s)) {
+		return 0, false
+	}
+	unit := pow10s[k]
+	q, r := c/unit, c%unit // truncated toward zero; r has c's sign
+	if r != 0 {
+		half := absInt64(r) * 2
+		if half > uint64(unit) || half == uint64(unit) && q%2 != 0 {
+			if c < 0 {
+				q--
+			} else {
+				q++
+			}
+		}
+	}
+	return simulator.Cents(q), true
+}
+
 // appendAccounts appends the accounts array of a user item and returns the total market value.
 func appendAccounts(b []byte, u *simulator.User, prices map[string]decimal.Decimal) ([]byte, decimal.Decimal) {
 	total := decimal.Zero
@@ -126,19 +287,29 @@ func appendAccounts(b []byte, u *simulator.User, prices map[string]decimal.Decim
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"product":`...)
-		b = appendJSONString(b, string(a.Product))
-		b = append(b, `,"current_market_value":"`...)
-		b = append(b, simulator.FormatMoney(v)...)
-		b = append(b, `","kyc_status":`...)
-		b = appendJSONString(b, string(a.KYCStatus))
-		if a.ShowsApprovedAt() {
-			b = append(b, `,"kyc_approved_at":`...)
-			b = appendTime(b, *a.KYCApprovedAt)
-		}
-		b = append(b, '}')
+		b = appendAccountOpen(b, a)
+		b = appendMoney(b, v)
+		b = appendAccountClose(b, a)
 	}
 	return append(b, ']'), total
+}
+
+// appendAccountOpen appends an account of a user item up to its market value's digits, which
+// the caller appends; appendAccountClose appends the rest.
+func appendAccountOpen(b []byte, a *simulator.Account) []byte {
+	b = append(b, `{"product":`...)
+	b = appendJSONString(b, string(a.Product))
+	return append(b, `,"current_market_value":"`...)
+}
+
+func appendAccountClose(b []byte, a *simulator.Account) []byte {
+	b = append(b, `","kyc_status":`...)
+	b = appendJSONString(b, string(a.KYCStatus))
+	if a.ShowsApprovedAt() {
+		b = append(b, `,"kyc_approved_at":`...)
+		b = appendTime(b, *a.KYCApprovedAt)
+	}
+	return append(b, '}')
 }
 
 // appendUserItemOpen appends a user item (spec §2.2) without its closing brace, so the detail
@@ -146,10 +317,40 @@ func appendAccounts(b []byte, u *simulator.User, prices map[string]decimal.Decim
 func appendUserItemOpen(b []byte, u *simulator.User, prices map[string]decimal.Decimal) []byte {
 	b = append(b, `{"user_account_id":`...)
 	b = appendJSONString(b, u.UserAccountID)
-	// The total comes before the accounts it sums: render the accounts aside first.
-	accts, total := appendAccounts(make([]byte, 0, 96*len(u.Accounts)+2), u, prices)
+	// The total comes before the accounts it sums: their values first, in cents when they fit.
+	var buf [4]simulator.Cents // an account a product
+	values := buf[:0]
+	var total int64
+	exact := true
+	for i := range u.Accounts {
+		v, ok := marketCents(&u.Accounts[i], prices)
+		if ok {
+			total, ok = addInt64(total, int64(v))
+		}
+		if !ok {
+			exact = false
+			break
+		}
+		values = append(values, v)
+	}
+	if exact {
+		b = append(b, `,"total_current_market_value":"`...)
+		b = simulator.Cents(total).AppendTo(b)
+		b = append(b, `","accounts":[`...)
+		for i := range u.Accounts {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendAccountOpen(b, &u.Accounts[i])
+			b = values[i].AppendTo(b)
+			b = appendAccountClose(b, &u.Accounts[i])
+		}
+		return append(b, ']')
+	}
+	// An amount beyond int64: render the accounts aside first, through decimal.
+	accts, sum := appendAccounts(make([]byte, 0, 96*len(u.Accounts)+2), u, prices)
 	b = append(b, `,"total_current_market_value":"`...)
-	b = append(b, simulator.FormatMoney(total)...)
+	b = appendMoney(b, sum)
 	b = append(b, `","accounts":`...)
 	return append(b, accts...)
 }
@@ -439,11 +640,11 @@ func appendOrder(b []byte, o *simulator.Order) []byte {
 	b = append(b, `,"symbol":`...)
 	b = appendJSONString(b, o.Symbol)
 	b = append(b, `,"quantity":`...)
-	b = appendJSONString(b, simulator.FormatQuantity(o.Quantity))
+	b = appendQuantity(b, o.Quantity)
 	b = append(b, `,"notional":"`...)
-	b = append(b, simulator.FormatMoney(o.Notional)...)
+	b = appendMoney(b, o.Notional)
 	b = append(b, `","fee":"`...)
-	b = append(b, simulator.FormatMoney(o.Fee)...)
+	b = appendMoney(b, o.Fee)
 	b = append(b, `","status":`...)
 	b = appendJSONString(b, string(o.Status))
 	b = append(b, `,"placed_at":`...)

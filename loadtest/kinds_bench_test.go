@@ -1,0 +1,66 @@
+package loadtest
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+)
+
+// BenchmarkMixKinds serves each kind of the mix scenario in-process (the handler called
+// directly: routing, auth, store, rendering — no socket, no client), one sub-benchmark a kind,
+// so the server's CPU per request of each kind shows on its own. It runs over a fixture set
+// and a store built from it (a large one is built once with `partnersim fixtures build`):
+//
+//	PARTNERSIM_LOAD_SET=set100k PARTNERSIM_LOAD_DB=b100k.db go test -run '^$' -bench MixKinds ./loadtest/
+//
+// The store is opened for writing (keys are touched on open): give it a copy.
+func BenchmarkMixKinds(b *testing.B) {
+	set, db := os.Getenv("PARTNERSIM_LOAD_SET"), os.Getenv("PARTNERSIM_LOAD_DB")
+	if set == "" || db == "" {
+		b.Skip("PARTNERSIM_LOAD_SET and PARTNERSIM_LOAD_DB name the fixture set and its store")
+	}
+	ctx := context.Background()
+	h, err := SelfHost(ctx, HostConfig{Fixtures: os.DirFS(set), DBPath: db})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	d, key, err := FromSet(h.Set, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Complete(ctx, NewClient(1, 0), h.URL, key); err != nil {
+		b.Fatal(err)
+	}
+	sc, err := NewScenario("mix", d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, k := range sc.Kinds {
+		b.Run(k.Name, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 1))
+			start := sampleCPU()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodGet, k.Next(r), nil)
+				req.Header.Set("x-api-key", key)
+				rec := httptest.NewRecorder()
+				h.Sandbox.Server.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%s: %d %.200s", req.URL, rec.Code, rec.Body.String())
+				}
+			}
+			reportCPU(b, start)
+		})
+	}
+}
+
+// reportCPU reports the process's CPU time per operation since start (every goroutine's,
+// the collector's included): on a shared machine it moves far less than the wall time.
+func reportCPU(b *testing.B, start cpuSample) {
+	if end := sampleCPU(); start.ok && end.ok {
+		b.ReportMetric(float64(end.own-start.own)/float64(b.N), "cpu-ns/op")
+	}
+}
