@@ -20,13 +20,16 @@ type fairQueue struct {
 	busy   map[string]int                   // institution → attempts in progress
 	instOf map[string]string                // subscription → institution, learnt from pushes
 	closed bool
-	// drained is called when an institution's deliveries queued or in progress fall to half of
-	// what is worth fetching for it: time to fetch more if it was held back.
+	// held marks the institutions found full since they last drained; drained is called when
+	// one's deliveries queued or in progress fall to half of what is worth fetching for it:
+	// time to fetch more.
+	held    map[string]bool
 	drained func()
 }
 
 func newFairQueue(share int, drained func()) *fairQueue {
-	q := &fairQueue{share: share, queues: map[string][]*simulator.Delivery{}, busy: map[string]int{}, instOf: map[string]string{}, drained: drained}
+	q := &fairQueue{share: share, queues: map[string][]*simulator.Delivery{}, busy: map[string]int{}, instOf: map[string]string{},
+		held: map[string]bool{}, drained: drained}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
@@ -50,6 +53,7 @@ const depth = 8
 
 // full reports whether a subscription's institution already has as many deliveries queued or
 // in progress as are worth fetching (depth × its share); unknown subscriptions are not full.
+// A full institution is held back until it drains.
 func (q *fairQueue) full(subID string, extra map[string]int) (inst string, full bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -57,7 +61,11 @@ func (q *fairQueue) full(subID string, extra map[string]int) (inst string, full 
 	if !ok {
 		return "", false
 	}
-	return inst, len(q.queues[inst])+q.busy[inst]+extra[inst] >= depth*q.share
+	if len(q.queues[inst])+q.busy[inst]+extra[inst] < depth*q.share {
+		return inst, false
+	}
+	q.held[inst] = true
+	return inst, true
 }
 
 // pop blocks until some institution below its share has a delivery waiting, takes the next
@@ -105,8 +113,11 @@ func (q *fairQueue) done(inst string) {
 	if q.busy[inst]--; q.busy[inst] <= 0 {
 		delete(q.busy, inst)
 	}
-	if len(q.queues[inst])+q.busy[inst] == depth*q.share/2 && q.drained != nil {
-		q.drained()
+	if q.held[inst] && len(q.queues[inst])+q.busy[inst] <= depth*q.share/2 {
+		delete(q.held, inst)
+		if q.drained != nil {
+			q.drained()
+		}
 	}
 	q.cond.Signal()
 }
