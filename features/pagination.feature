@@ -86,6 +86,7 @@ Feature: Pagination limits
       | last_record_number=-1 | {"type":"greater_than_equal","loc":["query","last_record_number"],"msg":"Input should be greater than or equal to 0","input":"-1","ctx":{"ge":0}}   |
       | per_page=1__0         | {"type":"int_parsing","loc":["query","per_page"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"1__0"}       |
       | per_page=_10          | {"type":"int_parsing","loc":["query","per_page"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"_10"}        |
+      | per_page=10_          | {"type":"int_parsing","loc":["query","per_page"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"10_"}        |
       | per_page=1_000        | {"type":"less_than_equal","loc":["query","per_page"],"msg":"Input should be less than or equal to 100","input":"1_000","ctx":{"le":100}}             |
 
   @assumed @rule:D4.3

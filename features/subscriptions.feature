@@ -215,6 +215,9 @@ Feature: Webhook subscriptions
     Examples:
       | body                                                           | field      | type        |
       | {\"event_type\":\"kyc\",\"url\":\"not a url\"}                 | url        | url_parsing |
+      | {\"event_type\":\"kyc\",\"url\":\"hooks.example\"}             | url        | url_parsing |
+      | {\"event_type\":\"kyc\",\"url\":\"https://exam%ple.com/x\"}    | url        | url_parsing |
+      | {\"event_type\":\"kyc\",\"url\":\"https://[::ffff:1.2.3.256]/x\"} | url     | url_parsing |
       | {\"event_type\":\"kyc\",\"url\":\"ftp://hooks.example/x\"}     | url        | url_scheme  |
       | {\"event_type\":\"kyc\"}                                       | url        | missing     |
       | {\"event_type\":\"balance\",\"url\":\"https://hooks.example/x\"} | event_type | enum        |

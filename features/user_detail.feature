@@ -271,12 +271,17 @@ Feature: Get User Detail
   Scenario: Text is written exactly as FastAPI's JSON encoder writes it
     Given a user "odd" whose user_account_id is the text "\"q\" back\\slash\ttab\nline\r\b\f\u0001\u001f é ü 中 <&> \u007f \u2028\u2029 end"
     And a user "quote" whose user_account_id is the text "\""
+    And a user "backslash" whose user_account_id is the text "\\"
     When I GET "/users/{odd}/?user_account_id_type=platform"
     Then the response status is 200
     And the response body writes "{odd.user_account_id}" as FastAPI's JSON encoder does
     When I GET "/users/{quote}/?user_account_id_type=platform"
     Then the response status is 200
     And the response body writes "{quote.user_account_id}" as FastAPI's JSON encoder does
+    When I GET "/users/{backslash}/?user_account_id_type=platform"
+    Then the response status is 200
+    And the response body writes "{backslash.user_account_id}" as FastAPI's JSON encoder does
     When I GET "/users/?sort_key=user_account_id&sort_order=asc&per_page=100"
     Then the response body writes "{odd.user_account_id}" as FastAPI's JSON encoder does
     And the response body writes "{quote.user_account_id}" as FastAPI's JSON encoder does
+    And the response body writes "{backslash.user_account_id}" as FastAPI's JSON encoder does

@@ -37,7 +37,7 @@ var scope = []struct {
 	Quota   int    // mutants sampled from the covered ones (-all: every one)
 }{
 	{"simulator", ``, 25}, // the domain: users, money, KYC, trading, deliveries, history
-	{"simulator/bolt", `^(db|snapshot|seed|cache|build)\.go$`, 15},   // store queries and records; not opening, snapshots, fixture loading, caches
+	{"simulator/bolt", `^(db|snapshot|seed|cache|build.*)\.go$`, 15}, // store queries and records; not opening, snapshots, fixture loading and building, caches
 	{"simulator/httpapi", `^(control.*|middleware|server)\.go$`, 20}, // rendering, auth, errors, routes; not the control plane
 	{"simulator/validate", ``, 15},                                   // FastAPI/pydantic bodies
 	{"simulator/webhook", `^fairqueue\.go$`, 10},                     // delivery scheduling
@@ -102,15 +102,16 @@ func main() {
 		report    = flag.String("report", "mutants-report.txt", "where the report goes")
 		timeout   = flag.Duration("timeout", 90*time.Second, "a suite run longer than this times out (the mutant counts as killed)")
 		threshold = flag.Float64("threshold", 95, "fail when fewer than this percentage of the tested non-equivalent mutants are killed")
+		listOnly  = flag.Bool("list", false, "print the mutants a run would test (position, mutator, source line) and stop")
 	)
 	flag.Parse()
-	if err := run(*workers, *all || *at != "", *seed, *only, *at, *report, *timeout, *threshold); err != nil {
+	if err := run(*workers, *all || *at != "", *listOnly, *seed, *only, *at, *report, *timeout, *threshold); err != nil {
 		fmt.Fprintln(os.Stderr, "mutants:", err)
 		os.Exit(1)
 	}
 }
 
-func run(workers int, all bool, seed uint64, only, at, reportPath string, timeout time.Duration, threshold float64) error {
+func run(workers int, all, listOnly bool, seed uint64, only, at, reportPath string, timeout time.Duration, threshold float64) error {
 	start := time.Now()
 	root, err := moduleRoot()
 	if err != nil {
@@ -160,31 +161,41 @@ func run(workers int, all bool, seed uint64, only, at, reportPath string, timeou
 			m.Status = NotSampled
 			continue
 		}
-		e := explain(equiv, m)
-		switch {
-		case !covered.has(m.File, m.Line, m.Col):
+		if !covered.has(m.File, m.Line, m.Col) {
 			m.Status = NotCovered
-		case e.Kind == "equivalent":
-			m.Status, m.Reason = Equivalent, e.Reason
-		default:
-			m.Reason = e.Reason // a known survivor's explanation, shown if it lives
-			byDir[filepath.Dir(m.File)] = append(byDir[filepath.Dir(m.File)], m)
+			continue
 		}
+		byDir[filepath.Dir(m.File)] = append(byDir[filepath.Dir(m.File)], m)
 	}
 	var todo []*Mutant
 	for _, s := range scope {
 		ms := byDir[s.Dir]
 		if !all && len(ms) > s.Quota {
-			// The sample is the Quota mutants with the smallest hash of what they are (file,
-			// mutator, source line, column within the line), not of where they are: an edit
-			// elsewhere in a file moves lines but leaves the sample, and so the score, alone.
+			// The sample is the Quota covered mutants with the smallest hash of what they are
+			// (file, mutator, source line, column within the line), not of where they are, drawn
+			// before any is judged equivalent: an edit elsewhere in a file, or an explanation
+			// written after a run, leaves the sample, and so the score's set, alone.
 			slices.SortFunc(ms, func(a, b *Mutant) int { return cmp.Compare(a.rank(seed), b.rank(seed)) })
 			for _, m := range ms[s.Quota:] {
 				m.Status = NotSampled
 			}
 			ms = ms[:s.Quota]
 		}
-		todo = append(todo, ms...)
+		for _, m := range ms {
+			switch e := explain(equiv, m); e.Kind {
+			case "equivalent":
+				m.Status, m.Reason = Equivalent, e.Reason
+			default:
+				m.Reason = e.Reason // a known survivor's explanation, shown if it lives
+				todo = append(todo, m)
+			}
+		}
+	}
+	if listOnly {
+		for _, m := range todo {
+			fmt.Printf("%s\t%s\t%s\n", m.pos(), m.Type, m.Source)
+		}
+		return nil
 	}
 	logf("testing %d mutants, %d at a time (each: go test -overlay … -run TestContract ./features)…", len(todo), workers)
 
