@@ -37,8 +37,37 @@ type HistorySeed struct {
 	hash uint64
 }
 
-// NewHistorySeed computes the seed of u's history at now under prices.
+// NewHistorySeed computes the seed of u's history at now under prices: in whole cents when
+// the sums fit (MarketCents), else through decimal, to the same seed.
 func NewHistorySeed(u *User, prices map[string]decimal.Decimal, now time.Time) HistorySeed {
+	var buf [4]Cents
+	_, current, ok := u.MarketCents(prices, buf[:0])
+	basis, okBasis := u.costBasisCents(prices)
+	// decimal's Float64 of an amount in cents is float64(cents)/100 up to 2^53 cents.
+	if !ok || !okBasis || absInt64(int64(current)) > 1<<53 || absInt64(int64(basis)) > 1<<53 {
+		return newHistorySeedDecimal(u, prices, now)
+	}
+	s := HistorySeed{PlatformID: u.PlatformID, Created: u.CreatedAt.UTC(), Hour: now.UTC().Truncate(time.Hour),
+		Funded: current > 0, hash: fnv64a(u.PlatformID)}
+	if s.Funded {
+		s.Current, s.Basis = current, basis
+		s.CurrentF, s.BasisF = float64(current)/100, float64(basis)/100
+	}
+	return s
+}
+
+// fnv64a is FNV-1a of s (hash/fnv's New64a, without its allocations).
+func fnv64a(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// newHistorySeedDecimal is NewHistorySeed through decimal arithmetic, for amounts beyond int64.
+func newHistorySeedDecimal(u *User, prices map[string]decimal.Decimal, now time.Time) HistorySeed {
 	current := u.TotalMarketValue(prices)
 	h := fnv.New64a()
 	h.Write([]byte(u.PlatformID))

@@ -2,11 +2,12 @@ package httpapi
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
-	"math"
+	"hash/maphash"
 	"math/big"
-	"math/bits"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -121,7 +122,7 @@ func appendTime(b []byte, t time.Time) []byte {
 // allocating when d and its cents fit an int64.
 func appendMoney(b []byte, d decimal.Decimal) []byte {
 	if d.NumDigits() <= 18 {
-		if c, ok := roundCents(d.CoefficientInt64(), d.Exponent()); ok {
+		if c, ok := simulator.RoundCents(d.CoefficientInt64(), d.Exponent()); ok {
 			return c.AppendTo(b)
 		}
 	}
@@ -136,13 +137,12 @@ func appendQuantity(b []byte, d decimal.Decimal) []byte {
 	if exp > 0 || exp < -8 || d.NumDigits() > 18 {
 		return appendJSONString(b, simulator.FormatQuantity(d))
 	}
-	c := d.CoefficientInt64()
-	b = append(b, '"')
-	if c < 0 {
-		b = append(b, '-')
-	}
 	var buf [24]byte
-	digits := strconv.AppendUint(buf[:0], absInt64(c), 10)
+	digits := strconv.AppendInt(buf[:0], d.CoefficientInt64(), 10)
+	b = append(b, '"')
+	if digits[0] == '-' {
+		b, digits = append(b, '-'), digits[1:]
+	}
 	point := len(digits) + int(exp) // digits before the point; <= 0: "0." and zeros first
 	frac := digits[max(point, 0):]
 	for len(frac) > 0 && frac[len(frac)-1] == '0' {
@@ -161,119 +161,6 @@ func appendQuantity(b []byte, d decimal.Decimal) []byte {
 		b = append(b, frac...)
 	}
 	return append(b, '"')
-}
-
-func absInt64(n int64) uint64 {
-	if n < 0 {
-		return uint64(-n) // math.MinInt64 too: -n wraps to itself, whose uint64 is 2^63
-	}
-	return uint64(n)
-}
-
-// pow10s are the powers of ten that fit an int64.
-var pow10s = func() (p [19]int64) {
-	p[0] = 1
-	for i := 1; i < len(p); i++ {
-		p[i] = p[i-1] * 10
-	}
-	return p
-}()
-
-// mulInt64 returns a×b and whether it fits an int64.
-func mulInt64(a, b int64) (int64, bool) {
-	hi, lo := bits.Mul64(absInt64(a), absInt64(b))
-	if hi != 0 || lo > math.MaxInt64 {
-		return 0, false
-	}
-	if a < 0 != (b < 0) {
-		return -int64(lo), true
-	}
-	return int64(lo), true
-}
-
-// addInt64 returns a+b and whether it fits an int64.
-func addInt64(a, b int64) (int64, bool) {
-	s := a + b
-	return s, (s > a) == (b > 0) || b == 0
-}
-
-// marketCents is simulator.(*Account).MarketValue in cents — Σ quantity × price + cash, exact,
-// rounded half-even to cents — computed in int64 when every amount and step fits one (ok
-// false otherwise: the caller renders through decimal). It allocates nothing, where the
-// decimal arithmetic allocated a dozen big integers an account on every list item.
-func marketCents(a *simulator.Account, prices map[string]decimal.Decimal) (simulator.Cents, bool) {
-	type term struct {
-		c   int64
-		exp int32
-	}
-	var buf [8]term
-	terms := buf[:0]
-	if a.Cash.NumDigits() > 18 {
-		return 0, false
-	}
-	terms = append(terms, term{a.Cash.CoefficientInt64(), a.Cash.Exponent()})
-	for _, h := range a.Holdings {
-		p := prices[h.Symbol]
-		if h.Quantity.NumDigits() > 18 || p.NumDigits() > 18 {
-			return 0, false
-		}
-		c, ok := mulInt64(h.Quantity.CoefficientInt64(), p.CoefficientInt64())
-		if !ok {
-			return 0, false
-		}
-		terms = append(terms, term{c, h.Quantity.Exponent() + p.Exponent()})
-	}
-	exp := int32(-2) // the common exponent: the finest of the terms', cents at least
-	for _, t := range terms {
-		exp = min(exp, t.exp)
-	}
-	var sum int64
-	for _, t := range terms {
-		if t.c == 0 {
-			continue
-		}
-		k := int64(t.exp) - int64(exp)
-		if k >= int64(len(pow10s)) {
-			return 0, false
-		}
-		c, ok := mulInt64(t.c, pow10s[k])
-		if !ok {
-			return 0, false
-		}
-		if sum, ok = addInt64(sum, c); !ok {
-			return 0, false
-		}
-	}
-	return roundCents(sum, exp)
-}
-
-// roundCents returns c×10^exp rounded half-even to cents, and whether that fits an int64.
-func roundCents(c int64, exp int32) (simulator.Cents, bool) {
-	if exp >= -2 { // whole cents already: scale up
-		k := int64(exp) + 2
-		if k >= int64(len(pow10s)) {
-			return 0, c == 0
-		}
-		v, ok := mulInt64(c, pow10s[k])
-		return simulator.Cents(v), ok
-	}
-	k := int64(-2) - int64(exp) // digits below a cent
-	if k >= int64(len(pow10s)) {
-		return 0, false
-	}
-	unit := pow10s[k]
-	q, r := c/unit, c%unit // truncated toward zero; r has c's sign
-	if r != 0 {
-		half := absInt64(r) * 2
-		if half > uint64(unit) || half == uint64(unit) && q%2 != 0 {
-			if c < 0 {
-				q--
-			} else {
-				q++
-			}
-		}
-	}
-	return simulator.Cents(q), true
 }
 
 // appendAccounts appends the accounts array of a user item and returns the total market value.
@@ -319,23 +206,10 @@ func appendUserItemOpen(b []byte, u *simulator.User, prices map[string]decimal.D
 	b = appendJSONString(b, u.UserAccountID)
 	// The total comes before the accounts it sums: their values first, in cents when they fit.
 	var buf [4]simulator.Cents // an account a product
-	values := buf[:0]
-	var total int64
-	exact := true
-	for i := range u.Accounts {
-		v, ok := marketCents(&u.Accounts[i], prices)
-		if ok {
-			total, ok = addInt64(total, int64(v))
-		}
-		if !ok {
-			exact = false
-			break
-		}
-		values = append(values, v)
-	}
+	values, total, exact := u.MarketCents(prices, buf[:0])
 	if exact {
 		b = append(b, `,"total_current_market_value":"`...)
-		b = simulator.Cents(total).AppendTo(b)
+		b = total.AppendTo(b)
 		b = append(b, `","accounts":[`...)
 		for i := range u.Accounts {
 			if i > 0 {
@@ -475,13 +349,22 @@ func (bp *bodyPool) put(b []byte) {
 // every series' instants with their as_of text and growth factors — from which a miss is
 // rendered in a few multiplications a point. It holds the current hour's series only, at most
 // historyCacheMax bytes; when full it starts again empty.
+//
+// A series is kept only when its seed was seen before in the hour (a doorkeeper: one bit a seed
+// hash in seen): over a large set most users are shown once an hour, and copying each of their
+// ~7 KB series into a cache they are never read from again was pure cost.
 type historyCache struct {
 	mu    sync.RWMutex
 	hour  time.Time
 	frame *renderFrame
 	m     map[simulator.HistorySeed][]byte
 	bytes int
+	seen  []uint64 // seenBits bits
+	hash  maphash.Seed
 }
+
+// seenBits is the doorkeeper's size: 128 KiB, few false admissions under ~100k seeds an hour.
+const seenBits = 1 << 20
 
 // renderFrame is an hour's simulator.HistoryFrame with each point's as_of rendered once.
 type renderFrame struct {
@@ -552,7 +435,25 @@ func (rf *renderFrame) appendGenerated(b []byte, sd simulator.HistorySeed) []byt
 const historyCacheMax = 8 << 20
 
 func newHistoryCache() *historyCache {
-	return &historyCache{m: map[simulator.HistorySeed][]byte{}}
+	return &historyCache{m: map[simulator.HistorySeed][]byte{}, seen: make([]uint64, seenBits/64), hash: maphash.MakeSeed()}
+}
+
+// seenBefore marks seed as seen and reports whether it was already (or a seed sharing its bit).
+// The caller holds c.mu.
+func (c *historyCache) seenBefore(seed simulator.HistorySeed) bool {
+	var h maphash.Hash
+	h.SetSeed(c.hash)
+	h.WriteString(seed.PlatformID)
+	var n [8]byte
+	for _, v := range []int64{seed.Created.UnixNano(), int64(seed.Current), int64(seed.Basis)} {
+		binary.LittleEndian.PutUint64(n[:], uint64(v))
+		h.Write(n[:])
+	}
+	bit := h.Sum64() % seenBits
+	w, m := &c.seen[bit/64], uint64(1)<<(bit%64)
+	before := *w&m != 0
+	*w |= m
+	return before
 }
 
 // append appends the rendered history of seed, rendering and keeping it on a miss.
@@ -572,20 +473,27 @@ func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 	}
 	start := len(b)
 	b = frame.appendGenerated(b, seed)
-	r = bytes.Clone(b[start:])
 	c.mu.Lock()
-	if !seed.Hour.Equal(c.hour) || c.bytes+len(r) > historyCacheMax {
+	defer c.mu.Unlock()
+	if !seed.Hour.Equal(c.hour) {
+		clear(c.m)
+		clear(c.seen)
+		c.bytes = 0
+		c.hour, c.frame = seed.Hour, frame
+	}
+	if !c.seenBefore(seed) {
+		return b
+	}
+	r = bytes.Clone(b[start:])
+	if c.bytes+len(r) > historyCacheMax {
 		clear(c.m)
 		c.bytes = 0
-		if !seed.Hour.Equal(c.hour) {
-			c.hour, c.frame = seed.Hour, frame
-		}
 	}
 	if _, dup := c.m[seed]; !dup {
+		seed.PlatformID = strings.Clone(seed.PlatformID) // not the user record it was cut from
 		c.m[seed] = r
 		c.bytes += len(r)
 	}
-	c.mu.Unlock()
 	return b
 }
 

@@ -1,0 +1,175 @@
+package simulator
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/shopspring/decimal"
+)
+
+// Whole-cent arithmetic for the read path. Every list item and Get User Detail shows market
+// values (decisions D5: Σ quantity × price + cash, exact, rounded half-even to cents); the
+// decimal arithmetic allocated a dozen big integers an account. Here the same sums are exact
+// int64 arithmetic when every amount and every step fits one, and report ok false otherwise,
+// where callers take the decimal path (MarketValue, CostBasisHint). TestCentsMatchDecimal
+// holds them to it.
+
+// MarketCents is the account's MarketValue in cents; ok is false when it is not computed
+// exactly in int64.
+func (a *Account) MarketCents(prices map[string]decimal.Decimal) (Cents, bool) {
+	return a.sumCents(prices, 1, 0)
+}
+
+// costBasisHintCents is CostBasisHint in cents (ok as MarketCents').
+func (a *Account) costBasisHintCents(prices map[string]decimal.Decimal) (Cents, bool) {
+	return a.sumCents(prices, 9, -1) // × 0.9
+}
+
+// MarketCents appends each account's MarketCents to into and returns them with their sum
+// (TotalMarketValue); ok is false when any of them is not computed exactly in int64.
+func (u *User) MarketCents(prices map[string]decimal.Decimal, into []Cents) (values []Cents, total Cents, ok bool) {
+	values = into
+	for i := range u.Accounts {
+		v, ok := u.Accounts[i].MarketCents(prices)
+		if ok {
+			total, ok = addCents(total, v)
+		}
+		if !ok {
+			return values, 0, false
+		}
+		values = append(values, v)
+	}
+	return values, total, true
+}
+
+// costBasisCents is the sum of the accounts' CostBasisHint in cents (ok as MarketCents').
+func (u *User) costBasisCents(prices map[string]decimal.Decimal) (total Cents, ok bool) {
+	for i := range u.Accounts {
+		v, ok := u.Accounts[i].costBasisHintCents(prices)
+		if ok {
+			total, ok = addCents(total, v)
+		}
+		if !ok {
+			return 0, false
+		}
+	}
+	return total, true
+}
+
+// sumCents is cash + Σ quantity × price × factor×10^factorExp, rounded half-even to cents.
+func (a *Account) sumCents(prices map[string]decimal.Decimal, factor int64, factorExp int32) (Cents, bool) {
+	type term struct {
+		c   int64
+		exp int32
+	}
+	var buf [8]term
+	terms := buf[:0]
+	if a.Cash.NumDigits() > 18 {
+		return 0, false
+	}
+	terms = append(terms, term{a.Cash.CoefficientInt64(), a.Cash.Exponent()})
+	for _, h := range a.Holdings {
+		p := prices[h.Symbol] // none: zero
+		if h.Quantity.NumDigits() > 18 || p.NumDigits() > 18 {
+			return 0, false
+		}
+		c, ok := mulInt64(h.Quantity.CoefficientInt64(), p.CoefficientInt64())
+		if ok {
+			c, ok = mulInt64(c, factor)
+		}
+		if !ok {
+			return 0, false
+		}
+		terms = append(terms, term{c, h.Quantity.Exponent() + p.Exponent() + factorExp})
+	}
+	exp := int32(-2) // the common exponent: the finest of the terms', cents at least
+	for _, t := range terms {
+		exp = min(exp, t.exp)
+	}
+	var sum int64
+	for _, t := range terms {
+		if t.c == 0 {
+			continue
+		}
+		k := int64(t.exp) - int64(exp)
+		if k >= int64(len(pow10s)) {
+			return 0, false
+		}
+		c, ok := mulInt64(t.c, pow10s[k])
+		if ok {
+			sum, ok = addInt64(sum, c)
+		}
+		if !ok {
+			return 0, false
+		}
+	}
+	return RoundCents(sum, exp)
+}
+
+// RoundCents returns c×10^exp rounded half-even to cents, and whether that fits an int64.
+func RoundCents(c int64, exp int32) (Cents, bool) {
+	if exp >= -2 { // whole cents already: scale up
+		k := int64(exp) + 2
+		if k >= int64(len(pow10s)) {
+			return 0, c == 0
+		}
+		v, ok := mulInt64(c, pow10s[k])
+		return Cents(v), ok
+	}
+	k := int64(-2) - int64(exp) // digits below a cent
+	if k >= int64(len(pow10s)) {
+		return 0, false
+	}
+	unit := pow10s[k]
+	q, r := c/unit, c%unit // truncated toward zero; r has c's sign
+	if r != 0 {
+		half := absInt64(r) * 2
+		if half > uint64(unit) || half == uint64(unit) && q%2 != 0 {
+			if c < 0 {
+				q--
+			} else {
+				q++
+			}
+		}
+	}
+	return Cents(q), true
+}
+
+// pow10s are the powers of ten that fit an int64.
+var pow10s = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+func absInt64(n int64) uint64 {
+	if n < 0 {
+		return uint64(-n) // math.MinInt64 too: -n wraps to itself, whose uint64 is 2^63
+	}
+	return uint64(n)
+}
+
+// mulInt64 returns a×b and whether it fits an int64.
+func mulInt64(a, b int64) (int64, bool) {
+	hi, lo := bits.Mul64(absInt64(a), absInt64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	if a < 0 != (b < 0) {
+		return -int64(lo), true
+	}
+	return int64(lo), true
+}
+
+// addInt64 returns a+b and whether it fits an int64.
+func addInt64(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (s > a) == (b > 0) || b == 0
+}
+
+func addCents(a, b Cents) (Cents, bool) {
+	s, ok := addInt64(int64(a), int64(b))
+	return Cents(s), ok
+}

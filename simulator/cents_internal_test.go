@@ -1,0 +1,68 @@
+package simulator
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/require"
+)
+
+// The int64 sums are the decimal ones: market values, cost-basis hints and history seeds agree
+// on every account of random amounts — ties to even, both signs, exponents from -20 to +2,
+// int64's edges and absent prices — or decline (ok false), never answer differently.
+func TestCentsMatchDecimal(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 15))
+	coefs := []int64{0, 1, -1, 5, -5, 15, 25, -25, 50, 99, 100, 12345, 1e9 + 5, math.MaxInt64, math.MinInt64, math.MaxInt64 / 10, 999999999999999999, -999999999999999999, 1 << 53, 1<<53 + 1}
+	dec := func() decimal.Decimal {
+		switch r.IntN(6) {
+		case 0:
+			return decimal.New(coefs[r.IntN(len(coefs))], int32(r.IntN(23)-20))
+		case 1:
+			d, _ := decimal.NewFromString([]string{"0.005", "0.015", "-0.025", "1E+3", "123456789012345678901234.565", "0.00000000000000000001", "2.5", "-0.5", "0.05", "0.5"}[r.IntN(10)])
+			return d
+		case 2:
+			return decimal.Decimal{} // a price that is not there
+		}
+		return decimal.New(r.Int64N(2e12)-1e12, -int32(r.IntN(12)))
+	}
+	declined := 0
+	now := time.Date(2026, 11, 25, 1, 10, 0, 0, time.UTC)
+	for i := range 100000 {
+		u := &User{PlatformID: fmt.Sprint("usr_", i), CreatedAt: now.Add(-time.Duration(r.IntN(1e6)) * time.Hour)}
+		prices := map[string]decimal.Decimal{}
+		for _, p := range Products[:r.IntN(len(Products)+1)] {
+			a := Account{Product: p, Cash: dec()}
+			for j := range r.IntN(4) {
+				sym := fmt.Sprint("S", j)
+				a.Holdings = append(a.Holdings, Holding{Symbol: sym, Quantity: dec()})
+				if _, ok := prices[sym]; !ok && r.IntN(5) > 0 {
+					prices[sym] = dec()
+				}
+			}
+			u.Accounts = append(u.Accounts, a)
+		}
+		for j := range u.Accounts {
+			a := &u.Accounts[j]
+			if c, ok := a.MarketCents(prices); ok {
+				want, _ := CentsOf(a.MarketValue(prices))
+				require.Equal(t, want, c, "user %d account %d: %+v at %v", i, j, a, prices)
+			} else {
+				declined++
+			}
+			if c, ok := a.costBasisHintCents(prices); ok {
+				want, _ := CentsOf(a.CostBasisHint(prices))
+				require.Equal(t, want, c, "user %d account %d basis: %+v at %v", i, j, a, prices)
+			}
+		}
+		if _, total, ok := u.MarketCents(prices, nil); ok {
+			want, _ := CentsOf(u.TotalMarketValue(prices))
+			require.Equal(t, want, total, "user %d", i)
+		}
+		require.Equal(t, newHistorySeedDecimal(u, prices, now), NewHistorySeed(u, prices, now), "user %d: %+v at %v", i, u.Accounts, prices)
+	}
+	require.Positive(t, declined, "amounts beyond int64 were tried")
+}
