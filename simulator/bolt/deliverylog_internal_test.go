@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -220,4 +223,80 @@ func TestDeliveryStepCodec(t *testing.T) {
 			assert.Error(t, decodeStep(raw[:i], &back), "prefix of %d bytes", i)
 		}
 	}
+}
+
+// The dispatcher's walk of the outbox resumes where the last one stopped: after a full batch it
+// continues from the next entry, passing nothing; an entry held back is walked again first,
+// while entries past it are still taken; the end of what is due starts the next walk over.
+func TestDueResumesWhereTheWalkStopped(t *testing.T) {
+	e := newLogEnv(t)
+	ctx := context.Background()
+	other, _, err := e.db.CreateSubscription(ctx, e.inst, simulator.EventKYC, "https://hooks.example/y", "v1")
+	require.NoError(t, err)
+	var ids []string // in due order: each event has a delivery to each subscription
+	for i := range 3 {
+		e.clock.Advance(time.Second)
+		ev := &simulator.Event{ID: fmt.Sprintf("evt_due%d", i), InstitutionID: e.inst, Type: simulator.EventKYC, CreatedAt: e.clock.Now()}
+		require.NoError(t, e.db.EmitAll(ctx, []*simulator.Event{ev}))
+		ds, err := e.db.Deliveries(ctx, DeliveryFilter{EventID: ev.ID})
+		require.NoError(t, err)
+		require.Len(t, ds, 2)
+		slices.SortFunc(ds, func(a, b *simulator.Delivery) int { return strings.Compare(a.ID, b.ID) })
+		for _, d := range ds {
+			ids = append(ids, d.ID)
+		}
+	}
+	now := e.clock.SchedulerNow()
+	ofIDs := func(ds []*simulator.Delivery) []string {
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.ID)
+		}
+		return out
+	}
+	take := func(id, subID []byte) (bool, bool) { return true, false }
+
+	got, next, err := e.db.Due(ctx, now, "", 4, take)
+	require.NoError(t, err)
+	assert.Equal(t, ids[:4], ofIDs(got))
+	require.NotEmpty(t, next, "a full batch: the next walk goes on")
+	got, next, err = e.db.Due(ctx, now, next, 4, take)
+	require.NoError(t, err)
+	assert.Equal(t, ids[4:], ofIDs(got))
+	assert.Empty(t, next, "the end of what is due: the next walk starts over")
+
+	// The first subscription's deliveries are held back: the other's are taken, and the next
+	// walk starts at the first one held.
+	subOf := map[string]string{}
+	for _, sub := range []string{e.sub.ID, other.ID} {
+		ds, err := e.db.Deliveries(ctx, DeliveryFilter{SubscriptionID: sub})
+		require.NoError(t, err)
+		for _, d := range ds {
+			subOf[d.ID] = sub
+		}
+	}
+	holdFirst := func(id, subID []byte) (bool, bool) { return string(subID) != e.sub.ID, string(subID) == e.sub.ID }
+	got, next, err = e.db.Due(ctx, now, "", 10, holdFirst)
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	for _, d := range got {
+		assert.Equal(t, other.ID, d.SubscriptionID)
+	}
+	firstHeld := ""
+	for _, id := range ids {
+		if subOf[id] == e.sub.ID {
+			firstHeld = id
+			break
+		}
+	}
+	assert.True(t, strings.HasSuffix(next, firstHeld), "the next walk starts at the first entry held back")
+	got, _, err = e.db.Due(ctx, now, next, 10, take)
+	require.NoError(t, err)
+	assert.Equal(t, firstHeld, got[0].ID)
+
+	// Nothing after now is due.
+	got, next, err = e.db.Due(ctx, now.Add(-3*time.Second), "", 10, take)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	assert.Empty(t, next)
 }
