@@ -107,6 +107,14 @@ Feature: Get Order List
     And the JSON at "items.#(order_id=={o5}).status" is "completed"
     And the JSON at "items.#(order_id=={o1}).fee" is a money string
 
+  @assumed @sandbox @rule:D5.6
+  Scenario: A quantity below one keeps its leading zeros and drops its trailing ones
+    Given "bob" buys 0.0150 shares of "AAPL" in "securities" as "tiny"
+    And "bob" buys 0.00000001 shares of "AAPL" in "securities" as "least"
+    When I GET "/orders/"
+    Then the JSON at "items.#(order_id=={tiny}).quantity" is "0.015"
+    And the JSON at "items.#(order_id=={least}).quantity" is "0.00000001"
+
   @assumed @sandbox @rule:D4.7 @rule:D7.2
   Scenario: completed_at and recurring_order_id are absent unless they apply
     When I GET "/orders/"

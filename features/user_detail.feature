@@ -285,3 +285,32 @@ Feature: Get User Detail
     Then the response body writes "{odd.user_account_id}" as FastAPI's JSON encoder does
     And the response body writes "{quote.user_account_id}" as FastAPI's JSON encoder does
     And the response body writes "{backslash.user_account_id}" as FastAPI's JSON encoder does
+
+  @assumed @sandbox @rule:D5.7 @rule:D5.8
+  Scenario: Values stay exact where quantity × price no longer fits 64-bit integers
+    # 25000.12345678 × 60000.01 is 1.5 × 10^19 in units of 10^-10: beyond int64, within uint64.
+    Given the prices are:
+      | symbol | price    |
+      | BTC    | 60000.01 |
+    And a user "whale" with accounts:
+      | product | kyc_status | cash | holdings           |
+      | crypto  | approved   | 0.01 | BTC 25000.12345678 |
+    When I GET "/users/{whale}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.current_market_value" is "1500007657.42"
+    And the JSON at "total_current_market_value" is "1500007657.42"
+    When I GET "/users/?user_account_id=whale"
+    Then the JSON at "items.0.accounts.0.current_market_value" is "1500007657.42"
+    And the JSON at "items.0.total_current_market_value" is "1500007657.42"
+
+  @assumed @sandbox @rule:D5.7
+  Scenario: Values stay exact across amounts of very different scales
+    # 0.00000001 × 0.00000000001 is 10^-19: nineteen places below a whole-unit cash amount.
+    Given the prices are:
+      | symbol | price         |
+      | BTC    | 0.00000000001 |
+    And a user "dust" with accounts:
+      | product | kyc_status | cash | holdings       |
+      | crypto  | approved   | 100  | BTC 0.00000001 |
+    When I GET "/users/{dust}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.current_market_value" is "100.00"
+    And the JSON at "total_current_market_value" is "100.00"

@@ -222,6 +222,17 @@ func TestHistoryCacheBounded(t *testing.T) {
 		assert.LessOrEqual(t, c.bytes, historyCacheMax)
 	}
 	assert.NotEmpty(t, c.m)
+	// Seeds enough that the hour's series would not fit in four caches: nothing more is kept
+	// (they would hardly ever be read again before the cache starts over).
+	clear(c.m)
+	c.bytes = 0
+	for i := 3000; i < 20000; i++ {
+		c.append(nil, simulator.NewHistorySeed(user(i), prices, at))
+	}
+	for i := 3000; i < 3100; i++ {
+		c.append(nil, simulator.NewHistorySeed(user(i), prices, at))
+	}
+	assert.Empty(t, c.m, "too many distinct seeds this hour: not kept")
 	u := &simulator.User{PlatformID: "usr_next_hour", Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: decimal.New(5, 0)}}}
 	c.append(nil, simulator.NewHistorySeed(u, prices, at.Add(time.Hour)))
 	assert.Empty(t, c.m, "a new hour starts the cache again")
