@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,21 +134,23 @@ func (w *world) issueKeys(n, scopes string) error {
 	return nil
 }
 
-var sandboxKey = regexp.MustCompile(`^sbx_[0-9A-Za-z]{40}$`)
+// sandboxKey is decisions D3's form of a sandbox key.
+const sandboxKey = `^sbx_[0-9A-Za-z]{40}$`
 
-// issuedKeysWork checks every key issueKeys issued: its form (decisions D3) and that it
-// authenticates a GET of path (200).
+// issuedKeysWork checks every key issueKeys issued: its form (decisions D3, as keyMatches
+// checks one key) and that it authenticates a GET of path (200).
 func (w *world) issuedKeysWork(path string) error {
 	for i := 1; ; i++ {
-		k, ok := w.keys["issued-"+strconv.Itoa(i)]
+		name := "issued-" + strconv.Itoa(i)
+		k, ok := w.keys[name]
 		if !ok {
 			if i == 1 {
 				return errors.New("no keys were issued in this scenario")
 			}
 			return nil
 		}
-		if !sandboxKey.MatchString(k) {
-			return fmt.Errorf("issued key %q is not sbx_ and 40 base62 characters", k)
+		if err := w.keyMatches(name, sandboxKey); err != nil {
+			return err
 		}
 		r, err := w.do(http.MethodGet, unq(path), nil, "", authLiteral, k)
 		if err != nil {
