@@ -65,6 +65,11 @@ func TestConformingExchangesPass(t *testing.T) {
 	assert.NoError(t, exchange(t, "GET", "/v1/users", "", answer{status: 307, headers: map[string]string{"Location": "http://h/v1/users/"}}), "the trailing-slash twin")
 	assert.NoError(t, exchange(t, "GET", "/nowhere", "", answer{status: 404, body: `{"detail":"Not Found"}`}))
 	assert.NoError(t, exchange(t, "PUT", "/v1/users/", "", answer{status: 405, headers: map[string]string{"Allow": "GET"}, body: `{"detail":"Method Not Allowed"}`}))
+	// A JSON value followed by more text is not JSON: json.loads refuses it ("Extra data"),
+	// although kin-openapi's decoder stops after the first value and finds it valid.
+	assert.NoError(t, exchange(t, "POST", "/v1/sessions/revoke/", `{"user_account_id":"1","user_account_id_type":"core"}a`, answer{status: 422,
+		body: `{"detail":[{"type":"json_invalid","loc":["body"],"msg":"JSON decode error","input":{},"ctx":{"error":"Extra data"}}]}`}),
+		"a body with data after its JSON value")
 }
 
 // Each kind of disagreement fails, naming the operation, the status and the schema path.
