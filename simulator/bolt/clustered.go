@@ -62,7 +62,13 @@ func (c clustered) put(w *writeTx, id string, was, prefix []byte, v any) error {
 			return err
 		}
 	}
-	return w.putRecord(c.records, cat(prefix, []byte(id)), v)
+	raw, err := encodeRecord(v)
+	if err != nil {
+		return fmt.Errorf("encode %s/%q: %w", c.records, id, err)
+	}
+	// Split after the institution: a build's sort then compares the time without reading the
+	// key (spool).
+	return w.putSplit(c.records, cat(prefix, []byte(id)), len(prefix)-8, raw)
 }
 
 // get decodes the record of id into v. instID "" finds any institution's record; otherwise
