@@ -267,13 +267,13 @@ func TestStoreWithJSONRecordsStillReads(t *testing.T) {
 	}))
 	assert.Equal(t, want, read())
 	require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
-		assert.Equal(t, byte('{'), tx.Bucket(bUsers).Get([]byte("usr_07"))[0])
+		assert.Equal(t, byte('{'), storedRecord(tx, userRecords, "usr_07")[0])
 		return nil
 	}))
 	_, _, err = db.TransitionKYC(ctx, "usr_07", simulator.ProductSecurities, simulator.KYCClosed)
 	require.NoError(t, err)
 	require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
-		assert.Equal(t, byte(recordV1), tx.Bucket(bUsers).Get([]byte("usr_07"))[0], "a changed record is rewritten in the binary form")
+		assert.Equal(t, byte(recordV1), storedRecord(tx, userRecords, "usr_07")[0], "a changed record is rewritten in the binary form")
 		return nil
 	}))
 }

@@ -125,7 +125,7 @@ func (s *DB) TransitionKYC(ctx context.Context, platformID string, p simulator.P
 	)
 	err := s.update(ctx, func(w *writeTx) error {
 		var u simulator.User
-		if err := getRecord(w.Tx, bUsers, []byte(platformID), &u, "user not found"); err != nil {
+		if err := userRecords.get(w.Tx, "", platformID, &u); err != nil {
 			return err
 		}
 		old := u
@@ -157,7 +157,7 @@ func (s *DB) PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*simulat
 	)
 	err := s.update(ctx, func(w *writeTx) error {
 		var u simulator.User
-		if err := getRecord(w.Tx, bUsers, []byte(r.PlatformID), &u, "user not found"); err != nil {
+		if err := userRecords.get(w.Tx, "", r.PlatformID, &u); err != nil {
 			return err
 		}
 		in, err := getInstitution(w.Tx, u.InstitutionID)
@@ -181,7 +181,7 @@ func (s *DB) PlaceRobo(ctx context.Context, platformID string, typ simulator.Tra
 	)
 	err := s.update(ctx, func(w *writeTx) error {
 		var u simulator.User
-		if err := getRecord(w.Tx, bUsers, []byte(platformID), &u, "user not found"); err != nil {
+		if err := userRecords.get(w.Tx, "", platformID, &u); err != nil {
 			return err
 		}
 		in, err := getInstitution(w.Tx, u.InstitutionID)
@@ -234,7 +234,7 @@ func (s *DB) FillTransaction(ctx context.Context, txnID string, prices map[strin
 			return err
 		}
 		var u simulator.User
-		if err := getRecord(w.Tx, bUsers, []byte(t.PlatformID), &u, "user not found"); err != nil {
+		if err := userRecords.get(w.Tx, "", t.PlatformID, &u); err != nil {
 			return err
 		}
 		old := u

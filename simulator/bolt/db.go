@@ -77,6 +77,17 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Optio
 				return err
 			}
 		}
+		// A store written before user and order records were clustered has them keyed by id.
+		for _, c := range clusteredRecords {
+			if legacy := tx.Bucket(c.legacy); legacy != nil {
+				if err := c.migrate(tx, legacy); err != nil {
+					return err
+				}
+				if err := tx.DeleteBucket(c.legacy); err != nil {
+					return err
+				}
+			}
+		}
 		// A new file keeps day counters from its first write.
 		if k, _ := tx.Bucket(bCounts).Cursor().First(); k == nil {
 			if k, _ := tx.Bucket(bMeta).Cursor().First(); k == nil {

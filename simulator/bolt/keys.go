@@ -16,13 +16,15 @@ var (
 	bInstitutions  = []byte("institutions")   // institution id → Institution JSON
 	bKeys          = []byte("keys")           // sha256 hex of key → APIKey JSON
 	bKeyIDs        = []byte("key_ids")        // key id → sha256 hex
-	bUsers         = []byte("users")          // platform id → User JSON
+	bUsers         = []byte("user_records")   // inst + created_at timeKey + platform id → User (codec.go); clustered.go
+	bUserKeys      = []byte("user_keys")      // platform id → inst + created_at timeKey, its key in user_records less the id
 	bUserUAID      = []byte("user_uaid")      // inst + user_account_id → platform id
 	bUserIndex     = []byte("user_index")     // see userIndexKey
 	bMembers       = []byte("members")        // inst + core id → Member JSON
 	bMemberDBP     = []byte("member_dbp")     // inst + dbp id → core id
 	bMemberUser    = []byte("member_user")    // inst + platform id + 0 + core id → nil
-	bOrders        = []byte("orders")         // order id → Order JSON
+	bOrders        = []byte("order_records")  // inst + placed_at timeKey + order id → Order (codec.go); clustered.go
+	bOrderKeys     = []byte("order_keys")     // order id → inst + placed_at timeKey, its key in order_records less the id
 	bOrderIndex    = []byte("order_index")    // see orderIndexKey
 	bTransactions  = []byte("transactions")   // transaction id → Transaction JSON
 	bCounts        = []byte("counts")         // index prefix → uint64 count of entries under it
@@ -36,9 +38,16 @@ var (
 	bDeliveryLog   = []byte("delivery_log")   // slot (virtual time) + delivery id → deliveryStep (webhooks.go)
 	bSnapshots     = []byte("snapshots")      // reserved for control-plane snapshots
 
-	allBuckets = [][]byte{bMeta, bInstitutions, bKeys, bKeyIDs, bUsers, bUserUAID, bUserIndex,
-		bMembers, bMemberDBP, bMemberUser, bOrders, bOrderIndex, bTransactions, bCounts, bSubs,
+	allBuckets = [][]byte{bMeta, bInstitutions, bKeys, bKeyIDs, bUsers, bUserKeys, bUserUAID, bUserIndex,
+		bMembers, bMemberDBP, bMemberUser, bOrders, bOrderKeys, bOrderIndex, bTransactions, bCounts, bSubs,
 		bSubsByInst, bSecrets, bEvents, bDeliveries, bDeliveryEvent, bOutbox, bDeliveryLog, bSnapshots}
+)
+
+// The buckets of user and order records in stores written before they were clustered (id →
+// record). Open and RestoreSnapshot move their records (clustered.migrate).
+var (
+	bLegacyUsers  = []byte("users")
+	bLegacyOrders = []byte("orders")
 )
 
 // Meta keys.

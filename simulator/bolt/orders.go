@@ -38,12 +38,14 @@ func orderIndexEntries(o *simulator.Order) [][2][]byte {
 
 // putOrder writes an order and keeps its indexes; old is the stored version or nil.
 func (w *writeTx) putOrder(old, o *simulator.Order) error {
+	var was []byte
 	if old != nil {
 		for _, e := range orderIndexEntries(old) {
 			if err := w.deleteIndex(bOrderIndex, e[0], e[1]); err != nil {
 				return err
 			}
 		}
+		was = orderKeyPrefix(old)
 	}
 	sum := orderSummary(o)
 	for _, e := range orderIndexEntries(o) {
@@ -51,16 +53,14 @@ func (w *writeTx) putOrder(old, o *simulator.Order) error {
 			return err
 		}
 	}
-	return w.putRecord(bOrders, []byte(o.ID), o)
+	return orderRecords.put(w, o.ID, was, orderKeyPrefix(o), o)
 }
 
+// getOrder reads an order of institution instID; another institution's order does not exist.
 func getOrder(tx *bbolt.Tx, instID, id string) (*simulator.Order, error) {
 	var o simulator.Order
-	if err := getRecord(tx, bOrders, []byte(id), &o, "order not found"); err != nil {
+	if err := orderRecords.get(tx, instID, id, &o); err != nil {
 		return nil, err
-	}
-	if o.InstitutionID != instID {
-		return nil, simulator.Errorf(simulator.ENOTFOUND, "order not found")
 	}
 	return &o, nil
 }
@@ -112,7 +112,7 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 		if f.PlacedEnd != nil {
 			hi, ranged = cat(prefix, timeKey(*f.PlacedEnd)), true
 		}
-		idOf := func(k, _ []byte) []byte { return k[len(prefix)+8:] }
+		idOf := func(k, _ []byte) []byte { return k[len(prefix):] } // placed_at + order id
 		var (
 			ids [][]byte
 			err error
@@ -150,7 +150,7 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 		if err != nil {
 			return err
 		}
-		page.Orders, err = pageRecords(tx, bOrders, ids, instID, func(o *simulator.Order) string { return o.InstitutionID }, "order")
+		page.Orders, err = pageRecords(tx, bOrders, withInst(instID, ids), instID, func(o *simulator.Order) string { return o.InstitutionID }, "order")
 		return err
 	})
 	if err != nil {

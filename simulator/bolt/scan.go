@@ -121,11 +121,13 @@ func pageRecords[T any](tx *bbolt.Tx, bucket []byte, keys [][]byte, instID strin
 	slab := make([]T, len(keys))
 	out := make([]*T, len(keys))
 	c := tx.Bucket(bucket).Cursor()
+	var at []byte
 	for i, key := range keys {
-		k, raw := c.Seek(key)
+		k, raw := stepTo(c, at, key)
 		if raw == nil || !bytes.Equal(k, key) {
 			return nil, fmt.Errorf("%s index is stale: %w", what, simulator.Errorf(simulator.ENOTFOUND, "%s not found", what))
 		}
+		at = k
 		if err := decodeRecord(raw, &slab[i]); err != nil {
 			return nil, fmt.Errorf("decode %s/%q: %w", bucket, key, err)
 		}
@@ -135,6 +137,35 @@ func pageRecords[T any](tx *bbolt.Tx, bucket []byte, keys [][]byte, instID strin
 		out[i] = &slab[i]
 	}
 	return out, nil
+}
+
+// recordSteps is how many entries stepTo steps over, from where the cursor is, before it
+// seeks instead.
+const recordSteps = 4
+
+// stepTo moves c, which stands at key at (nil: nowhere yet), to key and returns the entry
+// there, or where a seek for key lands when key is missing. Records clustered in the order a
+// page lists them (order_records) are reached by stepping to the next entry, or over a few,
+// instead of a descent from the root per record.
+func stepTo(c *bbolt.Cursor, at, key []byte) ([]byte, []byte) {
+	if dir := bytes.Compare(key, at); at != nil && dir != 0 {
+		step := c.Next
+		if dir < 0 {
+			step = c.Prev
+		}
+		for range recordSteps {
+			k, v := step()
+			if k == nil {
+				break
+			}
+			if cmp := bytes.Compare(k, key); cmp == 0 {
+				return k, v
+			} else if cmp == dir { // stepped past it: missing
+				break
+			}
+		}
+	}
+	return c.Seek(key)
 }
 
 // scanCheckEvery is how many index entries a walk reads between two looks at its context.

@@ -53,6 +53,14 @@ func (s *DB) RestoreSnapshot(ctx context.Context, path string) error {
 					return err
 				}
 			}
+			// A snapshot of a store written before user and order records were clustered.
+			for _, c := range clusteredRecords {
+				if sb := stx.Bucket(c.legacy); sb != nil {
+					if err := c.migrate(w.Tx, sb); err != nil {
+						return err
+					}
+				}
+			}
 			// A snapshot of a store without day counters restores one without them.
 			if m := stx.Bucket(bMeta); m == nil || m.Get(metaDays) == nil {
 				if err := w.Bucket(bMeta).Delete(metaDays); err != nil {

@@ -56,7 +56,9 @@ func userIndexEntries(u *simulator.User) [][2][]byte {
 
 // putUser writes a user and keeps its indexes; old is the stored version or nil.
 func (w *writeTx) putUser(old, u *simulator.User) error {
+	var was []byte
 	if old != nil {
+		was = userKeyPrefix(old)
 		for _, e := range userIndexEntries(old) {
 			if err := w.deleteIndex(bUserIndex, e[0], e[1]); err != nil {
 				return err
@@ -77,17 +79,14 @@ func (w *writeTx) putUser(old, u *simulator.User) error {
 	if err := w.put(bUserUAID, cat(inst(u.InstitutionID), []byte(u.UserAccountID)), []byte(u.PlatformID)); err != nil {
 		return err
 	}
-	return w.putRecord(bUsers, []byte(u.PlatformID), u)
+	return userRecords.put(w, u.PlatformID, was, userKeyPrefix(u), u)
 }
 
 // getUser reads a user of institution instID; another institution's user does not exist.
 func getUser(tx *bbolt.Tx, instID, platformID string) (*simulator.User, error) {
 	var u simulator.User
-	if err := getRecord(tx, bUsers, []byte(platformID), &u, "user not found"); err != nil {
+	if err := userRecords.get(tx, instID, platformID, &u); err != nil {
 		return nil, err
-	}
-	if u.InstitutionID != instID {
-		return nil, simulator.Errorf(simulator.ENOTFOUND, "user not found")
 	}
 	return &u, nil
 }
@@ -193,7 +192,7 @@ func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDTy
 func (s *DB) User(ctx context.Context, platformID string) (*simulator.User, error) {
 	var u simulator.User
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		return getRecord(tx, bUsers, []byte(platformID), &u, "user not found")
+		return userRecords.get(tx, "", platformID, &u)
 	})
 	if err != nil {
 		return nil, err
@@ -314,11 +313,13 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 			}
 		}
 		ranged := !bytes.Equal(lo, prefix) || hi != nil && !bytes.Equal(hi, prefixEnd(prefix))
+		// A user's key in user_records less the institution: created_at (from the key, or the
+		// summary of a user_account_id index) and platform id.
 		idOf := func(k, v []byte) []byte {
 			if sortKind == sortCreated {
-				return k[len(prefix)+8:]
+				return k[len(prefix):]
 			}
-			return k[len(prefix)+len(v)-12+1:]
+			return cat(v[:8], k[len(prefix)+len(v)-12+1:])
 		}
 		var pids [][]byte
 		switch {
@@ -337,7 +338,7 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 		if err != nil {
 			return err
 		}
-		page.Users, err = pageRecords(tx, bUsers, pids, instID, func(u *simulator.User) string { return u.InstitutionID }, "user")
+		page.Users, err = pageRecords(tx, bUsers, withInst(instID, pids), instID, func(u *simulator.User) string { return u.InstitutionID }, "user")
 		return err
 	})
 	if err != nil {

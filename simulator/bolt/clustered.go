@@ -1,0 +1,106 @@
+package bolt
+
+import (
+	"bytes"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+
+	"partnersim/simulator"
+)
+
+// Users and orders are stored clustered: a record's key is its institution, a time (a user's
+// created_at, an order's placed_at) and its id, so the records of a list page — every index
+// lists them in that time's order — lie side by side in the file, and pageRecords reaches
+// each from the one before by stepping a cursor instead of a descent from the root (issue 15:
+// keyed by id, a page of 100 orders read 100 random pages of a 1.3 GB file). A second bucket
+// finds a record by its id: id → the key's prefix (institution and time).
+type clustered struct {
+	records, keys []byte // prefix + id → record (codec.go); id → prefix
+	// legacy is the bucket of stores written before (id → record), which Open and
+	// RestoreSnapshot move into records and keys (migrate).
+	legacy []byte
+	what   string // "user", "order": the not-found message's noun
+	// prefixOf returns the key prefix of a stored record.
+	prefixOf func(raw []byte) ([]byte, error)
+}
+
+var (
+	userRecords = clustered{records: bUsers, keys: bUserKeys, legacy: bLegacyUsers, what: "user",
+		prefixOf: func(raw []byte) ([]byte, error) {
+			var u simulator.User
+			err := decodeRecord(raw, &u)
+			return userKeyPrefix(&u), err
+		}}
+	orderRecords = clustered{records: bOrders, keys: bOrderKeys, legacy: bLegacyOrders, what: "order",
+		prefixOf: func(raw []byte) ([]byte, error) {
+			var o simulator.Order
+			err := decodeRecord(raw, &o)
+			return orderKeyPrefix(&o), err
+		}}
+	clusteredRecords = []clustered{userRecords, orderRecords}
+)
+
+// userKeyPrefix is a user's key in user_records less its platform id.
+func userKeyPrefix(u *simulator.User) []byte { return cat(inst(u.InstitutionID), timeKey(u.CreatedAt)) }
+
+// orderKeyPrefix is an order's key in order_records less its id.
+func orderKeyPrefix(o *simulator.Order) []byte {
+	return cat(inst(o.InstitutionID), timeKey(o.PlacedAt))
+}
+
+// put writes record v of id under prefix; was is the prefix it was stored under, nil for a
+// new record.
+func (c clustered) put(w *writeTx, id string, was, prefix []byte, v any) error {
+	if was != nil && !bytes.Equal(was, prefix) {
+		if err := w.Bucket(c.records).Delete(cat(was, []byte(id))); err != nil {
+			return err
+		}
+	}
+	if was == nil || !bytes.Equal(was, prefix) {
+		if err := w.put(c.keys, []byte(id), prefix); err != nil {
+			return err
+		}
+	}
+	return w.putRecord(c.records, cat(prefix, []byte(id)), v)
+}
+
+// get decodes the record of id into v. instID "" finds any institution's record; otherwise
+// another institution's record does not exist.
+func (c clustered) get(tx *bbolt.Tx, instID, id string, v any) error {
+	prefix := tx.Bucket(c.keys).Get([]byte(id))
+	if prefix == nil || instID != "" && !bytes.HasPrefix(prefix, inst(instID)) {
+		return simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
+	}
+	return getRecord(tx, c.records, cat(prefix, []byte(id)), v, c.what+" not found")
+}
+
+// migrate moves the records of legacy, a bucket of the layout before clustering (id →
+// record), into records and keys of tx, their stored bytes unchanged.
+func (c clustered) migrate(tx *bbolt.Tx, legacy *bbolt.Bucket) error {
+	records, keys := tx.Bucket(c.records), tx.Bucket(c.keys)
+	return legacy.ForEach(func(id, raw []byte) error {
+		prefix, err := c.prefixOf(raw)
+		if err != nil {
+			return fmt.Errorf("decode %s/%q: %w", c.legacy, id, err)
+		}
+		if err := keys.Put(bytes.Clone(id), prefix); err != nil {
+			return err
+		}
+		return records.Put(cat(prefix, id), bytes.Clone(raw))
+	})
+}
+
+// withInst prefixes each key with institution instID's prefix, making keys less it (what a
+// page's index walk gives) keys of user_records or order_records.
+func withInst(instID string, keys [][]byte) [][]byte {
+	in := inst(instID)
+	out := make([][]byte, len(keys))
+	arena := make([]byte, 0, len(keys)*(len(in)+40))
+	for i, k := range keys {
+		start := len(arena)
+		arena = append(append(arena, in...), k...)
+		out[i] = arena[start:len(arena):len(arena)]
+	}
+	return out
+}
