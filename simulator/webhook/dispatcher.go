@@ -104,7 +104,7 @@ func New(store Store, cfg Config) *Dispatcher {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return &Dispatcher{store: store, cfg: cfg, client: client, wake: make(chan struct{}, 1),
-		inflight: inflight{ids: map[string]struct{}{}}, records: make(chan simulator.AttemptRecord, maxGroup)}
+		inflight: inflight{ids: map[string]struct{}{}}, records: make(chan simulator.AttemptRecord, 2*maxGroup)}
 }
 
 // Wake makes the dispatcher look for due deliveries now (after new events, or after the
@@ -147,7 +147,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		wg.Wait()
 		close(d.records)
 		<-recorded
-		d.records = make(chan simulator.AttemptRecord, maxGroup) // ready for another Run
+		d.records = make(chan simulator.AttemptRecord, 2*maxGroup) // ready for another Run
 	}()
 	const batch = 256
 	timer := time.NewTimer(0)
@@ -274,13 +274,26 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *simulator.Delivery) {
 // maxGroup bounds how many attempt records one transaction commits.
 const maxGroup = 1000
 
+// commitGap is the least time between the starts of two commits while attempts keep finishing:
+// records gather meanwhile, so a busy dispatcher commits a few large groups instead of many
+// small ones (each commit writes the freelist and a meta page and waits for two fdatasyncs,
+// whatever its size). A record that finds the committer idle that long is committed at once.
+const commitGap = 10 * time.Millisecond
+
 // record commits attempt records in groups: one durable bbolt transaction for everything that
-// arrived while the previous one was committing, so throughput does not wait on one fsync per
-// attempt. A delivery stays in flight (never fetched again) until its record is committed; a
-// crash before that leaves it pending in the outbox, to be attempted again (at-least-once).
+// arrived while the previous one was committing or gathering, so throughput does not wait on
+// one fsync per attempt. A delivery stays in flight (never fetched again) until its record is
+// committed; a crash before that leaves it pending in the outbox, to be attempted again
+// (at-least-once).
 func (d *Dispatcher) record(ctx context.Context) {
 	group := make([]simulator.AttemptRecord, 0, maxGroup)
+	var began time.Time
 	for r := range d.records {
+		// Let records gather: a commit begins at least commitGap after the one before. The
+		// channel holds more than arrive meanwhile, so no worker waits for it.
+		if wait := commitGap - time.Since(began); wait > 0 {
+			time.Sleep(wait)
+		}
 		group = append(group[:0], r)
 	fill:
 		for len(group) < maxGroup {
@@ -294,6 +307,7 @@ func (d *Dispatcher) record(ctx context.Context) {
 				break fill
 			}
 		}
+		began = time.Now()
 		err := d.store.RecordAttempts(context.WithoutCancel(ctx), group)
 		if err != nil {
 			d.cfg.Log.Error("record attempts", slog.Int("n", len(group)), slog.Any("err", err))
