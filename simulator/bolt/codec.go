@@ -16,8 +16,9 @@ import (
 	"partnersim/simulator"
 )
 
-// Users, members, orders and deliveries — the records read on every detail, list page and
-// attempt — are stored in a compact binary form; the other records stay JSON. A binary record starts with
+// Users, members, orders, transactions and deliveries — the records read on every detail,
+// list page and attempt, and the bulk of a large set — are stored in a compact binary form;
+// the other records stay JSON. A binary record starts with
 // its format version (recordV1), which no JSON record does ('{'), so a store written before
 // the binary form opened (and keeps working: each record is rewritten in the new form the next
 // time it changes) — decodeRecord reads both.
@@ -39,8 +40,8 @@ const recordV1 = 0x01
 // no signature).
 const recordV2 = 0x02
 
-// encodeRecord encodes a record for storage: binary for users, members, orders and
-// deliveries, JSON for everything else.
+// encodeRecord encodes a record for storage: binary for users, members, orders, transactions
+// and deliveries, JSON for everything else.
 func encodeRecord(v any) ([]byte, error) {
 	var e encoder
 	switch r := v.(type) {
@@ -50,6 +51,8 @@ func encodeRecord(v any) ([]byte, error) {
 		e.member(r)
 	case *simulator.Order:
 		e.order(r)
+	case *simulator.Transaction:
+		e.transaction(r)
 	case *simulator.Delivery:
 		e.delivery(r)
 	default:
@@ -74,6 +77,9 @@ func decodeRecord(raw []byte, v any) error {
 	case *simulator.Order:
 		d.share()
 		d.order(r)
+	case *simulator.Transaction:
+		d.share()
+		d.transaction(r)
 	case *simulator.Delivery:
 		d.delivery(r)
 	default:
@@ -228,6 +234,24 @@ func (e *encoder) order(o *simulator.Order) {
 	e.bool(o.IsRecurringOrder)
 	e.str(o.RecurringOrderID)
 	e.bool(o.ByNotional)
+}
+
+func (e *encoder) transaction(t *simulator.Transaction) {
+	e.b = append(e.b, recordV1)
+	e.str(t.ID)
+	e.str(t.InstitutionID)
+	e.str(t.PlatformID)
+	e.str(t.UserAccountID)
+	e.str(string(t.Product))
+	e.str(string(t.Type))
+	e.str(string(t.Status))
+	e.decimal(t.Amount)
+	e.time(t.CreatedAt)
+	e.timePtr(t.CompletedAt)
+	e.length(len(t.OrderIDs), t.OrderIDs == nil)
+	for _, id := range t.OrderIDs {
+		e.str(id)
+	}
 }
 
 func (e *encoder) delivery(d *simulator.Delivery) {
@@ -440,6 +464,18 @@ func (d *decoder) order(o *simulator.Order) {
 		Product: simulator.Product(d.str()), Side: simulator.Side(d.str()), Symbol: d.str(),
 		Quantity: d.decimal(), Notional: d.decimal(), Fee: d.decimal(), Status: simulator.OrderStatus(d.str()),
 		PlacedAt: d.time(), CompletedAt: d.timePtr(), IsRecurringOrder: d.bool(), RecurringOrderID: d.str(), ByNotional: d.bool()}
+}
+
+func (d *decoder) transaction(t *simulator.Transaction) {
+	*t = simulator.Transaction{ID: d.str(), InstitutionID: d.str(), PlatformID: d.str(), UserAccountID: d.str(),
+		Product: simulator.Product(d.str()), Type: simulator.TransactionType(d.str()), Status: simulator.OrderStatus(d.str()),
+		Amount: d.decimal(), CreatedAt: d.time(), CompletedAt: d.timePtr()}
+	if n := d.length(); n >= 0 {
+		t.OrderIDs = make([]string, n)
+		for i := range t.OrderIDs {
+			t.OrderIDs[i] = d.str()
+		}
+	}
 }
 
 func (d *decoder) delivery(v *simulator.Delivery) {

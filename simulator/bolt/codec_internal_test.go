@@ -146,6 +146,19 @@ func (g recordGen) order() *simulator.Order {
 		IsRecurringOrder: g.r.IntN(2) == 0, RecurringOrderID: g.str(), ByNotional: g.r.IntN(2) == 0}
 }
 
+func (g recordGen) transaction() *simulator.Transaction {
+	t := &simulator.Transaction{ID: g.str(), InstitutionID: g.str(), PlatformID: g.str(), UserAccountID: g.str(),
+		Product: simulator.Product(g.str()), Type: simulator.TransactionType(g.str()), Status: simulator.OrderStatus(g.str()),
+		Amount: g.decimal(), CreatedAt: g.time(), CompletedAt: g.timePtr()}
+	if g.r.IntN(4) > 0 {
+		t.OrderIDs = []string{}
+	}
+	for range g.r.IntN(4) {
+		t.OrderIDs = append(t.OrderIDs, g.str())
+	}
+	return t
+}
+
 func (g recordGen) delivery() *simulator.Delivery {
 	d := &simulator.Delivery{ID: g.str(), EventID: g.str(), SubscriptionID: g.str(), InstitutionID: g.str(), URL: g.str(),
 		Body: json.RawMessage(`{"event_id":"evt_1","data":{"x":[1,2.5,"é"]}}`), Status: g.str(), NextAttemptAt: g.time(),
@@ -166,6 +179,7 @@ func TestRecordCodecMatchesJSON(t *testing.T) {
 		roundTrip(t, g.user())
 		roundTrip(t, g.member())
 		roundTrip(t, g.order())
+		roundTrip(t, g.transaction())
 		roundTrip(t, g.delivery())
 	}
 }
@@ -197,10 +211,11 @@ func FuzzRecordCodec(f *testing.F) {
 		roundTrip(t, u)
 		roundTrip(t, &simulator.Member{InstitutionID: s, CoreID: s, DBPID: &s, UserIDs: []string{s, s}, CreatedAt: at})
 		roundTrip(t, &simulator.Order{ID: s, Symbol: s, Quantity: d, Notional: d, Fee: d, PlacedAt: at, CompletedAt: &at, RecurringOrderID: s})
+		roundTrip(t, &simulator.Transaction{ID: s, Amount: d, CreatedAt: at, CompletedAt: &at, OrderIDs: []string{s, s}})
 		body, _ := json.Marshal(s)
 		roundTrip(t, &simulator.Delivery{ID: s, Body: body, NextAttemptAt: at, CreatedAt: at,
 			Attempts: []simulator.Attempt{{At: at, StatusCode: int(n), Error: s, LatencyMS: float64(n) / 7, ResponseBody: s, Signature: s}}})
-		for _, v := range []any{&simulator.User{}, &simulator.Member{}, &simulator.Order{}, &simulator.Delivery{}} {
+		for _, v := range []any{&simulator.User{}, &simulator.Member{}, &simulator.Order{}, &simulator.Transaction{}, &simulator.Delivery{}} {
 			_ = decodeRecord(append([]byte{recordV1}, junk...), v)
 			_ = decodeRecord(append([]byte{recordV2}, junk...), v)
 		}

@@ -26,7 +26,7 @@ var (
 	bOrders        = []byte("order_records")  // inst + placed_at timeKey + order id → Order (codec.go); clustered.go
 	bOrderKeys     = []byte("order_keys")     // order id → inst + placed_at timeKey, its key in order_records less the id
 	bOrderIndex    = []byte("order_index")    // see orderIndexKey
-	bTransactions  = []byte("transactions")   // transaction id → Transaction JSON
+	bTransactions  = []byte("transactions")   // transaction id → Transaction (codec.go)
 	bCounts        = []byte("counts")         // index prefix → uint64 count of entries under it
 	bSubs          = []byte("subscriptions")  // subscription id → Subscription JSON
 	bSubsByInst    = []byte("subs_by_inst")   // inst + created_at + subscription id → nil
