@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"go.etcd.io/bbolt"
 
@@ -62,7 +63,13 @@ func (c clustered) put(w *writeTx, id string, was, prefix []byte, v any) error {
 			return err
 		}
 	}
-	return w.putRecord(c.records, cat(prefix, []byte(id)), v)
+	raw, err := encodeRecord(v)
+	if err != nil {
+		return fmt.Errorf("encode %s/%q: %w", c.records, id, err)
+	}
+	// Split after the institution: a build's sort then compares the time without reading the
+	// key (spool).
+	return w.putSplit(c.records, cat(prefix, []byte(id)), len(prefix)-8, raw)
 }
 
 // get decodes the record of id into v. instID "" finds any institution's record; otherwise
@@ -76,19 +83,30 @@ func (c clustered) get(tx *bbolt.Tx, instID, id string, v any) error {
 }
 
 // migrate moves the records of legacy, a bucket of the layout before clustering (id →
-// record), into records and keys of tx, their stored bytes unchanged.
+// record), into records and keys of tx, their stored bytes unchanged. The records are put in
+// key order: bbolt splits a node only at commit, so a million records put at random places of
+// a new bucket were a million inserts into the middle of one ever-growing node.
 func (c clustered) migrate(tx *bbolt.Tx, legacy *bbolt.Bucket) error {
 	records, keys := tx.Bucket(c.records), tx.Bucket(c.keys)
-	return legacy.ForEach(func(id, raw []byte) error {
+	var moved []kv // values alias legacy's pages, valid until tx ends
+	err := legacy.ForEach(func(id, raw []byte) error {
 		prefix, err := c.prefixOf(raw)
 		if err != nil {
 			return fmt.Errorf("decode %s/%q: %w", c.legacy, id, err)
 		}
-		if err := keys.Put(bytes.Clone(id), prefix); err != nil {
+		moved = append(moved, kv{cat(prefix, id), raw})
+		return keys.Put(bytes.Clone(id), prefix) // in id order: appended
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(moved, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
+	for _, e := range moved {
+		if err := records.Put(e.k, e.v); err != nil {
 			return err
 		}
-		return records.Put(cat(prefix, id), bytes.Clone(raw))
-	})
+	}
+	return nil
 }
 
 // withInst prefixes each key with institution instID's prefix, making keys less it (what a

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -500,4 +501,21 @@ func TestControlPlaneToken(t *testing.T) {
 	r = off.Control(t, "GET", "/_sandbox/institutions", "")
 	assert.Equal(t, 404, r.Status, "switched off answers like any unknown path")
 	assert.Equal(t, `{"detail":"Not Found"}`, r.Body)
+}
+
+// Every JSON answer carries Content-Length, as FastAPI's JSONResponse does, however large: Go
+// would send a body over its 2 KB buffer chunked instead.
+func TestJSONAnswersCarryContentLength(t *testing.T) {
+	a := MustServe(t)
+	for _, path := range []string{
+		"/v1/users/usr_hfcu_0001/?user_account_id_type=platform", // ~11 KB
+		"/v1/users/?per_page=100",
+		"/v1/orders/?per_page=100",
+		"/v1/users/x/",                                        // 422
+		"/v1/users/usr_nobody/?user_account_id_type=platform", // 404
+	} {
+		r := a.Get(t, path, keyAll)
+		assert.Equal(t, strconv.Itoa(len(r.Body)), r.Header.Get("Content-Length"), path)
+	}
+	assert.Greater(t, len(a.Get(t, "/v1/users/?per_page=100", keyAll).Body), 4096, "a body past net/http's buffer")
 }

@@ -305,8 +305,7 @@ func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, h
 
 // renderUserPage renders Get User List's body (spec §2.2): the page's items, total_records,
 // the next cursor and per_page.
-func renderUserPage(page *simulator.UserPage, cursor *big.Int, perPage int) []byte {
-	b := make([]byte, 0, 64+320*len(page.Users))
+func renderUserPage(b []byte, page *simulator.UserPage, cursor *big.Int, perPage int) []byte {
 	b = append(b, `{"items":[`...)
 	for i, u := range page.Users {
 		if i > 0 {
@@ -576,8 +575,7 @@ func appendOrder(b []byte, o *simulator.Order) []byte {
 }
 
 // renderOrderPage renders Get Order List's body (spec §2.5).
-func renderOrderPage(page *simulator.OrderPage, cursor *big.Int, perPage int) []byte {
-	b := make([]byte, 0, 64+300*len(page.Orders))
+func renderOrderPage(b []byte, page *simulator.OrderPage, cursor *big.Int, perPage int) []byte {
 	b = append(b, `{"items":[`...)
 	for i, o := range page.Orders {
 		if i > 0 {

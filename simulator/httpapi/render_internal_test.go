@@ -198,7 +198,7 @@ func TestRenderMatchesEncoder(t *testing.T) {
 		cursor := new(big.Int).Lsh(big.NewInt(int64(r.IntN(100))), uint(r.IntN(80)))
 		want, err := marshal(pageJSON[refUserItem]{Items: items, TotalRecords: page.Total, LastRecordNumber: nextCursor(cursor, len(items)), PerPage: 25})
 		require.NoError(t, err)
-		require.Equal(t, string(want), string(renderUserPage(page, cursor, 25)), "page %d", i)
+		require.Equal(t, string(want), string(renderUserPage(nil, page, cursor, 25)), "page %d", i)
 	}
 }
 
@@ -269,7 +269,7 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 		cursor := new(big.Int).Lsh(big.NewInt(int64(r.IntN(100))), uint(r.IntN(80)))
 		want, err := marshal(pageJSON[orderJSON]{Items: items, TotalRecords: page.Total, LastRecordNumber: nextCursor(cursor, len(items)), PerPage: 100})
 		require.NoError(t, err)
-		require.Equal(t, string(want), string(renderOrderPage(page, cursor, 100)), "page %d", i)
+		require.Equal(t, string(want), string(renderOrderPage(nil, page, cursor, 100)), "page %d", i)
 	}
 }
 

@@ -129,13 +129,14 @@ func objects(o *validate.Object, name string) []*validate.Object {
 
 // handleList serves one of the partner API's two lists: read the query (filters, paging,
 // sort) into a filter, fetch the key's institution's page, render it with the cursor and the
-// page size.
+// page size into a recycled buffer.
 func handleList[F, P any](
 	query func(*validate.Params) (F, *big.Int),
 	perPage func(F) int,
 	list func(ctx context.Context, instID string, f F) (P, error),
-	render func(page P, cursor *big.Int, perPage int) []byte,
+	render func(b []byte, page P, cursor *big.Int, perPage int) []byte,
 ) echo.HandlerFunc {
+	var bodies bodyPool
 	return func(c echo.Context) error {
 		v := validate.New()
 		f, cursor := query(v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
@@ -146,7 +147,9 @@ func handleList[F, P any](
 		if err != nil {
 			return err
 		}
-		writeRaw(c, http.StatusOK, render(page, cursor, perPage(f)))
+		body := render(bodies.get(), page, cursor, perPage(f))
+		writeRaw(c, http.StatusOK, body)
+		bodies.put(body)
 		return nil
 	}
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -20,7 +21,8 @@ func writeJSON(c echo.Context, status int, v any) error {
 	return nil
 }
 
-// writeRaw writes an encoded JSON body (none for HEAD).
+// writeRaw writes an encoded JSON body (none for HEAD) with its Content-Length, as FastAPI's
+// JSONResponse does (net/http would send a body past its 2 KB buffer chunked).
 func writeRaw(c echo.Context, status int, body []byte) {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "application/json")
@@ -28,6 +30,7 @@ func writeRaw(c echo.Context, status int, body []byte) {
 		c.Response().WriteHeader(status)
 		return
 	}
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	c.Response().WriteHeader(status)
 	_, _ = c.Response().Write(body)
 }
