@@ -271,8 +271,12 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *simulator.Delivery) {
 	d.records <- r
 }
 
-// maxGroup bounds how many attempt records one transaction commits.
-const maxGroup = 1000
+// maxGroup bounds how many attempt records one transaction commits; the records channel holds
+// two groups. When another process's writes make fdatasync slow (commits of 150–630 ms were
+// seen on the shared benchmark machine), the records of ~half a second of attempts wait in the
+// channel instead of the workers waiting on it; at most 8,000 records, each with the first 4 KiB
+// of an answer at most.
+const maxGroup = 4000
 
 // commitGap is the least time between the starts of two commits while attempts keep finishing:
 // records gather meanwhile, so a busy dispatcher commits a few large groups instead of many
