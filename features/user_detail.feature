@@ -303,6 +303,25 @@ Feature: Get User Detail
     And the JSON at "items.0.total_current_market_value" is "1500007657.42"
 
   @assumed @sandbox @rule:D5.7
+  Scenario Outline: A market value rounds half-even to the cent
+    Given the prices are:
+      | symbol | price |
+      | AAPL   | 0.10  |
+    And a user "alice" with accounts:
+      | product    | kyc_status | cash | holdings        |
+      | securities | approved   | 0    | AAPL <quantity> |
+    When I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.current_market_value" is "<value>"
+    And the JSON at "total_current_market_value" is "<value>"
+
+    Examples:
+      | quantity | value | why                            |
+      | 0.24     | 0.02  | 0.024: below the half, down     |
+      | 0.25     | 0.02  | 0.025: a tie, to the even cent  |
+      | 0.26     | 0.03  | 0.026: above the half, up       |
+      | 0.35     | 0.04  | 0.035: a tie, to the even cent  |
+
+  @assumed @sandbox @rule:D5.7
   Scenario: Values stay exact across amounts of very different scales
     # 0.00000001 × 0.00000000001 is 10^-19: nineteen places below a whole-unit cash amount.
     Given the prices are:
