@@ -243,3 +243,43 @@ func TestStepToReachesWhatSeekReaches(t *testing.T) {
 func storedRecord(tx *bbolt.Tx, c clustered, id string) []byte {
 	return tx.Bucket(c.records).Get(cat(tx.Bucket(c.keys).Get([]byte(id)), []byte(id)))
 }
+
+// Moving a large store of the earlier layout takes time linear in its records: put at random
+// places of the new bucket, as the first version of the move did, 100,000 orders were 100,000
+// inserts into the middle of one bbolt node (split only at commit) and took minutes; in key
+// order they take a few seconds even under the race detector.
+func TestEarlierLayoutMovesInLinearTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 100,000 orders")
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := Open(path, simulator.NewClock(nil), nil)
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(5, 5))
+	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	const n = 100_000
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+		legacy, err := tx.CreateBucket(bLegacyOrders)
+		require.NoError(t, err)
+		for i := range n {
+			o := simulator.Order{ID: fmt.Sprintf("ord_%08d", i), InstitutionID: "ins_a", Quantity: decimal.New(1, 0),
+				PlacedAt: at.Add(time.Duration(r.IntN(365*24*3600)) * time.Second)} // placed in no order of their ids
+			raw, err := encodeRecord(&o)
+			require.NoError(t, err)
+			require.NoError(t, legacy.Put([]byte(o.ID), raw))
+		}
+		return nil
+	}))
+	require.NoError(t, db.Close())
+	start := time.Now()
+	db, err = Open(path, simulator.NewClock(nil), nil)
+	require.NoError(t, err)
+	defer db.Close()
+	took := time.Since(start)
+	t.Logf("moved %d orders in %s", n, took)
+	assert.Less(t, took, 30*time.Second)
+	require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
+		assert.Equal(t, n, tx.Bucket(bOrders).Stats().KeyN)
+		return nil
+	}))
+}
