@@ -53,23 +53,19 @@ func orderKeyPrefix(o *simulator.Order) []byte {
 // put writes record v of id under prefix; was is the prefix it was stored under, nil for a
 // new record.
 func (c clustered) put(w *writeTx, id string, was, prefix []byte, v any) error {
-	if was != nil && !bytes.Equal(was, prefix) {
-		if err := w.Bucket(c.records).Delete(cat(was, []byte(id))); err != nil {
-			return err
+	if moved := !bytes.Equal(was, prefix); moved {
+		if was != nil {
+			if err := w.Bucket(c.records).Delete(cat(was, []byte(id))); err != nil {
+				return err
+			}
 		}
-	}
-	if was == nil || !bytes.Equal(was, prefix) {
 		if err := w.put(c.keys, []byte(id), prefix); err != nil {
 			return err
 		}
 	}
-	raw, err := encodeRecord(v)
-	if err != nil {
-		return fmt.Errorf("encode %s/%q: %w", c.records, id, err)
-	}
 	// Split after the institution: a build's sort then compares the time without reading the
 	// key (spool).
-	return w.putSplit(c.records, cat(prefix, []byte(id)), len(prefix)-8, raw)
+	return w.putRecordSplit(c.records, cat(prefix, []byte(id)), len(prefix)-8, v)
 }
 
 // get decodes the record of id into v. instID "" finds any institution's record; otherwise

@@ -18,10 +18,10 @@ import (
 
 // Users, members, orders, transactions and deliveries — the records read on every detail,
 // list page and attempt, and the bulk of a large set — are stored in a compact binary form;
-// the other records stay JSON. A binary record starts with
-// its format version (recordV1), which no JSON record does ('{'), so a store written before
-// the binary form opened (and keeps working: each record is rewritten in the new form the next
-// time it changes) — decodeRecord reads both.
+// the other records stay JSON. A binary record starts with its format version (recordV1),
+// which no JSON record does ('{'), so a store written before the binary form opened (and keeps
+// working: each record is rewritten in the new form the next time it changes) — decodeRecord
+// reads both.
 //
 // The form of version 1, field by field in the struct's order: strings and byte strings as a
 // uvarint length then the bytes; integers as varints; booleans as one byte; a time as varint
@@ -293,8 +293,8 @@ type decoder struct {
 }
 
 // share makes the record's strings slices of one copy of it. Used for the small records read
-// by the page (users, members, orders); a string then keeps the whole record alive, so not
-// for deliveries, whose body is copied on its own.
+// by the page (users, members, orders, transactions); a string then keeps the whole record
+// alive, so not for deliveries, whose body is copied on its own.
 func (d *decoder) share() { d.shared = string(d.b) }
 
 var errShort = errors.New("binary record: truncated")

@@ -321,11 +321,17 @@ func (w *writeTx) spoolPut(bucket, key []byte, plen int, value []byte) error {
 
 // putRecord writes v in its stored form (codec.go).
 func (w *writeTx) putRecord(bucket, key []byte, v any) error {
+	return w.putRecordSplit(bucket, key, 0, v)
+}
+
+// putRecordSplit is putRecord for a key whose first plen bytes a build's spool sorts by
+// (putSplit).
+func (w *writeTx) putRecordSplit(bucket, key []byte, plen int, v any) error {
 	raw, err := encodeRecord(v)
 	if err != nil {
 		return fmt.Errorf("encode %s/%q: %w", bucket, key, err)
 	}
-	return w.put(bucket, key, raw)
+	return w.putSplit(bucket, key, plen, raw)
 }
 
 // flushBulk writes the deferred puts, each bucket's in key order.

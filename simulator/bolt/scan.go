@@ -145,8 +145,8 @@ const recordSteps = 4
 
 // stepTo moves c, which stands at key at (nil: nowhere yet), to key and returns the entry
 // there, or where a seek for key lands when key is missing. Records clustered in the order a
-// page lists them (order_records) are reached by stepping to the next entry, or over a few,
-// instead of a descent from the root per record.
+// page lists them (user_records, order_records: clustered.go) are reached by stepping to the
+// next entry, or over a few, instead of a descent from the root per record.
 func stepTo(c *bbolt.Cursor, at, key []byte) ([]byte, []byte) {
 	if dir := bytes.Compare(key, at); at != nil && dir != 0 {
 		step := c.Next
