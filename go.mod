@@ -1,4 +1,4 @@
-module partnersim
+module github.com/partnersim/partnersim
 
 go 1.26.0
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"partnersim/features"
-	"partnersim/internal/sandboxtest"
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/features"
+	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 // TestContract runs every feature against the simulator, self-hosted on a temp bbolt file with

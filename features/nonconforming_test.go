@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"partnersim/features"
+	"github.com/partnersim/partnersim/features"
 )
 
 // The suite is itself tested: each case serves a small implementation of the API that honours

@@ -1,14 +1,14 @@
-module partnersim/interop
+module github.com/partnersim/partnersim/interop
 
 go 1.26.0
 
-replace partnersim => ../
+replace github.com/partnersim/partnersim => ../
 
 require (
+	github.com/partnersim/partnersim v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	github.com/stripe/stripe-go/v85 v85.0.0
 	github.com/tidwall/gjson v1.20.0
-	partnersim v0.0.0-00010101000000-000000000000
 )
 
 require (

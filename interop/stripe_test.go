@@ -16,7 +16,7 @@ import (
 	"github.com/stripe/stripe-go/v85/webhook"
 	"github.com/tidwall/gjson"
 
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 type delivery struct {

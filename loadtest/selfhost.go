@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"partnersim/fixtures"
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 // HostConfig says how SelfHost starts its sandbox.

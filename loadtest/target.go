@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"time"
 
-	"partnersim/fixtures"
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // FromSet reads the users of the fixture set a target serves and chooses the key to load with:

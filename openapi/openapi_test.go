@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
-	"partnersim/openapi"
-	"partnersim/openapi/check"
+	"github.com/partnersim/partnersim/openapi"
+	"github.com/partnersim/partnersim/openapi/check"
 )
 
 type document struct {

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 // Config is what a Receiver is opened with. Secrets is required; everything else has a

@@ -15,8 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"partnersim/receiver"
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/receiver"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 const (

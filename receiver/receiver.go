@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 // Receiver is a webhook endpoint (ServeHTTP) with its store, its processing worker and its

@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/receiver"
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/receiver"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 func TestKYCEventAcknowledgedThenRefetchedAndProcessed(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 
-	"partnersim/fixtures"
-	"partnersim/simulator"
-	"partnersim/simulator/bolt"
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/bolt"
 )
 
 // Progress reports a long load: phase "read" counts the records checked and spooled (its total

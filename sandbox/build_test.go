@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/bbolt"
 
-	"partnersim/fixtures"
-	"partnersim/sandbox"
-	"partnersim/simulator"
-	"partnersim/simulator/bolt"
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/bolt"
 )
 
 // dump checks a store file with bbolt's own Tx.Check and reads every bucket: bucket → key →

@@ -12,10 +12,10 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"partnersim/fixtures"
-	"partnersim/simulator"
-	"partnersim/simulator/bolt"
-	"partnersim/simulator/httpapi"
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/bolt"
+	"github.com/partnersim/partnersim/simulator/httpapi"
 )
 
 // control implements httpapi.Control: the store's operations plus the process-wide ones (the

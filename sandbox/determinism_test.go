@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 // run plays a fixed script against a deterministic sandbox and returns what the receiver got.

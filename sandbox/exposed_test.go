@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 func TestIsLoopback(t *testing.T) {

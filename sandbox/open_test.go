@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/bbolt"
 
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 // newStore writes a loaded default store and returns its path and size.

@@ -16,13 +16,13 @@ import (
 	"sync"
 	"time"
 
-	"partnersim/fixtures"
-	"partnersim/simulator"
-	"partnersim/simulator/bolt"
-	"partnersim/simulator/httpapi"
-	"partnersim/simulator/httpapi/console"
-	"partnersim/simulator/netguard"
-	"partnersim/simulator/webhook"
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/bolt"
+	"github.com/partnersim/partnersim/simulator/httpapi"
+	"github.com/partnersim/partnersim/simulator/httpapi/console"
+	"github.com/partnersim/partnersim/simulator/netguard"
+	"github.com/partnersim/partnersim/simulator/webhook"
 )
 
 // Config says how to start a sandbox.

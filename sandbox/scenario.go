@@ -10,9 +10,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"partnersim/fixtures"
-	"partnersim/simulator"
-	"partnersim/simulator/httpapi"
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/httpapi"
 )
 
 // A scenario (fixtures/<set>/scenarios/*.json) is data played through the control plane's own

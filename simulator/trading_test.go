@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // The trading rules in the domain (decisions D7), table-tested without a store.

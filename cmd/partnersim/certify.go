@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"partnersim/receiver/certify"
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/receiver/certify"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 // newCertifyCmd is `partnersim certify`: it fires decisions D13's battery at a receiver (package

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"partnersim/features"
+	"github.com/partnersim/partnersim/features"
 )
 
 // kvFlag collects repeatable NAME=VALUE flags (also comma-separated, for the environment).

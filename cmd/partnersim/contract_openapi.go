@@ -9,9 +9,9 @@ import (
 	"os"
 	"strings"
 
-	"partnersim/features"
-	"partnersim/openapi"
-	"partnersim/openapi/check"
+	"github.com/partnersim/partnersim/features"
+	"github.com/partnersim/partnersim/openapi"
+	"github.com/partnersim/partnersim/openapi/check"
 )
 
 // withOpenAPI makes every exchange of a contract run checked against OpenAPI documents (issue

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/internal/sandboxtest"
-	"partnersim/openapi"
+	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/openapi"
 )
 
 // Against the sandbox, the contract run checks every exchange against the documents it serves

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tidwall/gjson"
 
-	"partnersim/fixtures"
+	"github.com/partnersim/partnersim/fixtures"
 )
 
 // controlClient speaks to a running sandbox's control plane.

@@ -23,7 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
-	"partnersim/receiver"
+	"github.com/partnersim/partnersim/receiver"
 )
 
 // buildBinary compiles partnersim once per test binary run.
@@ -32,7 +32,7 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "partnersim")
+	bin := filepath.Join(dir, "github.com/partnersim/partnersim")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)

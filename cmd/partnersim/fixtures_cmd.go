@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"partnersim/fixtures"
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 // newFixturesCmd is `partnersim fixtures check|generate|build …`.

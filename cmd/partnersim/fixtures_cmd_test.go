@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/fixtures"
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 // runFixturesArgs runs `partnersim fixtures args…` and returns its error, stdout and stderr.

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/loadtest"
+	"github.com/partnersim/partnersim/loadtest"
 )
 
 // runLoadArgs runs `partnersim load args…` and returns its error, stdout and stderr.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"partnersim/openapi"
+	"github.com/partnersim/partnersim/openapi"
 )
 
 // newOpenAPICmd is `partnersim openapi`: it prints the OpenAPI 3.1 document the sandbox serves

@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 
-	"partnersim/receiver"
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/receiver"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 // secretList is a repeatable, comma-separated flag of signing secrets (several during a

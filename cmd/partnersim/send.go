@@ -16,8 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"partnersim/receiver/certify"
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/receiver/certify"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 // sendConfig is everything `partnersim send` takes.

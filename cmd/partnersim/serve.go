@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 // serveConfig is everything `partnersim serve` takes.

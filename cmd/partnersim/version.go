@@ -37,7 +37,7 @@ func versionLine(info *debug.BuildInfo) string {
 	for _, s := range info.Settings {
 		settings[s.Key] = s.Value
 	}
-	parts := []string{"partnersim", version}
+	parts := []string{"github.com/partnersim/partnersim", version}
 	if rev := settings["vcs.revision"]; rev != "" {
 		commit := "commit " + rev
 		var notes []string

@@ -350,7 +350,7 @@ func (c coverage) has(file string, line, col int) bool {
 func suiteCoverage(tmp string) (coverage, error) {
 	var pkgs []string
 	for _, s := range scope {
-		pkgs = append(pkgs, "partnersim/"+s.Dir)
+		pkgs = append(pkgs, "github.com/partnersim/partnersim/"+s.Dir)
 	}
 	prof := filepath.Join(tmp, "suite.cover")
 	cmd := exec.Command("go", "test", "-count=1", "-run", "TestContract", "-coverpkg", strings.Join(pkgs, ","), "-coverprofile", prof, "./features")
@@ -364,7 +364,7 @@ func suiteCoverage(tmp string) (coverage, error) {
 	defer f.Close()
 	cov := coverage{}
 	sc := bufio.NewScanner(f)
-	re := regexp.MustCompile(`^partnersim/(.+):(\d+)\.(\d+),(\d+)\.(\d+) \d+ (\d+)$`)
+	re := regexp.MustCompile(`^github\.com/partnersim/partnersim/(.+):(\d+)\.(\d+),(\d+)\.(\d+) \d+ (\d+)$`)
 	for sc.Scan() {
 		m := re.FindStringSubmatch(sc.Text())
 		if m == nil || m[6] == "0" {

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/internal/apiclient"
-	"partnersim/internal/sandboxtest"
-	"partnersim/openapi"
+	"github.com/partnersim/partnersim/internal/apiclient"
+	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/openapi"
 )
 
 const keyAll = "sbx_harborAllScopes0000000000000000000000001"

@@ -22,7 +22,7 @@ type pkg struct {
 // packages lists every package of the module with its non-test imports.
 func packages(t *testing.T) map[string]pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json", "partnersim/...")
+	cmd := exec.Command("go", "list", "-json", "github.com/partnersim/partnersim/...")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -46,7 +46,7 @@ func packages(t *testing.T) map[string]pkg {
 
 // harness is the test harness: a package only tests import (checked below), so it may use
 // net/http/httptest.
-const harness = "partnersim/internal/sandboxtest"
+const harness = "github.com/partnersim/partnersim/internal/sandboxtest"
 
 const (
 	decimal = "github.com/shopspring/decimal"
@@ -64,28 +64,28 @@ type rule struct {
 // rules are the import rules the packages' doc.go files state, one entry per package. A
 // pattern ending in "/..." is that package and everything below it.
 var rules = map[string]rule{
-	"partnersim/simulator":                   {ours: []string{}, outside: []string{decimal}},
-	"partnersim/simulator/validate":          {ours: []string{}, outside: []string{decimal}},
-	"partnersim/simulator/netguard":          {ours: []string{}, outside: []string{}},
-	"partnersim/simulator/webhook/signature": {ours: []string{}, outside: []string{}},
-	"partnersim/simulator/bolt":              {ours: []string{"partnersim/simulator"}, outside: []string{decimal, bbolt}},
-	"partnersim/simulator/httpapi":           {never: []string{bbolt, "partnersim/simulator/bolt", "partnersim/simulator/webhook", "partnersim/sandbox", "partnersim/simulator/httpapi/console"}},
-	"partnersim/simulator/httpapi/console":   {never: []string{bbolt, "partnersim/simulator/bolt", "partnersim/simulator/webhook", "partnersim/sandbox", "partnersim/fixtures"}},
-	"partnersim/simulator/webhook":           {never: []string{bbolt, echo, "partnersim/simulator/bolt", "partnersim/simulator/httpapi/...", "partnersim/sandbox"}},
-	"partnersim/receiver":                    {ours: []string{"partnersim/simulator/webhook/signature"}, outside: []string{bbolt}},
-	"partnersim/receiver/certify":            {ours: []string{"partnersim/simulator/webhook/signature"}, outside: []string{}},
-	"partnersim/fixtures":                    {ours: []string{"partnersim/simulator"}, outside: []string{decimal}},
-	"partnersim/features":                    {never: []string{"partnersim/simulator/...", "partnersim/sandbox", "partnersim/fixtures", harness}},
-	"partnersim/loadtest":                    {never: []string{"partnersim/simulator/bolt", "partnersim/simulator/httpapi/...", "partnersim/simulator/webhook/..."}},
-	"partnersim/sandbox":                     {never: []string{"partnersim/cmd/...", "partnersim/features", "partnersim/receiver/...", "partnersim/loadtest", "partnersim/internal/..."}},
-	"partnersim/internal/sandboxtest":        {never: []string{"partnersim/cmd/...", "partnersim/features"}},
-	"partnersim/internal/layers":             {ours: []string{}, outside: []string{}},
-	"partnersim/features/mutants":            {ours: []string{}, outside: []string{}},
-	"partnersim/cmd/partnersim":              {never: []string{"partnersim/simulator/bolt", "partnersim/simulator/httpapi/...", harness}},
-	"partnersim/openapi":                     {ours: []string{}, outside: []string{"go.yaml.in/yaml/v3"}},
-	"partnersim/openapi/check":               {ours: []string{}, outside: []string{"github.com/getkin/kin-openapi/..."}},
-	"partnersim/internal/apiclient":          {ours: []string{}, outside: []string{"github.com/oapi-codegen/runtime"}},
-	"partnersim/internal/apiclient/gen":      {ours: []string{"partnersim/openapi"}, outside: []string{}},
+	"github.com/partnersim/partnersim/simulator":                   {ours: []string{}, outside: []string{decimal}},
+	"github.com/partnersim/partnersim/simulator/validate":          {ours: []string{}, outside: []string{decimal}},
+	"github.com/partnersim/partnersim/simulator/netguard":          {ours: []string{}, outside: []string{}},
+	"github.com/partnersim/partnersim/simulator/webhook/signature": {ours: []string{}, outside: []string{}},
+	"github.com/partnersim/partnersim/simulator/bolt":              {ours: []string{"github.com/partnersim/partnersim/simulator"}, outside: []string{decimal, bbolt}},
+	"github.com/partnersim/partnersim/simulator/httpapi":           {never: []string{bbolt, "github.com/partnersim/partnersim/simulator/bolt", "github.com/partnersim/partnersim/simulator/webhook", "github.com/partnersim/partnersim/sandbox", "github.com/partnersim/partnersim/simulator/httpapi/console"}},
+	"github.com/partnersim/partnersim/simulator/httpapi/console":   {never: []string{bbolt, "github.com/partnersim/partnersim/simulator/bolt", "github.com/partnersim/partnersim/simulator/webhook", "github.com/partnersim/partnersim/sandbox", "github.com/partnersim/partnersim/fixtures"}},
+	"github.com/partnersim/partnersim/simulator/webhook":           {never: []string{bbolt, echo, "github.com/partnersim/partnersim/simulator/bolt", "github.com/partnersim/partnersim/simulator/httpapi/...", "github.com/partnersim/partnersim/sandbox"}},
+	"github.com/partnersim/partnersim/receiver":                    {ours: []string{"github.com/partnersim/partnersim/simulator/webhook/signature"}, outside: []string{bbolt}},
+	"github.com/partnersim/partnersim/receiver/certify":            {ours: []string{"github.com/partnersim/partnersim/simulator/webhook/signature"}, outside: []string{}},
+	"github.com/partnersim/partnersim/fixtures":                    {ours: []string{"github.com/partnersim/partnersim/simulator"}, outside: []string{decimal}},
+	"github.com/partnersim/partnersim/features":                    {never: []string{"github.com/partnersim/partnersim/simulator/...", "github.com/partnersim/partnersim/sandbox", "github.com/partnersim/partnersim/fixtures", harness}},
+	"github.com/partnersim/partnersim/loadtest":                    {never: []string{"github.com/partnersim/partnersim/simulator/bolt", "github.com/partnersim/partnersim/simulator/httpapi/...", "github.com/partnersim/partnersim/simulator/webhook/..."}},
+	"github.com/partnersim/partnersim/sandbox":                     {never: []string{"github.com/partnersim/partnersim/cmd/...", "github.com/partnersim/partnersim/features", "github.com/partnersim/partnersim/receiver/...", "github.com/partnersim/partnersim/loadtest", "github.com/partnersim/partnersim/internal/..."}},
+	"github.com/partnersim/partnersim/internal/sandboxtest":        {never: []string{"github.com/partnersim/partnersim/cmd/...", "github.com/partnersim/partnersim/features"}},
+	"github.com/partnersim/partnersim/internal/layers":             {ours: []string{}, outside: []string{}},
+	"github.com/partnersim/partnersim/features/mutants":            {ours: []string{}, outside: []string{}},
+	"github.com/partnersim/partnersim/cmd/partnersim":              {never: []string{"github.com/partnersim/partnersim/simulator/bolt", "github.com/partnersim/partnersim/simulator/httpapi/...", harness}},
+	"github.com/partnersim/partnersim/openapi":                     {ours: []string{}, outside: []string{"go.yaml.in/yaml/v3"}},
+	"github.com/partnersim/partnersim/openapi/check":               {ours: []string{}, outside: []string{"github.com/getkin/kin-openapi/..."}},
+	"github.com/partnersim/partnersim/internal/apiclient":          {ours: []string{}, outside: []string{"github.com/oapi-codegen/runtime"}},
+	"github.com/partnersim/partnersim/internal/apiclient/gen":      {ours: []string{"github.com/partnersim/partnersim/openapi"}, outside: []string{}},
 }
 
 func matches(pattern, path string) bool {
@@ -101,7 +101,9 @@ func matchesAny(patterns []string, path string) bool {
 
 func stdlib(path string) bool { return !strings.Contains(strings.SplitN(path, "/", 2)[0], ".") }
 
-func ours(path string) bool { return path == "partnersim" || strings.HasPrefix(path, "partnersim/") }
+func ours(path string) bool {
+	return path == "github.com/partnersim/partnersim" || strings.HasPrefix(path, "github.com/partnersim/partnersim/")
+}
 
 func TestImportRules(t *testing.T) {
 	for path, p := range packages(t) {
@@ -115,7 +117,7 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("%s imports %s: its doc.go allows only %q of this module", path, imp, r.ours)
 			case stated && !ours(imp) && !stdlib(imp) && r.outside != nil && !matchesAny(r.outside, imp):
 				t.Errorf("%s imports %s: its doc.go allows only %q outside the standard library", path, imp, r.outside)
-			case matches(bbolt, imp) && path != "partnersim/simulator/bolt" && path != "partnersim/receiver":
+			case matches(bbolt, imp) && path != "github.com/partnersim/partnersim/simulator/bolt" && path != "github.com/partnersim/partnersim/receiver":
 				t.Errorf("%s imports bbolt: only the store (simulator/bolt) and the receiver's own file do", path)
 			case imp == "net/http/httptest" && path != harness:
 				t.Errorf("%s imports net/http/httptest outside its tests: it belongs in tests", path)

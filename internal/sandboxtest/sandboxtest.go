@@ -12,8 +12,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"partnersim/openapi/check"
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/openapi/check"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 // DefaultToken is the default fixtures' sandbox token.

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/openapi"
-	"partnersim/openapi/check"
+	"github.com/partnersim/partnersim/openapi"
+	"github.com/partnersim/partnersim/openapi/check"
 )
 
 // answer is what the fake implementation sends.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 // Margin is how far beyond the tolerance the stale and future cases put their t, so that a

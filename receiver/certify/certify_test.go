@@ -24,9 +24,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/receiver"
-	"partnersim/receiver/certify"
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/receiver"
+	"github.com/partnersim/partnersim/receiver/certify"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/receiver/certify"
+	"github.com/partnersim/partnersim/receiver/certify"
 )
 
 // TestREADMEListsEveryCase keeps receiver/README.md's table of cases equal to the battery.

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/simulator"
-	"partnersim/simulator/bolt"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/bolt"
 )
 
 // MustOpen opens a store on a temp file and closes it at the end of the test.

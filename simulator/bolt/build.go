@@ -15,7 +15,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // Builder writes a whole fixture set into an empty store the fast way (issue 15): every record

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/bbolt"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // A build past its memory budget writes in several sorted rounds (the later ones inserting

@@ -7,7 +7,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // Users and orders are stored clustered: a record's key is its institution, a time (a user's

@@ -13,7 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // Users, members, orders, transactions and deliveries — the records read on every detail,

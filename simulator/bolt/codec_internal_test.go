@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/bbolt"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // roundTrip checks that a record read back from its binary form is what a JSON round trip of

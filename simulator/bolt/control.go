@@ -7,7 +7,7 @@ import (
 	"github.com/shopspring/decimal"
 	"go.etcd.io/bbolt"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // Defaults are what a new institution starts from, and the process-wide model portfolios

@@ -19,11 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
-	"partnersim/simulator"
-	"partnersim/simulator/bolt"
-	"partnersim/simulator/netguard"
-	"partnersim/simulator/webhook"
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/bolt"
+	"github.com/partnersim/partnersim/simulator/netguard"
+	"github.com/partnersim/partnersim/simulator/webhook"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 // sink is a loopback receiver that counts deliveries and notes when each event arrived.

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/bbolt"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // logEnv is a store on a frozen clock with one institution subscribed to kyc events.

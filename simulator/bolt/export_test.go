@@ -3,7 +3,7 @@ package bolt
 import (
 	"context"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // EmitAll writes events and their deliveries in one transaction (benchmarks fill the outbox

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // Buckets, created at open. Keys are composite byte strings; integers and times are big-endian

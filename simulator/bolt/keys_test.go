@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // validRange is every instant the validator accepts (Python's datetime: years 1 to 9999).

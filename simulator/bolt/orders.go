@@ -6,7 +6,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // orderSummary is the value of every order index entry.

@@ -10,7 +10,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // prefixEnd returns the smallest key greater than every key with the prefix, or nil when none

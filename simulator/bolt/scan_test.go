@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // goneAfter is a request context whose client goes away while the store is working: Err is nil

@@ -7,7 +7,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // Loader writes a fixture set. At start-up (exclusive) it writes batches of write transactions

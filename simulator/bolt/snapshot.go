@@ -10,7 +10,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // SaveSnapshot writes a consistent copy of the whole store to path (a read transaction's view;

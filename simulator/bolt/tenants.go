@@ -8,7 +8,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // Authenticate returns the live key whose plaintext hashes to a stored key; an unknown or

@@ -8,7 +8,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // userSummary is the value of every user index entry: enough to apply any list filter without

@@ -9,7 +9,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // CreateSubscription subscribes url to an event type at an API version. The institution's

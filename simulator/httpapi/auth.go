@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 const ctxKey = "partnersim.key"

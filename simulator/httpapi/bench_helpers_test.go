@@ -1,6 +1,6 @@
 package httpapi_test
 
-import "partnersim/simulator"
+import "github.com/partnersim/partnersim/simulator"
 
 func userByUAID(uaid string) simulator.UserFilter {
 	return simulator.UserFilter{UserAccountID: &uaid, Limit: 1, SortKey: simulator.SortCreatedAt}

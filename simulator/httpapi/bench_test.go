@@ -14,8 +14,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"partnersim/fixtures"
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 // benchSandbox is one sandbox over a generated set of PARTNERSIM_BENCH_USERS users (default

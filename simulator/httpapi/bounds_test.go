@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/internal/sandboxtest"
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 // D17: a body of many wrong items answers a 422 of at most 1,000 items in the usual shape, so

@@ -5,8 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"partnersim/simulator"
-	"partnersim/simulator/validate"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 type attemptJSON struct {

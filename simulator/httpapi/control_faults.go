@@ -6,7 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/shopspring/decimal"
 
-	"partnersim/simulator/validate"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // handleFaults serves GET /_sandbox/faults (the rules in force) and PUT /_sandbox/faults (replace them).

@@ -7,8 +7,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/shopspring/decimal"
 
-	"partnersim/simulator"
-	"partnersim/simulator/validate"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // handleKYC serves POST /_sandbox/users/:platform_id/kyc.

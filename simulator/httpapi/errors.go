@@ -9,8 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"partnersim/simulator"
-	"partnersim/simulator/validate"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // statusOf maps application error codes to HTTP statuses.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"partnersim/simulator/httpapi"
-	"partnersim/simulator/netguard"
+	"github.com/partnersim/partnersim/simulator/httpapi"
+	"github.com/partnersim/partnersim/simulator/netguard"
 )
 
 // The fuzz targets send arbitrary query strings, path ids and JSON bodies to the real handler

@@ -3,8 +3,8 @@ package httpapi_test
 import (
 	"testing"
 
-	"partnersim/internal/sandboxtest"
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 // Default fixture keys and ids (fixtures/default).

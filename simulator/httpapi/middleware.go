@@ -13,7 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // journal keeps the last API requests for GET /_sandbox/requests (decisions D9).

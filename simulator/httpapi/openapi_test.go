@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/internal/sandboxtest"
-	"partnersim/openapi"
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/openapi"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 // documentedRoutes returns "METHOD /path" for every operation of a served document, with

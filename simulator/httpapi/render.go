@@ -14,8 +14,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"partnersim/simulator"
-	"partnersim/simulator/validate"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // The response shapes of spec §2, fields in the spec's order.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // addRoutes registers every route. Paths are exactly the spec's, trailing slashes included.

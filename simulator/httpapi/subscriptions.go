@@ -7,9 +7,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"partnersim/simulator"
-	"partnersim/simulator/netguard"
-	"partnersim/simulator/validate"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/netguard"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // Webhooks is what the subscription endpoints need from storage.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"partnersim/simulator"
-	"partnersim/simulator/validate"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // TransactionReader reads one of an institution's transactions with its orders (storage).

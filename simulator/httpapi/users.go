@@ -7,8 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"partnersim/simulator"
-	"partnersim/simulator/validate"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // UserReader reads an institution's users (storage).

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"partnersim/simulator/netguard"
+	"github.com/partnersim/partnersim/simulator/netguard"
 )
 
 func TestIsPublic(t *testing.T) {

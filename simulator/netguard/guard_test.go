@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/simulator/netguard"
+	"github.com/partnersim/partnersim/simulator/netguard"
 )
 
 // fakeResolver answers from a table; any other name is NXDOMAIN. It counts queries so tests

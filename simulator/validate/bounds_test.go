@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"partnersim/simulator/validate"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // A query string's decoding must cost time linear in its length (D17): a 300 KB value once

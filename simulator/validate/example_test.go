@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"partnersim/simulator/validate"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // A handler reads path, query and body through one collector, then maps

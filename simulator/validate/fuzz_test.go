@@ -8,7 +8,7 @@ import (
 	"io"
 	"testing"
 
-	"partnersim/simulator/validate"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // checkShape asserts that err is nil, ErrBodyParse, or Errors rendering as

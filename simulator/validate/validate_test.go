@@ -11,7 +11,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"partnersim/simulator/validate"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // body renders c.Err() the way the HTTP layer sends it: the 422 JSON, or

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"partnersim/simulator"
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 // Store is what the dispatcher needs from the outbox.

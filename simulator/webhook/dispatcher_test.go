@@ -16,12 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
-	"partnersim/internal/sandboxtest"
-	"partnersim/simulator"
-	"partnersim/simulator/bolt"
-	"partnersim/simulator/netguard"
-	"partnersim/simulator/webhook"
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/bolt"
+	"github.com/partnersim/partnersim/simulator/netguard"
+	"github.com/partnersim/partnersim/simulator/webhook"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 // captured is one request a target received.

@@ -12,8 +12,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/internal/sandboxtest"
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // Issue 11 item 7: one institution's hanging callbacks must not stall another's deliveries.

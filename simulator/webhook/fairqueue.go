@@ -3,7 +3,7 @@ package webhook
 import (
 	"sync"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // fairQueue hands due deliveries to the workers fairly between institutions: one FIFO per

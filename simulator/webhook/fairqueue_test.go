@@ -3,7 +3,7 @@ package webhook
 import (
 	"testing"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // The queue serves institutions round-robin and never lets one hold more than its share.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"partnersim/openapi"
+	"github.com/partnersim/partnersim/openapi"
 )
 
 func main() {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"partnersim/simulator"
-	"partnersim/simulator/httpapi"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/httpapi"
 )
 
 // Form fields are bounded here (decisions D17): a field out of bounds is refused with a message

@@ -20,8 +20,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"partnersim/internal/sandboxtest"
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 // The browser tests drive the console in a real headless Chromium (Debian's chromium package,

@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"partnersim/simulator"
-	"partnersim/simulator/httpapi"
-	"partnersim/simulator/validate"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/httpapi"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // Prefix is where the console is mounted.

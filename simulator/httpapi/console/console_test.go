@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"partnersim/internal/sandboxtest"
-	"partnersim/sandbox"
+	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/sandbox"
 )
 
 func assert(tb testing.TB, ok bool, format string, args ...any) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // funcs are the templates' helpers.

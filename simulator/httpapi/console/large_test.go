@@ -12,11 +12,11 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"partnersim/fixtures"
-	"partnersim/internal/sandboxtest"
-	"partnersim/sandbox"
-	"partnersim/simulator"
-	"partnersim/simulator/bolt"
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/bolt"
 )
 
 // largeUsers is the institution size the users page must stay responsive at (issue 13).

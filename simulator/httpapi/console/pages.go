@@ -12,9 +12,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"partnersim/simulator"
-	"partnersim/simulator/httpapi"
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/httpapi"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 // routes lists every page and action of the console.

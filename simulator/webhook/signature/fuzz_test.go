@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 // FuzzVerify checks that no header panics the parser, that a header Sign made always verifies,

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"partnersim/simulator/webhook/signature"
+	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
 // reference computes the digest the way the spec words it, independently of the package.
