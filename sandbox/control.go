@@ -32,10 +32,6 @@ type control struct {
 
 var _ httpapi.Control = (*control)(nil)
 
-func (c *control) Deliveries(ctx context.Context, subscriptionID, eventID string, limit int) ([]*simulator.Delivery, error) {
-	return c.DB.Deliveries(ctx, bolt.DeliveryFilter{SubscriptionID: subscriptionID, EventID: eventID, Limit: limit})
-}
-
 // AdvanceClock moves the virtual clock and wakes everything scheduled on it.
 func (c *control) AdvanceClock(_ context.Context, d time.Duration) time.Time {
 	now := c.sb.Clock.Advance(d)
@@ -114,14 +110,4 @@ func (c *control) DNS(_ context.Context) map[string][]string {
 		out = map[string][]string{}
 	}
 	return out
-}
-
-// PendingDeliveries lists up to limit deliveries waiting for an attempt, soonest first (the
-// outbox's own order).
-func (c *control) PendingDeliveries(ctx context.Context, limit int) ([]*simulator.Delivery, error) {
-	out, err := c.DB.DueDeliveries(ctx, simulator.LastStorableTime, limit, nil)
-	if out == nil {
-		out = []*simulator.Delivery{}
-	}
-	return out, err
 }

@@ -303,6 +303,10 @@ type Delivery struct {
 	Attempts       []Attempt       `json:"attempts"`
 	Error          string          `json:"error,omitempty"`
 	CreatedAt      time.Time       `json:"created_at"`
+	// EventType and PlatformID say what the event is and whom it is about; the store fills
+	// them from its delivery index on the control plane's reads (not kept in the record).
+	EventType  EventType `json:"-"`
+	PlatformID string    `json:"-"`
 }
 
 // Attempt is one HTTP attempt of a delivery. StatusCode is 0 when the callback never answered.

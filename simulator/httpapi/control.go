@@ -41,7 +41,8 @@ type Trading interface {
 
 // Deliveries lists webhook deliveries with their attempts and redelivers events.
 type Deliveries interface {
-	Deliveries(ctx context.Context, subscriptionID, eventID string, limit int) ([]*simulator.Delivery, error)
+	// Deliveries lists one page of the delivery log, newest first.
+	Deliveries(ctx context.Context, f simulator.DeliveryFilter) (*simulator.DeliveryPage, error)
 	Redeliver(ctx context.Context, eventID string) ([]*simulator.Delivery, error)
 	// PendingDeliveries lists up to limit deliveries waiting for an attempt, soonest first.
 	PendingDeliveries(ctx context.Context, limit int) ([]*simulator.Delivery, error)

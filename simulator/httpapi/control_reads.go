@@ -25,6 +25,8 @@ const (
 	MaxRateLimit = 1000000
 	// MaxPendingListed bounds GET /_sandbox/clock's list of due deliveries.
 	MaxPendingListed = 100
+	// MaxDeliveryPage bounds a page of the delivery log (GET /_sandbox/deliveries).
+	MaxDeliveryPage = 1000
 )
 
 // JournalEntry is one request of the journal (GET /_sandbox/requests).

@@ -422,13 +422,13 @@ func (c *Console) deliveries(w http.ResponseWriter, r *http.Request, sess *sessi
 		c.fail(w, r, sess, invalid("an event or subscription id has at most 200 characters"))
 		return
 	}
-	ds, err := c.cfg.Control.Deliveries(r.Context(), subID, eventID, limit)
+	page, err := c.cfg.Control.Deliveries(r.Context(), simulator.DeliveryFilter{SubscriptionID: subID, EventID: eventID, Limit: limit})
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
 	}
-	views := make([]deliveryView, len(ds))
-	for i, d := range ds {
+	views := make([]deliveryView, len(page.Deliveries))
+	for i, d := range page.Deliveries {
 		views[i] = viewDelivery(d)
 	}
 	live := url.Values{}
