@@ -63,6 +63,8 @@ type SandboxOps interface {
 type Scenarios interface {
 	RunScenario(ctx context.Context, name, instID string) (*ScenarioRun, error)
 	ScenarioRun(ctx context.Context, id string) (*ScenarioRun, error)
+	// ScenarioRuns lists up to limit runs in the given status ("" for any), by run id.
+	ScenarioRuns(ctx context.Context, status string, limit int) ([]*ScenarioRun, error)
 	Scenarios(ctx context.Context) ([]ScenarioInfo, error)
 }
 

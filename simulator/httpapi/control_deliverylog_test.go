@@ -130,3 +130,23 @@ func countAtOrAfter(ts []gjson.Result, t string) int {
 	}
 	return n
 }
+
+// GET /_sandbox/scenarios/runs lists the runs by status: a run with steps waiting on the
+// virtual clock is running until the clock reaches them.
+func TestScenarioRunsList(t *testing.T) {
+	a := MustServe(t)
+	run := a.MustControl(t, "POST", "/_sandbox/scenarios/onboarding-approved/run", "").JSON("run_id").String()
+	running := gjson.Parse(a.MustControl(t, "GET", "/_sandbox/scenarios/runs?status=running", "").Body)
+	assert.Contains(t, running.Get("runs.#.run_id").Value(), run)
+	a.MustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":86400}`)
+	deadline := time.Now().Add(5 * time.Second)
+	for a.MustControl(t, "GET", "/_sandbox/scenarios/runs/"+run, "").JSON("status").String() == "running" {
+		require.True(t, time.Now().Before(deadline), "the run never ended")
+		time.Sleep(10 * time.Millisecond)
+	}
+	running = gjson.Parse(a.MustControl(t, "GET", "/_sandbox/scenarios/runs?status=running", "").Body)
+	assert.NotContains(t, running.Get("runs.#.run_id").Value(), run)
+	done := gjson.Parse(a.MustControl(t, "GET", "/_sandbox/scenarios/runs?status=completed&limit=1000", "").Body)
+	assert.Contains(t, done.Get("runs.#.run_id").Value(), run)
+	assert.Equal(t, 422, a.Control(t, "GET", "/_sandbox/scenarios/runs?status=lost", "").Status)
+}
