@@ -435,9 +435,6 @@ func (o *Object) OptInt(name string, bounds ...Bound) (int, bool) {
 // Bool validates a required bool field.
 func (o *Object) Bool(name string) bool { return o.Field(name).Bool() }
 
-// OptBool validates an optional `bool | None = None` field.
-func (o *Object) OptBool(name string) (bool, bool) { return o.Field(name).OptBool() }
-
 // Decimal validates a required Decimal field.
 func (o *Object) Decimal(name string, bounds ...Bound) decimal.Decimal {
 	return o.Field(name).Decimal(bounds...)
