@@ -103,7 +103,8 @@ type APIKey struct {
 	ID            string     `json:"key_id"`
 	InstitutionID string     `json:"institution_id"`
 	Hash          string     `json:"hash"`
-	Prefix        string     `json:"prefix"` // the first characters, for display only
+	Prefix        string     `json:"prefix"`          // the first characters, for display only
+	Last4         string     `json:"last4,omitempty"` // the last characters, for display only
 	Scopes        []Scope    `json:"scopes"`
 	Description   string     `json:"description,omitempty"`
 	CreatedAt     time.Time  `json:"created_at"`

@@ -29,7 +29,7 @@ func (s *DB) CreateInstitution(ctx context.Context, name string, v simulator.Ven
 // IssueKey issues a key for an institution; the plaintext is returned once and never stored.
 func (s *DB) IssueKey(ctx context.Context, instID string, scopes []simulator.Scope) (*simulator.APIKey, string, error) {
 	plain := s.IDs.NewKey("sbx")
-	k := &simulator.APIKey{ID: s.IDs.New("key"), InstitutionID: instID, Hash: simulator.HashKey(plain), Prefix: simulator.KeyPrefix(plain),
+	k := &simulator.APIKey{ID: s.IDs.New("key"), InstitutionID: instID, Hash: simulator.HashKey(plain), Prefix: simulator.KeyPrefix(plain), Last4: simulator.KeyLast4(plain),
 		Scopes: scopes, CreatedAt: s.Clock.Now()}
 	err := s.update(ctx, func(w *writeTx) error {
 		if _, err := getInstitution(w.Tx, instID); err != nil {

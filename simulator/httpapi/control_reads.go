@@ -257,6 +257,7 @@ func handleInstitutionKeys(list func(ctx context.Context, instID string) ([]*sim
 	type keyJSON struct {
 		KeyID       string            `json:"key_id"`
 		Prefix      string            `json:"prefix"`
+		Last4       string            `json:"last4,omitempty"`
 		Scopes      []simulator.Scope `json:"scopes"`
 		Description string            `json:"description,omitempty"`
 		CreatedAt   string            `json:"created_at"`
@@ -272,7 +273,7 @@ func handleInstitutionKeys(list func(ctx context.Context, instID string) ([]*sim
 		}
 		out := response{Keys: make([]keyJSON, 0, len(keys))}
 		for _, k := range keys {
-			kj := keyJSON{KeyID: k.ID, Prefix: k.Prefix, Scopes: k.Scopes, Description: k.Description, CreatedAt: simulator.FormatTime(k.CreatedAt)}
+			kj := keyJSON{KeyID: k.ID, Prefix: k.Prefix, Last4: k.Last4, Scopes: k.Scopes, Description: k.Description, CreatedAt: simulator.FormatTime(k.CreatedAt)}
 			if k.RevokedAt != nil {
 				t := simulator.FormatTime(*k.RevokedAt)
 				kj.RevokedAt = &t

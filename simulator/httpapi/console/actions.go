@@ -414,7 +414,7 @@ func (c *Console) advance(r *http.Request) (string, *flash, error) {
 		return "", nil, err
 	}
 	return "", ok("Advanced the virtual clock by %s: it is now %s. Retries and scenario steps due by then run now.",
-		time.Duration(secs)*time.Second, simulator.FormatTime(now)), nil
+		time.Duration(secs)*time.Second, timestamp(now)), nil
 }
 
 func (c *Console) runScenario(r *http.Request) (string, *flash, error) {
