@@ -58,6 +58,11 @@ type Config struct {
 	MaxBodyBytes int64
 	// SandboxToken is the control plane's x-sandbox-token.
 	SandboxToken string
+	// LoopbackOnly answers only requests whose Host is a loopback name or address, or one of
+	// AllowedHosts; others get 421 before routing (decisions D18). Without it, any Host is
+	// answered unless AllowedHosts is given (then loopback Hosts and those).
+	LoopbackOnly bool
+	AllowedHosts []string
 	// RateLimit, when positive, limits each key to that many requests a second (burst
 	// RateBurst), answering 429 with Retry-After (decisions D12).
 	RateLimit float64
@@ -98,7 +103,7 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 		reader: newBodyReader(cfg.MaxBodyBytes)}
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
 	e.HTTPErrorHandler = s.errorHandler
-	e.Pre(requestID, boundHead, noOptions, decodedPath)
+	e.Pre(requestID, checkHost(newHostPolicy(cfg.LoopbackOnly, cfg.AllowedHosts)), boundHead, noOptions, decodedPath)
 	s.addRoutes()
 	return s
 }
