@@ -37,7 +37,7 @@ type Plan struct {
 type Target struct {
 	BaseURL string `json:"base_url"`
 	APIKey  string `json:"-"`
-	// Name labels the target's rows ("github.com/partnersim/partnersim" when self-hosted).
+	// Name labels the target's rows ("partnersim" when self-hosted).
 	Name string `json:"name"`
 	// Description says what it serves, for the report (fixtures, users, orders).
 	Description string `json:"description"`

@@ -14,7 +14,7 @@ func noEnv(string) string { return "" }
 
 // cli is the command line `partnersim command args…` as run takes it.
 func cli(command string, args ...string) []string {
-	return append([]string{"github.com/partnersim/partnersim", command}, args...)
+	return append([]string{"partnersim", command}, args...)
 }
 
 // healthServer answers GET /v1/health with the given status and everything else 404.

@@ -243,7 +243,7 @@ func loadTarget(ctx context.Context, cfg loadConfig, stderr io.Writer) (*loadtes
 		cleanup()
 		return nil, nil, err
 	}
-	t.Name, t.Description = "github.com/partnersim/partnersim", fmt.Sprintf("(%s; store opened in %s)", desc, h.LoadTime.Round(time.Millisecond))
+	t.Name, t.Description = "partnersim", fmt.Sprintf("(%s; store opened in %s)", desc, h.LoadTime.Round(time.Millisecond))
 	return t, cleanup, nil
 }
 
