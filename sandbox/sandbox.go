@@ -241,7 +241,7 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 		LoopbackOnly: !cfg.Exposed, AllowedHosts: cfg.AllowedHosts, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst}, deps, cfg.Logger)
 	if !cfg.NoControl {
 		// The QA console (decisions D15) is part of the control plane: on and off with it.
-		con, err := console.New(console.Config{Token: sb.Token, Control: sb.control, Server: sb.Server, Log: cfg.Logger})
+		con, err := console.New(console.Config{Token: sb.Token, Control: sb.control, Server: sb.Server, Throttle: sb.Server.TokenThrottle(), Log: cfg.Logger})
 		if err != nil {
 			db.Close()
 			return nil, err

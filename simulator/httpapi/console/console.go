@@ -58,6 +58,9 @@ type Config struct {
 	Control httpapi.Control
 	// Server is the HTTP server the console is mounted on.
 	Server Server
+	// Throttle counts failed sign-ins with the control plane's failed token checks (decisions
+	// D18); nil throttles nothing.
+	Throttle *httpapi.TokenThrottle
 	// Log receives the console's internal errors; nil discards them.
 	Log *slog.Logger
 }
@@ -286,7 +289,16 @@ func (c *Console) signIn() {
 		}
 		next := safeBack(r.PostForm.Get("next"))
 		tok := r.PostForm.Get("token")
+		if wait := c.cfg.Throttle.RetryAfter(r.RemoteAddr); wait > 0 && tok != "" {
+			w.Header().Set("Retry-After", httpapi.RetryAfterSeconds(wait))
+			c.render(w, r, http.StatusTooManyRequests, "signin", nil, signinData{Next: next,
+				Error: "Too many wrong tokens from this address: wait " + httpapi.RetryAfterSeconds(wait) + " seconds, then sign in with the sandbox token."})
+			return
+		}
 		if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(c.cfg.Token)) != 1 {
+			if tok != "" {
+				c.cfg.Throttle.Fail(r.RemoteAddr)
+			}
 			c.render(w, r, http.StatusUnauthorized, "signin", nil, signinData{Next: next,
 				Error: "That is not this sandbox's token. Use the value given to serve --sandbox-token (with the default fixtures: the token in fixtures/default/sandbox.json, shown in the README)."})
 			return
