@@ -72,7 +72,7 @@ type Ratios struct {
 	P999 float64 `json:"p99_9"`
 }
 
-// Check is one of the targets of issue 7, judged on the report's figures.
+// Check is one of the targets of BENCHMARKS.md, judged on the report's figures.
 type Check struct {
 	Name  string  `json:"name"`
 	Want  string  `json:"want"`
