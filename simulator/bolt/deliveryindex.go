@@ -132,6 +132,10 @@ func (s *DB) Deliveries(ctx context.Context, f simulator.DeliveryFilter) (*simul
 				page.NextCursor = cursorAfter(last)
 				return nil
 			}
+			if v == nil { // a delivery an older binary wrote into an indexed store: not listed
+				last = slices.Clone(k)
+				continue
+			}
 			e, err := decodeIndexEntry(v)
 			if err != nil {
 				return err
