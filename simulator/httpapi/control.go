@@ -18,7 +18,7 @@ import (
 type Tenants interface {
 	CreateInstitution(ctx context.Context, name string, v simulator.Vendors) (*simulator.Institution, error)
 	Institutions(ctx context.Context) ([]*simulator.Institution, []int, error)
-	IssueKey(ctx context.Context, instID string, scopes []simulator.Scope) (*simulator.APIKey, string, error)
+	IssueKey(ctx context.Context, instID string, scopes []simulator.Scope, description string) (*simulator.APIKey, string, error)
 	// Keys lists an institution's keys: ids, prefixes and scopes, never a plaintext.
 	Keys(ctx context.Context, instID string) ([]*simulator.APIKey, error)
 	RevokeKey(ctx context.Context, keyID string) error

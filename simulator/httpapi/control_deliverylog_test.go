@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,4 +150,20 @@ func TestScenarioRunsList(t *testing.T) {
 	done := gjson.Parse(a.MustControl(t, "GET", "/_sandbox/scenarios/runs?status=completed&limit=1000", "").Body)
 	assert.Contains(t, done.Get("runs.#.run_id").Value(), run)
 	assert.Equal(t, 422, a.Control(t, "GET", "/_sandbox/scenarios/runs?status=lost", "").Status)
+}
+
+// An issued key keeps its description and its last four characters, which the keys read
+// shows (never the plaintext); a description beyond the bound is refused.
+func TestIssuedKeyDescriptionAndLastFour(t *testing.T) {
+	a := MustServe(t)
+	inst, _ := a.tenant(t, "", "")
+	r := a.MustControl(t, "POST", "/_sandbox/institutions/"+inst+"/keys", `{"scopes":["read:user"],"description":"nightly CI"}`)
+	plain := r.JSON("key").String()
+	keys := gjson.Parse(a.MustControl(t, "GET", "/_sandbox/institutions/"+inst+"/keys", "").Body)
+	k := keys.Get(`keys.#(key_id=="` + r.JSON("key_id").String() + `")`)
+	assert.Equal(t, "nightly CI", k.Get("description").String())
+	assert.Equal(t, plain[len(plain)-4:], k.Get("last4").String())
+	assert.NotContains(t, keys.Raw, plain)
+	long := strings.Repeat("x", 201)
+	assert.Equal(t, 422, a.Control(t, "POST", "/_sandbox/institutions/"+inst+"/keys", `{"scopes":["read:user"],"description":"`+long+`"}`).Status)
 }

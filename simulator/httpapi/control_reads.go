@@ -25,6 +25,8 @@ const (
 	MaxRateLimit = 1000000
 	// MaxPendingListed bounds GET /_sandbox/clock's list of due deliveries.
 	MaxPendingListed = 100
+	// MaxKeyDescription bounds an issued key's description, in characters.
+	MaxKeyDescription = 200
 	// MaxDeliveryPage bounds a page of the delivery log (GET /_sandbox/deliveries).
 	MaxDeliveryPage = 1000
 )

@@ -159,6 +159,11 @@ func TestBrowserInstitutionsKeysAndUserEvents(t *testing.T) {
 	assert(t, strings.Contains(strings.Join(keys, "\n"), "every scope: users, orders, sessions and webhooks | …0001"), "a key's description and last four: %v", keys)
 	assert(t, !strings.Contains(tb.text("#keys"), "sbx_harbo"), "no shared prefix: %q", tb.text("#keys"))
 	tb.shot("console-institution")
+	tb.do("issue a described key", chromedp.SetValue(chromedp.CSS("#key-desc"), "nightly CI"), loads(chromedp.Click(chromedp.CSS("#issue-key"))),
+		chromedp.WaitVisible(chromedp.CSS("#secret")))
+	plain := eval[string](tb, `document.getElementById('secret').value`)
+	keys = eval[[]string](tb, `Array.from(document.querySelectorAll('#keys tr.key')).map(r => r.querySelector('.kdesc').textContent + " | " + r.querySelector('.klast').textContent)`)
+	assert(t, len(plain) > 4 && strings.Contains(strings.Join(keys, "\n"), "nightly CI | …"+plain[len(plain)-4:]), "the new key by its description and last four: %v (key %s)", keys, plain)
 
 	tb.open("/_sandbox/ui/users/" + pid)
 	tb.waitFor("the user's events", `document.querySelectorAll('#user-events tr.event').length === 2`)
