@@ -360,3 +360,56 @@ func TestFilteredCountsFollowWrites(t *testing.T) {
 	}
 	require.Equal(t, 3, moved, "the world has users to move")
 }
+
+// Get User Detail's view is kept for the store's state: a user asked for again is answered
+// without a transaction (the same view), and any write after it — the user's KYC, the
+// institution's prices — is seen by the next read, also with concurrent readers filling the
+// cache while the writes commit.
+func TestUserDetailViewsFollowWrites(t *testing.T) {
+	db := MustOpen(t)
+	w := seedWorld(t, db, 20, 0, 8)
+	ctx := context.Background()
+	u := w.users[0]
+	detail := func() *simulator.UserView {
+		v, err := db.UserDetail(ctx, u.InstitutionID, u.PlatformID, simulator.IDPlatform)
+		require.NoError(t, err)
+		return v
+	}
+	detail()
+	kept := detail()
+	require.Same(t, kept, detail(), "asked for again in the same state: the kept view")
+
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { // concurrent readers keep filling the cache
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_, _ = db.UserDetail(ctx, u.InstitutionID, u.PlatformID, simulator.IDPlatform)
+			}
+		}
+	}()
+	moved := 0
+	for i := 1; i <= 100; i++ {
+		p := decimal.NewFromInt(int64(i))
+		_, err := db.SetPrices(ctx, u.InstitutionID, map[string]decimal.Decimal{"AAPL": p})
+		require.NoError(t, err)
+		v := detail()
+		require.True(t, v.Prices["AAPL"].Equal(p), "prices %s after write %d", v.Prices["AAPL"], i)
+		if len(u.Accounts) > 0 {
+			to := simulator.KYCApproved // then account_takeover and back: a cycle the state machine allows
+			if v.User.Accounts[0].KYCStatus == simulator.KYCApproved {
+				to = simulator.KYCAccountTakeover
+			}
+			if _, _, err := db.TransitionKYC(ctx, u.PlatformID, u.Accounts[0].Product, to); err == nil {
+				require.Equal(t, to, detail().User.Accounts[0].KYCStatus, "KYC after write %d", i)
+				moved++
+			}
+		}
+	}
+	close(stop)
+	<-done
+	require.Positive(t, moved, "some KYC moves were allowed")
+}
