@@ -283,24 +283,30 @@ func TestRevokeSessionsAndResolution(t *testing.T) {
 
 // TestInstitutionCacheSeesPriceChanges: the read path caches institutions; every write to one
 // (prices here) must be visible to the next read, including under concurrent readers.
+// readWhile runs read over and over on a goroutine of its own (concurrent readers filling the
+// caches) until the returned stop is called, which waits for it.
+func readWhile(read func()) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+				read()
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
 func TestInstitutionCacheSeesPriceChanges(t *testing.T) {
 	db := MustOpen(t)
 	ctx := context.Background()
 	in, err := db.CreateInstitution(ctx, "C", simulator.Vendors{})
 	require.NoError(t, err)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { // concurrent readers keep filling the cache
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				_, _ = db.ListUsers(ctx, in.ID, simulator.UserFilter{Limit: 1})
-			}
-		}
-	}()
+	stop := readWhile(func() { _, _ = db.ListUsers(ctx, in.ID, simulator.UserFilter{Limit: 1}) })
 	for i := 1; i <= 200; i++ {
 		p := decimal.NewFromInt(int64(i))
 		_, err := db.SetPrices(ctx, in.ID, map[string]decimal.Decimal{"AAPL": p})
@@ -309,8 +315,7 @@ func TestInstitutionCacheSeesPriceChanges(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, page.Prices["AAPL"].Equal(p), "read %d after write %d", page.Prices["AAPL"].IntPart(), i)
 	}
-	close(stop)
-	<-done
+	stop()
 }
 
 // A filter no index covers is counted by walking, and the count is remembered for the store's
@@ -379,18 +384,7 @@ func TestUserDetailViewsFollowWrites(t *testing.T) {
 	kept := detail()
 	require.Same(t, kept, detail(), "asked for again in the same state: the kept view")
 
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() { // concurrent readers keep filling the cache
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				_, _ = db.UserDetail(ctx, u.InstitutionID, u.PlatformID, simulator.IDPlatform)
-			}
-		}
-	}()
+	stop := readWhile(func() { _, _ = db.UserDetail(ctx, u.InstitutionID, u.PlatformID, simulator.IDPlatform) })
 	moved := 0
 	for i := 1; i <= 100; i++ {
 		p := decimal.NewFromInt(int64(i))
@@ -409,7 +403,6 @@ func TestUserDetailViewsFollowWrites(t *testing.T) {
 			}
 		}
 	}
-	close(stop)
-	<-done
+	stop()
 	require.Positive(t, moved, "some KYC moves were allowed")
 }
