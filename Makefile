@@ -16,9 +16,11 @@ test: lint
 	$(GO) test -race -count=1 ./...
 	@if [ -d interop ]; then cd interop && $(GO) test -race -count=1 ./...; fi
 
-## lint: go vet and a gofmt check
+## lint: go vet, a gofmt check and staticcheck (pinned; fetched through the module proxy)
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 

@@ -64,9 +64,11 @@ type Options struct {
 	Name string
 	// Paths are feature files to run (names inside Features()); empty means all.
 	Paths []string
-	// Format is pretty (default), progress, junit, cucumber or events.
+	// Format is one of Formats: pretty (default) and progress print each scenario as it ends,
+	// whole; junit and cucumber are written when the run ends. Report.Write renders any of them
+	// again from the returned Report.
 	Format string
-	// Output receives the formatter's report (default io.Discard).
+	// Output receives the report (default io.Discard).
 	Output io.Writer
 	// Concurrency is how many scenarios run at once (default 8).
 	Concurrency int
@@ -79,92 +81,6 @@ type Options struct {
 	StopOnFailure bool
 	// HTTPClient makes the API and control-plane calls (default: 15s timeout, no redirects).
 	HTTPClient *http.Client
-}
-
-// Status is a scenario's outcome.
-type Status string
-
-// Scenario outcomes.
-const (
-	Passed  Status = "passed"
-	Failed  Status = "failed"
-	Skipped Status = "skipped"
-)
-
-// ScenarioResult is one scenario's outcome.
-type ScenarioResult struct {
-	Feature string
-	Name    string
-	Tags    []string
-	Status  Status
-	// Err is the first failure (or the skip reason).
-	Err string
-	// Duration is how long the scenario ran.
-	Duration time.Duration
-}
-
-// Report is a whole run's outcome.
-type Report struct {
-	mu        sync.Mutex
-	Scenarios []ScenarioResult
-	// ExitCode is godog's: 0 all passed, 1 a scenario failed, 2 bad options.
-	ExitCode int
-	Duration time.Duration
-}
-
-func (r *Report) add(s ScenarioResult) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.Scenarios = append(r.Scenarios, s)
-}
-
-// Failed lists the failed scenarios.
-func (r *Report) Failed() []ScenarioResult { return r.with(Failed) }
-
-// Passed lists the passed scenarios.
-func (r *Report) Passed() []ScenarioResult { return r.with(Passed) }
-
-// Skipped lists the skipped scenarios.
-func (r *Report) Skipped() []ScenarioResult { return r.with(Skipped) }
-
-func (r *Report) with(s Status) []ScenarioResult {
-	var out []ScenarioResult
-	for _, sc := range r.Scenarios {
-		if sc.Status == s {
-			out = append(out, sc)
-		}
-	}
-	return out
-}
-
-// Result returns the outcome of the scenario named name. An outline runs once per example
-// under one name: it failed if any example failed, passed if none failed and one passed.
-func (r *Report) Result(name string) (ScenarioResult, bool) {
-	var out ScenarioResult
-	found := false
-	rank := map[Status]int{Skipped: 0, Passed: 1, Failed: 2}
-	for _, sc := range r.Scenarios {
-		if sc.Name == name && (!found || rank[sc.Status] > rank[out.Status]) {
-			out, found = sc, true
-		}
-	}
-	return out, found
-}
-
-// Slowest returns the n scenarios that took longest, slowest first.
-func (r *Report) Slowest(n int) []ScenarioResult {
-	out := slices.Clone(r.Scenarios)
-	slices.SortFunc(out, func(a, b ScenarioResult) int { return int(b.Duration - a.Duration) })
-	return out[:min(n, len(out))]
-}
-
-// OK reports whether the run passed: no failed scenario and godog's exit code 0.
-func (r *Report) OK() bool { return r.ExitCode == 0 && len(r.Failed()) == 0 }
-
-// Summary is one line: counts of passed, failed and skipped scenarios.
-func (r *Report) Summary() string {
-	return fmt.Sprintf("%d scenarios: %d passed, %d failed, %d skipped (%s)", len(r.Scenarios), len(r.Passed()), len(r.Failed()),
-		len(r.Skipped()), r.Duration.Round(time.Millisecond))
 }
 
 // Run runs the features against opts.BaseURL and reports every scenario. The error is for
@@ -180,20 +96,27 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer rn.close()
-	rep := &Report{}
-	start := time.Now()
+	rep := &Report{Start: time.Now()}
+	var live *liveWriter
+	var onScenario func(ScenarioResult)
+	if o.Format == "pretty" || o.Format == "progress" {
+		live = &liveWriter{w: o.Output, format: o.Format}
+		onScenario = live.scenario
+	}
+	rec, suiteName := newRecorder(rep, onScenario)
+	defer rec.release(suiteName)
 	paths := o.Paths
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
 	suite := godog.TestSuite{
-		Name: "partner-api",
+		Name: suiteName,
 		ScenarioInitializer: func(sc *godog.ScenarioContext) {
-			newWorld(rn, rep).register(sc)
+			newWorld(rn, rec).register(sc)
 		},
 		Options: &godog.Options{
-			Format:         o.Format,
-			Output:         o.Output,
+			Format:         recorderFormat,
+			Output:         io.Discard,
 			NoColors:       true,
 			Strict:         true,
 			StopOnFailure:  o.StopOnFailure,
@@ -206,9 +129,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		},
 	}
 	rep.ExitCode = suite.Run()
-	rep.Duration = time.Since(start)
+	rep.Duration = time.Since(rep.Start)
 	if rep.ExitCode == 2 {
-		return rep, errors.New("godog refused the options (bad tag expression, format or feature path)")
+		return rep, errors.New("godog refused the options (bad tag expression or feature path)")
+	}
+	if live != nil {
+		live.finish(rep)
+	} else if err := rep.Write(o.Output, o.Format); err != nil {
+		return rep, fmt.Errorf("writing the %s report: %w", o.Format, err)
 	}
 	return rep, nil
 }
@@ -228,6 +156,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Format == "" {
 		o.Format = "pretty"
+	}
+	if !slices.Contains(Formats, o.Format) {
+		return o, fmt.Errorf("unknown report format %q (one of %s)", o.Format, strings.Join(Formats, ", "))
 	}
 	if o.Output == nil {
 		o.Output = io.Discard

@@ -22,16 +22,20 @@ import (
 // and, without a control plane, the subscriptions it made.
 type world struct {
 	run *run
-	rep *Report
+	rec *recorder
 	ctx context.Context
 
+	pickle   string // godog's id of the scenario, by which the recorder knows it
 	name     string
 	feature  string
 	tags     []string
-	skip     string // why the scenario was skipped, if it was
-	recorded bool
-	locked   int // 1: holds run.serial shared, 2: exclusively (a @serial scenario)
-	started  time.Time
+	skip     string // why the scenario was skipped, if it was: the option, capability or input missing
+	filtered bool   // left out by the name filter
+	locked   int    // 1: holds run.serial shared, 2: exclusively (a @serial scenario)
+
+	started   time.Time
+	stepStart time.Time
+	stepTimes map[string]time.Duration // by godog's step id, for the report
 
 	vars map[string]string
 
@@ -77,12 +81,22 @@ func (r *response) String() string {
 	return fmt.Sprintf("%s %s → %d %s", r.Method, r.URL, r.Status, truncate(string(r.Body), 400))
 }
 
-func newWorld(rn *run, rep *Report) *world { return &world{run: rn, rep: rep} }
+func newWorld(rn *run, rec *recorder) *world { return &world{run: rn, rec: rec} }
 
 // register hooks the world's steps into the scenario.
 func (w *world) register(sc *godog.ScenarioContext) {
 	sc.Before(w.before)
 	sc.After(w.after)
+	sc.StepContext().Before(func(ctx context.Context, _ *godog.Step) (context.Context, error) {
+		w.stepStart = time.Now()
+		return ctx, nil
+	})
+	sc.StepContext().After(func(ctx context.Context, st *godog.Step, _ godog.StepResultStatus, _ error) (context.Context, error) {
+		if w.stepTimes != nil && !w.stepStart.IsZero() {
+			w.stepTimes[st.Id] = time.Since(w.stepStart)
+		}
+		return ctx, nil
+	})
 	w.httpSteps(sc)
 	w.sandboxSteps(sc)
 	w.webhookSteps(sc)
@@ -91,8 +105,9 @@ func (w *world) register(sc *godog.ScenarioContext) {
 
 func (w *world) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
 	w.ctx = ctx
-	w.started = time.Now()
-	w.name, w.feature = sc.Name, sc.Uri
+	w.pickle, w.name, w.feature = sc.Id, sc.Name, sc.Uri
+	w.skip, w.filtered = "", false
+	w.started, w.stepTimes = time.Now(), map[string]time.Duration{}
 	w.tags = nil
 	for _, t := range sc.Tags {
 		w.tags = append(w.tags, strings.TrimPrefix(t.Name, "@"))
@@ -108,7 +123,7 @@ func (w *world) before(ctx context.Context, sc *godog.Scenario) (context.Context
 	w.vars["base_path"] = u.Path
 	switch {
 	case w.run.name != nil && !w.run.name.MatchString(sc.Name):
-		w.skip = "name filter"
+		w.skip, w.filtered = "name filter", true
 	case hasTag(w.tags, "sandbox") && !w.run.sandbox():
 		w.skip = "@sandbox: no control plane (--sandbox-url)"
 	case hasTag(w.tags, "webhook") && !w.run.webhook:
@@ -147,17 +162,12 @@ func (w *world) after(ctx context.Context, sc *godog.Scenario, err error) (conte
 		w.run.serial.Unlock()
 	}
 	w.locked = 0
-	if !w.recorded {
-		w.recorded = true
-		res := ScenarioResult{Feature: sc.Uri, Name: sc.Name, Tags: w.tags, Status: Passed, Duration: time.Since(w.started)}
-		switch {
-		case w.skip != "" || errors.Is(err, godog.ErrSkip):
-			res.Status, res.Err = Skipped, w.skip
-		case err != nil:
-			res.Status, res.Err = Failed, err.Error()
-		}
-		w.rep.add(res)
-	}
+	// The steps godog skips after a failure end after this hook: their times (none) are not
+	// wanted, so the recorder gets this map and the world a fresh one.
+	times := w.stepTimes
+	w.stepTimes = nil
+	w.rec.scenarioEnded(w.pickle, scenarioEnd{skipReason: w.skip, filtered: w.filtered, start: w.started,
+		duration: time.Since(w.started), stepTimes: times})
 	return ctx, nil
 }
 

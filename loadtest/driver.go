@@ -44,7 +44,7 @@ type Config struct {
 
 // Result is one measured run.
 type Result struct {
-	Server      string        `json:"server"` // "github.com/partnersim/partnersim", "ceiling" or the target's URL
+	Server      string        `json:"server"` // "partnersim", "ceiling" or the target's URL
 	Scenario    string        `json:"scenario"`
 	Connections int           `json:"connections"`
 	Elapsed     time.Duration `json:"-"`

@@ -32,7 +32,7 @@ func MustTarget(tb testing.TB, h *Hosted) Target {
 	client := NewClient(1, 0)
 	defer client.CloseIdleConnections()
 	require.NoError(tb, data.Complete(context.Background(), client, h.URL, key))
-	return Target{BaseURL: h.URL, APIKey: key, Name: "github.com/partnersim/partnersim", Data: data}
+	return Target{BaseURL: h.URL, APIKey: key, Name: "partnersim", Data: data}
 }
 
 func TestPercentilesAreExactNearestRank(t *testing.T) {

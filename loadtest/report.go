@@ -37,7 +37,7 @@ type Plan struct {
 type Target struct {
 	BaseURL string `json:"base_url"`
 	APIKey  string `json:"-"`
-	// Name labels the target's rows ("github.com/partnersim/partnersim" when self-hosted).
+	// Name labels the target's rows ("partnersim" when self-hosted).
 	Name string `json:"name"`
 	// Description says what it serves, for the report (fixtures, users, orders).
 	Description string `json:"description"`
@@ -72,7 +72,7 @@ type Ratios struct {
 	P999 float64 `json:"p99_9"`
 }
 
-// Check is one of the targets of issue 7, judged on the report's figures.
+// Check is one of the targets of BENCHMARKS.md, judged on the report's figures.
 type Check struct {
 	Name  string  `json:"name"`
 	Want  string  `json:"want"`

@@ -30,7 +30,7 @@ func TestHelpSucceedsEverywhere(t *testing.T) {
 	} {
 		for _, h := range []string{"-h", "--help"} {
 			var out, errOut bytes.Buffer
-			full := append(append([]string{"github.com/partnersim/partnersim"}, args...), h)
+			full := append(append([]string{"partnersim"}, args...), h)
 			err := run(context.Background(), full, noEnv, &out, &errOut)
 			assert.NoError(t, err, strings.Join(full, " "))
 			assert.NotEmpty(t, out.String()+errOut.String(), "%s prints its help", strings.Join(full, " "))
@@ -52,13 +52,13 @@ func TestFlagsAfterPositionalArguments(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out bytes.Buffer
-	require.NoError(t, run(context.Background(), []string{"github.com/partnersim/partnersim", "snapshot", "save", "-h", "--sandbox-url", srv.URL}, noEnv, &out, &out))
-	require.NoError(t, run(context.Background(), []string{"github.com/partnersim/partnersim", "snapshot", "save", "nightly", "--sandbox-url", srv.URL, "--sandbox-token", "t"}, noEnv, &out, &out))
-	require.NoError(t, run(context.Background(), []string{"github.com/partnersim/partnersim", "scenario", "run", "onboarding", "--sandbox-url", srv.URL, "--sandbox-token", "t"}, noEnv, &out, &out))
+	require.NoError(t, run(context.Background(), []string{"partnersim", "snapshot", "save", "-h", "--sandbox-url", srv.URL}, noEnv, &out, &out))
+	require.NoError(t, run(context.Background(), []string{"partnersim", "snapshot", "save", "nightly", "--sandbox-url", srv.URL, "--sandbox-token", "t"}, noEnv, &out, &out))
+	require.NoError(t, run(context.Background(), []string{"partnersim", "scenario", "run", "onboarding", "--sandbox-url", srv.URL, "--sandbox-token", "t"}, noEnv, &out, &out))
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []string{"/_sandbox/snapshots/nightly", "/_sandbox/scenarios/onboarding/run"}, paths[:min(2, len(paths))])
-	err := run(context.Background(), []string{"github.com/partnersim/partnersim", "snapshot", "save", "a", "b", "--sandbox-url", srv.URL}, noEnv, &out, &out)
+	err := run(context.Background(), []string{"partnersim", "snapshot", "save", "a", "b", "--sandbox-url", srv.URL}, noEnv, &out, &out)
 	assert.ErrorContains(t, err, "one NAME")
 }
 
@@ -69,7 +69,7 @@ func TestServeOnBusyPortLeavesTheStoreAlone(t *testing.T) {
 	defer ln.Close()
 	db := filepath.Join(t.TempDir(), "untouched.db")
 	var out bytes.Buffer
-	err = run(context.Background(), []string{"github.com/partnersim/partnersim", "serve", "--addr", ln.Addr().String(), "--db", db}, noEnv, &out, &out)
+	err = run(context.Background(), []string{"partnersim", "serve", "--addr", ln.Addr().String(), "--db", db}, noEnv, &out, &out)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), ln.Addr().String())
 	_, statErr := os.Stat(db)
@@ -79,7 +79,7 @@ func TestServeOnBusyPortLeavesTheStoreAlone(t *testing.T) {
 // Issue 11 item 6: serve refuses a non-loopback address with the published token, saying why.
 func TestServeExposedRefusesThePublishedToken(t *testing.T) {
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"github.com/partnersim/partnersim", "serve", "--addr", "0.0.0.0:0", "--db", filepath.Join(t.TempDir(), "s.db")}, noEnv, &out, &out)
+	err := run(context.Background(), []string{"partnersim", "serve", "--addr", "0.0.0.0:0", "--db", filepath.Join(t.TempDir(), "s.db")}, noEnv, &out, &out)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "published")
 }
@@ -186,7 +186,7 @@ func TestCompletionScripts(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
 		var out, errOut bytes.Buffer
 		require.NoError(t, run(context.Background(), cli("completion", shell), noEnv, &out, &errOut), shell)
-		assert.Contains(t, out.String(), "github.com/partnersim/partnersim", shell)
+		assert.Contains(t, out.String(), "partnersim", shell)
 		assert.Greater(t, out.Len(), 1000, "%s: a whole script", shell)
 	}
 }

@@ -68,6 +68,7 @@ func newContractCmd() *cobra.Command {
 		vars        = kvFlag{}
 		wait        time.Duration
 		spec        string
+		also        = map[string]*string{"junit": new(string), "cucumber": new(string)}
 	)
 	fs.StringVar(&o.BaseURL, "base-url", "", "API base URL with its version segment (http://127.0.0.1:8080/v1) (required)")
 	fs.StringVar(&o.APIKey, "api-key", "", "a key with every scope, used when there is no control plane")
@@ -77,6 +78,8 @@ func newContractCmd() *cobra.Command {
 	fs.StringVar(&o.Name, "name", "", "run only scenarios whose name matches this regular expression")
 	fs.StringVar(&o.Format, "format", "pretty", "report format: pretty, progress, junit or cucumber")
 	fs.StringVar(&output, "output", "", "write the report to this file (default stdout)")
+	fs.StringVar(also["junit"], "junit", "", "also write a JUnit XML report to this file (for CI test reports)")
+	fs.StringVar(also["cucumber"], "cucumber", "", "also write a cucumber JSON report to this file")
 	fs.IntVar(&o.Concurrency, "concurrency", 8, "scenarios run at once")
 	fs.Int64Var(&seed, "random", 0, "shuffle scenario order with this seed (-1 picks one; 0 keeps file order)")
 	fs.Var(keysWithout, "key-without", "SCOPE=KEY: a key lacking exactly SCOPE, for the 403 scenarios without a control plane (repeatable)")
@@ -88,15 +91,19 @@ func newContractCmd() *cobra.Command {
 	fs.StringVar(&spec, "openapi", "", "OpenAPI document (FILE or URL) every response is checked against; default the target's /openapi.json when it serves one; off to check none")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		o.KeysWithout, o.Vars, o.Randomize, o.Wait = keysWithout, vars, seed, wait
-		return runContract(cmd.Context(), o, output, spec, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		return runContract(cmd.Context(), o, output, spec, reportFiles{"junit": *also["junit"], "cucumber": *also["cucumber"]}, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
 	return cmd
 }
 
-// runContract runs the suites as o says, writing the report to output (stdout when empty).
-func runContract(ctx context.Context, o features.Options, output, spec string, stdout, stderr io.Writer) error {
-	if !slices.Contains([]string{"pretty", "progress", "junit", "cucumber", "events"}, o.Format) {
-		return fmt.Errorf("contract: unknown --format %q (pretty, progress, junit, cucumber)", o.Format)
+// reportFiles are extra reports to write when the run ends: format → file ("" for none).
+type reportFiles map[string]string
+
+// runContract runs the suites as o says, writing the report to output (stdout when empty) and
+// the extra reports to their files.
+func runContract(ctx context.Context, o features.Options, output, spec string, extra reportFiles, stdout, stderr io.Writer) error {
+	if !slices.Contains(features.Formats, o.Format) {
+		return fmt.Errorf("contract: unknown --format %q (%s)", o.Format, strings.Join(features.Formats, ", "))
 	}
 	if o.SandboxToken != "" && o.SandboxURL == "" {
 		u, err := url.Parse(o.BaseURL)
@@ -121,6 +128,13 @@ func runContract(ctx context.Context, o features.Options, output, spec string, s
 	if err != nil {
 		return fmt.Errorf("contract: %w", err)
 	}
+	for _, format := range features.Formats {
+		if path := extra[format]; path != "" {
+			if err := writeReport(rep, format, path); err != nil {
+				return err
+			}
+		}
+	}
 	fmt.Fprintln(stderr, "contract:", rep.Summary())
 	if checker != nil {
 		n, bad := checker.Stats()
@@ -137,6 +151,22 @@ func runContract(ctx context.Context, o features.Options, output, spec string, s
 			return errors.New("contract: the suite did not pass (undefined or pending steps)")
 		}
 		return fmt.Errorf("contract: %d scenarios failed: %w", len(rep.Failed()), errReported)
+	}
+	return nil
+}
+
+// writeReport writes the run's report in format to path.
+func writeReport(rep *features.Report, format, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("contract: --%s: %w", format, err)
+	}
+	if err := rep.Write(f, format); err != nil {
+		f.Close()
+		return fmt.Errorf("contract: --%s %s: %w", format, path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("contract: --%s %s: %w", format, path, err)
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,7 +16,7 @@ func noEnv(string) string { return "" }
 
 // cli is the command line `partnersim command args…` as run takes it.
 func cli(command string, args ...string) []string {
-	return append([]string{"github.com/partnersim/partnersim", command}, args...)
+	return append([]string{"partnersim", command}, args...)
 }
 
 // healthServer answers GET /v1/health with the given status and everything else 404.
@@ -36,10 +38,14 @@ func healthServer(t *testing.T, status int) *httptest.Server {
 func TestContractPassesAgainstAConformingDeployment(t *testing.T) {
 	srv := healthServer(t, http.StatusOK)
 	var out, errOut bytes.Buffer
+	cucumber := filepath.Join(t.TempDir(), "contract.json")
 	err := run(context.Background(), cli("contract", "--base-url", srv.URL+"/v1", "--api-key", "sbx_x",
-		"--name", "^Health answers without an API key$", "--format", "junit"), noEnv, &out, &errOut)
+		"--name", "^Health answers without an API key$", "--format", "junit", "--cucumber", cucumber), noEnv, &out, &errOut)
 	if err != nil {
 		t.Fatalf("expected the run to pass, got %v\n%s", err, errOut.String())
+	}
+	if b, err := os.ReadFile(cucumber); err != nil || !strings.Contains(string(b), `"name": "Health answers without an API key"`) {
+		t.Errorf("expected --cucumber to write the cucumber JSON report, got %v %s", err, b)
 	}
 	if !strings.Contains(out.String(), "<testsuites") {
 		t.Errorf("expected a JUnit report on stdout, got %q", out.String())

@@ -87,7 +87,7 @@ func newLoadCmd() *cobra.Command {
 	fs.BoolVar(&cfg.NoCeiling, "no-ceiling", false, "skip the ceiling runs")
 	fs.StringVar(&cfg.JSONPath, "json", "", "also write the report as JSON to this file")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each run against the target (not the ceiling) to FILE-<scenario>-<conns>.prof; self-hosted, it holds the client's work too")
-	fs.BoolVar(&cfg.Strict, "strict", false, "exit with status 1 when a target of issue 7 is missed (errors always do)")
+	fs.BoolVar(&cfg.Strict, "strict", false, "exit with status 1 when a target of BENCHMARKS.md is missed (errors always do)")
 	return cmd
 }
 
@@ -243,7 +243,7 @@ func loadTarget(ctx context.Context, cfg loadConfig, stderr io.Writer) (*loadtes
 		cleanup()
 		return nil, nil, err
 	}
-	t.Name, t.Description = "github.com/partnersim/partnersim", fmt.Sprintf("(%s; store opened in %s)", desc, h.LoadTime.Round(time.Millisecond))
+	t.Name, t.Description = "partnersim", fmt.Sprintf("(%s; store opened in %s)", desc, h.LoadTime.Round(time.Millisecond))
 	return t, cleanup, nil
 }
 

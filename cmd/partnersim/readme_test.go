@@ -25,7 +25,7 @@ func TestReadmeCommandTableMatchesHelp(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	require.NoError(t, run(context.Background(), []string{"github.com/partnersim/partnersim", "--help"}, noEnv, &out, &out))
+	require.NoError(t, run(context.Background(), []string{"partnersim", "--help"}, noEnv, &out, &out))
 	help := out.String()
 	_, list, ok := strings.Cut(help, "Available Commands:\n")
 	require.True(t, ok, "partnersim --help lists its commands:\n%s", help)

@@ -16,7 +16,7 @@ import (
 // PARTNERSIM_<FLAG> environment twins from bindEnv without further work.
 func newRootCmd(getenv func(string) string) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "github.com/partnersim/partnersim",
+		Use:   "partnersim",
 		Short: "the Partner Investing sandbox kit in one binary",
 		Long: "partnersim is the Partner Investing sandbox kit in one binary: the simulator, the reference\n" +
 			"webhook receiver, triggers and scenarios, the contract suites, receiver certification and\n" +

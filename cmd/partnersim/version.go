@@ -37,7 +37,7 @@ func versionLine(info *debug.BuildInfo) string {
 	for _, s := range info.Settings {
 		settings[s.Key] = s.Value
 	}
-	parts := []string{"github.com/partnersim/partnersim", version}
+	parts := []string{"partnersim", version}
 	if rev := settings["vcs.revision"]; rev != "" {
 		commit := "commit " + rev
 		var notes []string

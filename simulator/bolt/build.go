@@ -18,7 +18,7 @@ import (
 	"github.com/partnersim/partnersim/simulator"
 )
 
-// Builder writes a whole fixture set into an empty store the fast way (issue 15): every record
+// Builder writes a whole fixture set into an empty store the fast way (SCALING.md): every record
 // and index entry is spooled in memory as it arrives, then each bucket is sorted once across
 // the whole set and appended in key order into pages filled to the brim (bbolt's FillPercent
 // 1.0: an append-only bucket never splits a page it will write again), in a few large
@@ -64,7 +64,7 @@ func newSpoolTx(s *DB) *writeTx {
 }
 
 // BuildShard spools records for a Builder from one goroutine: several shards spool at once
-// (issue 15: encoding the store's entries on every core), and Finish merges them.
+// (encoding the store's entries on every core), and Finish merges them.
 type BuildShard struct {
 	b *Builder
 	w *writeTx

@@ -13,8 +13,8 @@ import (
 // Users and orders are stored clustered: a record's key is its institution, a time (a user's
 // created_at, an order's placed_at) and its id, so the records of a list page — every index
 // lists them in that time's order — lie side by side in the file, and pageRecords reaches
-// each from the one before by stepping a cursor instead of a descent from the root (issue 15:
-// keyed by id, a page of 100 orders read 100 random pages of a 1.3 GB file). A second bucket
+// each from the one before by stepping a cursor instead of a descent from the root (when
+// records were keyed by id, a page of 100 orders read 100 random pages of a 1.3 GB file). A second bucket
 // finds a record by its id: id → the key's prefix (institution and time).
 type clustered struct {
 	records, keys []byte // prefix + id → record (codec.go); id → prefix

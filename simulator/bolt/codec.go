@@ -112,7 +112,6 @@ func validUTF8(s string) string {
 	}
 	return b.String()
 }
-func (e *encoder) bytes(s []byte) { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
 
 func (e *encoder) bool(v bool) {
 	if v {

@@ -14,7 +14,7 @@ import (
 // order index) also counts its entries per UTC day of their time, in bCounts under
 // dayCountKey. With them a deep last_record_number seeks to the day holding its page instead of
 // walking up to it, and a created_at / placed_at range counts its whole days from the counters,
-// walking only the partial days at its two ends (issue 15 item 4): a page costs at most about
+// walking only the partial days at its two ends: a page costs at most about
 // two days' entries plus the day counters, whatever the offset or the range.
 //
 // The counters are kept by putIndex and deleteIndex like the per-prefix ones. A store written
@@ -230,9 +230,9 @@ func (r *dayRange) each(desc bool, visit func(u run) bool) error {
 		if desc {
 			step = c.Prev
 			if r.last == lastDay {
-				k, v = c.Seek(prefixEnd(r.cp))
+				k, _ = c.Seek(prefixEnd(r.cp))
 			} else {
-				k, v = c.Seek(seek(r.last + 1))
+				k, _ = c.Seek(seek(r.last + 1))
 			}
 			if k == nil {
 				k, v = c.Last()

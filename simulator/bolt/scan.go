@@ -40,7 +40,7 @@ func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 	if desc {
 		if hi == nil {
 			k, v = c.Last()
-		} else if k, v = c.Seek(hi); k == nil {
+		} else if k, _ = c.Seek(hi); k == nil {
 			k, v = c.Last()
 		} else {
 			k, v = c.Prev()

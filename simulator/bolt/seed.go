@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/partnersim/partnersim/simulator"
 )
@@ -156,7 +157,7 @@ func (s *DB) wipe(ctx context.Context) error {
 // its commit (a reset, a restore and a wipe all replace the whole store).
 func (w *writeTx) emptyAll() error {
 	for _, b := range allBuckets {
-		if err := w.DeleteBucket(b); err != nil && !errors.Is(err, bbolt.ErrBucketNotFound) {
+		if err := w.DeleteBucket(b); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 			return fmt.Errorf("empty %s: %w", b, err)
 		}
 		if _, err := w.CreateBucket(b); err != nil {

@@ -17,6 +17,7 @@ import (
 // An enabled subscription with the same type and exact URL is ECONFLICT.
 func (s *DB) CreateSubscription(ctx context.Context, instID string, t simulator.EventType, url, version string) (sub *simulator.Subscription, issued string, err error) {
 	err = s.update(ctx, func(w *writeTx) error {
+		issued = "" // a rerun issues afresh (DB.update)
 		if _, err := getInstitution(w.Tx, instID); err != nil {
 			return err
 		}

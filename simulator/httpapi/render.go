@@ -93,7 +93,7 @@ type pageJSON[T any] struct {
 
 // The partner API's hottest bodies — Get User Detail and the user list — are appended by hand
 // into one buffer instead of going through encoding/json's reflection: the detail was the
-// endpoint's largest cost (issue 15's profiles). TestRenderMatchesEncoder holds every piece
+// endpoint's largest cost in the profiles of BENCHMARKS.md). TestRenderMatchesEncoder holds every piece
 // byte for byte to what marshal renders from the structs above.
 
 // appendJSONString appends s as marshal renders a string: as is when every byte is printable

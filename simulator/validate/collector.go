@@ -106,16 +106,6 @@ func (c *Collector) Body(contentType string, raw []byte) *Object {
 	return c.BodyValue(contentType, raw).Object()
 }
 
-// OptBody is Body for an optional body parameter (`body: Model | None =
-// None`): an empty body or JSON null is not an error and ok is false.
-func (c *Collector) OptBody(contentType string, raw []byte) (obj *Object, ok bool) {
-	v := c.BodyValue(contentType, raw)
-	if v.inert || !v.present || v.v == nil {
-		return &Object{c: c, loc: v.loc, inert: true}, false
-	}
-	return v.Object(), true
-}
-
 // BodyValue is Body without deciding the body's type: the caller picks the
 // validator (Object, Dict, DecimalMap, List, ...). An empty body or JSON
 // null is an absent value, so required validators report missing with input

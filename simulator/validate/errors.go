@@ -15,7 +15,7 @@ import (
 // limit). FastAPI answers these with 400 {"detail":"There was an error parsing
 // the body"} (fastapi/routing.py, the `except Exception` after json.loads); the
 // HTTP layer maps this sentinel to that response.
-var ErrBodyParse = errors.New("There was an error parsing the body")
+var ErrBodyParse = errors.New("validate: the request body could not be parsed")
 
 // Loc is the location of an error item: "path", "query", "header", "cookie"
 // or "body" followed by field names (string) and list indexes (int).

@@ -32,12 +32,6 @@ func (p *Params) Str(name string) (s string, ok bool) {
 	return v.v.(string), true
 }
 
-// ReqStr returns a required str parameter.
-func (p *Params) ReqStr(name string) string {
-	v, _ := p.get(name)
-	return v.Str()
-}
-
 // Enum validates a str Enum parameter with member values values. When it is
 // not sent, a required parameter is missing and an optional one yields def.
 // An invalid value yields def and records an enum item.
@@ -101,13 +95,6 @@ func (p *Params) OptInt(name string, bounds ...Bound) (int, bool) {
 	return v.intv(bounds)
 }
 
-// ReqInt validates a required int parameter.
-func (p *Params) ReqInt(name string, bounds ...Bound) int {
-	v, _ := p.get(name)
-	n, _ := v.intv(bounds)
-	return n
-}
-
 // Bool validates an optional bool parameter with default def.
 func (p *Params) Bool(name string, def bool) bool {
 	v, ok := p.get(name)
@@ -129,13 +116,6 @@ func (p *Params) DateTime(name string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return v.datetime()
-}
-
-// ReqDateTime validates a required datetime parameter.
-func (p *Params) ReqDateTime(name string) time.Time {
-	v, _ := p.get(name)
-	t, _ := v.datetime()
-	return t
 }
 
 // Decimal validates an optional `Decimal | None = None` parameter.

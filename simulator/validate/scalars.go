@@ -71,7 +71,7 @@ func expectedRepr(values []string) string {
 // Bound is a numeric constraint of an int or Decimal field or parameter
 // (Query(ge=1, le=100), Field(gt=0)).
 type Bound struct {
-	op string // "le", "lt", "ge", "gt"
+	op string // "le", "ge", "gt"
 	n  int
 }
 
@@ -84,15 +84,12 @@ func Gt(n int) Bound { return Bound{"gt", n} }
 // Le is the constraint le=n (less_than_equal).
 func Le(n int) Bound { return Bound{"le", n} }
 
-// Lt is the constraint lt=n (less_than).
-func Lt(n int) Bound { return Bound{"lt", n} }
-
 // checkBounds returns the item for the first violated bound, given the
 // comparison cmp(n) of the value with n (-1, 0, +1). pydantic-core checks
 // le, lt, ge, gt in that order (src/validators/int.rs, decimal.rs) and
-// reports only the first violated one.
+// reports only the first violated one; no parameter of the spec has lt.
 func checkBounds(loc Loc, in any, bounds []Bound, cmp func(n int) int) *Item {
-	for _, op := range [...]string{"le", "lt", "ge", "gt"} {
+	for _, op := range [...]string{"le", "ge", "gt"} {
 		for _, b := range bounds {
 			if b.op != op {
 				continue
@@ -103,11 +100,6 @@ func checkBounds(loc Loc, in any, bounds []Bound, cmp func(n int) int) *Item {
 			case "le":
 				typ, text = "less_than_equal", "less than or equal to"
 				if c <= 0 {
-					continue
-				}
-			case "lt":
-				typ, text = "less_than", "less than"
-				if c < 0 {
 					continue
 				}
 			case "ge":

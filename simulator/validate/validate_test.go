@@ -560,15 +560,9 @@ func TestValues(t *testing.T) {
 	}
 
 	c = validate.New()
-	if _, ok := c.OptBody(ct, nil); ok || c.Err() != nil {
-		t.Errorf("empty optional body: ok=%v err=%v", ok, c.Err())
-	}
-	if _, ok := c.OptBody(ct, []byte("null")); ok || c.Err() != nil {
-		t.Errorf("null optional body: ok=%v err=%v", ok, c.Err())
-	}
-	o, ok := c.OptBody(ct, []byte(`{"price":{"VTI":"250.10"}}`))
-	if !ok || o.Field("price").Kind() != validate.KindObject {
-		t.Errorf("optional body: ok=%v kind=%v", ok, o.Field("price").Kind())
+	o := c.Body(ct, []byte(`{"price":{"VTI":"250.10"}}`))
+	if o.Field("price").Kind() != validate.KindObject {
+		t.Errorf("body: kind=%v", o.Field("price").Kind())
 	}
 	if m := o.DecimalMap("price", validate.Gt(0)); len(m) != 1 || m["VTI"].String() != "250.1" {
 		t.Errorf("price map = %v", m)

@@ -47,9 +47,6 @@ func (v Value) Loc() Loc { return v.loc.With() }
 // for a whole body, where FastAPI treats null as missing).
 func (v Value) Present() bool { return !v.inert && v.present }
 
-// IsNull reports whether the value was sent as JSON null.
-func (v Value) IsNull() bool { return v.Present() && v.v == nil }
-
 // Kind returns the JSON type of the value.
 func (v Value) Kind() Kind {
 	if !v.Present() {
@@ -203,14 +200,6 @@ func (v Value) intv(bounds []Bound) (int, bool) {
 func (v Value) Bool() bool {
 	b, _ := v.boolv()
 	return b
-}
-
-// OptBool validates an optional `bool | None = None`.
-func (v Value) OptBool() (bool, bool) {
-	if !v.optional() {
-		return false, false
-	}
-	return v.boolv()
 }
 
 func (v Value) boolv() (bool, bool) {
@@ -445,9 +434,6 @@ func (o *Object) OptInt(name string, bounds ...Bound) (int, bool) {
 
 // Bool validates a required bool field.
 func (o *Object) Bool(name string) bool { return o.Field(name).Bool() }
-
-// OptBool validates an optional `bool | None = None` field.
-func (o *Object) OptBool(name string) (bool, bool) { return o.Field(name).OptBool() }
 
 // Decimal validates a required Decimal field.
 func (o *Object) Decimal(name string, bounds ...Bound) decimal.Decimal {
