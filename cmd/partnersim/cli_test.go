@@ -15,9 +15,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/partnersim/partnersim/receiver/certify"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // Issue 11 item 10: -h and --help print the command's help and succeed (exit 0) everywhere.
@@ -224,4 +229,15 @@ func TestServeAllowedHost(t *testing.T) {
 		"--allowed-host", "http://sandbox.test:8080"}, noEnv, &out, &out)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--allowed-host")
+}
+
+// The samples certify and send deliver are events as the sandbox writes them: their created_at
+// is simulator.FormatTime's (pydantic v2's datetime, decisions D5), which certify may not import.
+func TestSampleTimesAreTheSandboxs(t *testing.T) {
+	for _, ns := range []int{0, 1_000, 123_456_789, 999_999_999, 999} {
+		at := time.Date(2026, 3, 1, 12, 0, 0, ns, time.UTC)
+		body, err := certify.Sample(certify.KindKYC, "evt_x", at)
+		require.NoError(t, err)
+		assert.Equal(t, simulator.FormatTime(at), gjson.GetBytes(body, "created_at").String(), "ns %d", ns)
+	}
 }
