@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -239,5 +240,48 @@ func TestSampleTimesAreTheSandboxs(t *testing.T) {
 		body, err := certify.Sample(certify.KindKYC, "evt_x", at)
 		require.NoError(t, err)
 		assert.Equal(t, simulator.FormatTime(at), gjson.GetBytes(body, "created_at").String(), "ns %d", ns)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to write from serve's goroutines and read from the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// serve's log lines write their times as every other value the sandbox emits (pydantic v2's
+// datetime: Z, microseconds at most; decisions D5), so one parser reads them all.
+func TestServeLogTimesAreThePydanticForm(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"partnersim", "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db")}, noEnv, &stdout, &stderr)
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), `"msg":"serving"`) {
+		require.True(t, time.Now().Before(deadline), "serve did not log serving: %s", stderr.String())
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	require.NoError(t, <-done)
+	pydantic := regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z$`)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	require.NotEmpty(t, lines)
+	for _, line := range lines {
+		ts := gjson.Get(line, "time").String()
+		assert.True(t, pydantic.MatchString(ts), "log time %q in %s", ts, line)
 	}
 }
