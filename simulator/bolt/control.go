@@ -223,6 +223,7 @@ func (s *DB) FillTransaction(ctx context.Context, txnID string, prices map[strin
 		ev *simulator.Event
 	)
 	err := s.update(ctx, func(w *writeTx) error {
+		t, os = simulator.Transaction{}, nil // a rerun starts afresh (DB.update)
 		if err := getRecord(w.Tx, bTransactions, []byte(txnID), &t, "transaction not found"); err != nil {
 			return err
 		}
@@ -277,6 +278,7 @@ func (s *DB) EndTransaction(ctx context.Context, txnID string, to simulator.Orde
 		os []*simulator.Order
 	)
 	err := s.update(ctx, func(w *writeTx) error {
+		t, os = simulator.Transaction{}, nil // a rerun starts afresh (DB.update)
 		if err := getRecord(w.Tx, bTransactions, []byte(txnID), &t, "transaction not found"); err != nil {
 			return err
 		}

@@ -36,6 +36,11 @@ type DB struct {
 	// Notify, when set, is called after a transaction that enqueued deliveries commits, so the
 	// dispatcher can start them at once.
 	Notify func()
+	// rehearse, set by tests only (export_test.go), makes every update run its function twice,
+	// the first time in a transaction that is rolled back — what bbolt's Batch does to a call
+	// whose group another call failed — so a function that keeps state outside its
+	// transaction shows it on every run instead of one run in several.
+	rehearse bool
 }
 
 // ErrDamaged marks a store file that failed its consistency check at open.
@@ -219,9 +224,26 @@ func (s *DB) view(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 // update runs fn in a write transaction and notifies the dispatcher when fn queued deliveries.
 func (s *DB) update(ctx context.Context, fn func(w *writeTx) error) error {
 	// Concurrent writers are group-committed (bbolt Batch: one fsync for all of them). Batch
-	// may run fn again alone if another call in the group fails; the group's transaction was
-	// rolled back then, and fn has no effect outside its transaction, so that is safe.
+	// runs fn again when another call of its group fails: the group's transaction was rolled
+	// back, and fn runs in a new one. So fn must start from what it reads in its transaction:
+	// a variable it assigns outside it is assigned again, never appended to or read back.
+	if s.rehearse {
+		return s.write(ctx, s.rehearsed, fn)
+	}
 	return s.write(ctx, s.db.Batch, fn)
+}
+
+// rehearsed runs fn in a write transaction that is rolled back, then in one that commits.
+func (s *DB) rehearsed(fn func(*bbolt.Tx) error) error {
+	tx, err := s.db.Begin(true)
+	if err != nil {
+		return err
+	}
+	_ = fn(tx)
+	if err := tx.Rollback(); err != nil {
+		return err
+	}
+	return s.db.Update(fn)
 }
 
 // updateNow is update for a caller that groups its own writes (the dispatcher's attempt

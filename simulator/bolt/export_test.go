@@ -18,3 +18,7 @@ func (s *DB) EmitAll(ctx context.Context, evs []*simulator.Event) error {
 		return nil
 	})
 }
+
+// RehearseWrites makes every later write run its function twice, first in a transaction that
+// is rolled back, as bbolt's Batch does when another call of a group fails (see DB.update).
+func (s *DB) RehearseWrites() { s.rehearse = true }

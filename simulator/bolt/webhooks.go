@@ -17,6 +17,7 @@ import (
 // An enabled subscription with the same type and exact URL is ECONFLICT.
 func (s *DB) CreateSubscription(ctx context.Context, instID string, t simulator.EventType, url, version string) (sub *simulator.Subscription, issued string, err error) {
 	err = s.update(ctx, func(w *writeTx) error {
+		issued = "" // a rerun issues afresh (DB.update)
 		if _, err := getInstitution(w.Tx, instID); err != nil {
 			return err
 		}
@@ -176,12 +177,7 @@ func (s *DB) RotateSecret(ctx context.Context, instID string, overlap time.Durat
 				return err
 			}
 		}
-		if sec.Current != "" && overlap > 0 {
-			sec.Previous, sec.PreviousUntil = sec.Current, s.Clock.Now().Add(overlap)
-		} else {
-			sec.Previous, sec.PreviousUntil = "", time.Time{}
-		}
-		sec.Current = s.IDs.NewSigningSecret()
+		sec.Rotate(s.IDs.NewSigningSecret(), overlap, s.Clock)
 		secret = sec.Current
 		return w.putRecord(bSecrets, []byte(instID), sec)
 	})

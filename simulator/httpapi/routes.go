@@ -39,7 +39,7 @@ func (s *Server) addRoutes() {
 	}
 	// The control plane (decisions D9), never under a version prefix.
 	c := "/_sandbox"
-	t := requireToken(s.cfg.SandboxToken)
+	t := requireToken(s.cfg.SandboxToken, s.throttle)
 	s.handle(http.MethodGet, c+"/openapi.json", handleControlOpenAPI())
 	s.handle(http.MethodPost, c+"/institutions", handleCreateInstitution(d.Tenants, b), t)
 	s.handle(http.MethodGet, c+"/institutions", handleListInstitutions(d.Tenants), t)
