@@ -101,6 +101,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	w.sandboxSteps(sc)
 	w.webhookSteps(sc)
 	w.lawSteps(sc)
+	w.valueSteps(sc)
 }
 
 func (w *world) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {

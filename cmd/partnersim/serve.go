@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // serveConfig is everything `partnersim serve` takes.
@@ -84,7 +85,7 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		return fmt.Errorf("--log-level %q: use debug, info, warn or error", cfg.LogLevel)
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level, ReplaceAttr: logTime}))
 
 	sbCfg := sandbox.Config{DBPath: cfg.DBPath, SandboxToken: cfg.SandboxToken, Logger: log, NoControl: cfg.NoControl,
 		Exposed: !sandbox.IsLoopback(cfg.Addr), DeliveryTimeout: cfg.Timeout, Workers: cfg.Workers, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, CheckStore: cfg.CheckStore,
@@ -170,6 +171,15 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	defer cancel()
 	log.Info("shutting down")
 	return srv.Shutdown(shutdownCtx)
+}
+
+// logTime writes every time in a log line — the line's own and any attribute's — as the sandbox
+// writes every other time it emits (simulator.FormatTime: pydantic v2's datetime, decisions D5).
+func logTime(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindTime {
+		a.Value = slog.StringValue(simulator.FormatTime(a.Value.Time()))
+	}
+	return a
 }
 
 // serveMemoryLimit is serve's soft memory limit (GOMEMLIMIT overrides it).

@@ -114,7 +114,7 @@ func appendJSONString(b []byte, s string) []byte {
 // appendTime appends simulator.FormatTime(t) inside quotes.
 func appendTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = simulator.AppendTime(b, t)
 	return append(b, '"')
 }
 
