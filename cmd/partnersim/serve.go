@@ -146,12 +146,15 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 		return err
 	}
 	defer sb.Close()
+	// A soft memory limit and the collector's pace for serving, from what the runtime holds
+	// once the store is open (sandbox.ServeGC, decisions D17). Set after the fixture load,
+	// which may need more; GOMEMLIMIT and GOGC override them.
+	limit, gcPercent := sandbox.ServeGC()
 	if getenv("GOMEMLIMIT") == "" {
-		// Serving needs a small heap (the store is a memory map): a soft limit makes the
-		// collector keep up with a burst of large requests on a busy machine instead of
-		// letting the heap run to twice its live size (decisions D17). Set after the fixture
-		// load, which may need more; GOMEMLIMIT overrides it.
-		debug.SetMemoryLimit(serveMemoryLimit)
+		debug.SetMemoryLimit(limit)
+	}
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
 	}
 	srv := &http.Server{Handler: sb.Server, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -181,9 +184,6 @@ func logTime(_ []string, a slog.Attr) slog.Attr {
 	}
 	return a
 }
-
-// serveMemoryLimit is serve's soft memory limit (GOMEMLIMIT overrides it).
-const serveMemoryLimit = 48 << 20
 
 func validVersion(v string) bool {
 	if len(v) < 2 || v[0] != 'v' {
