@@ -100,24 +100,28 @@ func coverageSection(t *testing.T) string {
 		}
 	}
 	rules := Rules()
-	free := 0
+	free, given := 0, 0
 	for _, r := range rules {
-		if !NeedsControlPlane(r.ID) {
+		switch needs := RuleNeeds()[r.ID]; {
+		case len(needs) == 0:
 			free++
+		case !slices.Contains(needs, NeedControlPlane):
+			given++
 		}
 	}
 	var b strings.Builder
 	b.WriteString(coverageBegin + "\n\n")
-	fmt.Fprintf(&b, "%d rules, %d scenarios. %d rules can be checked without a control plane; the other %d are cited only by `@sandbox` scenarios, which create the state they check.\n\n",
-		len(rules), nScen, free, len(rules)-free)
-	b.WriteString("| rule | source | the rule | scenarios that fail when it breaks | without a control plane |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "### What a deployment must give for each rule\n\n")
+	fmt.Fprintf(&b, "%d rules, %d scenarios. %d rules are checked with only a key with every scope; %d more with the inputs named (`--var`, `--key-without`, `--signing-secret`, a reachable receiver); the other %d need a control plane, which creates the state they check.\n\n",
+		len(rules), nScen, free, given, len(rules)-free-given)
+	b.WriteString("| rule | source | the rule | scenarios that fail when it breaks | what a deployment must give |\n|---|---|---|---|---|\n")
 	esc := strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;")
 	for _, r := range rules {
-		without := "checked"
-		if NeedsControlPlane(r.ID) {
-			without = "needs a control plane"
+		must := "a key with every scope"
+		if needs := RuleNeeds()[r.ID]; len(needs) > 0 {
+			must = strings.Join(needs, ", ")
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.ID, esc.Replace(r.Source), esc.Replace(r.Text), esc.Replace(strings.Join(byRule[r.ID], "; ")), without)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.ID, esc.Replace(r.Source), esc.Replace(r.Text), esc.Replace(strings.Join(byRule[r.ID], "; ")), esc.Replace(must))
 	}
 	b.WriteString("\n" + coverageEnd)
 	return b.String()
@@ -147,4 +151,17 @@ func TestReadmeCoverage(t *testing.T) {
 		return
 	}
 	t.Errorf("README.md's coverage section is out of date with rules.tsv and the features: run go test ./features -run TestReadmeCoverage -update")
+}
+
+// Every input a scenario may name is documented in the README's inputs table.
+func TestReadmeListsInputs(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range Inputs {
+		if !strings.Contains(string(b), "`"+in.Name+"`") {
+			t.Errorf("README.md's inputs table does not list %s (%s)", in.Name, in.Doc)
+		}
+	}
 }

@@ -83,7 +83,7 @@ func newContractCmd() *cobra.Command {
 	fs.IntVar(&o.Concurrency, "concurrency", 8, "scenarios run at once")
 	fs.Int64Var(&seed, "random", 0, "shuffle scenario order with this seed (-1 picks one; 0 keeps file order)")
 	fs.Var(keysWithout, "key-without", "SCOPE=KEY: a key lacking exactly SCOPE, for the 403 scenarios without a control plane (repeatable)")
-	fs.Var(vars, "var", "NAME=VALUE: ids that exist in the deployment, e.g. user_id=<platform id> (repeatable)")
+	fs.Var(vars, "var", "NAME=VALUE: an input of the data-driven scenarios (repeatable): "+features.VarsHelp())
 	fs.StringVar(&o.SigningSecret, "signing-secret", "", "the institution's webhook signing secret, when it already has one")
 	fs.StringVar(&o.ReceiverListen, "receiver-listen", "127.0.0.1:0", "where the suite's webhook receiver listens")
 	fs.StringVar(&o.ReceiverURL, "receiver-url", "", "the receiver's URL as the deployment reaches it; @webhook scenarios need it unless the base URL is on loopback")
