@@ -5,13 +5,13 @@ Feature: Control plane
 
   @rule:D9.1
   Scenario: The control plane needs its token
-    When I GET the control plane "/_sandbox/institutions" without a sandbox token
+    When I GET the control plane "/_sandbox/capabilities" without a sandbox token
     Then the response status is 401
     And the response is JSON:
       """
       {"detail":"Not authenticated"}
       """
-    When I GET the control plane "/_sandbox/institutions" with the sandbox token "not-the-token"
+    When I GET the control plane "/_sandbox/capabilities" with the sandbox token "not-the-token"
     Then the response status is 401
     And the response is JSON:
       """

@@ -102,6 +102,36 @@ func (r *Report) RuleOutcomes() []RuleOutcome {
 	return res
 }
 
+// Lacked says why a rule went unchecked: the distinct reasons its citing scenarios were skipped
+// (the input, capability or option each lacked), or that none of them ran.
+func (o RuleOutcome) Lacked() string {
+	if len(o.SkipReasons) == 0 {
+		return "no scenario citing it ran"
+	}
+	return strings.Join(o.SkipReasons, "; ")
+}
+
+// UncheckedRules are the rules of the inventory the run did not check, in inventory order.
+func (r *Report) UncheckedRules() []RuleOutcome {
+	var out []RuleOutcome
+	for _, o := range r.RuleOutcomes() {
+		if !o.Checked() {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// uncheckedLines is one line per unchecked rule, "S4.4.1: input core_member_id not given (…)",
+// for the reports.
+func (r *Report) uncheckedLines() []string {
+	var out []string
+	for _, o := range r.UncheckedRules() {
+		out = append(out, o.ID+": "+o.Lacked())
+	}
+	return out
+}
+
 // RulesSummary is one line: how many rules of the inventory the run checked, and the ids of the
 // ones it could not (with why, e.g. they need a control plane).
 func (r *Report) RulesSummary() string {

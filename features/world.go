@@ -308,6 +308,9 @@ func (w *world) control(method, path string, body any, want int) (gjson.Result, 
 	if !w.run.sandbox() {
 		return gjson.Result{}, errors.New("this step needs the control plane (--sandbox-url)")
 	}
+	if err := w.needCapability(method, path); err != nil {
+		return gjson.Result{}, err
+	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -399,4 +402,14 @@ func (w *world) createInstitution(name string, vendors map[string]any) (*institu
 		w.vars[name+".institution_id"] = id
 	}
 	return in, nil
+}
+
+// needCapability skips the scenario when the state adapter lacks the capability a control-plane
+// request needs.
+func (w *world) needCapability(method, path string) error {
+	if c := capabilityOf(method, path); c != "" && !w.run.can(c) {
+		w.skip = CapabilitySkipReason(c)
+		return godog.ErrSkip
+	}
+	return nil
 }
