@@ -46,6 +46,7 @@ func BenchmarkMixKinds(b *testing.B) {
 			start := sampleCPU()
 			for b.Loop() {
 				req := httptest.NewRequest(http.MethodGet, k.Next(r), nil)
+				req.Host = "127.0.0.1" // loopback Hosts only (decisions D18)
 				req.Header.Set("x-api-key", key)
 				w.reset()
 				h.Sandbox.Server.ServeHTTP(w, req)

@@ -36,13 +36,20 @@ var page = template.Must(template.New("docs").Parse(`<!DOCTYPE html>
 <script src="{{.Prefix}}swagger-ui-bundle.js"></script>
 <script src="{{.Prefix}}swagger-ui-standalone-preset.js"></script>
 <script>
+// The key and token typed into Authorize live only as long as the tab (decisions D18): none is
+// persisted, what an earlier page persisted is removed, and the browser is asked not to keep
+// the fields' values in its form history.
+try { localStorage.removeItem("authorized"); } catch (e) {}
+new MutationObserver(function () {
+  document.querySelectorAll("#swagger-ui input:not([autocomplete])").forEach(function (i) { i.setAttribute("autocomplete", "off"); });
+}).observe(document.getElementById("swagger-ui"), {childList: true, subtree: true});
 window.ui = SwaggerUIBundle({
   urls: {{.Specs}},
   dom_id: "#swagger-ui",
   deepLinking: true,
   showExtensions: true,
   showCommonExtensions: true,
-  persistAuthorization: true,
+  persistAuthorization: false,
   validatorUrl: null,
   presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
   layout: "StandaloneLayout"

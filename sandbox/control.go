@@ -16,6 +16,7 @@ import (
 	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/bolt"
 	"github.com/partnersim/partnersim/simulator/httpapi"
+	"github.com/partnersim/partnersim/simulator/netguard"
 )
 
 // control implements httpapi.Control: the store's operations plus the process-wide ones (the
@@ -43,32 +44,57 @@ func (c *control) AdvanceClock(_ context.Context, d time.Duration) time.Time {
 	return now
 }
 
-// SetDNS overrides callback-host DNS answers; an empty list removes a host's override.
+// SetDNS overrides callback-host DNS answers; an empty list removes a host's override. Names
+// are DNS host names, keyed as the guard compares them (lower case, no trailing dot); at most
+// netguard.MaxOverrides names are overridden at once, each with at most
+// netguard.MaxOverrideAddrs addresses (decisions D18). A refused call changes nothing.
 func (c *control) SetDNS(_ context.Context, overrides map[string][]string) (map[string][]string, error) {
 	parsed := map[string][]netip.Addr{}
+	given := map[string][]string{}
 	for host, ips := range overrides {
+		name, err := netguard.OverrideHost(host)
+		if err != nil {
+			return nil, simulator.Errorf(simulator.EINVALID, "dns override: %q is not a DNS host name: give a name such as hooks.partner.example "+
+				"(letters, digits, hyphens; an internationalized name in its xn-- form)", host)
+		}
+		if len(ips) > netguard.MaxOverrideAddrs {
+			return nil, simulator.Errorf(simulator.EINVALID, "dns override for %s: %d addresses, at most %d", host, len(ips), netguard.MaxOverrideAddrs)
+		}
+		addrs := make([]netip.Addr, 0, len(ips))
 		for _, ip := range ips {
 			a, err := netip.ParseAddr(ip)
 			if err != nil {
 				return nil, simulator.Errorf(simulator.EINVALID, "dns override for %s: %q is not an IP address", host, ip)
 			}
-			parsed[host] = append(parsed[host], a)
+			addrs = append(addrs, a)
 		}
-		if len(ips) == 0 {
-			parsed[host] = nil
-		}
+		parsed[name], given[name] = addrs, ips
 	}
 	c.dnsMu.Lock()
 	defer c.dnsMu.Unlock()
 	if c.dns == nil {
 		c.dns = map[string][]string{}
 	}
-	for host, addrs := range parsed {
-		c.sb.Guard.SetOverride(host, addrs)
+	n := len(c.dns)
+	for name, addrs := range parsed {
+		_, had := c.dns[name]
+		switch {
+		case had && len(addrs) == 0:
+			n--
+		case !had && len(addrs) > 0:
+			n++
+		}
+	}
+	if n > netguard.MaxOverrides {
+		return nil, simulator.Errorf(simulator.EINVALID, "dns overrides: this would make %d names, at most %d: remove some first (an empty list removes a name)",
+			n, netguard.MaxOverrides)
+	}
+	for name, addrs := range parsed {
+		c.sb.Guard.SetOverride(name, addrs)
 		if len(addrs) == 0 {
-			delete(c.dns, host)
+			delete(c.dns, name)
 		} else {
-			c.dns[host] = slices.Clone(overrides[host])
+			c.dns[name] = slices.Clone(given[name])
 		}
 	}
 	return maps.Clone(c.dns), nil

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,11 @@ type Config struct {
 	// it then refuses the fixtures' published sandbox token and, unless
 	// AllowLoopbackCallbacks says otherwise, loopback callback URLs (decisions D17).
 	Exposed bool
+	// AllowedHosts are the Host names answered besides loopback ones (decisions D18): while the
+	// sandbox is loopback-bound (not Exposed) only loopback Hosts and these are answered;
+	// Exposed, any Host is unless this list is given. An entry starting with "." matches the
+	// name and every name under it.
+	AllowedHosts []string
 	// AllowLoopbackCallbacks allows or refuses callback URLs on loopback; nil means allowed
 	// unless Exposed (a partner could otherwise make an exposed sandbox fetch its host's
 	// loopback-only services and read the answers in the delivery log).
@@ -92,9 +98,42 @@ type Sandbox struct {
 }
 
 // errPublishedToken refuses to expose the control plane behind a token anyone can read.
-var errPublishedToken = errors.New("the sandbox token is the fixtures' published one, and this address is not loopback: " +
-	"anyone who can reach it could drive the control plane. Pass --sandbox-token with a secret of your own, " +
+var errPublishedToken = errors.New("the sandbox token in force is a fixture set's published one (a store keeps the token of the set " +
+	"it was first loaded from, whatever --fixtures names later), and this address is not loopback: anyone who can reach it could " +
+	"drive the control plane. Pass --sandbox-token with a secret of your own (at least 24 characters, e.g. `openssl rand -hex 16`), " +
 	"or --no-control, or listen on 127.0.0.1")
+
+// minExposedToken is the shortest sandbox token served beyond loopback (decisions D18).
+const minExposedToken = 24
+
+// judgeExposedToken applies decisions D18 to the effective token of a sandbox listening beyond
+// loopback: not one of the published fixture tokens, and at least minExposedToken long.
+func judgeExposedToken(token string, published ...string) error {
+	for _, p := range published {
+		if p != "" && token == p {
+			return errPublishedToken
+		}
+	}
+	if n := len(token); n < minExposedToken {
+		return fmt.Errorf("the sandbox token is %d characters, and this address is not loopback: beyond loopback it must be at least %d characters "+
+			"so that it cannot be guessed. Pass --sandbox-token with a longer secret of your own (e.g. `openssl rand -hex 16`), "+
+			"or --no-control, or listen on 127.0.0.1", n, minExposedToken)
+	}
+	return nil
+}
+
+// defaultSetToken is the embedded default set's published sandbox token.
+func defaultSetToken() string {
+	b, err := fs.ReadFile(fixtures.Default(), fixtures.FileSandbox)
+	if err != nil {
+		return ""
+	}
+	var v struct {
+		Token string `json:"sandbox_token"`
+	}
+	_ = json.Unmarshal(b, &v)
+	return v.Token
+}
 
 // IsLoopback reports whether a listen address (host:port) accepts only loopback connections:
 // a loopback IP or "localhost". An empty host or 0.0.0.0 listens everywhere.
@@ -141,7 +180,7 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	db.APIVersions = cfg.APIVersions
-	loaded, token, err := db.Loaded(ctx)
+	loaded, stored, err := db.Loaded(ctx)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -164,6 +203,7 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	}
 	db.Defaults = bolt.Defaults{Prices: set.DefaultPrices, Fees: set.DefaultFees, Portfolios: set.Portfolios}
 	sb := &Sandbox{DB: db, Fixtures: set, Clock: clock, cfg: cfg, fixturesFS: fsys}
+	token := stored
 	if !loaded {
 		sb.Loaded, token = true, set.SandboxToken
 		// A large set's decode and write buffers are garbage now: give the memory back to the
@@ -177,9 +217,11 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if sb.Token == "" {
 		sb.Token = "sbxtok_" + db.IDs.New("t")[2:]
 	}
-	if cfg.Exposed && !cfg.NoControl && set.SandboxToken != "" && sb.Token == set.SandboxToken {
-		db.Close()
-		return nil, errPublishedToken
+	if cfg.Exposed && !cfg.NoControl {
+		if err := judgeExposedToken(sb.Token, stored, set.SandboxToken, defaultSetToken()); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	allowLoopback := !cfg.Exposed
 	if cfg.AllowLoopbackCallbacks != nil {
@@ -196,10 +238,10 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 		deps = deps.WithControl(sb.control)
 	}
 	sb.Server = httpapi.NewServer(httpapi.Config{APIVersions: cfg.APIVersions, Clock: clock, SandboxToken: sb.Token,
-		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst}, deps, cfg.Logger)
+		LoopbackOnly: !cfg.Exposed, AllowedHosts: cfg.AllowedHosts, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst}, deps, cfg.Logger)
 	if !cfg.NoControl {
 		// The QA console (decisions D15) is part of the control plane: on and off with it.
-		con, err := console.New(console.Config{Token: sb.Token, Control: sb.control, Server: sb.Server, Log: cfg.Logger})
+		con, err := console.New(console.Config{Token: sb.Token, Control: sb.control, Server: sb.Server, Throttle: sb.Server.TokenThrottle(), Log: cfg.Logger})
 		if err != nil {
 			db.Close()
 			return nil, err

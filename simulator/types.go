@@ -244,19 +244,32 @@ type Subscription struct {
 }
 
 // SigningSecrets is an institution's webhook signing secret, with the previous one kept
-// during a rotation's overlap window.
+// during a rotation's overlap window. The window is scheduler state: it is measured on the
+// virtual clock (Clock.SchedulerNow), so advancing the clock past it ends it (decisions D8).
 type SigningSecrets struct {
-	Current       string    `json:"current"`
-	Previous      string    `json:"previous,omitempty"`
+	Current  string `json:"current"`
+	Previous string `json:"previous,omitempty"`
+	// PreviousUntil is the virtual-clock time the overlap ends.
 	PreviousUntil time.Time `json:"previous_until,omitempty"`
 }
 
-// Active returns the secrets that sign a delivery at now, newest first.
-func (s SigningSecrets) Active(now time.Time) []string {
+// Rotate makes next the current secret; the current one keeps signing beside it for overlap
+// on c's virtual clock (none when overlap is 0 or there was no secret).
+func (s *SigningSecrets) Rotate(next string, overlap time.Duration, c *Clock) {
+	if s.Current != "" && overlap > 0 {
+		s.Previous, s.PreviousUntil = s.Current, c.SchedulerNow().Add(overlap)
+	} else {
+		s.Previous, s.PreviousUntil = "", time.Time{}
+	}
+	s.Current = next
+}
+
+// Active returns the secrets that sign a delivery now on c's virtual clock, newest first.
+func (s SigningSecrets) Active(c *Clock) []string {
 	if s.Current == "" {
 		return nil
 	}
-	if s.Previous != "" && now.Before(s.PreviousUntil) {
+	if s.Previous != "" && c.SchedulerNow().Before(s.PreviousUntil) {
 		return []string{s.Current, s.Previous}
 	}
 	return []string{s.Current}

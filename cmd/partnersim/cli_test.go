@@ -205,3 +205,23 @@ func TestVersion(t *testing.T) {
 	assert.Equal(t, "partnersim (devel) commit unknown (built without VCS information) go1.99", versionLine(info))
 	assert.Equal(t, "partnersim (no build information)", versionLine(nil))
 }
+
+// serve --allowed-host: a loopback-bound sandbox answers that Host besides loopback ones, and
+// no other (decisions D18); a value with a scheme or port is refused with what to write.
+func TestServeAllowedHost(t *testing.T) {
+	c := startChild(t, filepath.Join(t.TempDir(), "s.db"), "--allowed-host", "sandbox.test", "--allowed-host", ".dev.test")
+	for host, want := range map[string]int{"sandbox.test:8080": 200, "a.dev.test": 200, "localhost": 200, "rebind.example": 421} {
+		req, err := http.NewRequest("GET", c.base+"/health", nil)
+		require.NoError(t, err)
+		req.Host = host
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.Equal(t, want, res.StatusCode, "Host %q", host)
+	}
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"partnersim", "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db"),
+		"--allowed-host", "http://sandbox.test:8080"}, noEnv, &out, &out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--allowed-host")
+}

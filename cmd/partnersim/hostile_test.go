@@ -88,9 +88,68 @@ func TestHostileInputsKeepRSSBounded(t *testing.T) {
 	}
 	wg.Wait()
 	after := procKB(t, pid, "VmRSS")
+
+	// Issue 21's: 20 DNS-override bodies of 20,000 names each (each refused whole: at most 1,000
+	// names, decisions D18), then the largest table allowed (1,000 names of 16 addresses) read
+	// back, then 300 wrong sandbox tokens (throttled after 20) and 300 rebinding Hosts.
+	var names strings.Builder
+	names.WriteString("{")
+	for i := range 20_000 {
+		if i > 0 {
+			names.WriteString(",")
+		}
+		fmt.Fprintf(&names, `"h%05d.partner.example":["93.184.216.34"]`, i)
+	}
+	names.WriteString("}")
+	require.Less(t, names.Len(), 1<<20)
+	dnsCodes := map[int]int{}
+	for range 20 {
+		code, _ := send("PUT", c.base+"/_sandbox/dns", names.String(), "x-sandbox-token", "crash-token", "Content-Type", "application/json")
+		dnsCodes[code]++
+	}
+	var full strings.Builder
+	full.WriteString("{")
+	for i := range 1000 {
+		if i > 0 {
+			full.WriteString(",")
+		}
+		fmt.Fprintf(&full, `"h%04d.partner.example":[`, i)
+		for j := range 16 {
+			if j > 0 {
+				full.WriteString(",")
+			}
+			fmt.Fprintf(&full, `"2606:4700:4700::%x"`, 0x1000+j)
+		}
+		full.WriteString("]")
+	}
+	full.WriteString("}")
+	code, _ := send("PUT", c.base+"/_sandbox/dns", full.String(), "x-sandbox-token", "crash-token", "Content-Type", "application/json")
+	require.Equal(t, 200, code)
+	code, dnsBytes := send("GET", c.base+"/_sandbox/dns", "", "x-sandbox-token", "crash-token")
+	require.Equal(t, 200, code)
+	tokenCodes := map[int]int{}
+	for i := range 300 {
+		code, _ := send("GET", c.base+"/_sandbox/institutions", "", "x-sandbox-token", "guess-"+strconv.Itoa(i))
+		tokenCodes[code]++
+	}
+	hostCodes := map[int]int{}
+	for range 300 {
+		req, err := http.NewRequest("GET", c.base+"/_sandbox/institutions", nil)
+		require.NoError(t, err)
+		req.Host = "rebind.attacker.example"
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		hostCodes[res.StatusCode]++
+	}
 	peak := procKB(t, pid, "VmHWM")
 	t.Logf("statuses of the query requests: %v; journal of 1,000 entries: %d bytes; 422 bodies: %v bytes", statuses, journalBytes, sizes)
+	t.Logf("DNS floods: %v; the full table read back: %d bytes; wrong tokens: %v; rebinding Hosts: %v", dnsCodes, dnsBytes, tokenCodes, hostCodes)
 	t.Logf("RSS before %d KiB, after the queries %d KiB (peak %d KiB), after the 422s %d KiB, peak %d KiB", before, afterQueries, peakQueries, after, peak)
+	assert.Equal(t, map[int]int{400: 20}, dnsCodes, "every 20,000-name body is refused")
+	assert.Less(t, dnsBytes, 1<<20, "the largest override table read back")
+	assert.Equal(t, map[int]int{401: 20, 429: 280}, tokenCodes, "wrong tokens are throttled after 20")
+	assert.Equal(t, map[int]int{421: 300}, hostCodes)
 	for i := range 6 {
 		assert.Equal(t, 422, codes[i])
 		assert.Less(t, sizes[i], 200_000, "a 422 lists at most 1,000 items")

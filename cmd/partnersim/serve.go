@@ -37,6 +37,7 @@ type serveConfig struct {
 	RateLimit    float64
 	RateBurst    int
 	CheckStore   bool
+	AllowedHosts []string
 }
 
 func defaultServeConfig() serveConfig {
@@ -71,6 +72,8 @@ func newServeCmd(getenv func(string) string) *cobra.Command {
 	fs.IntVar(&cfg.Workers, "delivery-workers", cfg.Workers, "webhook attempts in flight at once")
 	fs.Float64Var(&cfg.RateLimit, "rate-limit", 0, "requests a second allowed per API key (0: off); beyond it 429 with Retry-After")
 	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "burst of the per-key rate limit")
+	fs.StringSliceVar(&cfg.AllowedHosts, "allowed-host", nil, "a Host name answered besides loopback ones (repeatable; .example.test matches every name under it); "+
+		"beyond loopback, given at all, only these and loopback names are answered (421 otherwise)")
 	fs.BoolVar(&cfg.CheckStore, "check-store", false, "check every page of the store file at start (files up to 64 MiB always are)")
 	return cmd
 }
@@ -98,6 +101,12 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	}
 	if sbCfg.RetrySchedule == nil {
 		sbCfg.RetrySchedule = []time.Duration{}
+	}
+	for _, h := range cfg.AllowedHosts {
+		if h = strings.TrimSpace(h); h == "" || strings.ContainsAny(h, "/@ \t") || strings.Count(h, ":") == 1 {
+			return fmt.Errorf("--allowed-host %q: a host name or address without scheme, port or path, e.g. sandbox.internal or .example.test", h)
+		}
+		sbCfg.AllowedHosts = append(sbCfg.AllowedHosts, h)
 	}
 	versions, err := parseAPIVersions(cfg.APIVersions)
 	if err != nil {

@@ -177,12 +177,7 @@ func (s *DB) RotateSecret(ctx context.Context, instID string, overlap time.Durat
 				return err
 			}
 		}
-		if sec.Current != "" && overlap > 0 {
-			sec.Previous, sec.PreviousUntil = sec.Current, s.Clock.Now().Add(overlap)
-		} else {
-			sec.Previous, sec.PreviousUntil = "", time.Time{}
-		}
-		sec.Current = s.IDs.NewSigningSecret()
+		sec.Rotate(s.IDs.NewSigningSecret(), overlap, s.Clock)
 		secret = sec.Current
 		return w.putRecord(bSecrets, []byte(instID), sec)
 	})

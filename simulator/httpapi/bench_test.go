@@ -64,6 +64,7 @@ func benchTarget(b *testing.B) (http.Handler, string, []string) {
 	}
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "/v1/users/?per_page=100&last_record_number=1000", nil)
+	req.Host = "127.0.0.1" // loopback Hosts only (decisions D18)
 	req.Header.Set("x-api-key", key)
 	sb.Server.ServeHTTP(rec, req)
 	var ids []string
@@ -78,6 +79,7 @@ func benchTarget(b *testing.B) (http.Handler, string, []string) {
 	for _, uaid := range ids {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("GET", "/v1/users/?user_account_id="+uaid, nil)
+		req.Host = "127.0.0.1" // loopback Hosts only (decisions D18)
 		req.Header.Set("x-api-key", key)
 		sb.Server.ServeHTTP(rec, req)
 		_ = rec
@@ -92,6 +94,7 @@ func benchTarget(b *testing.B) (http.Handler, string, []string) {
 
 func serve(b *testing.B, h http.Handler, key, path string) {
 	req := httptest.NewRequest("GET", path, nil)
+	req.Host = "127.0.0.1" // loopback Hosts only (decisions D18)
 	req.Header.Set("x-api-key", key)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)

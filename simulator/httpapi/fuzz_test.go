@@ -27,6 +27,7 @@ import (
 // rawRequest is a fuzz target's request: the decoded path and the raw query exactly as given.
 func rawRequest(method, path, rawQuery, contentType string, body []byte, headers ...string) *http.Request {
 	req := httptest.NewRequest(method, "/", bytes.NewReader(body))
+	req.Host = "127.0.0.1" // a loopback-bound sandbox answers loopback Hosts only (decisions D18)
 	req.URL.Path, req.URL.RawPath, req.URL.RawQuery = path, "", rawQuery
 	req.RequestURI = ""
 	if contentType != "" {

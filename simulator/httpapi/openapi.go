@@ -74,6 +74,8 @@ func handleDocs(control bool) echo.HandlerFunc {
 		return openapi.DocsPage("Partner Investing Service (partnersim sandbox) - Swagger UI", specs)
 	})
 	return func(c echo.Context) error {
+		guardPage(c)
+		c.Response().Header().Set("Cache-Control", "no-store")
 		b, err := page()
 		if err != nil {
 			return err
@@ -85,6 +87,7 @@ func handleDocs(control bool) echo.HandlerFunc {
 // handleDocsAsset serves GET /docs/{file}: the vendored viewer's files.
 func handleDocsAsset() echo.HandlerFunc {
 	return func(c echo.Context) error {
+		guardPage(c)
 		b, ct, ok := openapi.DocsAsset(c.Param("file"))
 		if !ok {
 			return simulator.Errorf(simulator.ENOTFOUND, "Not Found")
@@ -92,6 +95,15 @@ func handleDocsAsset() echo.HandlerFunc {
 		c.Response().Header().Set("Cache-Control", "public, max-age=86400")
 		return c.Blob(http.StatusOK, ct, b)
 	}
+}
+
+// guardPage tells the browser not to sniff the answer's type and not to let any page frame it
+// (decisions D18): a framing page could overlay the reference's Authorize dialog.
+func guardPage(c echo.Context) {
+	h := c.Response().Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
 }
 
 // Route is one registered route.

@@ -39,7 +39,7 @@ func (s *Server) addRoutes() {
 	}
 	// The control plane (decisions D9), never under a version prefix.
 	c := "/_sandbox"
-	t := requireToken(s.cfg.SandboxToken)
+	t := requireToken(s.cfg.SandboxToken, s.throttle)
 	s.handle(http.MethodGet, c+"/openapi.json", handleControlOpenAPI())
 	s.handle(http.MethodGet, c+"/state-adapter.json", handleStateAdapterOpenAPI())
 	s.handle(http.MethodGet, c+"/capabilities", handleCapabilities(), t)

@@ -58,6 +58,11 @@ type Config struct {
 	MaxBodyBytes int64
 	// SandboxToken is the control plane's x-sandbox-token.
 	SandboxToken string
+	// LoopbackOnly answers only requests whose Host is a loopback name or address, or one of
+	// AllowedHosts; others get 421 before routing (decisions D18). Without it, any Host is
+	// answered unless AllowedHosts is given (then loopback Hosts and those).
+	LoopbackOnly bool
+	AllowedHosts []string
 	// RateLimit, when positive, limits each key to that many requests a second (burst
 	// RateBurst), answering 429 with Retry-After (decisions D12).
 	RateLimit float64
@@ -75,6 +80,8 @@ type Server struct {
 	journal *journal
 	faults  *faults
 	reader  *bodyReader
+	// throttle counts failed sandbox-token checks per client address (decisions D18).
+	throttle *TokenThrottle
 }
 
 // NewServer builds the handler with every route of routes.go.
@@ -95,13 +102,17 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{e: e, log: log, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{},
-		reader: newBodyReader(cfg.MaxBodyBytes)}
+		reader: newBodyReader(cfg.MaxBodyBytes), throttle: NewTokenThrottle(nil)}
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
 	e.HTTPErrorHandler = s.errorHandler
-	e.Pre(requestID, boundHead, noOptions, decodedPath)
+	e.Pre(requestID, checkHost(newHostPolicy(cfg.LoopbackOnly, cfg.AllowedHosts)), boundHead, noOptions, decodedPath)
 	s.addRoutes()
 	return s
 }
+
+// TokenThrottle is the server's count of failed sandbox-token checks, for the console's sign-in
+// to share (decisions D18).
+func (s *Server) TokenThrottle() *TokenThrottle { return s.throttle }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }

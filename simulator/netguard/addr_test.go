@@ -37,6 +37,18 @@ func TestIsPublic(t *testing.T) {
 		// IPv4-mapped and NAT64 forms, judged by the IPv4 inside.
 		"::ffff:0.0.0.0", "::ffff:10.0.0.1", "::ffff:127.0.0.1", "::ffff:169.254.169.254", "::ffff:255.255.255.255",
 		"64:ff9b::10.0.0.1", "64:ff9b::127.0.0.1", "64:ff9b::192.168.1.1", "64:ff9b::224.0.0.1",
+		// Every other IPv6 form that embeds an IPv4 address, judged by it (decisions D18).
+		// IPv4-compatible (::/96, deprecated but still parsed and routed by some stacks).
+		"::127.0.0.1", "::10.0.0.1", "::169.254.169.254", "::192.168.0.1",
+		// 6to4 (2002::/16): the IPv4 address is bits 16-47.
+		"2002:7f00:1::", "2002:7f00:1::1", "2002:a00:1::", "2002:c0a8:101::", "2002:a9fe:a9fe::", "2002:ac10::",
+		// NAT64 local-use (64:ff9b:1::/48), at the /48 position (bits 48-63 and 72-87) and at the
+		// /96 one an operator may use inside it.
+		"64:ff9b:1:7f00:0:100::", "64:ff9b:1:a00:0:100::", "64:ff9b:1::a00:1", "64:ff9b:1::7f00:1", "64:ff9b:1:808:8:800:a00:1",
+		// Teredo (2001::/32): the server's IPv4 in bits 32-63, the client's inverted in the last 32.
+		"2001:0:4136:e378:8000:63bf:80ff:fffe", // client 127.0.0.1 behind a public server
+		"2001:0:4136:e378:8000:63bf:f5ff:fffe", // client 10.0.0.1
+		"2001:0:a00:1:8000:63bf:f7f7:f7f7",     // server 10.0.0.1, client 8.8.8.8
 		// A zone only scopes link-local addresses: never public.
 		"fe80::1%eth0", "2606:4700::1%eth0",
 	}
@@ -61,7 +73,8 @@ func TestIsPublic(t *testing.T) {
 		"fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", "2001:db9::",
 		"100:0:0:1::", "fec0::",
 		// Embedded public IPv4; and just outside the NAT64 /96.
-		"::ffff:8.8.8.8", "64:ff9b::8.8.8.8", "64:ff9b:1::a00:1",
+		"::ffff:8.8.8.8", "64:ff9b::8.8.8.8", "::8.8.8.8", "2002:808:808::", "2002:808:808:1::1",
+		"64:ff9b:1:808:8:800:808:808", "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
 	}
 	for _, s := range notPublic {
 		ip := netip.MustParseAddr(s)
@@ -78,7 +91,8 @@ func TestIsLoopback(t *testing.T) {
 	for s, want := range map[string]bool{
 		"127.0.0.1": true, "127.0.0.0": true, "127.255.255.255": true, "::1": true, "::ffff:127.0.0.1": true,
 		"128.0.0.1": false, "10.0.0.1": false, "::": false, "::2": false, "8.8.8.8": false,
-		"64:ff9b::127.0.0.1": false, // names a NAT64 translator, not this machine
+		"64:ff9b::127.0.0.1": false,                                                                        // names a NAT64 translator, not this machine
+		"::127.0.0.1":        false, "2002:7f00:1::": false, "2001:0:4136:e378:8000:63bf:80ff:fffe": false, // likewise
 	} {
 		assert.Equal(t, want, netguard.IsLoopback(netip.MustParseAddr(s)), "IsLoopback(%s)", s)
 	}

@@ -79,6 +79,44 @@ func (g *Guard) SetOverride(host string, addrs []netip.Addr) {
 	g.overrides[host] = append([]netip.Addr(nil), addrs...)
 }
 
+// The bounds of the override table (decisions D18).
+const (
+	// MaxOverrides is the most host names overridden at once.
+	MaxOverrides = 1000
+	// MaxOverrideAddrs is the most addresses one override gives.
+	MaxOverrideAddrs = 16
+)
+
+// ErrNotHostName means an override names something other than a DNS host name.
+var ErrNotHostName = errors.New("not a DNS host name")
+
+// OverrideHost returns host as the override table keys it (lower case, no trailing dot), or
+// ErrNotHostName unless it is a DNS host name (decisions D18): dot-separated labels of 1-63
+// ASCII letters, digits, hyphens and underscores, no label starting or ending with a hyphen,
+// 253 characters in all, and not an IP address (a literal never reaches DNS). An
+// internationalized name is given in its xn-- form, as the URL parser turns it.
+func OverrideHost(host string) (string, error) {
+	name := normalizeHost(host)
+	if name == "" || len(name) > 253 {
+		return "", fmt.Errorf("%w: %q", ErrNotHostName, host)
+	}
+	if _, err := netip.ParseAddr(strings.Trim(name, "[]")); err == nil {
+		return "", fmt.Errorf("%w: %q is an IP address, which never reaches DNS", ErrNotHostName, host)
+	}
+	for label := range strings.SplitSeq(name, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return "", fmt.Errorf("%w: %q", ErrNotHostName, host)
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return "", fmt.Errorf("%w: %q", ErrNotHostName, host)
+			}
+		}
+	}
+	return name, nil
+}
+
 func normalizeHost(host string) string {
 	return strings.TrimSuffix(strings.ToLower(host), ".")
 }

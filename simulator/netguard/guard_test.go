@@ -349,3 +349,26 @@ func TestDialFamiliesAndFallback(t *testing.T) {
 	var dnsErr *net.DNSError
 	assert.ErrorAs(t, err, &dnsErr)
 }
+
+// An IPv6 address that embeds a loopback or private IPv4 address is refused at check and at
+// dial time alike, loopback callbacks allowed or not, as a literal or behind a name (decisions
+// D18): the one rule is IsPublic's.
+func TestEmbeddedIPv4IsRefusedEverywhere(t *testing.T) {
+	embeds := []string{"2002:7f00:1::", "::127.0.0.1", "2002:c0a8:101::", "64:ff9b::a9fe:a9fe", "64:ff9b:1:a00:0:100::",
+		"2001:0:4136:e378:8000:63bf:80ff:fffe", "::ffff:10.0.0.1"}
+	for _, loopback := range []bool{false, true} {
+		var mu sync.Mutex
+		var dialled []string
+		g := netguard.New(netguard.Options{AllowLoopback: loopback, Resolver: newResolver(), Dial: loopbackOnlyDial(t, &dialled, &mu)})
+		for _, ip := range embeds {
+			assert.ErrorIs(t, g.CheckURL(context.Background(), "https://["+ip+"]/h"), netguard.ErrNotPublic, "literal %s (loopback %v)", ip, loopback)
+			g.SetOverride("embed.partner.example", []netip.Addr{netip.MustParseAddr(ip)})
+			assert.ErrorIs(t, g.CheckURL(context.Background(), "https://embed.partner.example/h"), netguard.ErrNotPublic, "name -> %s", ip)
+			_, err := g.DialContext(context.Background(), "tcp", "embed.partner.example:443")
+			assert.ErrorIs(t, err, netguard.ErrNotPublic, "dial name -> %s", ip)
+			_, err = g.DialContext(context.Background(), "tcp", "["+ip+"]:443")
+			assert.ErrorIs(t, err, netguard.ErrNotPublic, "dial %s", ip)
+		}
+		assert.Empty(t, dialled, "nothing was dialled")
+	}
+}

@@ -257,7 +257,7 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *simulator.Delivery) {
 		return
 	}
 	started := d.cfg.Clock.SchedulerNow() // a retry's delay counts from here, however long the answer takes
-	a := d.Send(ctx, dl.URL, dl.Body, dl.EventID, secrets.Active(d.cfg.Clock.Now()))
+	a := d.Send(ctx, dl.URL, dl.Body, dl.EventID, secrets.Active(d.cfg.Clock))
 	if ctx.Err() != nil {
 		d.inflight.remove(dl.ID)
 		return // shutting down: the delivery stays pending and is attempted after restart

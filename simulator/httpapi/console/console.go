@@ -58,6 +58,9 @@ type Config struct {
 	Control httpapi.Control
 	// Server is the HTTP server the console is mounted on.
 	Server Server
+	// Throttle counts failed sign-ins with the control plane's failed token checks (decisions
+	// D18); nil throttles nothing.
+	Throttle *httpapi.TokenThrottle
 	// Log receives the console's internal errors; nil discards them.
 	Log *slog.Logger
 }
@@ -169,13 +172,33 @@ func (c *Console) action(pattern string, h func(r *http.Request) (next string, f
 	})
 }
 
-// safeBack keeps a redirect inside the console.
+// safeBack keeps a redirect inside the console (decisions D18): b is kept only when it is a
+// path (no scheme or host) that starts with Prefix and stays under it however a browser reads
+// it — no dot segments, empty segments, backslashes or control characters, encoded or not —
+// else the console's home.
 func safeBack(b string) string {
-	if strings.HasPrefix(b, Prefix) && !strings.ContainsAny(b, "\\\r\n") && !strings.HasPrefix(b, Prefix+"/") {
-		return b
+	if len(b) > 4096 || !strings.HasPrefix(b, Prefix) || strings.ContainsFunc(b, unsafeInPath) {
+		return Prefix
 	}
-	return Prefix
+	u, err := url.Parse(b)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.User != nil {
+		return Prefix
+	}
+	p := u.Path // decoded: %2e%2e is a dot segment to a browser, %2f%2f an empty one
+	if !strings.HasPrefix(p, Prefix) || strings.ContainsFunc(p, unsafeInPath) {
+		return Prefix
+	}
+	for seg := range strings.SplitSeq(strings.TrimSuffix(p[len(Prefix):], "/"), "/") {
+		if seg == "." || seg == ".." || seg == "" && p != Prefix {
+			return Prefix
+		}
+	}
+	return b
 }
+
+// unsafeInPath reports a character a redirect path never keeps: a control character, or a
+// backslash (a browser reads it as a slash).
+func unsafeInPath(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }
 
 // refuse answers a refused request with a small page saying what to do.
 func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
@@ -286,7 +309,16 @@ func (c *Console) signIn() {
 		}
 		next := safeBack(r.PostForm.Get("next"))
 		tok := r.PostForm.Get("token")
+		if wait := c.cfg.Throttle.RetryAfter(r.RemoteAddr); wait > 0 && tok != "" {
+			w.Header().Set("Retry-After", httpapi.RetryAfterSeconds(wait))
+			c.render(w, r, http.StatusTooManyRequests, "signin", nil, signinData{Next: next,
+				Error: "Too many wrong tokens from this address: wait " + httpapi.RetryAfterSeconds(wait) + " seconds, then sign in with the sandbox token."})
+			return
+		}
 		if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(c.cfg.Token)) != 1 {
+			if tok != "" {
+				c.cfg.Throttle.Fail(r.RemoteAddr)
+			}
 			c.render(w, r, http.StatusUnauthorized, "signin", nil, signinData{Next: next,
 				Error: "That is not this sandbox's token. Use the value given to serve --sandbox-token (with the default fixtures: the token in fixtures/default/sandbox.json, shown in the README)."})
 			return
@@ -297,7 +329,12 @@ func (c *Console) signIn() {
 	})
 	c.mux.HandleFunc("POST "+Prefix+"signout", func(w http.ResponseWriter, r *http.Request) {
 		sess := c.sessions.get(r)
-		if !sameOrigin(r) || sess == nil || r.ParseForm() != nil || !sess.validCSRF(r.PostForm.Get("csrf")) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+		if sameOrigin(r) && sess != nil && r.ParseForm() != nil {
+			c.refuse(w, r, http.StatusBadRequest, "The form could not be read (at most 64 KiB): sign out from the console's own pages.")
+			return
+		}
+		if !sameOrigin(r) || sess == nil || !sess.validCSRF(r.PostForm.Get("csrf")) {
 			c.refuse(w, r, http.StatusForbidden, "Refused: sign out from the console's own pages.")
 			return
 		}

@@ -1,0 +1,38 @@
+package httpapi
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The Host check runs before every request is routed: it must not allocate.
+func TestHostCheckAllocatesNothing(t *testing.T) {
+	p := newHostPolicy(true, []string{"sandbox.test", ".dev.internal"})
+	for _, h := range []string{"127.0.0.1:8080", "[::1]:8080", "localhost:8080", "app.localhost", "a.dev.internal:80", "rebind.attacker.example:8080"} {
+		allocs := testing.AllocsPerRun(100, func() { p.allows(h) })
+		assert.Zero(t, allocs, "Host %q: got %v allocations a check, want 0", h, allocs)
+	}
+}
+
+func TestIsLoopback4(t *testing.T) {
+	for s, want := range map[string]bool{
+		"127.0.0.1": true, "127.255.255.255": true, "127.0.0.0": true, "127.1.2.3": true,
+		"127.0.0": false, "127.0.0.1.": false, "127.0.0.256": false, "127.00.0.1": false, "127.0.0.01": false,
+		"127..0.1": false, "127.0.0.1.nip.io": false, "128.0.0.1": false, "127.0.0.1000": false, "127.0.0.a": false,
+	} {
+		assert.Equal(t, want, isLoopback4(s), s)
+	}
+}
+
+func BenchmarkHostCheck(b *testing.B) {
+	p := newHostPolicy(true, []string{"sandbox.test"})
+	for _, h := range []string{"127.0.0.1:8080", "localhost:8080", "rebind.attacker.example:8080"} {
+		b.Run(h, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.allows(h)
+			}
+		})
+	}
+}
