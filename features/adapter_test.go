@@ -101,13 +101,15 @@ func TestContractThroughTheStateAdapter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the contract suite runs the whole simulator; skipped with -short")
 	}
-	srv := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.APIVersions = []string{"v1", "v2"} })
 	all := []string{"tenants", "kyc", "trading", "secret_rotation", "delivery_log", "virtual_clock", "dns_overrides"}
 	lacking := []string{"virtual_clock", "dns_overrides", "secret_rotation"}
 	cases := map[string][]string{"every capability": all, "fewer capabilities": slices.DeleteFunc(slices.Clone(all), func(c string) bool { return slices.Contains(lacking, c) })}
 	for name, caps := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			// A sandbox each: the virtual clock is process-wide, and a @serial scenario runs
+			// alone only within its own run.
+			srv := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.APIVersions = []string{"v1", "v2"} })
 			state := adapterProxy(t, srv.URL, srv.SB.Token, caps)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()

@@ -26,3 +26,14 @@ Feature: Control plane
     When I try to move the "crypto" account of "alice" to "approved"
     Then the response status is 409
     And the JSON at "detail" is a string
+
+  @rule:D9.5 @rule:D9.3
+  Scenario: Every KYC move of the transition table is allowed, and no other
+    Then every KYC move answers as the transition table says:
+      | from               | to                                   |
+      | pending            | document_requested, approved, rejected |
+      | document_requested | pending, approved, rejected          |
+      | approved           | closed, account_takeover             |
+      | account_takeover   | approved, closed                     |
+      | rejected           | pending, closed                      |
+      | closed             | none                                 |

@@ -155,6 +155,7 @@ func (w *world) inputSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^I remember the response as `+q+`$`, w.rememberResponse)
 	sc.Step(`^the response is the same as `+q+`$`, w.sameResponse)
 	sc.Step(`^my institution has its signing secret$`, w.haveSecret)
+	sc.Step(`^the response body writes the number `+q+` at `+q+`$`, w.writesNumber)
 	sc.Step(`^its signing secret matches `+q+`$`, w.secretMatches)
 	sc.Step(`^the transaction is one order, or one leg per symbol sharing placed_at, and completed exactly when every leg is$`, w.transactionLaw)
 }
@@ -316,6 +317,19 @@ func (w *world) transactionLaw() error {
 	}
 	if t.Get("completed_at").Exists() != (status == "completed") {
 		return fmt.Errorf("expected completed_at exactly when completed, got status %s and completed_at %s", status, orAbsent(t.Get("completed_at")))
+	}
+	return nil
+}
+
+// writesNumber checks the JSON text of a value: an integer beyond 64 bits must be written as
+// the integer it is, not as a float or a string (decisions D6: Python's unbounded int).
+func (w *world) writesNumber(number, path string) error {
+	r, err := w.last()
+	if err != nil {
+		return err
+	}
+	if got := r.json().Get(unq(path)); got.Type != gjson.Number || got.Raw != unq(number) {
+		return fmt.Errorf("expected %s to be written as the number %s, got %s", unq(path), unq(number), orAbsent(got))
 	}
 	return nil
 }

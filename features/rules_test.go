@@ -3,9 +3,11 @@ package features
 import (
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -162,6 +164,49 @@ func TestReadmeListsInputs(t *testing.T) {
 	for _, in := range Inputs {
 		if !strings.Contains(string(b), "`"+in.Name+"`") {
 			t.Errorf("README.md's inputs table does not list %s (%s)", in.Name, in.Doc)
+		}
+	}
+}
+
+// A rotation scenario that expects its overlap in force must outlast every advance of the
+// process-wide virtual clock that scenarios running beside it can make (decisions D8: the
+// overlap ends on the virtual clock). With an overlap of an hour, three concurrent scenarios
+// advancing an hour each ended it one run in several.
+func TestRotationOverlapsOutlastConcurrentAdvances(t *testing.T) {
+	advance := regexp.MustCompile(`the virtual clock advances (\d+) seconds`)
+	overlap := regexp.MustCompile(`rotated with an overlap of (\d+) seconds`)
+	idx, _ := scenarioIndex()
+	total := 0
+	var overlaps []int
+	files, _ := fs.Glob(Features(), "*.feature")
+	for _, f := range files {
+		b, _ := fs.ReadFile(Features(), f)
+		stem := strings.TrimSuffix(f, ".feature")
+		serial := false
+		for _, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSpace(line)
+			if n, ok := strings.CutPrefix(line, "Scenario:"); ok {
+				serial = slices.Contains(idx[stem][strings.TrimSpace(n)].Tags, "serial")
+			}
+			if m := advance.FindStringSubmatch(line); m != nil && !serial {
+				n, _ := strconv.Atoi(m[1])
+				total += n
+			}
+			if strings.Contains(line, "the first retry of a delivery would have come due") {
+				total += 3600 // firstRetryDue's advance
+			}
+			if m := overlap.FindStringSubmatch(line); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				overlaps = append(overlaps, n)
+			}
+		}
+	}
+	if total < 3600 {
+		t.Fatalf("expected the features to advance the clock concurrently, found %d s in all", total)
+	}
+	for _, n := range overlaps {
+		if n > 60 && n <= total { // a short overlap is meant to pass (the scenario advances past it)
+			t.Errorf("a rotation overlap of %d s can end while concurrent scenarios advance the virtual clock by up to %d s: make it longer", n, total)
 		}
 	}
 }

@@ -180,3 +180,25 @@ Feature: Revoke Member Sessions
     When I POST "/sessions/revoke/" with the raw body "{}" and no content type
     Then the response status is 422
     And the response is a validation error naming "user_account_id_type"
+
+  @assumed @rule:D5.2 @rule:D3.7
+  Scenario: The body is validated before the digital banking platform is checked
+    Given the inputs "vendorless_key"
+    And I use the API key "{vendorless_key}"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"M-1","user_account_id_type":"email"}
+      """
+    Then the response status is 422
+
+  @assumed @sandbox @rule:D5.2
+  Scenario: The id type's vendor is checked before the member
+    Given an institution with core vendor "none" and dbp vendor "q2"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"M-NOBODY","user_account_id_type":"core"}
+      """
+    Then the response is JSON:
+      """
+      {"detail":"no vendor configured for user_account_id_type: core"}
+      """

@@ -169,6 +169,7 @@ func (w *world) retrySchedule(recv, schedule string) error {
 		if ld.Status != "pending" {
 			return fmt.Errorf("expected the delivery to be pending after attempt %d of %d, got %s", attempt, len(delays)+1, truncate(ld.Raw, 400))
 		}
+		read := time.Now() // the virtual clock reads at least this late
 		now, err := w.virtualNow()
 		if err != nil {
 			return err
@@ -179,14 +180,22 @@ func (w *world) retrySchedule(recv, schedule string) error {
 				attempt, d, attempt, rem.Round(time.Millisecond), truncate(ld.Raw, 300))
 		}
 		secs := int64(math.Ceil(rem.Seconds()))
+		// The virtual clock runs on with the wall clock after an advance: the retry is left
+		// margin ahead. On a machine so loaded that the margin passes before the checks below
+		// are done, an attempt then is on time, not early: the check is inconclusive, not failed.
+		margin := rem - time.Duration(secs-1)*time.Second
 		if _, err := w.advance(secs - 1); err != nil {
 			return err
 		}
-		if early, err := w.waitLogged(r, attempt); err != nil || early.Attempts != attempt {
-			return fmt.Errorf("expected no attempt a second before retry %d was due, got %v %s", attempt, err, truncate(early.Raw, 300))
-		}
-		if got, _ := r.snapshot(); len(got) != attempt {
-			return fmt.Errorf("expected %d attempts a second before retry %d was due, %q got %d", attempt, attempt, r.name, len(got))
+		early, earlyErr := w.waitLogged(r, attempt)
+		before, _ := r.snapshot()
+		if inTime := time.Since(read) < margin; inTime {
+			if earlyErr != nil || early.Attempts != attempt {
+				return fmt.Errorf("expected no attempt a second before retry %d was due, got %v %s", attempt, earlyErr, truncate(early.Raw, 300))
+			}
+			if len(before) != attempt {
+				return fmt.Errorf("expected %d attempts a second before retry %d was due, %q got %d", attempt, attempt, r.name, len(before))
+			}
 		}
 		if _, err := w.advance(1); err != nil {
 			return err

@@ -112,6 +112,40 @@ Feature: Get User Detail
     When I GET "/users/{alice}/?user_account_id_type=platform"
     Then the JSON at "accounts.0.kyc_approved_at" is "2026-01-10T12:00:00Z"
 
+  @assumed @sandbox @rule:D5.12
+  Scenario: kyc_approved_at is kept through every later move, back to approved included
+    Given a user "alice" with accounts:
+      | product | kyc_status | cash  | kyc_approved_at      |
+      | crypto  | approved   | 10.00 | 2026-01-10T12:00:00Z |
+    When the "crypto" account of "alice" moves to "account_takeover"
+    And I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.kyc_approved_at" is "2026-01-10T12:00:00Z"
+    When the "crypto" account of "alice" moves to "approved"
+    And I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.kyc_approved_at" is "2026-01-10T12:00:00Z"
+    When the "crypto" account of "alice" moves to "closed"
+    And I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.kyc_approved_at" is "2026-01-10T12:00:00Z"
+
+  @assumed @sandbox @rule:D5.12 @rule:D5.5
+  Scenario: kyc_approved_at is absent until the first approval, which it then keeps
+    Given a user "bob" with accounts:
+      | product | kyc_status | cash |
+      | crypto  | pending    | 0.00 |
+    When the "crypto" account of "bob" moves to "rejected"
+    And the "crypto" account of "bob" moves to "pending"
+    And the "crypto" account of "bob" moves to "document_requested"
+    And I GET "/users/{bob}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.kyc_approved_at" is absent
+    When the "crypto" account of "bob" moves to "approved"
+    And I GET "/users/{bob}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.kyc_approved_at" is a timestamp
+    And I remember the JSON at "accounts.0.kyc_approved_at" as "first"
+    When the "crypto" account of "bob" moves to "account_takeover"
+    And the "crypto" account of "bob" moves to "approved"
+    And I GET "/users/{bob}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.kyc_approved_at" is "{first}"
+
   @spec @sandbox @rule:S2.7
   Scenario: Value points carry as_of, cost_basis and value
     Given a user "alice" with accounts:
