@@ -112,7 +112,7 @@ Feature: Get User Detail
     When I GET "/users/{alice}/?user_account_id_type=platform"
     Then the JSON at "accounts.0.kyc_approved_at" is "2026-01-10T12:00:00Z"
 
-  @assumed @sandbox @rule:D5.12
+  @assumed @sandbox @rule:D5.13
   Scenario: kyc_approved_at is kept through every later move, back to approved included
     Given a user "alice" with accounts:
       | product | kyc_status | cash  | kyc_approved_at      |
@@ -127,7 +127,7 @@ Feature: Get User Detail
     And I GET "/users/{alice}/?user_account_id_type=platform"
     Then the JSON at "accounts.0.kyc_approved_at" is "2026-01-10T12:00:00Z"
 
-  @assumed @sandbox @rule:D5.12 @rule:D5.5
+  @assumed @sandbox @rule:D5.13 @rule:D5.5
   Scenario: kyc_approved_at is absent until the first approval, which it then keeps
     Given a user "bob" with accounts:
       | product | kyc_status | cash |

@@ -103,6 +103,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	w.inputSteps(sc)
 	w.webhookSteps(sc)
 	w.lawSteps(sc)
+	w.valueSteps(sc)
 }
 
 func (w *world) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
@@ -124,6 +125,7 @@ func (w *world) before(ctx context.Context, sc *godog.Scenario) (context.Context
 	w.receivers = map[string]*receiver{}
 	u, _ := url.Parse(w.run.opts.BaseURL)
 	w.vars["base_path"] = u.Path
+	w.vars["origin"] = u.Scheme + "://" + u.Host // the deployment's root, outside any version
 	w.vars["scenario_token"] = randomToken(6) // for values that must not collide with another scenario's
 	switch {
 	case w.run.name != nil && !w.run.name.MatchString(sc.Name):

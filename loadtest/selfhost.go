@@ -55,10 +55,10 @@ func SelfHost(ctx context.Context, cfg HostConfig) (*Hosted, error) {
 		return nil, fmt.Errorf("loadtest: open the sandbox: %w", err)
 	}
 	h.LoadTime = time.Since(start)
-	h.Sandbox, h.Set = sb, sb.Fixtures
-	if !sb.Loaded {
-		// A store loaded earlier was opened with the set's settings only; the load needs the
-		// users and orders it will ask for, so read the whole set.
+	h.Sandbox = sb
+	{
+		// The sandbox keeps the set's settings only (a build's, as a restart's); the load
+		// needs the users and orders it will ask for, so read the whole set.
 		fsys := cfg.Fixtures
 		if fsys == nil {
 			fsys = fixtures.Default()

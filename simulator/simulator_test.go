@@ -70,7 +70,36 @@ func TestMarketValueIsExactDecimal(t *testing.T) {
 	assert.Equal(t, "1520.08", simulator.FormatMoney(d("1520.075")), "half-even rounds to the even cent")
 	assert.Equal(t, "0.015", simulator.FormatQuantity(d("0.01500000")))
 	assert.Equal(t, "2026-03-01T12:00:00Z", simulator.FormatTime(now))
-	assert.Equal(t, "2026-03-01T12:00:00.5Z", simulator.FormatTime(now.Add(500*time.Millisecond)))
+	assert.Equal(t, "2026-03-01T12:00:00.500000Z", simulator.FormatTime(now.Add(500*time.Millisecond)))
+}
+
+// Timestamps are written as pydantic v2 writes an aware datetime (decisions D5). The wants are
+// what pydantic 2.13.4 answers for TypeAdapter(datetime).dump_json of the same instant (the
+// reference versions of ../shared/reference/pydantic-errors.md); Python has no nanoseconds, so
+// Go's are cut as Python's clock cuts them.
+func TestFormatTimeIsPydantics(t *testing.T) {
+	utc := func(y, mo, d, h, mi, s, ns int) time.Time {
+		return time.Date(y, time.Month(mo), d, h, mi, s, ns, time.UTC)
+	}
+	for _, tc := range []struct {
+		t    time.Time
+		want string
+	}{
+		{utc(2026, 3, 1, 12, 0, 0, 0), "2026-03-01T12:00:00Z"},
+		{utc(2026, 3, 1, 12, 0, 0, 500_000_000), "2026-03-01T12:00:00.500000Z"},
+		{utc(2026, 3, 1, 12, 0, 0, 1_000), "2026-03-01T12:00:00.000001Z"},
+		{utc(2026, 3, 1, 12, 0, 0, 999_999_000), "2026-03-01T12:00:00.999999Z"},
+		{utc(1700, 1, 1, 0, 0, 0, 0), "1700-01-01T00:00:00Z"},
+		{utc(2199, 12, 31, 23, 59, 59, 120_000_000), "2199-12-31T23:59:59.120000Z"},
+		// Nanoseconds Python cannot hold: cut to the microsecond, and none left is none written.
+		{utc(2026, 3, 1, 12, 0, 0, 123_456_789), "2026-03-01T12:00:00.123456Z"},
+		{utc(2026, 3, 1, 12, 0, 0, 999), "2026-03-01T12:00:00Z"},
+		// Another zone is written in UTC, as the sandbox stores every time.
+		{time.Date(2026, 3, 1, 14, 0, 0, 0, time.FixedZone("", 2*3600)), "2026-03-01T12:00:00Z"},
+	} {
+		assert.Equal(t, tc.want, simulator.FormatTime(tc.t), "FormatTime(%s)", tc.t.Format(time.RFC3339Nano))
+		assert.Equal(t, `x"`+tc.want, string(simulator.AppendTime([]byte(`x"`), tc.t)))
+	}
 }
 
 func TestFillOrderMovesCashAndHoldings(t *testing.T) {

@@ -9,15 +9,21 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/partnersim/partnersim/receiver/certify"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // Issue 11 item 10: -h and --help print the command's help and succeed (exit 0) everywhere.
@@ -224,4 +230,58 @@ func TestServeAllowedHost(t *testing.T) {
 		"--allowed-host", "http://sandbox.test:8080"}, noEnv, &out, &out)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--allowed-host")
+}
+
+// The samples certify and send deliver are events as the sandbox writes them: their created_at
+// is simulator.FormatTime's (pydantic v2's datetime, decisions D5), which certify may not import.
+func TestSampleTimesAreTheSandboxs(t *testing.T) {
+	for _, ns := range []int{0, 1_000, 123_456_789, 999_999_999, 999} {
+		at := time.Date(2026, 3, 1, 12, 0, 0, ns, time.UTC)
+		body, err := certify.Sample(certify.KindKYC, "evt_x", at)
+		require.NoError(t, err)
+		assert.Equal(t, simulator.FormatTime(at), gjson.GetBytes(body, "created_at").String(), "ns %d", ns)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to write from serve's goroutines and read from the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// serve's log lines write their times as every other value the sandbox emits (pydantic v2's
+// datetime: Z, microseconds at most; decisions D5), so one parser reads them all.
+func TestServeLogTimesAreThePydanticForm(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"partnersim", "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db")}, noEnv, &stdout, &stderr)
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), `"msg":"serving"`) {
+		require.True(t, time.Now().Before(deadline), "serve did not log serving: %s", stderr.String())
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	require.NoError(t, <-done)
+	pydantic := regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z$`)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	require.NotEmpty(t, lines)
+	for _, line := range lines {
+		ts := gjson.Get(line, "time").String()
+		assert.True(t, pydantic.MatchString(ts), "log time %q in %s", ts, line)
+	}
 }

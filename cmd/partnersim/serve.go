@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // serveConfig is everything `partnersim serve` takes.
@@ -84,7 +85,7 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		return fmt.Errorf("--log-level %q: use debug, info, warn or error", cfg.LogLevel)
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level, ReplaceAttr: logTime}))
 
 	sbCfg := sandbox.Config{DBPath: cfg.DBPath, SandboxToken: cfg.SandboxToken, Logger: log, NoControl: cfg.NoControl,
 		Exposed: !sandbox.IsLoopback(cfg.Addr), DeliveryTimeout: cfg.Timeout, Workers: cfg.Workers, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, CheckStore: cfg.CheckStore,
@@ -145,12 +146,15 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 		return err
 	}
 	defer sb.Close()
+	// A soft memory limit and the collector's pace for serving, from what the runtime holds
+	// once the store is open (sandbox.ServeGC, decisions D17). Set after the fixture load,
+	// which may need more; GOMEMLIMIT and GOGC override them.
+	limit, gcPercent := sandbox.ServeGC()
 	if getenv("GOMEMLIMIT") == "" {
-		// Serving needs a small heap (the store is a memory map): a soft limit makes the
-		// collector keep up with a burst of large requests on a busy machine instead of
-		// letting the heap run to twice its live size (decisions D17). Set after the fixture
-		// load, which may need more; GOMEMLIMIT overrides it.
-		debug.SetMemoryLimit(serveMemoryLimit)
+		debug.SetMemoryLimit(limit)
+	}
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
 	}
 	srv := &http.Server{Handler: sb.Server, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -172,8 +176,14 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	return srv.Shutdown(shutdownCtx)
 }
 
-// serveMemoryLimit is serve's soft memory limit (GOMEMLIMIT overrides it).
-const serveMemoryLimit = 48 << 20
+// logTime writes every time in a log line — the line's own and any attribute's — as the sandbox
+// writes every other time it emits (simulator.FormatTime: pydantic v2's datetime, decisions D5).
+func logTime(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindTime {
+		a.Value = slog.StringValue(simulator.FormatTime(a.Value.Time()))
+	}
+	return a
+}
 
 func validVersion(v string) bool {
 	if len(v) < 2 || v[0] != 'v' {

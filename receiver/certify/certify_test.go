@@ -513,7 +513,7 @@ func TestSamples(t *testing.T) {
 		require.NoError(t, json.Unmarshal(body, &env))
 		assert.Equal(t, "evt_x", env["event_id"])
 		assert.Equal(t, "v1", env["api_version"])
-		assert.Equal(t, "2026-03-01T12:00:00.000000005Z", env["created_at"])
+		assert.Equal(t, "2026-03-01T12:00:00Z", env["created_at"], "nanoseconds cut, as pydantic has none")
 		assert.Equal(t, k == certify.KindTest, env["is_test"])
 		assert.True(t, strings.HasPrefix(string(body), `{"event_id":"evt_x","event_type":`), "D8's field order: %s", body)
 	}

@@ -54,7 +54,7 @@ type (
 // simulator's (compact JSON, D8's field order), with the given event_id and created_at. The
 // user and transaction ids it names are fresh and exist nowhere.
 func Sample(kind Kind, eventID string, createdAt time.Time) ([]byte, error) {
-	env := envelope{EventID: eventID, APIVersion: "v1", CreatedAt: createdAt.UTC().Format(time.RFC3339Nano)}
+	env := envelope{EventID: eventID, APIVersion: "v1", CreatedAt: formatTime(createdAt)}
 	switch kind {
 	case KindKYC:
 		env.EventType = "kyc"
@@ -93,4 +93,15 @@ func randomBase62(n int) string {
 		}
 	}
 	return string(out)
+}
+
+// formatTime writes t as the simulator writes an event's created_at (simulator.FormatTime,
+// which this package may not import; a test in cmd/partnersim holds the two equal): pydantic
+// v2's datetime — Z, microseconds as six digits only when not zero.
+func formatTime(t time.Time) string {
+	t = t.UTC().Truncate(time.Microsecond)
+	if t.Nanosecond() == 0 {
+		return t.Format(time.RFC3339)
+	}
+	return t.Format("2006-01-02T15:04:05.000000Z07:00")
 }

@@ -296,24 +296,30 @@ func TestRevokeSessionsAndResolution(t *testing.T) {
 
 // TestInstitutionCacheSeesPriceChanges: the read path caches institutions; every write to one
 // (prices here) must be visible to the next read, including under concurrent readers.
+// readWhile runs read over and over on a goroutine of its own (concurrent readers filling the
+// caches) until the returned stop is called, which waits for it.
+func readWhile(read func()) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+				read()
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
 func TestInstitutionCacheSeesPriceChanges(t *testing.T) {
 	db := MustOpen(t)
 	ctx := context.Background()
 	in, err := db.CreateInstitution(ctx, "C", simulator.Vendors{})
 	require.NoError(t, err)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { // concurrent readers keep filling the cache
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				_, _ = db.ListUsers(ctx, in.ID, simulator.UserFilter{Limit: 1})
-			}
-		}
-	}()
+	stop := readWhile(func() { _, _ = db.ListUsers(ctx, in.ID, simulator.UserFilter{Limit: 1}) })
 	for i := 1; i <= 200; i++ {
 		p := decimal.NewFromInt(int64(i))
 		_, err := db.SetPrices(ctx, in.ID, map[string]decimal.Decimal{"AAPL": p})
@@ -322,8 +328,7 @@ func TestInstitutionCacheSeesPriceChanges(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, page.Prices["AAPL"].Equal(p), "read %d after write %d", page.Prices["AAPL"].IntPart(), i)
 	}
-	close(stop)
-	<-done
+	stop()
 }
 
 // A filter no index covers is counted by walking, and the count is remembered for the store's
@@ -372,4 +377,45 @@ func TestFilteredCountsFollowWrites(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, moved, "the world has users to move")
+}
+
+// Get User Detail's view is kept for the store's state: a user asked for again is answered
+// without a transaction (the same view), and any write after it — the user's KYC, the
+// institution's prices — is seen by the next read, also with concurrent readers filling the
+// cache while the writes commit.
+func TestUserDetailViewsFollowWrites(t *testing.T) {
+	db := MustOpen(t)
+	w := seedWorld(t, db, 20, 0, 8)
+	ctx := context.Background()
+	u := w.users[0]
+	detail := func() *simulator.UserView {
+		v, err := db.UserDetail(ctx, u.InstitutionID, u.PlatformID, simulator.IDPlatform)
+		require.NoError(t, err)
+		return v
+	}
+	detail()
+	kept := detail()
+	require.Same(t, kept, detail(), "asked for again in the same state: the kept view")
+
+	stop := readWhile(func() { _, _ = db.UserDetail(ctx, u.InstitutionID, u.PlatformID, simulator.IDPlatform) })
+	moved := 0
+	for i := 1; i <= 100; i++ {
+		p := decimal.NewFromInt(int64(i))
+		_, err := db.SetPrices(ctx, u.InstitutionID, map[string]decimal.Decimal{"AAPL": p})
+		require.NoError(t, err)
+		v := detail()
+		require.True(t, v.Prices["AAPL"].Equal(p), "prices %s after write %d", v.Prices["AAPL"], i)
+		if len(u.Accounts) > 0 {
+			to := simulator.KYCApproved // then account_takeover and back: a cycle the state machine allows
+			if v.User.Accounts[0].KYCStatus == simulator.KYCApproved {
+				to = simulator.KYCAccountTakeover
+			}
+			if _, _, err := db.TransitionKYC(ctx, u.PlatformID, u.Accounts[0].Product, to); err == nil {
+				require.Equal(t, to, detail().User.Accounts[0].KYCStatus, "KYC after write %d", i)
+				moved++
+			}
+		}
+	}
+	stop()
+	require.Positive(t, moved, "some KYC moves were allowed")
 }

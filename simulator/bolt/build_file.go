@@ -430,5 +430,6 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 		return err
 	}
 	b.s.db = ndb
+	b.s.gen.Add(1)
 	return nil
 }

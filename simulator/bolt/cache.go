@@ -1,9 +1,13 @@
 package bolt
 
 import (
+	"hash/maphash"
+	"strings"
 	"sync"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // readCache holds decoded records of one bucket for the read path (institutions: prices on
@@ -79,4 +83,73 @@ func (c *countCache) put(tx *bbolt.Tx, key []byte, n int) {
 	}
 	c.m[string(key)] = countEntry{txid: tx.ID(), n: n}
 	c.mu.Unlock()
+}
+
+// viewCache keeps Get User Detail's views by institution, id and id type for one store state:
+// DB.gen, read before the view's transaction began, must not have moved since (every write
+// transaction moves it once it returns, committed or not). A view read at gen g reflects every
+// write that had returned when g was read, so serving it while gen is still g is as fresh as a
+// transaction begun at that moment. Views are shared and must not be modified.
+//
+// A view is kept only when its key was asked for before in the same state (a doorkeeper: one
+// bit a key hash), so a load over many users at random keeps nothing it would not read again;
+// at most viewCacheMax views, and it starts again empty when full or when the state moves.
+type viewCache struct {
+	mu   sync.RWMutex
+	gen  uint64
+	m    map[viewKey]*simulator.UserView
+	seen []uint64 // viewSeenBits bits
+	hash maphash.Seed
+}
+
+type viewKey struct {
+	inst, id string
+	t        simulator.IDType
+}
+
+const (
+	viewCacheMax = 4096
+	viewSeenBits = 1 << 16
+)
+
+// get returns the view of key read in state gen, or nil.
+func (c *viewCache) get(gen uint64, key viewKey) *simulator.UserView {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.gen != gen {
+		return nil
+	}
+	return c.m[key]
+}
+
+// put keeps v, read in state gen, when key was asked for before in that state.
+func (c *viewCache) put(gen uint64, key viewKey, v *simulator.UserView) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case gen < c.gen:
+		return // read in a state already left
+	case gen > c.gen || c.m == nil || len(c.m) >= viewCacheMax:
+		if c.m == nil {
+			c.m, c.seen, c.hash = map[viewKey]*simulator.UserView{}, make([]uint64, viewSeenBits/64), maphash.MakeSeed()
+		}
+		clear(c.m)
+		clear(c.seen)
+		c.gen = gen
+	}
+	var h maphash.Hash
+	h.SetSeed(c.hash)
+	h.WriteString(key.inst)
+	h.WriteByte(0)
+	h.WriteString(key.id)
+	h.WriteByte(0)
+	h.WriteString(string(key.t))
+	bit := h.Sum64() % viewSeenBits
+	w, m := &c.seen[bit/64], uint64(1)<<(bit%64)
+	if *w&m == 0 {
+		*w |= m
+		return
+	}
+	key.inst, key.id = strings.Clone(key.inst), strings.Clone(key.id) // not the request's bytes
+	c.m[key] = v
 }

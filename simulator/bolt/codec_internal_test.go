@@ -341,3 +341,33 @@ func deliveryV1(d *simulator.Delivery) []byte {
 	e.time(d.CreatedAt)
 	return e.b
 }
+
+// A fixture-given history is decoded once: every later read of the same stored bytes shares
+// that History (the HTTP layer keeps its rendering by the pointer), equal to a fresh decode;
+// another history is another value.
+func TestGivenHistoryDecodedOnce(t *testing.T) {
+	g := recordGen{rand.New(rand.NewPCG(5, 5))}
+	var u *simulator.User
+	for u == nil || u.History == nil {
+		u = g.user()
+	}
+	raw, err := encodeRecord(u)
+	require.NoError(t, err)
+	var a, b simulator.User
+	require.NoError(t, decodeRecord(raw, &a))
+	require.NoError(t, decodeRecord(bytes.Clone(raw), &b))
+	require.Same(t, a.History, b.History, "the second read shares the first one's history")
+	want, err := json.Marshal(u.History)
+	require.NoError(t, err)
+	got, err := json.Marshal(b.History)
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), string(got))
+
+	u.History = &simulator.History{PastDay: []simulator.ValuePoint{{AsOf: time.Unix(1, 0).UTC(), CostBasis: 1, Value: 2}}}
+	raw, err = encodeRecord(u)
+	require.NoError(t, err)
+	var c simulator.User
+	require.NoError(t, decodeRecord(raw, &c))
+	require.NotSame(t, a.History, c.History)
+	require.Equal(t, simulator.Cents(2), c.History.PastDay[0].Value)
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,6 +34,11 @@ type DB struct {
 	caches map[string]*readCache
 	// walked remembers the totals of filtered walks (see countCache).
 	walked countCache
+	// gen counts the write transactions committed (and stores swapped in): a value read for
+	// one count is current until it moves (see viewCache).
+	gen atomic.Uint64
+	// views keeps Get User Detail's answers for the current gen (see viewCache).
+	views viewCache
 	// Notify, when set, is called after a transaction that enqueued deliveries commits, so the
 	// dispatcher can start them at once.
 	Notify func()
@@ -269,6 +275,9 @@ func (s *DB) write(ctx context.Context, commit func(func(*bbolt.Tx) error) error
 			s.caches[name].invalidate(w.txid)
 		}
 	}
+	// After the caches it read through are cleared (a view read at the new count must not
+	// hold their old values); whether it committed or not: a view is only dropped too early.
+	s.gen.Add(1)
 	if err == nil && w.enqueued > 0 && s.Notify != nil {
 		s.Notify()
 	}

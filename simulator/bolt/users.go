@@ -151,7 +151,18 @@ func findMember(tx *bbolt.Tx, instID, id string, t simulator.IDType) (*simulator
 }
 
 // UserDetail resolves and returns a user for Get User Detail.
+//
+// The view is shared with every other reader of the same user in the same store state (a
+// user asked for again is answered without a transaction, viewCache): callers must not modify
+// it.
 func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDType) (*simulator.UserView, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	gen, key := s.gen.Load(), viewKey{inst: instID, id: id, t: t}
+	if v := s.views.get(gen, key); v != nil {
+		return v, nil
+	}
 	var v simulator.UserView
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		in, err := s.readInstitution(tx, instID)
@@ -185,6 +196,7 @@ func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDTy
 	if err != nil {
 		return nil, err
 	}
+	s.views.put(gen, key, &v)
 	return &v, nil
 }
 

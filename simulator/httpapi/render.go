@@ -114,7 +114,7 @@ func appendJSONString(b []byte, s string) []byte {
 // appendTime appends simulator.FormatTime(t) inside quotes.
 func appendTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = simulator.AppendTime(b, t)
 	return append(b, '"')
 }
 
@@ -279,14 +279,14 @@ func appendIdentities(b []byte, refs []simulator.IdentityRef) []byte {
 }
 
 // appendUserDetail appends Get User Detail's body (spec §2.3, fields in the spec's order). A
-// generated history comes rendered from histories when the same user was shown in the same
-// period with the same value.
+// history comes rendered from histories: a fixture-given one once rendered, a generated one
+// when the same user was shown in the same period with the same value.
 func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, histories *historyCache) []byte {
 	u := v.User
 	b = appendUserItemOpen(b, u, v.Prices)
 	b = append(b, `,"historical_market_value":`...)
 	if u.History != nil {
-		b = appendHistory(b, u.History)
+		b = histories.appendGiven(b, u.History)
 	} else {
 		b = histories.append(b, simulator.NewHistorySeed(u, v.Prices, clock.Now()))
 	}
@@ -362,6 +362,39 @@ type historyCache struct {
 	seen     []uint64 // seenBits bits
 	distinct int      // seeds first seen this hour (bits newly set)
 	hash     maphash.Seed
+
+	// given keeps fixture-given histories rendered, by the History the store decoded: the store
+	// decodes the same stored bytes once and shares the value (nothing modifies a History
+	// once decoded), so a pointer names one rendering for as long as it is held here. At most
+	// historyCacheMax bytes; when full it starts again empty.
+	givenMu    sync.RWMutex
+	given      map[*simulator.History][]byte
+	givenBytes int
+}
+
+// appendGiven appends the rendering of a fixture-given history, rendering and keeping it on a
+// miss.
+func (c *historyCache) appendGiven(b []byte, h *simulator.History) []byte {
+	c.givenMu.RLock()
+	r, ok := c.given[h]
+	c.givenMu.RUnlock()
+	if ok {
+		return append(b, r...)
+	}
+	start := len(b)
+	b = appendHistory(b, h)
+	r = bytes.Clone(b[start:])
+	c.givenMu.Lock()
+	if c.givenBytes+len(r) > historyCacheMax {
+		clear(c.given)
+		c.givenBytes = 0
+	}
+	if _, dup := c.given[h]; !dup {
+		c.given[h] = r
+		c.givenBytes += len(r)
+	}
+	c.givenMu.Unlock()
+	return b
 }
 
 // seenBits is the doorkeeper's size: 128 KiB, few false admissions under ~100k seeds an hour.
@@ -436,7 +469,8 @@ func (rf *renderFrame) appendGenerated(b []byte, sd simulator.HistorySeed) []byt
 const historyCacheMax = 8 << 20
 
 func newHistoryCache() *historyCache {
-	return &historyCache{m: map[simulator.HistorySeed][]byte{}, seen: make([]uint64, seenBits/64), hash: maphash.MakeSeed()}
+	return &historyCache{m: map[simulator.HistorySeed][]byte{}, seen: make([]uint64, seenBits/64), hash: maphash.MakeSeed(),
+		given: map[*simulator.History][]byte{}}
 }
 
 // seenBefore marks seed as seen and reports whether it was already (or a seed sharing its bit).

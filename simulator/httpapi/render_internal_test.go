@@ -327,3 +327,20 @@ func TestMarshalWritesLineSeparatorsRaw(t *testing.T) {
 		require.Equal(t, want, string(appendJSONString(nil, in)), "%q", in)
 	}
 }
+
+// A fixture-given history is rendered once per History value (the store shares one per stored
+// bytes) and served from the cache after, within its bound.
+func TestGivenHistoryRenderedOnce(t *testing.T) {
+	c := newHistoryCache()
+	h := &simulator.History{PastDay: []simulator.ValuePoint{{AsOf: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC), CostBasis: 100, Value: 250}}}
+	want := string(appendHistory(nil, h))
+	require.Equal(t, want, string(c.appendGiven(nil, h)))
+	require.Contains(t, c.given, h, "kept after its first rendering")
+	c.given[h] = []byte("cached")
+	require.Equal(t, "xcached", string(c.appendGiven([]byte("x"), h)), "served from the cache")
+	for range 3000 {
+		big := &simulator.History{AllTime: make([]simulator.ValuePoint, 100)}
+		c.appendGiven(nil, big)
+		require.LessOrEqual(t, c.givenBytes, historyCacheMax)
+	}
+}

@@ -17,7 +17,9 @@ import (
 // escape, which Starlette keeps (and then validates).
 func ParseQuery(raw string) url.Values {
 	out := url.Values{}
-	for _, field := range strings.Split(raw, "&") {
+	for rest := raw; rest != ""; {
+		var field string
+		field, rest, _ = strings.Cut(rest, "&")
 		if field == "" {
 			continue
 		}
@@ -30,6 +32,9 @@ func ParseQuery(raw string) url.Values {
 
 // pyUnquotePlus is urllib.parse.unquote_plus on a latin-1 decoded string.
 func pyUnquotePlus(s string) string {
+	if plainASCII(s) {
+		return s // what decoding it gives: no allocation on the common query
+	}
 	s = strings.ReplaceAll(s, "+", " ")
 	var out strings.Builder
 	var pending []byte // decoded %XX bytes awaiting UTF-8 decoding
@@ -65,4 +70,14 @@ func pyUnquotePlus(s string) string {
 	}
 	flush()
 	return out.String()
+}
+
+// plainASCII reports whether s is ASCII with no '+' or '%': text unquote_plus leaves as it is.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c == '+' || c == '%' {
+			return false
+		}
+	}
+	return true
 }

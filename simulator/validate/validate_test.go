@@ -618,6 +618,15 @@ func TestParseQuery(t *testing.T) {
 	}
 }
 
+// A plain query (ASCII, nothing to unquote) is parsed without copying its names and values:
+// it is on every request.
+func TestParseQueryPlainDoesNotCopy(t *testing.T) {
+	allocs := testing.AllocsPerRun(100, func() { validate.ParseQuery("user_account_id_type=platform&per_page=25") })
+	if allocs > 4 {
+		t.Errorf("ParseQuery of a plain query: %v allocations, want the map and its value slices only (≤ 4)", allocs)
+	}
+}
+
 func equalValues(a, b url.Values) bool {
 	if len(a) != len(b) {
 		return false

@@ -1,0 +1,20 @@
+// Command benchhttp is `make bench-http`: the reviewer's measurement of the sandbox as a
+// project command. It starts `partnersim serve` as the README starts it (a separate process;
+// on an empty store — the first start, which builds the set — and again on the built store —
+// a restart), drives one URL at a time with wrk (-t1, 32 connections and 1), and alternates
+// each run in the same minute with a bare echo v4 server answering the very same bytes (the
+// ceiling, loadtest.StartCeiling). Rows: Get User Detail of each default user with a
+// fixture-given history, of one with a generated history and of an unfunded one; the large
+// set's detail on its first serve (three builds) and after a restart; a filtered user list page
+// and order list page; the mix (loadtest.Measure, as `partnersim load --target URL --scenario
+// mix --connections 32`, three runs); deliveries against the signed-POST ceiling (the
+// simulator/bolt benchmarks, three alternated runs). It prints one markdown table with the
+// load average beside every row.
+//
+// The serving process runs with GODEBUG=gctrace=1 (observation only): the collector's share of
+// the server's CPU in each row comes from its trace and /proc/PID/stat.
+//
+// Like loadtest, it measures from the outside: it must never import the store, the HTTP layer
+// or the delivery code (simulator/bolt, simulator/httpapi, simulator/webhook), nor the sandbox —
+// the server it measures is the `partnersim serve` process.
+package main

@@ -1,0 +1,49 @@
+package sandbox
+
+import (
+	"runtime/metrics"
+)
+
+// ServeMemoryFloor is the least soft memory limit serving runs with: the store is a memory
+// map, so serving needs a small heap, and a limit makes the collector keep up with a burst of
+// large requests on a busy machine instead of letting the heap grow without bound (decisions
+// D17).
+const ServeMemoryFloor = 48 << 20
+
+// serveHeadroom is what serving lets the heap grow by between two collections, over a live
+// heap of at least serveLiveMin (what serving itself keeps live: the journal, the caches of
+// rendered answers and keys; the heap right after opening holds less).
+const (
+	serveHeadroom = 24 << 20
+	serveLiveMin  = 8 << 20
+)
+
+// ServeGC returns the soft memory limit and the collector's GOGC to serve with, read from the
+// runtime once the store is open (and its fixtures built), so call it then (decisions D17).
+//
+// GOGC: the live heap of a server is small (6–10 MiB: the store is a memory map) and every
+// request allocates, so at Go's default (collect when the heap has doubled) the collector ran
+// every few MiB — a third of the server's CPU on the default set's small answers. A collection
+// costs about the same whatever the headroom, so GOGC is chosen to let the heap grow by
+// serveHeadroom between collections: 100 × headroom ÷ live, between 100 and 400.
+//
+// The limit: what the runtime holds now, plus that headroom and a margin, and never less than
+// ServeMemoryFloor. A build leaves metadata behind that the runtime never returns — about
+// 25 MiB of span and bitmap structures after a 2.4 GB build of 100,000 users — and a fixed
+// 48 MiB counted it against the heap: the collector then ran continuously on the first serve
+// after a build.
+func ServeGC() (limit int64, gcPercent int) {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	var v [3]uint64
+	for i := range s {
+		if s[i].Value.Kind() == metrics.KindUint64 {
+			v[i] = s[i].Value.Uint64()
+		}
+	}
+	held := int64(v[0] - min(v[1], v[0])) // what the limit counts
+	live := max(int64(v[2]), serveLiveMin)
+	gcPercent = int(min(max(100*serveHeadroom/live, 100), 400))
+	headroom := live * int64(gcPercent) / 100
+	return max(ServeMemoryFloor, held+headroom+16<<20), gcPercent
+}
