@@ -126,7 +126,7 @@ func (w *world) before(ctx context.Context, sc *godog.Scenario) (context.Context
 	u, _ := url.Parse(w.run.opts.BaseURL)
 	w.vars["base_path"] = u.Path
 	w.vars["origin"] = u.Scheme + "://" + u.Host // the deployment's root, outside any version
-	w.vars["scenario_token"] = randomToken(6) // for values that must not collide with another scenario's
+	w.vars["scenario_token"] = randomToken(6)    // for values that must not collide with another scenario's
 	switch {
 	case w.run.name != nil && !w.run.name.MatchString(sc.Name):
 		w.skip, w.filtered = "name filter", true
