@@ -51,9 +51,13 @@ func (w *world) deliveryLog(r *receiver) ([]loggedDelivery, error) {
 	return out, nil
 }
 
-// virtualNow is the virtual clock's time (GET /_sandbox/clock: part of the delivery log's
-// capability, so that an adapter without a virtual clock to move can still say what is due).
+// virtualNow is the virtual time of the scenario's institution: its clock advanced by nothing.
+// An adapter without a virtual clock to move has one time for every institution, which GET
+// /_sandbox/clock (part of the delivery log's capability) reads.
 func (w *world) virtualNow() (time.Time, error) {
+	if w.run.can("virtual_clock") {
+		return w.advance(0)
+	}
 	r, err := w.control(http.MethodGet, "/_sandbox/clock?limit=1", nil, http.StatusOK)
 	if err != nil {
 		return time.Time{}, err
@@ -65,9 +69,15 @@ func (w *world) virtualNow() (time.Time, error) {
 	return t, nil
 }
 
-// advance moves the virtual clock by secs and returns its new time.
+// advance moves the virtual clock by secs and returns its new time: the clock of the
+// scenario's active institution (decisions D9), so a run never moves another tenant's schedule;
+// the process-wide one before the scenario has an institution.
 func (w *world) advance(secs int64) (time.Time, error) {
-	r, err := w.control(http.MethodPost, "/_sandbox/clock/advance", map[string]any{"seconds": secs}, http.StatusOK)
+	body := map[string]any{"seconds": secs}
+	if in := w.insts[w.active]; in != nil && in.ID != "" {
+		body["institution_id"] = in.ID
+	}
+	r, err := w.control(http.MethodPost, "/_sandbox/clock/advance", body, http.StatusOK)
 	if err != nil {
 		return time.Time{}, err
 	}
