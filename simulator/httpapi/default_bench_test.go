@@ -44,6 +44,7 @@ func BenchmarkDefaultDetail(b *testing.B) {
 		path := "/v1/users/" + user + "/?user_account_id_type=platform"
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("GET", path, nil)
+		req.Host = "127.0.0.1" // loopback Hosts only (decisions D18)
 		req.Header.Set("x-api-key", key)
 		sb.Server.ServeHTTP(rec, req)
 		if rec.Code != 200 {
@@ -69,6 +70,7 @@ func BenchmarkDefaultDetail(b *testing.B) {
 				w := &discard{h: http.Header{}}
 				for b.Loop() {
 					req := httptest.NewRequest("GET", path, nil)
+					req.Host = "127.0.0.1" // loopback Hosts only (decisions D18)
 					req.Header.Set("x-api-key", key)
 					clear(w.h)
 					t.h.ServeHTTP(w, req)
