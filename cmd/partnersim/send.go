@@ -67,39 +67,9 @@ func runSend(ctx context.Context, cfg sendConfig, stdout, stderr io.Writer) erro
 	if cfg.unix != 0 {
 		t = time.Unix(cfg.unix, 0)
 	}
-
-	var body []byte
-	var what, headerID string
-	if cfg.file != "" {
-		b, err := os.ReadFile(cfg.file)
-		if err != nil {
-			return err
-		}
-		var env struct {
-			EventID string `json:"event_id"`
-		}
-		_ = json.Unmarshal(b, &env) // a body that is not an event is still sent: the receiver must refuse it
-		body, what, headerID = b, cfg.file, env.EventID
-		if cfg.eventID != "" {
-			headerID = cfg.eventID
-		}
-	} else {
-		kind := certify.Kind(cfg.sample)
-		if kind == "" {
-			kind = certify.KindKYC
-		}
-		if !slices.Contains(certify.Kinds(), kind) {
-			return fmt.Errorf("--sample %q: use kyc, transaction or test", cfg.sample)
-		}
-		headerID = cfg.eventID
-		if headerID == "" {
-			headerID = certify.NewID("evt")
-		}
-		b, err := certify.Sample(kind, headerID, now)
-		if err != nil {
-			return err
-		}
-		body, what = b, "sample "+string(kind)
+	body, what, headerID, err := sendBody(cfg, now)
+	if err != nil {
+		return err
 	}
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.target, bytes.NewReader(body))
@@ -135,7 +105,55 @@ func runSend(ctx context.Context, cfg sendConfig, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("reading the answer: %w", err)
 	}
-	fmt.Fprintf(stdout, "%s %s in %s\n", resp.Proto, resp.Status, time.Since(start).Round(time.Millisecond))
+	printAnswer(stdout, resp, answer, time.Since(start))
+	if resp.StatusCode/100 != 2 {
+		fmt.Fprintf(stderr, "the receiver answered %d: the sandbox would retry this delivery\n", resp.StatusCode)
+		return errReported
+	}
+	return nil
+}
+
+// sendBody returns what send posts: the --file's bytes exactly, or a built-in sample made at
+// now; what names it for the output, and headerID is the X-Partner-Webhook-Id to send ("" when
+// a file's body has no event_id and --event-id is not given).
+func sendBody(cfg sendConfig, now time.Time) (body []byte, what, headerID string, err error) {
+	if cfg.file != "" {
+		b, err := os.ReadFile(cfg.file)
+		if err != nil {
+			return nil, "", "", err
+		}
+		var env struct {
+			EventID string `json:"event_id"`
+		}
+		_ = json.Unmarshal(b, &env) // a body that is not an event is still sent: the receiver must refuse it
+		headerID = env.EventID
+		if cfg.eventID != "" {
+			headerID = cfg.eventID
+		}
+		return b, cfg.file, headerID, nil
+	}
+	kind := certify.Kind(cfg.sample)
+	if kind == "" {
+		kind = certify.KindKYC
+	}
+	if !slices.Contains(certify.Kinds(), kind) {
+		return nil, "", "", fmt.Errorf("--sample %q: use kyc, transaction or test", cfg.sample)
+	}
+	headerID = cfg.eventID
+	if headerID == "" {
+		headerID = certify.NewID("evt")
+	}
+	b, err := certify.Sample(kind, headerID, now)
+	if err != nil {
+		return nil, "", "", err
+	}
+	return b, "sample " + string(kind), headerID, nil
+}
+
+// printAnswer prints the receiver's status line, its headers sorted by name and the first
+// bytes of its answer.
+func printAnswer(stdout io.Writer, resp *http.Response, answer []byte, took time.Duration) {
+	fmt.Fprintf(stdout, "%s %s in %s\n", resp.Proto, resp.Status, took.Round(time.Millisecond))
 	names := make([]string, 0, len(resp.Header))
 	for name := range resp.Header {
 		names = append(names, name)
@@ -147,11 +165,6 @@ func runSend(ctx context.Context, cfg sendConfig, stdout, stderr io.Writer) erro
 	if len(answer) > 0 {
 		fmt.Fprintf(stdout, "\n%s\n", clip(answer, 4096))
 	}
-	if resp.StatusCode/100 != 2 {
-		fmt.Fprintf(stderr, "the receiver answered %d: the sandbox would retry this delivery\n", resp.StatusCode)
-		return errReported
-	}
-	return nil
 }
 
 // clip renders up to n bytes of b as text, saying when there was more.

@@ -92,26 +92,39 @@ func (m *Mutant) rank(seed uint64) uint64 {
 	return h.Sum64()
 }
 
+// config is what a run is asked to do, from the command line.
+type config struct {
+	workers   int           // mutants tested at once
+	all       bool          // every covered mutant in scope, not each package's sample
+	listOnly  bool          // print the mutants a run would test and stop
+	seed      uint64        // seed of the per-package samples
+	only      string        // test only mutants whose file matches this regexp
+	at        string        // test only these mutants (file:line:col, comma-separated), unsampled
+	report    string        // where the report goes
+	timeout   time.Duration // a suite run longer than this times out (the mutant is killed)
+	threshold float64       // the lowest acceptable percentage of killed mutants
+}
+
 func main() {
-	var (
-		workers   = flag.Int("workers", 2, "mutants tested at once")
-		all       = flag.Bool("all", false, "test every covered mutant in scope instead of each package's sample (hours on 2 cores)")
-		seed      = flag.Uint64("seed", 10, "seed of the per-package samples (a sample depends on the mutants' source text, not on their line numbers)")
-		only      = flag.String("only", "", "test only mutants whose file matches this regexp (e.g. netguard)")
-		at        = flag.String("at", "", "test only these mutants, unsampled: comma-separated file:line:col as the report prints them")
-		report    = flag.String("report", "mutants-report.txt", "where the report goes")
-		timeout   = flag.Duration("timeout", 90*time.Second, "a suite run longer than this times out (the mutant counts as killed)")
-		threshold = flag.Float64("threshold", 95, "fail when fewer than this percentage of the tested non-equivalent mutants are killed")
-		listOnly  = flag.Bool("list", false, "print the mutants a run would test (position, mutator, source line) and stop")
-	)
+	var c config
+	flag.IntVar(&c.workers, "workers", 2, "mutants tested at once")
+	flag.BoolVar(&c.all, "all", false, "test every covered mutant in scope instead of each package's sample (hours on 2 cores)")
+	flag.Uint64Var(&c.seed, "seed", 10, "seed of the per-package samples (a sample depends on the mutants' source text, not on their line numbers)")
+	flag.StringVar(&c.only, "only", "", "test only mutants whose file matches this regexp (e.g. netguard)")
+	flag.StringVar(&c.at, "at", "", "test only these mutants, unsampled: comma-separated file:line:col as the report prints them")
+	flag.StringVar(&c.report, "report", "mutants-report.txt", "where the report goes")
+	flag.DurationVar(&c.timeout, "timeout", 90*time.Second, "a suite run longer than this times out (the mutant counts as killed)")
+	flag.Float64Var(&c.threshold, "threshold", 95, "fail when fewer than this percentage of the tested non-equivalent mutants are killed")
+	flag.BoolVar(&c.listOnly, "list", false, "print the mutants a run would test (position, mutator, source line) and stop")
 	flag.Parse()
-	if err := run(*workers, *all || *at != "", *listOnly, *seed, *only, *at, *report, *timeout, *threshold); err != nil {
+	c.all = c.all || c.at != ""
+	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "mutants:", err)
 		os.Exit(1)
 	}
 }
 
-func run(workers int, all, listOnly bool, seed uint64, only, at, reportPath string, timeout time.Duration, threshold float64) error {
+func run(c config) error {
 	start := time.Now()
 	root, err := moduleRoot()
 	if err != nil {
@@ -126,8 +139,8 @@ func run(workers int, all, listOnly bool, seed uint64, only, at, reportPath stri
 	}
 	defer os.RemoveAll(tmp)
 	var onlyRe *regexp.Regexp
-	if only != "" {
-		if onlyRe, err = regexp.Compile(only); err != nil {
+	if c.only != "" {
+		if onlyRe, err = regexp.Compile(c.only); err != nil {
 			return err
 		}
 	}
@@ -150,10 +163,37 @@ func run(workers int, all, listOnly bool, seed uint64, only, at, reportPath stri
 	if err != nil {
 		return err
 	}
+	todo := sample(muts, covered, equiv, c)
+	if c.listOnly {
+		for _, m := range todo {
+			fmt.Printf("%s\t%s\t%s\n", m.pos(), m.Type, m.Source)
+		}
+		return nil
+	}
+	testAll(todo, tmp, root, c)
+
+	sum := summarize(muts, time.Since(start))
+	if err := writeReport(c.report, muts, sum); err != nil {
+		return err
+	}
+	fmt.Println(sum.String())
+	fmt.Println("report:", c.report)
+	if len(stale) > 0 {
+		return fmt.Errorf("features/mutants-equivalent.tsv explains lines the source no longer has (judge their new form again):\n  %s", strings.Join(stale, "\n  "))
+	}
+	if sum.Efficacy() < c.threshold {
+		return fmt.Errorf("%.1f%% of the tested non-equivalent mutants were killed, below %.0f%%: see the survivors in %s", sum.Efficacy(), c.threshold, c.report)
+	}
+	return nil
+}
+
+// sample marks the mutants a run does not test (not picked by --at, not covered by the suite,
+// outside their package's sample, judged equivalent) and returns the ones it tests.
+func sample(muts []Mutant, covered coverage, equiv map[string]explanation, c config) []*Mutant {
 	byDir := map[string][]*Mutant{}
 	var pick []string
-	if at != "" {
-		pick = strings.Split(at, ",")
+	if c.at != "" {
+		pick = strings.Split(c.at, ",")
 	}
 	for i := range muts {
 		m := &muts[i]
@@ -170,12 +210,12 @@ func run(workers int, all, listOnly bool, seed uint64, only, at, reportPath stri
 	var todo []*Mutant
 	for _, s := range scope {
 		ms := byDir[s.Dir]
-		if !all && len(ms) > s.Quota {
+		if !c.all && len(ms) > s.Quota {
 			// The sample is the Quota covered mutants with the smallest hash of what they are
 			// (file, mutator, source line, column within the line), not of where they are, drawn
 			// before any is judged equivalent: an edit elsewhere in a file, or an explanation
 			// written after a run, leaves the sample, and so the score's set, alone.
-			slices.SortFunc(ms, func(a, b *Mutant) int { return cmp.Compare(a.rank(seed), b.rank(seed)) })
+			slices.SortFunc(ms, func(a, b *Mutant) int { return cmp.Compare(a.rank(c.seed), b.rank(c.seed)) })
 			for _, m := range ms[s.Quota:] {
 				m.Status = NotSampled
 			}
@@ -191,24 +231,23 @@ func run(workers int, all, listOnly bool, seed uint64, only, at, reportPath stri
 			}
 		}
 	}
-	if listOnly {
-		for _, m := range todo {
-			fmt.Printf("%s\t%s\t%s\n", m.pos(), m.Type, m.Source)
-		}
-		return nil
-	}
-	logf("testing %d mutants, %d at a time (each: go test -overlay … -run TestContract ./features)…", len(todo), workers)
+	return todo
+}
 
+// testAll runs the contract suite against each mutant of todo, c.workers at a time, each
+// worker in its own directory under tmp.
+func testAll(todo []*Mutant, tmp, root string, c config) {
+	logf("testing %d mutants, %d at a time (each: go test -overlay … -run TestContract ./features)…", len(todo), c.workers)
 	jobs := make(chan *Mutant)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
-	for w := range workers {
+	for w := range c.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for m := range jobs {
-				test(m, filepath.Join(tmp, "w"+strconv.Itoa(w)), root, timeout)
+				test(m, filepath.Join(tmp, "w"+strconv.Itoa(w)), root, c.timeout)
 				mu.Lock()
 				done++
 				logf("[%d/%d] %-11s %s %s %s", done, len(todo), m.Status, m.Type, m.pos(), m.Took.Round(100*time.Millisecond))
@@ -221,20 +260,6 @@ func run(workers int, all, listOnly bool, seed uint64, only, at, reportPath stri
 	}
 	close(jobs)
 	wg.Wait()
-
-	sum := summarize(muts, time.Since(start))
-	if err := writeReport(reportPath, muts, sum); err != nil {
-		return err
-	}
-	fmt.Println(sum.String())
-	fmt.Println("report:", reportPath)
-	if len(stale) > 0 {
-		return fmt.Errorf("features/mutants-equivalent.tsv explains lines the source no longer has (judge their new form again):\n  %s", strings.Join(stale, "\n  "))
-	}
-	if sum.Efficacy() < threshold {
-		return fmt.Errorf("%.1f%% of the tested non-equivalent mutants were killed, below %.0f%%: see the survivors in %s", sum.Efficacy(), threshold, reportPath)
-	}
-	return nil
 }
 
 func logf(format string, args ...any) {

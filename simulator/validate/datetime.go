@@ -306,92 +306,105 @@ func sdParseTime(b []byte, off int) (sdDateTime, string) {
 		}
 		length = 8
 		if off+8 < len(b) && (b[off+8] == '.' || b[off+8] == ',') {
-			length = 9
-			i, micro := 0, 0
-			for {
-				d, ok := digitAt(b, off+length+i)
-				if !ok {
-					break
-				}
-				if i < 6 {
-					micro = micro*10 + d
-				}
-				i++
-			}
-			if i == 0 {
+			micro, n := sdFraction(b, off+9)
+			if n == 0 {
 				return t, sdFractionMissing
 			}
-			for k := i; k < 6; k++ {
-				micro *= 10
-			}
 			t.microsecond = micro
-			length += i
+			length = 9 + n
 		}
 	}
 	pos := off + length
 	if pos < len(b) {
-		c := b[pos]
-		pos++
-		if c == 'Z' || c == 'z' {
-			t.hasTZ = true
-		} else {
-			sign := 0
-			switch c {
-			case '+':
-				sign = 1
-			case '-':
-				sign = -1
-			case 0xE2: // U+2212 MINUS SIGN, E2 88 92
-				if pos >= len(b) || b[pos] != 0x88 || pos+1 >= len(b) || b[pos+1] != 0x92 {
-					return t, sdInvalidCharTzSign
-				}
-				pos += 2
-				sign = -1
-			default:
-				return t, sdInvalidCharTzSign
-			}
-			th1, ok := digitAt(b, pos)
-			if !ok {
-				return t, sdInvalidCharTzHour
-			}
-			th2, ok := digitAt(b, pos+1)
-			if !ok {
-				return t, sdInvalidCharTzHour
-			}
-			var tm1 int
-			switch {
-			case pos+2 < len(b) && b[pos+2] == ':':
-				pos += 3
-				tm1, ok = digitAt(b, pos)
-				if !ok {
-					return t, sdInvalidCharTzMinute
-				}
-			case pos+2 < len(b) && b[pos+2] >= '0' && b[pos+2] <= '9':
-				pos += 2
-				tm1 = int(b[pos] - '0')
-			default:
-				return t, sdInvalidCharTzMinute
-			}
-			tm2, ok := digitAt(b, pos+1)
-			if !ok {
-				return t, sdInvalidCharTzMinute
-			}
-			minuteSeconds := tm1*600 + tm2*60
-			if minuteSeconds >= 3600 {
-				return t, sdOutOfRangeTzMinute
-			}
-			offset := sign * (th1*36000 + th2*3600 + minuteSeconds)
-			if offset >= 86400 || offset <= -86400 {
-				return t, sdOutOfRangeTz
-			}
-			t.hasTZ, t.tzOffset = true, offset
-			pos += 2
+		offset, end, e := sdParseTZ(b, pos)
+		if e != "" {
+			return t, e
 		}
+		t.hasTZ, t.tzOffset, pos = true, offset, end
 	}
 	if len(b) > pos {
 		return t, sdExtraCharacters
 	}
 	return t, ""
+}
+
+// sdFraction reads the digits of a fraction of a second from b[at] on: the microseconds they
+// make (digits past the sixth truncated) and how many there are.
+func sdFraction(b []byte, at int) (micro, n int) {
+	for {
+		d, ok := digitAt(b, at+n)
+		if !ok {
+			break
+		}
+		if n < 6 {
+			micro = micro*10 + d
+		}
+		n++
+	}
+	for k := n; k < 6; k++ {
+		micro *= 10
+	}
+	return micro, n
+}
+
+// sdParseTZ parses the timezone at b[pos]: Z, or a sign (+, - or U+2212) and HH:MM or HHMM.
+// It returns the offset in seconds east of UTC and where the timezone ends.
+func sdParseTZ(b []byte, pos int) (offset, end int, e string) {
+	c := b[pos]
+	pos++
+	if c == 'Z' || c == 'z' {
+		return 0, pos, ""
+	}
+	sign := 0
+	switch c {
+	case '+':
+		sign = 1
+	case '-':
+		sign = -1
+	case 0xE2: // U+2212 MINUS SIGN, E2 88 92
+		if pos >= len(b) || b[pos] != 0x88 || pos+1 >= len(b) || b[pos+1] != 0x92 {
+			return 0, 0, sdInvalidCharTzSign
+		}
+		pos += 2
+		sign = -1
+	default:
+		return 0, 0, sdInvalidCharTzSign
+	}
+	th1, ok := digitAt(b, pos)
+	if !ok {
+		return 0, 0, sdInvalidCharTzHour
+	}
+	th2, ok := digitAt(b, pos+1)
+	if !ok {
+		return 0, 0, sdInvalidCharTzHour
+	}
+	var tm1 int
+	switch {
+	case pos+2 < len(b) && b[pos+2] == ':':
+		pos += 3
+		tm1, ok = digitAt(b, pos)
+		if !ok {
+			return 0, 0, sdInvalidCharTzMinute
+		}
+	case pos+2 < len(b) && b[pos+2] >= '0' && b[pos+2] <= '9':
+		pos += 2
+		tm1 = int(b[pos] - '0')
+	default:
+		return 0, 0, sdInvalidCharTzMinute
+	}
+	tm2, ok := digitAt(b, pos+1)
+	if !ok {
+		return 0, 0, sdInvalidCharTzMinute
+	}
+	minuteSeconds := tm1*600 + tm2*60
+	if minuteSeconds >= 3600 {
+		return 0, 0, sdOutOfRangeTzMinute
+	}
+	offset = sign * (th1*36000 + th2*3600 + minuteSeconds)
+	if offset >= 86400 || offset <= -86400 {
+		return 0, 0, sdOutOfRangeTz
+	}
+	return offset, pos + 2, ""
 }
 
 // sdParseDate is Date::parse_bytes_with_config: YYYY-MM-DD exactly, else an

@@ -66,6 +66,9 @@ func writePy(buf *bytes.Buffer, v any, depth int) {
 		buf.WriteString("null")
 		return
 	}
+	if writePyNumber(buf, v) {
+		return
+	}
 	switch x := v.(type) {
 	case nil:
 		buf.WriteString("null")
@@ -85,36 +88,6 @@ func writePy(buf *bytes.Buffer, v any, depth int) {
 		writeString(buf, string(x), false)
 	case string:
 		writeString(buf, x, false)
-	case float64:
-		buf.WriteString(pyFloatRepr(x))
-	case float32:
-		buf.WriteString(pyFloatRepr(float64(x)))
-	case int:
-		buf.WriteString(strconv.FormatInt(int64(x), 10))
-	case int8:
-		buf.WriteString(strconv.FormatInt(int64(x), 10))
-	case int16:
-		buf.WriteString(strconv.FormatInt(int64(x), 10))
-	case int32:
-		buf.WriteString(strconv.FormatInt(int64(x), 10))
-	case int64:
-		buf.WriteString(strconv.FormatInt(x, 10))
-	case uint:
-		buf.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint8:
-		buf.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint16:
-		buf.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint32:
-		buf.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint64:
-		buf.WriteString(strconv.FormatUint(x, 10))
-	case *big.Int:
-		if x == nil {
-			buf.WriteString("null")
-		} else {
-			buf.WriteString(x.String())
-		}
 	case *jsonObject:
 		buf.WriteByte('{')
 		for i, k := range x.keys {
@@ -147,21 +120,48 @@ func writePy(buf *bytes.Buffer, v any, depth int) {
 		}
 		buf.WriteByte(']')
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
+		writePyMap(buf, x, depth)
+	case fmt.Stringer:
+		writeString(buf, x.String(), false)
+	default:
+		writePyViaJSON(buf, x, depth)
+	}
+}
+
+// writePyNumber renders v when it is a number (Go's, json.Number, decimal or big.Int) as
+// Python renders the int or float it stands for; false when v is not a number.
+func writePyNumber(buf *bytes.Buffer, v any) bool {
+	switch x := v.(type) {
+	case float64:
+		buf.WriteString(pyFloatRepr(x))
+	case float32:
+		buf.WriteString(pyFloatRepr(float64(x)))
+	case int:
+		buf.WriteString(strconv.FormatInt(int64(x), 10))
+	case int8:
+		buf.WriteString(strconv.FormatInt(int64(x), 10))
+	case int16:
+		buf.WriteString(strconv.FormatInt(int64(x), 10))
+	case int32:
+		buf.WriteString(strconv.FormatInt(int64(x), 10))
+	case int64:
+		buf.WriteString(strconv.FormatInt(x, 10))
+	case uint:
+		buf.WriteString(strconv.FormatUint(uint64(x), 10))
+	case uint8:
+		buf.WriteString(strconv.FormatUint(uint64(x), 10))
+	case uint16:
+		buf.WriteString(strconv.FormatUint(uint64(x), 10))
+	case uint32:
+		buf.WriteString(strconv.FormatUint(uint64(x), 10))
+	case uint64:
+		buf.WriteString(strconv.FormatUint(x, 10))
+	case *big.Int:
+		if x == nil {
+			buf.WriteString("null")
+		} else {
+			buf.WriteString(x.String())
 		}
-		sort.Strings(keys)
-		buf.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeString(buf, k, false)
-			buf.WriteByte(':')
-			writePy(buf, x[k], depth+1)
-		}
-		buf.WriteByte('}')
 	case json.Number:
 		if strings.ContainsAny(string(x), ".eE") {
 			f, _ := strconv.ParseFloat(string(x), 64)
@@ -178,26 +178,47 @@ func writePy(buf *bytes.Buffer, v any, depth int) {
 			f, _ := x.Float64()
 			buf.WriteString(pyFloatRepr(f))
 		}
-	case fmt.Stringer:
-		writeString(buf, x.String(), false)
 	default:
-		// Anything else goes through encoding/json and is re-rendered with
-		// Python's escaping and separators; values encoding/json cannot
-		// render become their %v text.
-		b, err := json.Marshal(x)
-		if err != nil {
-			writeString(buf, fmt.Sprintf("%v", x), false)
-			return
-		}
-		d := json.NewDecoder(bytes.NewReader(b))
-		d.UseNumber()
-		v, err := decodeOrdered(d)
-		if err != nil {
-			writeString(buf, fmt.Sprintf("%v", x), false)
-			return
-		}
-		writePy(buf, v, depth+1)
+		return false
 	}
+	return true
+}
+
+// writePyMap renders a Go map as a dict with its keys sorted.
+func writePyMap(buf *bytes.Buffer, x map[string]any, depth int) {
+	keys := make([]string, 0, len(x))
+	for k := range x {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		writeString(buf, k, false)
+		buf.WriteByte(':')
+		writePy(buf, x[k], depth+1)
+	}
+	buf.WriteByte('}')
+}
+
+// writePyViaJSON renders anything else through encoding/json, re-rendered with Python's
+// escaping and separators; values encoding/json cannot render become their %v text.
+func writePyViaJSON(buf *bytes.Buffer, x any, depth int) {
+	b, err := json.Marshal(x)
+	if err != nil {
+		writeString(buf, fmt.Sprintf("%v", x), false)
+		return
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	v, err := decodeOrdered(d)
+	if err != nil {
+		writeString(buf, fmt.Sprintf("%v", x), false)
+		return
+	}
+	writePy(buf, v, depth+1)
 }
 
 // decodeOrdered decodes one JSON value keeping object key order.

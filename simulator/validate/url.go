@@ -471,44 +471,8 @@ func parseIPv6(in string) ([8]uint16, bool) {
 		pp++
 	}
 	if isV4 {
-		if pp > 6 {
-			return pieces, false
-		}
-		seen := 0
-		for i < n {
-			if seen > 0 {
-				if seen < 4 && in[i] == '.' {
-					i++
-				} else {
-					return pieces, false
-				}
-			}
-			piece := -1
-			for i < n && isDigit(in[i]) {
-				d := int(in[i] - '0')
-				switch piece {
-				case -1:
-					piece = d
-				case 0:
-					return pieces, false
-				default:
-					piece = piece*10 + d
-					if piece > 255 {
-						return pieces, false
-					}
-				}
-				i++
-			}
-			if piece < 0 {
-				return pieces, false
-			}
-			pieces[pp] = pieces[pp]*0x100 + uint16(piece)
-			seen++
-			if seen == 2 || seen == 4 {
-				pp++
-			}
-		}
-		if seen != 4 {
+		var ok bool
+		if i, pp, ok = parseIPv6V4(in, i, &pieces, pp); !ok {
 			return pieces, false
 		}
 	}
@@ -527,6 +491,49 @@ func parseIPv6(in string) ([8]uint16, bool) {
 		return pieces, false
 	}
 	return pieces, true
+}
+
+// parseIPv6V4 parses the dotted IPv4 address that ends an IPv6 address, from in[i] on, into
+// pieces[pp] and pieces[pp+1]; it returns where it stopped and the next piece.
+func parseIPv6V4(in string, i int, pieces *[8]uint16, pp int) (int, int, bool) {
+	if pp > 6 {
+		return i, pp, false
+	}
+	n, seen := len(in), 0
+	for i < n {
+		if seen > 0 {
+			if seen < 4 && in[i] == '.' {
+				i++
+			} else {
+				return i, pp, false
+			}
+		}
+		piece := -1
+		for i < n && isDigit(in[i]) {
+			d := int(in[i] - '0')
+			switch piece {
+			case -1:
+				piece = d
+			case 0:
+				return i, pp, false
+			default:
+				piece = piece*10 + d
+				if piece > 255 {
+					return i, pp, false
+				}
+			}
+			i++
+		}
+		if piece < 0 {
+			return i, pp, false
+		}
+		pieces[pp] = pieces[pp]*0x100 + uint16(piece)
+		seen++
+		if seen == 2 || seen == 4 {
+			pp++
+		}
+	}
+	return i, pp, seen == 4
 }
 
 func hexVal(c byte) (int, bool) {

@@ -120,35 +120,7 @@ func (d *Dispatcher) Wake() {
 // and are attempted again by the next Run (at-least-once).
 func (d *Dispatcher) Run(ctx context.Context) error {
 	queue := newFairQueue(d.cfg.PerInstitution, d.Wake)
-	var wg sync.WaitGroup
-	for range d.cfg.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				dl, ok := queue.pop()
-				if !ok {
-					return
-				}
-				d.deliver(ctx, dl)
-				queue.done(dl.InstitutionID)
-			}
-		}()
-	}
-	recorded := make(chan struct{})
-	go func() {
-		defer close(recorded)
-		d.record(ctx)
-	}()
-	defer func() {
-		for _, dl := range queue.close() {
-			d.inflight.remove(dl.ID) // never attempted: fetched again by the next Run
-		}
-		wg.Wait()
-		close(d.records)
-		<-recorded
-		d.records = make(chan simulator.AttemptRecord, 2*maxGroup) // ready for another Run
-	}()
+	defer d.start(ctx, queue)()
 	const batch = 256
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -164,31 +136,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		if from == "" || time.Since(started) > time.Second {
 			from, started = "", time.Now()
 		}
-		// Take what is not in flight (queued, being attempted or being recorded) for
-		// institutions that do not already have enough waiting; an institution found full
-		// stays full for the rest of the walk.
-		fetched, full := map[string]int{}, map[string]bool{}
-		held := false
-		check := func(id, subID []byte) (take, hold bool) {
-			if full[string(subID)] {
-				held = true
-				return false, true
-			}
-			if d.inflight.has(id) {
-				return false, false
-			}
-			inst, isFull := queue.full(string(subID), fetched)
-			if isFull {
-				full[string(subID)], held = true, true
-				return false, true
-			}
-			if inst != "" {
-				fetched[inst]++
-			}
-			return true, false
-		}
 		now := d.cfg.Clock.SchedulerNow()
-		due, next, err := d.store.Due(ctx, now, from, batch, check)
+		due, next, held, err := d.fetch(ctx, queue, now, from, batch)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -220,6 +169,68 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case <-timer.C:
 		}
 	}
+}
+
+// start starts Run's workers, which attempt what queue hands them, and its recorder; the
+// function it returns stops them, leaving what was never attempted to the next Run.
+func (d *Dispatcher) start(ctx context.Context, queue *fairQueue) (stop func()) {
+	var wg sync.WaitGroup
+	for range d.cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				dl, ok := queue.pop()
+				if !ok {
+					return
+				}
+				d.deliver(ctx, dl)
+				queue.done(dl.InstitutionID)
+			}
+		}()
+	}
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		d.record(ctx)
+	}()
+	return func() {
+		for _, dl := range queue.close() {
+			d.inflight.remove(dl.ID) // never attempted: fetched again by the next Run
+		}
+		wg.Wait()
+		close(d.records)
+		<-recorded
+		d.records = make(chan simulator.AttemptRecord, 2*maxGroup) // ready for another Run
+	}
+}
+
+// fetch walks the outbox from from for up to batch deliveries due at now, taking what is not
+// in flight (queued, being attempted or being recorded) for institutions that do not already
+// have enough waiting; an institution found full stays full for the rest of the walk. held
+// says whether any due delivery was held back that way; next is where the walk stopped.
+func (d *Dispatcher) fetch(ctx context.Context, queue *fairQueue, now time.Time, from string, batch int) (due []*simulator.Delivery, next string, held bool, err error) {
+	fetched, full := map[string]int{}, map[string]bool{}
+	check := func(id, subID []byte) (take, hold bool) {
+		if full[string(subID)] {
+			held = true
+			return false, true
+		}
+		if d.inflight.has(id) {
+			return false, false
+		}
+		inst, isFull := queue.full(string(subID), fetched)
+		if isFull {
+			full[string(subID)], held = true, true
+			return false, true
+		}
+		if inst != "" {
+			fetched[inst]++
+		}
+		return true, false
+	}
+	due, next, err = d.store.Due(ctx, now, from, batch, check)
+	return due, next, held, err
 }
 
 // inflight holds the ids of the deliveries fetched and not yet recorded: they are never
