@@ -1,7 +1,7 @@
 # partnersim — the two commands a newcomer needs are `make run` and `make test`.
 GO ?= go
 
-.PHONY: run test lint bench bench-http build fuzz mutants
+.PHONY: run test lint bench bench-http build fuzz mutants dist image
 
 ## run: start the sandbox on 127.0.0.1:8080 with the default fixtures (state in ./partnersim.db)
 run:
@@ -11,16 +11,34 @@ run:
 build:
 	$(GO) build -buildvcs=auto -o bin/partnersim ./cmd/partnersim
 
-## test: vet, format check, every test with the race detector (incl. the interop module)
+## dist: release archives in ./dist — the binary for linux, darwin and windows on amd64 and
+## arm64, CGO off, each with the README (tar.gz; zip for windows), and checksums.txt
+dist:
+	$(GO) run ./internal/release -out dist
+
+## image: the container image (Containerfile): the static binary built here, on scratch, so it
+## builds offline; IMAGE_TOOL=docker to use docker
+IMAGE_TOOL ?= podman
+IMAGE ?= partnersim:dev
+image:
+	rm -rf dist/image && mkdir -p dist/image/data
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags='-s -w' -o dist/image/partnersim ./cmd/partnersim
+	$(IMAGE_TOOL) build -f Containerfile -t $(IMAGE) dist/image
+
+## test: vet, format check, every test with the race detector (incl. the interop and examples/ci modules)
 test: lint
 	$(GO) test -race -count=1 ./...
 	@if [ -d interop ]; then cd interop && $(GO) test -race -count=1 ./...; fi
+	@if [ -d examples/ci ]; then cd examples/ci && $(GO) test -race -count=1 ./...; fi
 
-## lint: go vet, a gofmt check and staticcheck (pinned; fetched through the module proxy)
+## lint: go vet, a gofmt check, staticcheck and actionlint (pinned; fetched through the module proxy)
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	@if [ -d examples/ci ]; then cd examples/ci && $(GO) vet ./...; fi
+	sh ci/actionlint.sh "$(GO) run $(ACTIONLINT)"
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 

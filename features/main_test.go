@@ -3,12 +3,16 @@ package features_test
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/partnersim/partnersim/features"
 	"github.com/partnersim/partnersim/internal/sandboxtest"
@@ -41,9 +45,15 @@ func TestContract(t *testing.T) {
 	}
 	var out bytes.Buffer
 	opts.Format, opts.Output = "pretty", &out
+	tenantsBefore, usersBefore := tenantCounts(t, opts)
 	rep, err := features.Run(ctx, opts)
 	if err != nil {
 		t.Fatalf("contract run: %v", err)
+	}
+	// A run leaves a shared sandbox as it found it: every institution it created is deleted.
+	if tenants, users := tenantCounts(t, opts); tenants != tenantsBefore || users != usersBefore {
+		t.Errorf("expected the run to leave %d institutions and %d users, it left %d and %d (cleanup problems: %v)",
+			tenantsBefore, usersBefore, tenants, users, rep.Cleanup)
 	}
 	t.Logf("%s; scenario order seed %d (PARTNERSIM_SEED replays it)", rep.Summary(), opts.Randomize)
 	t.Logf("rules: %s", rep.RulesSummary())
@@ -64,6 +74,33 @@ func TestContract(t *testing.T) {
 			t.Errorf("scenario %q (%s) was skipped against the simulator: %s", s.Name, s.Feature, s.Err)
 		}
 	}
+}
+
+// tenantCounts counts the institutions and users the control plane lists (0, 0 without one).
+func tenantCounts(t *testing.T, o features.Options) (institutions, users int) {
+	t.Helper()
+	if o.SandboxURL == "" {
+		return 0, 0
+	}
+	req, err := http.NewRequest(http.MethodGet, o.SandboxURL+"/_sandbox/institutions", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("x-sandbox-token", o.SandboxToken)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("list institutions: %v", err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	list := gjson.GetBytes(b, "institutions").Array()
+	if res.StatusCode != http.StatusOK || len(list) == 0 {
+		t.Fatalf("list institutions: %d %s", res.StatusCode, b)
+	}
+	for _, in := range list {
+		users += int(in.Get("users").Int())
+	}
+	return len(list), users
 }
 
 // target is the deployment under test: the environment's, or a self-hosted simulator.

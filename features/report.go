@@ -79,6 +79,8 @@ type Report struct {
 	Features map[string]FeatureInfo
 	// ExitCode is godog's: 0 all passed, 1 a scenario failed, 2 bad options.
 	ExitCode int
+	// Cleanup lists the institutions the run created but could not delete when it ended.
+	Cleanup  []string
 	Start    time.Time
 	Duration time.Duration
 }

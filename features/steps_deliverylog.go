@@ -56,9 +56,15 @@ func (w *world) virtualNow() (time.Time, error) {
 	return w.advance(0)
 }
 
-// advance moves the virtual clock by secs and returns its new time.
+// advance moves the virtual clock by secs and returns its new time: the clock of the
+// scenario's active institution (decisions D9), so a run never moves another tenant's schedule;
+// the process-wide one before the scenario has an institution.
 func (w *world) advance(secs int64) (time.Time, error) {
-	r, err := w.control(http.MethodPost, "/_sandbox/clock/advance", map[string]any{"seconds": secs}, http.StatusOK)
+	body := map[string]any{"seconds": secs}
+	if in := w.insts[w.active]; in != nil && in.ID != "" {
+		body["institution_id"] = in.ID
+	}
+	r, err := w.control(http.MethodPost, "/_sandbox/clock/advance", body, http.StatusOK)
 	if err != nil {
 		return time.Time{}, err
 	}

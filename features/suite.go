@@ -81,6 +81,12 @@ type Options struct {
 	StopOnFailure bool
 	// HTTPClient makes the API and control-plane calls (default: 15s timeout, no redirects).
 	HTTPClient *http.Client
+	// KeepTenants keeps the institutions the run created through the control plane; by
+	// default the run deletes them when it ends, leaving a shared sandbox as it found it.
+	KeepTenants bool
+	// NoPreflight skips the check, before any scenario runs, that the sandbox token and the
+	// keys given can run the suite.
+	NoPreflight bool
 }
 
 // Run runs the features against opts.BaseURL and reports every scenario. The error is for
@@ -90,6 +96,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if !o.NoPreflight {
+		if err := preflight(ctx, o); err != nil {
+			return nil, err
+		}
 	}
 	rn, err := newRun(o)
 	if err != nil {
@@ -129,6 +140,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		},
 	}
 	rep.ExitCode = suite.Run()
+	rep.Cleanup = rn.cleanup(ctx)
 	rep.Duration = time.Since(rep.Start)
 	if rep.ExitCode == 2 {
 		return rep, errors.New("godog refused the options (bad tag expression or feature path)")
@@ -211,6 +223,14 @@ type run struct {
 	mu        sync.Mutex
 	secret    string
 	secretSet chan struct{}
+	created   []string // institutions created through the control plane, deleted at the end
+}
+
+// track records an institution the run created.
+func (rn *run) track(id string) {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	rn.created = append(rn.created, id)
 }
 
 func newRun(o Options) (*run, error) {

@@ -381,6 +381,7 @@ func (w *world) createInstitution(name string, vendors map[string]any) (*institu
 	if id == "" {
 		return nil, fmt.Errorf("control plane: expected institution_id in %s", r.Raw)
 	}
+	w.run.track(id)
 	k, err := w.control(http.MethodPost, "/_sandbox/institutions/"+url.PathEscape(id)+"/keys", map[string]any{"scopes": AllScopes}, http.StatusCreated)
 	if err != nil {
 		return nil, err

@@ -37,11 +37,30 @@ func (c *control) Deliveries(ctx context.Context, subscriptionID, eventID string
 	return c.DB.Deliveries(ctx, bolt.DeliveryFilter{SubscriptionID: subscriptionID, EventID: eventID, Limit: limit})
 }
 
-// AdvanceClock moves the virtual clock and wakes everything scheduled on it.
-func (c *control) AdvanceClock(_ context.Context, d time.Duration) time.Time {
-	now := c.sb.Clock.Advance(d)
+// AdvanceClock moves the virtual clock — the process-wide one, or with instID only that
+// institution's (decisions D9) — and wakes everything scheduled on it.
+func (c *control) AdvanceClock(ctx context.Context, instID string, d time.Duration) (time.Time, error) {
+	var now time.Time
+	if instID == "" {
+		now = c.sb.Clock.Advance(d)
+	} else {
+		if _, err := c.DB.Institution(ctx, instID); err != nil {
+			return time.Time{}, err
+		}
+		now = c.sb.Clock.AdvanceInstitution(instID, d)
+	}
 	c.sb.wake()
-	return now
+	return now, nil
+}
+
+// DeleteInstitution removes an institution with everything of it, its own virtual clock
+// included.
+func (c *control) DeleteInstitution(ctx context.Context, instID string) error {
+	if err := c.DB.DeleteInstitution(ctx, instID); err != nil {
+		return err
+	}
+	c.sb.Clock.ForgetInstitution(instID)
+	return nil
 }
 
 // SetDNS overrides callback-host DNS answers; an empty list removes a host's override. Names

@@ -19,8 +19,9 @@ import (
 // services: each step's args are decoded into the typed form the fixture checker reads and
 // become the call a person's control-plane request makes, so a scripted KYC move or fill goes
 // through exactly the same domain rules, state machine and outbox as a manual one. Steps run in
-// order; a step's delay_seconds counts on the virtual clock from the step before, so
-// `POST /_sandbox/clock/advance` plays a delayed scenario at once.
+// order; a step's delay_seconds counts on the institution's virtual clock from the step before,
+// so `POST /_sandbox/clock/advance` (process-wide or for that institution) plays a delayed
+// scenario at once.
 
 // scenarioRuns keeps the runs of this process, for GET /_sandbox/scenarios/runs/{id}.
 type scenarioRuns struct {
@@ -43,7 +44,7 @@ func (c *control) RunScenario(ctx context.Context, name, instID string) (*httpap
 		return nil, err
 	}
 	run := &httpapi.ScenarioRun{Scenario: name, RunID: c.DB.IDs.New("run"), Status: "running", Bound: map[string]string{"institution": instID}}
-	due := c.sb.Clock.SchedulerNow()
+	due := c.sb.Clock.InstitutionNow(instID)
 	dues := make([]time.Time, len(sc.Steps))
 	for i, st := range sc.Steps {
 		due = due.Add(time.Duration(st.DelaySeconds) * time.Second)
@@ -73,7 +74,7 @@ func (c *control) RunScenario(ctx context.Context, name, instID string) (*httpap
 			defer c.sb.runs.Done()
 			defer remove()
 			for i < len(sc.Steps) {
-				wait := dues[i].Sub(c.sb.Clock.SchedulerNow())
+				wait := dues[i].Sub(c.sb.Clock.InstitutionNow(instID))
 				if wait > 0 {
 					t := time.NewTimer(wait)
 					select {
@@ -96,7 +97,7 @@ func (c *control) RunScenario(ctx context.Context, name, instID string) (*httpap
 // A failed step ends the run.
 func (c *control) playDue(run *httpapi.ScenarioRun, sc fixtures.Scenario, dues []time.Time, i int) int {
 	for ; i < len(sc.Steps); i++ {
-		if dues[i].After(c.sb.Clock.SchedulerNow()) {
+		if dues[i].After(c.sb.Clock.InstitutionNow(run.Bound["institution"])) {
 			return i
 		}
 		res, ev, err := c.playStep(c.sb.runCtx, run, sc.Steps[i])

@@ -28,7 +28,8 @@ func TestScenarioRunsLeaveNoWakersBehind(t *testing.T) {
 		run, err := sb.control.RunScenario(ctx, "onboarding-approved", "")
 		require.NoError(t, err)
 		require.Equal(t, "running", run.Status, "its later steps wait on the virtual clock")
-		sb.control.AdvanceClock(ctx, time.Hour)
+		_, err = sb.control.AdvanceClock(ctx, "", time.Hour)
+		require.NoError(t, err)
 		require.Eventually(t, func() bool {
 			r, err := sb.control.ScenarioRun(ctx, run.RunID)
 			return err == nil && r.Status == "completed"

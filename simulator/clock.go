@@ -9,11 +9,15 @@ import (
 // the simulator: the wall clock, or in deterministic mode a frozen instant that moves only when
 // advanced. SchedulerNow is the virtual clock that decides when retries and scenario steps are
 // due: Now plus every Advance, so advancing makes work due at once without changing timestamps.
+// An institution may also be ahead on its own (decisions D9): InstitutionNow is SchedulerNow
+// plus that institution's offset, and only its work falls due sooner.
 type Clock struct {
-	mu     sync.Mutex
-	wall   func() time.Time
-	frozen *time.Time
-	offset time.Duration
+	mu      sync.Mutex
+	wall    func() time.Time
+	frozen  *time.Time
+	offset  time.Duration
+	offsets map[string]time.Duration // institution id → how far it is ahead of SchedulerNow
+	ahead   time.Duration            // the largest of offsets
 }
 
 // NewClock returns a wall clock; wall may be nil for time.Now.
@@ -62,6 +66,55 @@ func (c *Clock) Advance(d time.Duration) time.Time {
 	}
 	c.mu.Unlock()
 	return c.SchedulerNow()
+}
+
+// AdvanceInstitution moves one institution's virtual clock forward by d, on top of the
+// process-wide one, and returns its new virtual time: its scheduled work falls due sooner, no
+// other institution's does.
+func (c *Clock) AdvanceInstitution(id string, d time.Duration) time.Time {
+	c.mu.Lock()
+	if c.offsets == nil {
+		c.offsets = map[string]time.Duration{}
+	}
+	c.offsets[id] += d
+	c.ahead = max(c.ahead, c.offsets[id])
+	c.mu.Unlock()
+	return c.InstitutionNow(id)
+}
+
+// InstitutionNow returns an institution's virtual time: SchedulerNow plus how far the
+// institution alone has been advanced.
+func (c *Clock) InstitutionNow(id string) time.Time {
+	now := c.SchedulerNow()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return now.Add(c.offsets[id])
+}
+
+// Offset returns how far an institution's virtual clock is ahead of SchedulerNow.
+func (c *Clock) Offset(id string) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.offsets[id]
+}
+
+// Ahead returns the largest offset of any institution: no institution's virtual time is later
+// than SchedulerNow plus Ahead.
+func (c *Clock) Ahead() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ahead
+}
+
+// ForgetInstitution drops an institution's offset (the institution was deleted).
+func (c *Clock) ForgetInstitution(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.offsets, id)
+	c.ahead = 0
+	for _, o := range c.offsets {
+		c.ahead = max(c.ahead, o)
+	}
 }
 
 // Frozen reports whether the clock is in deterministic mode.

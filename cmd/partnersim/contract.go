@@ -88,6 +88,8 @@ func newContractCmd() *cobra.Command {
 	fs.StringVar(&o.ReceiverListen, "receiver-listen", "127.0.0.1:0", "where the suite's webhook receiver listens")
 	fs.StringVar(&o.ReceiverURL, "receiver-url", "", "the receiver's URL as the deployment reaches it; @webhook scenarios need it unless the base URL is on loopback")
 	fs.DurationVar(&wait, "wait", 10*time.Second, "how long to wait for a delivery")
+	fs.BoolVar(&o.KeepTenants, "keep-tenants", false, "keep the institutions the run creates through the control plane (by default it deletes them when it ends)")
+	fs.BoolVar(&o.NoPreflight, "no-preflight", false, "skip the check, before the run, that the sandbox token and the keys given can run the suite")
 	fs.StringVar(&spec, "openapi", "", "OpenAPI document (FILE or URL) every response is checked against; default the target's /openapi.json when it serves one; off to check none")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		o.KeysWithout, o.Vars, o.Randomize, o.Wait = keysWithout, vars, seed, wait
@@ -146,11 +148,17 @@ func runContract(ctx context.Context, o features.Options, output, spec string, e
 	for _, f := range rep.Failed() {
 		fmt.Fprintf(stderr, "  FAILED %s: %s\n      %s\n", f.Feature, f.Name, strings.ReplaceAll(f.Err, "\n", "\n      "))
 	}
+	for _, p := range rep.Cleanup {
+		fmt.Fprintln(stderr, "contract: cleanup:", p)
+	}
 	if !rep.OK() {
 		if len(rep.Failed()) == 0 {
 			return errors.New("contract: the suite did not pass (undefined or pending steps)")
 		}
 		return fmt.Errorf("contract: %d scenarios failed: %w", len(rep.Failed()), errReported)
+	}
+	if len(rep.Cleanup) > 0 {
+		return fmt.Errorf("contract: the suite passed, but %d institutions it created are still in the sandbox (see above; DELETE /_sandbox/institutions/{id} removes one)", len(rep.Cleanup))
 	}
 	return nil
 }

@@ -81,6 +81,8 @@ var rules = map[string]rule{
 	"github.com/partnersim/partnersim/sandbox":                     {never: []string{"github.com/partnersim/partnersim/cmd/...", "github.com/partnersim/partnersim/features", "github.com/partnersim/partnersim/receiver/...", "github.com/partnersim/partnersim/loadtest", "github.com/partnersim/partnersim/internal/..."}},
 	"github.com/partnersim/partnersim/internal/sandboxtest":        {never: []string{"github.com/partnersim/partnersim/cmd/...", "github.com/partnersim/partnersim/features"}},
 	"github.com/partnersim/partnersim/internal/layers":             {ours: []string{}, outside: []string{}},
+	"github.com/partnersim/partnersim/internal/release":            {ours: []string{}, outside: []string{}},
+	"github.com/partnersim/partnersim/ci":                          {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/features/mutants":            {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/cmd/partnersim":              {never: []string{"github.com/partnersim/partnersim/simulator/bolt", "github.com/partnersim/partnersim/simulator/httpapi/...", harness}},
 	"github.com/partnersim/partnersim/openapi":                     {ours: []string{}, outside: []string{"go.yaml.in/yaml/v3"}},

@@ -205,10 +205,10 @@ func (s *DB) emit(w *writeTx, e *simulator.Event) error {
 	return nil
 }
 
-// enqueue writes one pending delivery of e to sub, due now on the virtual clock.
+// enqueue writes one pending delivery of e to sub, due now on its institution's virtual clock.
 func (s *DB) enqueue(w *writeTx, e *simulator.Event, sub *simulator.Subscription) error {
 	d := &simulator.Delivery{ID: s.IDs.New("dlv"), EventID: e.ID, SubscriptionID: sub.ID, InstitutionID: e.InstitutionID,
-		URL: sub.URL, Body: e.Body(sub.APIVersion), Status: simulator.DeliveryPending, NextAttemptAt: s.Clock.SchedulerNow(),
+		URL: sub.URL, Body: e.Body(sub.APIVersion), Status: simulator.DeliveryPending, NextAttemptAt: s.Clock.InstitutionNow(e.InstitutionID),
 		Attempts: []simulator.Attempt{}, CreatedAt: s.Clock.Now()}
 	if err := w.putDelivery(d); err != nil {
 		return err
@@ -342,8 +342,13 @@ func (s *DB) Due(ctx context.Context, now time.Time, from string, limit int, che
 		out  []*simulator.Delivery
 		next string
 	)
+	// Every institution's work is due up to now; an institution ahead on its own clock
+	// (decisions D9) has work due up to now plus its offset, so the walk goes that far and
+	// passes over what is not yet due for its institution (the dispatcher's next walk from the
+	// start finds it when it is).
+	ahead := s.Clock.Ahead()
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		end := timeKey(now)
+		end, common := timeKey(now.Add(ahead)), timeKey(now)
 		c := tx.Bucket(bOutbox).Cursor()
 		k, v := c.First()
 		if from != "" {
@@ -355,6 +360,15 @@ func (s *DB) Due(ctx context.Context, now time.Time, from string, limit int, che
 				break
 			}
 			walked++
+			if ahead > 0 && bytes.Compare(k[:8], common) > 0 {
+				due, err := s.dueFor(tx, v, timeFromKey(k[:8]), now)
+				if err != nil {
+					return err
+				}
+				if !due {
+					continue
+				}
+			}
 			switch take, hold := check(k[8:], v); {
 			case take:
 				d, err := getDelivery(tx, k[8:])
@@ -375,6 +389,16 @@ func (s *DB) Due(ctx context.Context, now time.Time, from string, limit int, che
 		return nil
 	})
 	return out, next, err
+}
+
+// dueFor reports whether an outbox entry of subscription subID at slot is due by now on its
+// institution's virtual clock.
+func (s *DB) dueFor(tx *bbolt.Tx, subID []byte, slot, now time.Time) (bool, error) {
+	var sub simulator.Subscription
+	if err := getRecord(tx, bSubs, subID, &sub, "subscription not found"); err != nil {
+		return false, err
+	}
+	return !slot.After(now.Add(s.Clock.Offset(sub.InstitutionID))), nil
 }
 
 // NextDue returns the earliest next-attempt time of a pending delivery later than after.

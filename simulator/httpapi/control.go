@@ -27,6 +27,8 @@ type Tenants interface {
 	User(ctx context.Context, platformID string) (*simulator.User, error)
 	SetPrices(ctx context.Context, instID string, prices map[string]decimal.Decimal) (map[string]decimal.Decimal, error)
 	RotateSecret(ctx context.Context, instID string, overlap time.Duration) (string, error)
+	// DeleteInstitution removes an institution and everything of it.
+	DeleteInstitution(ctx context.Context, instID string) error
 }
 
 // Trading moves KYC states and places, fills, cancels and fails transactions.
@@ -50,7 +52,9 @@ type Deliveries interface {
 // SandboxOps are the process-wide operations: the virtual clock, DNS overrides, snapshots and
 // reset.
 type SandboxOps interface {
-	AdvanceClock(ctx context.Context, d time.Duration) time.Time
+	// AdvanceClock moves the virtual clock by d: the process-wide one, or with instID only
+	// that institution's (decisions D9); it returns the virtual time it moved to.
+	AdvanceClock(ctx context.Context, instID string, d time.Duration) (time.Time, error)
 	SetDNS(ctx context.Context, overrides map[string][]string) (map[string][]string, error)
 	DNS(ctx context.Context) map[string][]string
 	Reset(ctx context.Context) error

@@ -342,17 +342,18 @@ func handleRateLimit(f *faults) echo.HandlerFunc {
 // AdvanceClock moves the virtual clock by d after checking the bounds POST
 // /_sandbox/clock/advance applies: at most MaxAdvanceSeconds, and never past the storable range.
 func (s *Server) AdvanceClock(ctx context.Context, d time.Duration) (time.Time, error) {
-	return advanceClock(ctx, s.deps.Sandbox, s.clock, d)
+	return advanceClock(ctx, s.deps.Sandbox, s.clock, "", d)
 }
 
-func advanceClock(ctx context.Context, ops SandboxOps, clock *simulator.Clock, d time.Duration) (time.Time, error) {
+// advanceClock moves the process-wide virtual clock, or with instID that institution's.
+func advanceClock(ctx context.Context, ops SandboxOps, clock *simulator.Clock, instID string, d time.Duration) (time.Time, error) {
 	if d < 0 || d > MaxAdvanceSeconds*time.Second {
 		return time.Time{}, simulator.Errorf(simulator.EINVALID, "advance by 0 to %d seconds", MaxAdvanceSeconds)
 	}
-	if err := simulator.CheckStorable(clock.SchedulerNow().Add(d)); err != nil {
+	if err := simulator.CheckStorable(clock.InstitutionNow(instID).Add(d)); err != nil {
 		return time.Time{}, simulator.Errorf(simulator.EINVALID, "the virtual clock cannot move there: %s", simulator.ErrorMessage(err))
 	}
-	return ops.AdvanceClock(ctx, d), nil
+	return ops.AdvanceClock(ctx, instID, d)
 }
 
 // ValidSnapshotName reports whether a snapshot name is letters, digits, '-' and '_' (at most 64).

@@ -10,7 +10,8 @@ import (
 	"github.com/partnersim/partnersim/simulator/validate"
 )
 
-// handleAdvanceClock serves POST /_sandbox/clock/advance.
+// handleAdvanceClock serves POST /_sandbox/clock/advance: the process-wide virtual clock, or
+// with institution_id that institution's alone (decisions D9).
 func handleAdvanceClock(ops SandboxOps, clock *simulator.Clock, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		Now string `json:"now"`
@@ -22,10 +23,11 @@ func handleAdvanceClock(ops SandboxOps, clock *simulator.Clock, reader *bodyRead
 			return err
 		}
 		secs := b.Int("seconds", validate.Ge(0), validate.Le(MaxAdvanceSeconds))
+		instID := optStr(b, "institution_id", "")
 		if err := v.Err(); err != nil {
 			return err
 		}
-		now, err := advanceClock(c.Request().Context(), ops, clock, time.Duration(secs)*time.Second)
+		now, err := advanceClock(c.Request().Context(), ops, clock, instID, time.Duration(secs)*time.Second)
 		if err != nil {
 			return err
 		}

@@ -71,6 +71,18 @@ func handleListInstitutions(tenants Tenants) echo.HandlerFunc {
 	}
 }
 
+// handleDeleteInstitution serves DELETE /_sandbox/institutions/:institution_id: the
+// institution and everything of it (keys, users, members, orders, subscriptions, deliveries,
+// its own virtual clock) are gone; 404 when there is no such institution.
+func handleDeleteInstitution(tenants Tenants) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := tenants.DeleteInstitution(c.Request().Context(), c.Param("institution_id")); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}
+
 // handleIssueKey serves POST /_sandbox/institutions/:institution_id/keys.
 func handleIssueKey(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 	type response struct {

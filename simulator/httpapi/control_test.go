@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
+
+	"github.com/partnersim/partnersim/internal/sandboxtest"
 )
 
 // hookRecorder is a webhook target that records every body.
@@ -374,4 +376,63 @@ func TestNoPriceNamesTheSymbolAndTheFix(t *testing.T) {
 	r = a.Control(t, "POST", "/_sandbox/orders", `{"platform_id":"`+pid+`","product":"securities","side":"buy","symbol":"ZZZZ","notional":"10.00"}`)
 	assert.Equal(t, 400, r.Status)
 	assert.Equal(t, want, r.Body)
+}
+
+// An institution's own clock (decisions D9): advancing it makes its retries due, and leaves
+// another institution's schedule as it was; the process-wide clock does not move.
+func TestAdvancingOneInstitutionsClockLeavesTheOthers(t *testing.T) {
+	a := MustServe(t)
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
+	defer failing.Close()
+	type tenant struct{ inst, event string }
+	pending := func(tn tenant) gjson.Result {
+		return a.MustControl(t, "GET", "/_sandbox/deliveries?event_id="+tn.event, "").JSON("deliveries.0")
+	}
+	var tenants []tenant
+	for range 2 {
+		inst, key := a.tenant(t, "", "")
+		require.Equal(t, 201, a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+failing.URL+`"}`, "x-api-key: "+key).Status)
+		pid := a.user(t, inst, `{"user_account_id":"c","accounts":[{"product":"crypto","kyc_status":"pending"}]}`)
+		ev := a.MustControl(t, "POST", "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`).JSON("event_id").String()
+		tenants = append(tenants, tenant{inst, ev})
+	}
+	for _, tn := range tenants {
+		sandboxtest.Eventually(t, func() bool { return len(pending(tn).Get("attempts").Array()) == 1 }, "the first attempt of %s", tn.inst)
+	}
+	mine, other := tenants[0], tenants[1]
+	otherBefore := pending(other)
+	virtualBefore := a.MustControl(t, "GET", "/_sandbox/clock", "").JSON("virtual_now").String()
+
+	r := a.MustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":5,"institution_id":"`+mine.inst+`"}`)
+	assert.True(t, r.JSON("now").Time().After(time.Now().Add(4*time.Second)), "now is the institution's virtual time: %s", r.Body)
+	sandboxtest.Eventually(t, func() bool { return len(pending(mine).Get("attempts").Array()) == 2 }, "the advanced institution's retry")
+	time.Sleep(200 * time.Millisecond) // a moment in which the other's retry must not happen
+	assert.Equal(t, otherBefore.Raw, pending(other).Raw, "the other institution's delivery and schedule are unchanged")
+	virtualAfter := a.MustControl(t, "GET", "/_sandbox/clock", "").JSON("virtual_now").Time()
+	assert.WithinDuration(t, gjson.Parse(`"`+virtualBefore+`"`).Time(), virtualAfter, 3*time.Second, "the process-wide clock did not move")
+	// The next retry counts on the institution's clock: 5 minutes more of it, not of the process's.
+	next := pending(mine).Get("next_attempt_at").Time()
+	last := pending(mine).Get("attempts.1.at").Time()
+	assert.WithinDuration(t, last.Add(5*time.Second+5*time.Minute), next, 2*time.Second, "the retry is scheduled on the institution's clock")
+
+	assert.Equal(t, 404, a.Control(t, "POST", "/_sandbox/clock/advance", `{"seconds":5,"institution_id":"ins_nope"}`).Status)
+}
+
+// DELETE /_sandbox/institutions/{id} removes the tenant: its keys stop working, it is no longer
+// listed, its deliveries are gone, and deleting it again is 404.
+func TestDeleteInstitutionOverHTTP(t *testing.T) {
+	a := MustServe(t)
+	inst, key, hook := a.subscribedTenant(t)
+	pid := a.user(t, inst, `{"user_account_id":"d","accounts":[{"product":"crypto","kyc_status":"pending"}]}`)
+	ev := a.MustControl(t, "POST", "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`).JSON("event_id").String()
+	hook.waitEvents(t, 1)
+	before := len(a.MustControl(t, "GET", "/_sandbox/institutions", "").JSON("institutions").Array())
+
+	assert.Equal(t, 204, a.Control(t, "DELETE", "/_sandbox/institutions/"+inst, "").Status)
+	assert.Equal(t, 401, a.Get(t, "/v1/users/", key).Status, "the tenant's keys are gone")
+	assert.Len(t, a.MustControl(t, "GET", "/_sandbox/institutions", "").JSON("institutions").Array(), before-1)
+	assert.Equal(t, 404, a.Control(t, "GET", "/_sandbox/users/"+pid, "").Status)
+	assert.Empty(t, a.MustControl(t, "GET", "/_sandbox/deliveries?event_id="+ev, "").JSON("deliveries").Array())
+	assert.Equal(t, 404, a.Control(t, "DELETE", "/_sandbox/institutions/"+inst, "").Status)
+	assert.Equal(t, 401, a.Call(t, "DELETE", "/_sandbox/institutions/"+inst, "").Status, "the token is required")
 }

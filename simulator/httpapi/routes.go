@@ -43,6 +43,7 @@ func (s *Server) addRoutes() {
 	s.handle(http.MethodGet, c+"/openapi.json", handleControlOpenAPI())
 	s.handle(http.MethodPost, c+"/institutions", handleCreateInstitution(d.Tenants, b), t)
 	s.handle(http.MethodGet, c+"/institutions", handleListInstitutions(d.Tenants), t)
+	s.handle(http.MethodDelete, c+"/institutions/:institution_id", handleDeleteInstitution(d.Tenants), t)
 	s.handle(http.MethodPost, c+"/institutions/:institution_id/keys", handleIssueKey(d.Tenants, b), t)
 	s.handle(http.MethodDelete, c+"/keys/:key_id", handleRevokeKey(d.Tenants), t)
 	s.handle(http.MethodPost, c+"/institutions/:institution_id/members", handleCreateMember(d.Tenants, b), t)

@@ -256,7 +256,9 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *simulator.Delivery) {
 		d.cfg.Log.Error("signing secrets", slog.String("delivery_id", dl.ID), slog.Any("err", err))
 		return
 	}
-	started := d.cfg.Clock.SchedulerNow() // a retry's delay counts from here, however long the answer takes
+	// A retry's delay counts from here, however long the answer takes, on the institution's
+	// virtual clock (decisions D9).
+	started := d.cfg.Clock.InstitutionNow(dl.InstitutionID)
 	a := d.Send(ctx, dl.URL, dl.Body, dl.EventID, secrets.Active(d.cfg.Clock))
 	if ctx.Err() != nil {
 		d.inflight.remove(dl.ID)

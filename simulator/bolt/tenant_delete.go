@@ -1,0 +1,266 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/partnersim/partnersim/simulator"
+)
+
+// deleteBatch bounds the keys one transaction of DeleteInstitution removes: a tenant of a
+// large fixture set (100,000 users, 1,000,000 orders) is removed in many short transactions
+// instead of one whose dirty pages would all be held in memory until it commits.
+const deleteBatch = 20_000
+
+// DeleteInstitution removes an institution and everything of it: its keys, signing secrets,
+// subscriptions and their pending deliveries (first, in one transaction, so the tenant stops
+// answering and nothing more is sent for it), then its users, members, orders, transactions,
+// index entries and counters, events and deliveries with their logs, in transactions of at
+// most deleteBatch keys each, and last the institution itself. It is ENOTFOUND when the
+// institution does not exist. An interrupted delete leaves the institution listed; deleting it
+// again finishes the work.
+func (s *DB) DeleteInstitution(ctx context.Context, id string) error {
+	return s.deleteInstitution(ctx, id, deleteBatch)
+}
+
+// deleteInstitution is DeleteInstitution in transactions of at most batch keys.
+func (s *DB) deleteInstitution(ctx context.Context, id string, batch int) error {
+	in := inst(id)
+	err := s.update(ctx, func(w *writeTx) error {
+		if _, err := getInstitution(w.Tx, id); err != nil {
+			return err
+		}
+		return w.deleteAccess(id)
+	})
+	if err != nil {
+		return err
+	}
+	// Events carry their institution in their JSON; their ids are collected first (a read
+	// transaction), then deleted with their deliveries in batches.
+	var events [][]byte
+	err = s.view(ctx, func(tx *bbolt.Tx) error {
+		needle := []byte(`"institution_id":"` + id + `"`)
+		return tx.Bucket(bEvents).ForEach(func(k, v []byte) error {
+			if !bytes.Contains(v, needle) {
+				return nil
+			}
+			var e simulator.Event
+			if err := decodeRecord(v, &e); err != nil {
+				return err
+			}
+			if e.InstitutionID == id {
+				events = append(events, bytes.Clone(k))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for {
+		done := false
+		err := s.update(ctx, func(w *writeTx) error {
+			budget := batch
+			var err error
+			if events, err = w.deleteEvents(events, &budget); err != nil || budget == 0 {
+				return err
+			}
+			for _, c := range clusteredRecords {
+				if err := w.deleteClustered(c, in, &budget); err != nil || budget == 0 {
+					return err
+				}
+			}
+			for _, b := range [][]byte{bUserUAID, bUserIndex, bMembers, bMemberDBP, bMemberUser, bOrderIndex} {
+				if err := w.deletePrefix(b, in, &budget, nil); err != nil || budget == 0 {
+					return err
+				}
+			}
+			for _, b := range [][]byte{bUserIndex, bOrderIndex} {
+				for _, p := range [][]byte{countKey(b, in), dayCountsPrefix(b, in)} {
+					if err := w.deletePrefix(bCounts, p, &budget, nil); err != nil || budget == 0 {
+						return err
+					}
+				}
+			}
+			// Nothing of the tenant is left: the institution goes last, with what a write
+			// made meanwhile through its keys, already revoked, could not have added.
+			done = true
+			return w.del(bInstitutions, []byte(id))
+		})
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// del removes a key, marking the bucket's read cache stale at commit.
+func (w *writeTx) del(bucket, key []byte) error {
+	if _, cached := w.db.caches[string(bucket)]; cached {
+		if w.written == nil {
+			w.written = map[string]bool{}
+		}
+		w.written[string(bucket)] = true
+	}
+	return w.Bucket(bucket).Delete(key)
+}
+
+// deleteAccess removes what lets an institution be reached or be sent to: its keys, signing
+// secrets and subscriptions, and its pending deliveries' outbox entries.
+func (w *writeTx) deleteAccess(id string) error {
+	var hashes, keyIDs [][]byte
+	err := w.Bucket(bKeys).ForEach(func(k, v []byte) error {
+		var key simulator.APIKey
+		if err := json.Unmarshal(v, &key); err != nil {
+			return err
+		}
+		if key.InstitutionID == id {
+			hashes, keyIDs = append(hashes, bytes.Clone(k)), append(keyIDs, []byte(key.ID))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range hashes {
+		if err := w.del(bKeys, hashes[i]); err != nil {
+			return err
+		}
+		if err := w.del(bKeyIDs, keyIDs[i]); err != nil {
+			return err
+		}
+	}
+	if err := w.del(bSecrets, []byte(id)); err != nil {
+		return err
+	}
+	in := inst(id)
+	subs := map[string]bool{}
+	unlimited := -1
+	err = w.deletePrefix(bSubsByInst, in, &unlimited, func(k []byte) error {
+		sub := k[len(in)+8:]
+		subs[string(sub)] = true
+		return w.del(bSubs, sub)
+	})
+	if err != nil || len(subs) == 0 {
+		return err
+	}
+	var pending [][]byte
+	err = w.Bucket(bOutbox).ForEach(func(k, v []byte) error {
+		if subs[string(v)] {
+			pending = append(pending, bytes.Clone(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range pending {
+		if err := w.del(bOutbox, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deletePrefix removes up to *budget keys (-1: no limit) of bucket under prefix, calling each
+// (when given) with every key before it goes; it lowers the budget by what it removed.
+func (w *writeTx) deletePrefix(bucket, prefix []byte, budget *int, each func(k []byte) error) error {
+	var keys [][]byte
+	c := w.Bucket(bucket).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(keys) != *budget; k, _ = c.Next() {
+		keys = append(keys, bytes.Clone(k))
+	}
+	for _, k := range keys {
+		if each != nil {
+			if err := each(k); err != nil {
+				return err
+			}
+		}
+		if err := w.del(bucket, k); err != nil {
+			return err
+		}
+	}
+	if *budget > 0 {
+		*budget -= len(keys)
+	}
+	return nil
+}
+
+// deleteClustered removes an institution's user or order records with their by-id keys (and,
+// for orders, their transactions).
+func (w *writeTx) deleteClustered(c clustered, in []byte, budget *int) error {
+	records := w.Bucket(c.records)
+	return w.deletePrefix(c.records, in, budget, func(k []byte) error {
+		id := k[len(in)+8:]
+		if bytes.Equal(c.records, bOrders) {
+			var o simulator.Order
+			if err := decodeRecord(records.Get(k), &o); err != nil {
+				return err
+			}
+			if err := w.del(bTransactions, []byte(o.TransactionID)); err != nil {
+				return err
+			}
+		}
+		return w.del(c.keys, id)
+	})
+}
+
+// deleteEvents removes events (and their deliveries) from the front of ids within the budget,
+// and returns the ids left.
+func (w *writeTx) deleteEvents(ids [][]byte, budget *int) ([][]byte, error) {
+	for len(ids) > 0 && *budget > 0 {
+		id := ids[0]
+		prefix := cat(id, []byte{0})
+		err := w.deletePrefix(bDeliveryEvent, prefix, budget, func(k []byte) error {
+			return w.deleteDelivery(k[len(prefix):])
+		})
+		if err != nil {
+			return nil, err
+		}
+		if *budget == 0 {
+			return ids, nil // the event's deliveries go on in the next transaction
+		}
+		if err := w.del(bEvents, id); err != nil {
+			return nil, err
+		}
+		*budget--
+		ids = ids[1:]
+	}
+	return ids, nil
+}
+
+// deleteDelivery removes a delivery's record and its log, walked as followLog reads it.
+func (w *writeTx) deleteDelivery(id []byte) error {
+	var d simulator.Delivery
+	if err := getRecord(w.Tx, bDeliveries, id, &d, "delivery not found"); err != nil {
+		if simulator.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	log := w.Bucket(bDeliveryLog)
+	for d.Status == simulator.DeliveryPending {
+		key := logKey(d.NextAttemptAt, d.ID)
+		raw := log.Get(key)
+		if raw == nil {
+			break
+		}
+		var st deliveryStep
+		if err := decodeStep(raw, &st); err != nil {
+			return err
+		}
+		if err := w.del(bDeliveryLog, key); err != nil {
+			return err
+		}
+		if st.Status == simulator.DeliveryPending && !st.NextAttemptAt.After(d.NextAttemptAt) {
+			break // a damaged chain: what follows cannot be reached
+		}
+		d.SetState(st.DeliveryState)
+	}
+	return w.del(bDeliveries, id)
+}

@@ -1,0 +1,137 @@
+package bolt
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.etcd.io/bbolt"
+
+	"github.com/partnersim/partnersim/simulator"
+)
+
+// dump is every bucket's every entry, "bucket/key" → value.
+func dump(t *testing.T, db *DB) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, db.view(context.Background(), func(tx *bbolt.Tx) error {
+		for _, b := range allBuckets {
+			if err := tx.Bucket(b).ForEach(func(k, v []byte) error {
+				out[string(b)+"/"+string(k)] = string(v)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	return out
+}
+
+// populate gives an institution one of everything: keys, a member, users, KYC moves with their
+// kyc events, subscriptions and deliveries (pending, attempted and ended), orders, a filled
+// transaction with its transaction event, a rotated secret.
+func populate(t *testing.T, db *DB, name string, users int) string {
+	t.Helper()
+	ctx := context.Background()
+	core, dbp := "symitar", "q2"
+	in, err := db.CreateInstitution(ctx, name, simulator.Vendors{Core: &core, DBP: &dbp})
+	require.NoError(t, err)
+	_, err = db.SetPrices(ctx, in.ID, map[string]decimal.Decimal{"AAPL": decimal.RequireFromString("190.00")})
+	require.NoError(t, err)
+	for _, scopes := range [][]simulator.Scope{simulator.Scopes, {simulator.ScopeReadUser}} {
+		_, _, err := db.IssueKey(ctx, in.ID, scopes)
+		require.NoError(t, err)
+	}
+	kyc, _, err := db.CreateSubscription(ctx, in.ID, simulator.EventKYC, "https://hooks.example/"+name+"/kyc", "v1")
+	require.NoError(t, err)
+	txnSub, _, err := db.CreateSubscription(ctx, in.ID, simulator.EventTransaction, "https://hooks.example/"+name+"/txn", "v1")
+	require.NoError(t, err)
+	var pids []string
+	for i := range users {
+		u := simulator.NewUser(in.ID, simulator.UserRequest{UserAccountID: fmt.Sprintf("%s-%d", name, i),
+			Accounts: []simulator.AccountRequest{{Product: simulator.ProductCrypto, Cash: decimal.NewFromInt(1000)}}}, db.Clock.Now())
+		require.NoError(t, db.CreateUser(ctx, u))
+		pids = append(pids, u.PlatformID)
+		_, ev, err := db.TransitionKYC(ctx, u.PlatformID, simulator.ProductCrypto, simulator.KYCApproved)
+		require.NoError(t, err)
+		require.NotNil(t, ev)
+	}
+	dbpID := name + "-dbp"
+	require.NoError(t, db.CreateMember(ctx, &simulator.Member{InstitutionID: in.ID, CoreID: name + "-core", DBPID: &dbpID, UserIDs: pids}))
+	n := decimal.NewFromInt(100)
+	for _, pid := range pids[:2] {
+		txn, _, err := db.PlaceOrder(ctx, simulator.OrderRequest{PlatformID: pid, Product: simulator.ProductCrypto, Side: simulator.SideBuy, Symbol: "AAPL", Notional: &n})
+		require.NoError(t, err)
+		if pid == pids[0] {
+			_, _, _, err = db.FillTransaction(ctx, txn.ID, nil)
+			require.NoError(t, err)
+		}
+	}
+	// One delivery attempted and due again, one ended by its subscription's deletion.
+	due, err := db.DueDeliveries(ctx, db.Clock.SchedulerNow(), 1, func(_, subID string) bool { return subID != txnSub.ID })
+	require.NoError(t, err)
+	require.Len(t, due, 1)
+	r := due[0].Outcome(simulator.Attempt{At: db.Clock.Now(), StatusCode: 500}, []time.Duration{time.Minute}, db.Clock.SchedulerNow())
+	require.NoError(t, db.RecordAttempts(ctx, []simulator.AttemptRecord{r}))
+	require.NoError(t, db.DeleteSubscription(ctx, in.ID, kyc.ID))
+	_, err = db.RotateSecret(ctx, in.ID, time.Hour)
+	require.NoError(t, err)
+	return in.ID
+}
+
+// Deleting an institution removes everything it had and nothing else: the store is as it was
+// before the institution was created, entry for entry, whether the work takes one transaction
+// or many.
+func TestDeleteInstitutionLeavesTheStoreAsBefore(t *testing.T) {
+	for _, batch := range []int{deleteBatch, 7} {
+		t.Run(fmt.Sprintf("batch %d", batch), func(t *testing.T) {
+			db, err := Open(filepath.Join(t.TempDir(), "s.db"), simulator.NewClock(nil), nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { db.Close() })
+			ctx := context.Background()
+			kept := populate(t, db, "kept", 3)
+			before := dump(t, db)
+
+			gone := populate(t, db, "gone", 12)
+			during := dump(t, db)
+			require.Greater(t, len(during), len(before)+100, "the institution wrote its records")
+			require.NoError(t, db.deleteInstitution(ctx, gone, batch))
+
+			after := dump(t, db)
+			for k, v := range after {
+				if strings.Contains(k, gone) || strings.Contains(v, gone) {
+					t.Errorf("left behind: %q", k)
+				}
+			}
+			for k := range during {
+				if _, ok := after[k]; !ok {
+					if _, was := before[k]; was {
+						t.Errorf("deleted what was not the institution's: %q", k)
+					}
+				}
+			}
+			for k, v := range after {
+				if w, ok := before[k]; !ok || w != v {
+					t.Errorf("changed or added: %q", k)
+				}
+			}
+			assert.Equal(t, len(before), len(after), "entries before the institution and after its deletion")
+
+			_, err = db.Institution(ctx, gone)
+			assert.True(t, simulator.IsNotFound(err), "the institution is gone: %v", err)
+			assert.True(t, simulator.IsNotFound(db.DeleteInstitution(ctx, gone)), "deleting it again is not found")
+			list, counts, err := db.Institutions(ctx)
+			require.NoError(t, err)
+			require.Len(t, list, 1)
+			assert.Equal(t, kept, list[0].ID)
+			assert.Equal(t, 3, counts[0])
+		})
+	}
+}
