@@ -245,7 +245,8 @@ type Subscription struct {
 
 // SigningSecrets is an institution's webhook signing secret, with the previous one kept
 // during a rotation's overlap window. The window is scheduler state: it is measured on the
-// virtual clock (Clock.SchedulerNow), so advancing the clock past it ends it (decisions D8).
+// institution's virtual clock (Clock.InstitutionNow), so advancing the clock — every
+// institution's or this one's — past it ends it (decisions D8, D9).
 type SigningSecrets struct {
 	Current  string `json:"current"`
 	Previous string `json:"previous,omitempty"`
@@ -253,23 +254,25 @@ type SigningSecrets struct {
 	PreviousUntil time.Time `json:"previous_until,omitempty"`
 }
 
-// Rotate makes next the current secret; the current one keeps signing beside it for overlap
-// on c's virtual clock (none when overlap is 0 or there was no secret).
-func (s *SigningSecrets) Rotate(next string, overlap time.Duration, c *Clock) {
+// Rotate makes next the current secret of institution inst; the current one keeps signing
+// beside it for overlap on the institution's virtual clock (none when overlap is 0 or there was
+// no secret).
+func (s *SigningSecrets) Rotate(next string, overlap time.Duration, c *Clock, inst string) {
 	if s.Current != "" && overlap > 0 {
-		s.Previous, s.PreviousUntil = s.Current, c.SchedulerNow().Add(overlap)
+		s.Previous, s.PreviousUntil = s.Current, c.InstitutionNow(inst).Add(overlap)
 	} else {
 		s.Previous, s.PreviousUntil = "", time.Time{}
 	}
 	s.Current = next
 }
 
-// Active returns the secrets that sign a delivery now on c's virtual clock, newest first.
-func (s SigningSecrets) Active(c *Clock) []string {
+// Active returns the secrets that sign a delivery of institution inst now, on its virtual
+// clock, newest first.
+func (s SigningSecrets) Active(c *Clock, inst string) []string {
 	if s.Current == "" {
 		return nil
 	}
-	if s.Previous != "" && c.SchedulerNow().Before(s.PreviousUntil) {
+	if s.Previous != "" && c.InstitutionNow(inst).Before(s.PreviousUntil) {
 		return []string{s.Current, s.Previous}
 	}
 	return []string{s.Current}

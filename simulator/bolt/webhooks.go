@@ -177,7 +177,7 @@ func (s *DB) RotateSecret(ctx context.Context, instID string, overlap time.Durat
 				return err
 			}
 		}
-		sec.Rotate(s.IDs.NewSigningSecret(), overlap, s.Clock)
+		sec.Rotate(s.IDs.NewSigningSecret(), overlap, s.Clock, instID)
 		secret = sec.Current
 		return w.putRecord(bSecrets, []byte(instID), sec)
 	})

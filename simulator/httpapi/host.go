@@ -57,7 +57,8 @@ func (p *hostPolicy) allows(hostHeader string) bool {
 }
 
 // hostName returns the name or address of a Host header without its port, brackets and
-// trailing dot; ok is false for a header no browser sends (empty, a malformed port or bracket).
+// trailing dot; ok is false for a header no browser sends (empty, a malformed port or bracket,
+// a character no host name has).
 func hostName(h string) (string, bool) {
 	if strings.HasPrefix(h, "[") {
 		end := strings.IndexByte(h, ']')
@@ -73,6 +74,11 @@ func hostName(h string) (string, bool) {
 		h = h[:i]
 	}
 	h = strings.TrimSuffix(h, ".")
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return "", false
+		}
+	}
 	return h, h != ""
 }
 

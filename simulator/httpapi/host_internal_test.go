@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"net/netip"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,4 +38,31 @@ func BenchmarkHostCheck(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzHostCheck: a loopback-bound sandbox with no allowed host answers a Host only when its
+// name, as net/url reads it, is localhost (or under it) or a loopback address.
+func FuzzHostCheck(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:8080", "[::1]:80", "localhost", "a.localhost.", "LOCALHOST:1", "127.0.0.1.nip.io", "[::ffff:127.0.0.1]",
+		"evil.example", "[::1]x", "127.0.0.1:", ":80", "[", "]", "localhost:8080:80", "127.1", "0x7f.1", "localhost@evil", "[fe80::1%25lo]"} {
+		f.Add(s)
+	}
+	p := newHostPolicy(true, nil)
+	f.Fuzz(func(t *testing.T, host string) {
+		if !p.allows(host) {
+			return
+		}
+		u, err := url.Parse("http://" + host + "/")
+		if err != nil || u.Host != host {
+			t.Fatalf("allowed Host %q, which is not a plain host[:port]", host)
+		}
+		name := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+		if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+			return
+		}
+		ip, err := netip.ParseAddr(name)
+		if err != nil || !ip.Unmap().IsLoopback() {
+			t.Fatalf("allowed Host %q, whose name %q is not loopback", host, name)
+		}
+	})
 }

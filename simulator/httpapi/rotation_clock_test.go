@@ -45,3 +45,37 @@ func TestRotationOverlapEndsOnTheVirtualClock(t *testing.T) {
 	a.MustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":1}`)
 	assert.Equal(t, 1, v1s(), "the virtual clock passed the overlap's end")
 }
+
+// An institution's own clock (advanced with institution_id) ends its overlap, and no other
+// institution's (decisions D8, D9).
+func TestRotationOverlapEndsOnTheInstitutionsClock(t *testing.T) {
+	a := MustServe(t)
+	var mu sync.Mutex
+	sigs := map[string]string{}
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sigs[r.URL.Path] = r.Header.Get("X-Partner-Webhook-Signature")
+		mu.Unlock()
+	}))
+	t.Cleanup(hook.Close)
+	type tenant struct{ inst, key, sub, path string }
+	var ts []tenant
+	for _, name := range []string{"a", "b"} {
+		inst, key := a.tenant(t, "", "")
+		r := a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+hook.URL+"/"+name+`"}`, "x-api-key: "+key)
+		require.Equal(t, http.StatusCreated, r.Status, r.Body)
+		ts = append(ts, tenant{inst, key, r.JSON("subscription_id").String(), "/" + name})
+		a.MustControl(t, "POST", "/_sandbox/institutions/"+inst+"/signing-secret/rotate", `{"overlap_seconds":3600}`)
+	}
+	v1s := func(tn tenant) int {
+		t.Helper()
+		r := a.Call(t, "POST", "/v1/webhooks/subscriptions/"+tn.sub+"/test", "", "x-api-key: "+tn.key)
+		require.True(t, r.JSON("delivered").Bool(), r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Count(sigs[tn.path], "v1=")
+	}
+	a.MustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":3600,"institution_id":"`+ts[0].inst+`"}`)
+	assert.Equal(t, 1, v1s(ts[0]), "the institution's clock passed its overlap's end")
+	assert.Equal(t, 2, v1s(ts[1]), "another institution's overlap goes on")
+}

@@ -164,7 +164,7 @@ func handleTestSubscription(hooks Webhooks, guard URLChecker, sender Sender, ids
 		}
 		e := simulator.TestEvent(ids, inst, sub.EventType, clock)
 		body := e.Body(sub.APIVersion)
-		a := sender.Send(ctx, sub.URL, body, e.ID, secrets.Active(clock))
+		a := sender.Send(ctx, sub.URL, body, e.ID, secrets.Active(clock, inst))
 		d := simulator.TestDelivery(ids.New("dlv"), e, sub, inst, body, a)
 		if err := hooks.RecordTestDelivery(ctx, e, d); err != nil {
 			return err

@@ -259,7 +259,7 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *simulator.Delivery) {
 	// A retry's delay counts from here, however long the answer takes, on the institution's
 	// virtual clock (decisions D9).
 	started := d.cfg.Clock.InstitutionNow(dl.InstitutionID)
-	a := d.Send(ctx, dl.URL, dl.Body, dl.EventID, secrets.Active(d.cfg.Clock))
+	a := d.Send(ctx, dl.URL, dl.Body, dl.EventID, secrets.Active(d.cfg.Clock, dl.InstitutionID))
 	if ctx.Err() != nil {
 		d.inflight.remove(dl.ID)
 		return // shutting down: the delivery stays pending and is attempted after restart
