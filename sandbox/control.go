@@ -33,10 +33,6 @@ type control struct {
 
 var _ httpapi.Control = (*control)(nil)
 
-func (c *control) Deliveries(ctx context.Context, subscriptionID, eventID string, limit int) ([]*simulator.Delivery, error) {
-	return c.DB.Deliveries(ctx, bolt.DeliveryFilter{SubscriptionID: subscriptionID, EventID: eventID, Limit: limit})
-}
-
 // AdvanceClock moves the virtual clock — the process-wide one, or with instID only that
 // institution's (decisions D9) — and wakes everything scheduled on it.
 func (c *control) AdvanceClock(ctx context.Context, instID string, d time.Duration) (time.Time, error) {
@@ -159,14 +155,4 @@ func (c *control) DNS(_ context.Context) map[string][]string {
 		out = map[string][]string{}
 	}
 	return out
-}
-
-// PendingDeliveries lists up to limit deliveries waiting for an attempt, soonest first (the
-// outbox's own order).
-func (c *control) PendingDeliveries(ctx context.Context, limit int) ([]*simulator.Delivery, error) {
-	out, err := c.DB.DueDeliveries(ctx, simulator.LastStorableTime, limit, nil)
-	if out == nil {
-		out = []*simulator.Delivery{}
-	}
-	return out, err
 }

@@ -272,6 +272,24 @@ func (c *control) ScenarioRun(_ context.Context, id string) (*httpapi.ScenarioRu
 	return nil, simulator.Errorf(simulator.ENOTFOUND, "no scenario run %s", id)
 }
 
+// ScenarioRuns lists up to limit runs in the given status ("" for any), by run id.
+func (c *control) ScenarioRuns(_ context.Context, status string, limit int) ([]*httpapi.ScenarioRun, error) {
+	c.runs.mu.Lock()
+	ids := make([]string, 0, len(c.runs.runs))
+	for id, r := range c.runs.runs {
+		if status == "" || r.Status == status {
+			ids = append(ids, id)
+		}
+	}
+	c.runs.mu.Unlock()
+	slices.Sort(ids)
+	out := []*httpapi.ScenarioRun{}
+	for _, id := range ids[:min(len(ids), limit)] {
+		out = append(out, c.snapshotRun(id))
+	}
+	return out, nil
+}
+
 // Scenarios lists the fixture scenarios.
 func (c *control) Scenarios(_ context.Context) ([]httpapi.ScenarioInfo, error) {
 	var out []httpapi.ScenarioInfo

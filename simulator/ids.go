@@ -61,6 +61,15 @@ func HashKey(plaintext string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// KeyLast4 is the displayable tail of a key: its last 4 characters, which tell apart keys
+// whose prefixes are alike.
+func KeyLast4(plaintext string) string {
+	if len(plaintext) > 13 {
+		return plaintext[len(plaintext)-4:]
+	}
+	return ""
+}
+
 // KeyPrefix is the displayable head of a key: env, underscore and 4 characters.
 func KeyPrefix(plaintext string) string {
 	if len(plaintext) > 9 {

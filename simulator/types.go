@@ -103,7 +103,8 @@ type APIKey struct {
 	ID            string     `json:"key_id"`
 	InstitutionID string     `json:"institution_id"`
 	Hash          string     `json:"hash"`
-	Prefix        string     `json:"prefix"` // the first characters, for display only
+	Prefix        string     `json:"prefix"`          // the first characters, for display only
+	Last4         string     `json:"last4,omitempty"` // the last characters, for display only
 	Scopes        []Scope    `json:"scopes"`
 	Description   string     `json:"description,omitempty"`
 	CreatedAt     time.Time  `json:"created_at"`
@@ -319,6 +320,10 @@ type Delivery struct {
 	Attempts       []Attempt       `json:"attempts"`
 	Error          string          `json:"error,omitempty"`
 	CreatedAt      time.Time       `json:"created_at"`
+	// EventType and PlatformID say what the event is and whom it is about; the store fills
+	// them from its delivery index on the control plane's reads (not kept in the record).
+	EventType  EventType `json:"-"`
+	PlatformID string    `json:"-"`
 }
 
 // Attempt is one HTTP attempt of a delivery. StatusCode is 0 when the callback never answered.

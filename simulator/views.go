@@ -1,6 +1,9 @@
 package simulator
 
 import (
+	"encoding/base64"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -80,4 +83,47 @@ type OrderRequest struct {
 	Notional         *decimal.Decimal
 	Quantity         *decimal.Decimal
 	RecurringOrderID string
+}
+
+// DeliveryFilter is a query of the delivery log (GET /_sandbox/deliveries). Empty strings and
+// nil pointers are absent filters.
+type DeliveryFilter struct {
+	InstitutionID  string
+	SubscriptionID string
+	EventID        string
+	EventType      EventType
+	PlatformID     string     // the user the event is about
+	Status         string     // DeliveryPending, DeliveryDelivered or DeliveryFailed
+	CreatedStart   *time.Time // inclusive
+	CreatedEnd     *time.Time // exclusive
+	// Cursor is the NextCursor of an earlier page: the page goes on after it.
+	Cursor string
+	Limit  int
+}
+
+// DeliveryPage is one page of the delivery log, newest first. NextCursor is empty when no
+// delivery may follow.
+type DeliveryPage struct {
+	Deliveries []*Delivery
+	NextCursor string
+}
+
+// DeliveryCursor is the position just after a delivery created at at with id id in the
+// newest-first delivery log: the NextCursor of a page ending there. It is opaque to callers.
+func DeliveryCursor(at time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at.UnixNano(), 10) + "." + id))
+}
+
+// ParseDeliveryCursor reads a DeliveryCursor; ok is false when s is not one.
+func ParseDeliveryCursor(s string) (at time.Time, id string, ok bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return time.Time{}, "", false
+	}
+	ns, id, found := strings.Cut(string(raw), ".")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !found || err != nil || id == "" {
+		return time.Time{}, "", false
+	}
+	return time.Unix(0, n).UTC(), id, true
 }

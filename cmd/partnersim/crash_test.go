@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,13 +222,19 @@ func TestKill9DuringStormLosesNothing(t *testing.T) {
 	var events map[string]bool
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		res := c2.mustCall(t, "GET", "/_sandbox/deliveries?limit=100000", nil)
 		events = map[string]bool{}
 		pending := 0
-		for _, d := range res.Get("deliveries").Array() {
-			events[d.Get("event_id").String()] = true
-			if d.Get("status").String() != "delivered" {
-				pending++
+		for q := "/_sandbox/deliveries?limit=1000"; q != ""; {
+			res := c2.mustCall(t, "GET", q, nil)
+			for _, d := range res.Get("deliveries").Array() {
+				events[d.Get("event_id").String()] = true
+				if d.Get("status").String() != "delivered" {
+					pending++
+				}
+			}
+			q = ""
+			if next := res.Get("next_cursor").String(); next != "" {
+				q = "/_sandbox/deliveries?limit=1000&cursor=" + url.QueryEscape(next)
 			}
 		}
 		if pending == 0 || time.Now().After(deadline) {

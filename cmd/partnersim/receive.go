@@ -61,13 +61,17 @@ func defaultReceiveConfig() receiveConfig {
 // newReceiveCmd is `partnersim receive`: the reference receiver (package receiver) until
 // interrupted, printing a line for every event as it is processed, skipped, refused or
 // recognised as a duplicate.
-func newReceiveCmd() *cobra.Command {
+func newReceiveCmd(getenv func(string) string) *cobra.Command {
 	cfg := defaultReceiveConfig()
 	cmd := &cobra.Command{
 		Use:   "receive --secret whsec_… [--api-key K]",
 		Short: "run the reference webhook receiver and print each event it processes",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The sandbox the other commands reach (serve prints the export) serves the API too.
+			if u := getenv("PARTNERSIM_SANDBOX_URL"); u != "" && !cmd.Flags().Changed("api-base-url") {
+				cfg.APIBaseURL = u
+			}
 			return runReceive(cmd.Context(), cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -76,7 +80,7 @@ func newReceiveCmd() *cobra.Command {
 	fs.Var(&cfg.Secrets, "secret", "signing secret whsec_… (required; repeat it or separate with commas during a rotation)")
 	fs.StringVar(&cfg.DBPath, "db", cfg.DBPath, "the receiver's own bbolt file: dedupe keys, event bodies, processing queue")
 	fs.DurationVar(&cfg.Tolerance, "tolerance", cfg.Tolerance, "how far the signature's t may be from now, either way")
-	fs.StringVar(&cfg.APIBaseURL, "api-base-url", cfg.APIBaseURL, "origin of the API that links.self is refetched from")
+	fs.StringVar(&cfg.APIBaseURL, "api-base-url", cfg.APIBaseURL, "origin of the API that links.self is refetched from (default: PARTNERSIM_SANDBOX_URL when set)")
 	fs.StringVar(&cfg.APIKey, "api-key", "", "API key for the refetch of links.self (without one, events are processed without refetching)")
 	fs.IntVar(&cfg.FailFirst, "fail-first", 0, "answer the first N deliveries with --fail-status (to watch the sender retry)")
 	fs.IntVar(&cfg.FailStatus, "fail-status", cfg.FailStatus, "status for --fail-first")

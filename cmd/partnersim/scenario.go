@@ -2,20 +2,27 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tidwall/gjson"
 )
+
+// scenarioExample is scenario --help's example: a scenario and an institution of the default
+// fixtures.
+const scenarioExample = "  partnersim scenario list\n  partnersim scenario run onboarding-approved --institution ins_harbor --wait"
 
 // newScenarioCmd is `partnersim scenario list|run`.
 func newScenarioCmd() *cobra.Command {
 	return newGroupCmd("scenario", "list or run a fixture scenario in a running sandbox",
-		"  partnersim scenario list\n  partnersim scenario run onboarding --institution inst_hfcu",
-		newScenarioListCmd(), newScenarioRunCmd())
+		scenarioExample,
+		newScenarioListCmd(), newScenarioRunCmd(), newScenarioShowCmd())
 }
 
 func newScenarioListCmd() *cobra.Command {
@@ -30,8 +37,8 @@ func newScenarioListCmd() *cobra.Command {
 		if err := c.ready(); err != nil {
 			return err
 		}
-		res, err := c.do(cmd.Context(), http.MethodGet, "/_sandbox/scenarios", nil)
-		if err != nil {
+		res, printed, err := c.answer(cmd.Context(), cmd.OutOrStdout(), http.MethodGet, "/_sandbox/scenarios", nil)
+		if err != nil || printed {
 			return err
 		}
 		for _, s := range res.Get("scenarios").Array() {
@@ -43,26 +50,24 @@ func newScenarioListCmd() *cobra.Command {
 }
 
 func newScenarioRunCmd() *cobra.Command {
-	const usage = "usage: partnersim scenario run NAME [--institution ID]"
-	cmd := &cobra.Command{Use: "run NAME [--institution ID]", Short: "play a scenario; delayed steps wait on the virtual clock", Args: func(cmd *cobra.Command, args []string) error {
-		if len(args) != 1 {
-			return errors.New(usage + ": give one NAME (partnersim scenario list shows the names)")
-		}
-		return nil
-	}}
+	cmd := &cobra.Command{Use: "run NAME [--institution ID] [--wait]", Short: "play a scenario; delayed steps wait on the virtual clock",
+		Args: exactlyOne("partnersim scenario run NAME [--institution ID] [--wait]: give one NAME (partnersim scenario list shows the names)")}
 	c := controlFlags(cmd.Flags())
 	inst := cmd.Flags().String("institution", "", "institution to play it in (default: the fixtures' first)")
+	wait := cmd.Flags().Bool("wait", false, "wait until the run has ended, printing each step as it runs (delayed steps need the virtual clock advanced)")
+	timeout := cmd.Flags().Duration("timeout", 10*time.Minute, "with --wait: give up after this long")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := c.ready(); err != nil {
 			return err
 		}
-		return runScenario(cmd.Context(), c, args[0], *inst, cmd.OutOrStdout())
+		return runScenario(cmd.Context(), c, args[0], *inst, *wait, *timeout, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
 	return cmd
 }
 
-// runScenario starts scenario name and prints its steps as they stand.
-func runScenario(ctx context.Context, c *controlClient, name, inst string, stdout io.Writer) error {
+// runScenario starts scenario name and prints its steps as they stand, or, with wait, as
+// each runs until the run has ended.
+func runScenario(ctx context.Context, c *controlClient, name, inst string, wait bool, timeout time.Duration, stdout, stderr io.Writer) error {
 	var body any
 	if inst != "" {
 		body = map[string]string{"institution_id": inst}
@@ -71,25 +76,109 @@ func runScenario(ctx context.Context, c *controlClient, name, inst string, stdou
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "scenario %s run %s: %s\n", name, res.Get("run_id"), res.Get("status"))
-	for i, st := range res.Get("steps").Array() {
-		line := fmt.Sprintf("  %d. %-18s %-8s due %s", i+1, st.Get("action"), st.Get("status"), st.Get("due_at"))
-		if r := st.Get("result").String(); r != "" {
-			line += " → " + r
-		}
-		if e := st.Get("event_id").String(); e != "" {
-			line += " event " + e
-		}
-		if e := st.Get("error").String(); e != "" {
-			line += " error: " + e
-		}
-		fmt.Fprintln(stdout, line)
+	runID := res.Get("run_id").String()
+	if !c.json() {
+		fmt.Fprintf(stdout, "scenario %s run %s: %s\n", name, runID, res.Get("status"))
 	}
-	if res.Get("status").String() == "running" {
-		fmt.Fprintln(stdout, "later steps wait on the virtual clock: partnersim trigger clock --seconds N plays them now")
+	printed := 0 // steps end in order: print each once, as it ends (all: pending ones too)
+	printSteps := func(res gjson.Result, all bool) {
+		steps := res.Get("steps").Array()
+		for ; printed < len(steps); printed++ {
+			if !all && steps[printed].Get("status").String() == "pending" {
+				return
+			}
+			fmt.Fprintln(stdout, "  "+stepLine(printed, steps[printed]))
+		}
+	}
+	if wait {
+		if res.Get("status").String() == "running" && !c.json() {
+			fmt.Fprintf(stderr, "waiting for the run to end; its next step waits on the virtual clock: %s\n", c.clockHint(ctx, res))
+		}
+		deadline := time.Now().Add(timeout)
+		for res.Get("status").String() == "running" {
+			if !c.json() {
+				printSteps(res, false)
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("scenario run %s still running after --timeout %s: %s", runID, timeout, c.hint("scenario", "show", runID))
+			}
+			if err := pause(ctx, 200*time.Millisecond); err != nil {
+				return err
+			}
+			if res, err = c.do(ctx, http.MethodGet, "/_sandbox/scenarios/runs/"+url.PathEscape(runID), nil); err != nil {
+				return err
+			}
+		}
+	}
+	if c.json() {
+		printJSON(stdout, res)
+	} else {
+		printSteps(res, true)
+		if wait {
+			fmt.Fprintf(stdout, "run %s %s\n", runID, res.Get("status"))
+		}
+		if res.Get("status").String() == "running" {
+			fmt.Fprintf(stdout, "later steps wait on the virtual clock: %s plays the next now\n", c.clockHint(ctx, res))
+		}
 	}
 	if res.Get("status").String() == "failed" {
 		return errReported
 	}
 	return nil
+}
+
+// stepLine says what a scenario step did or will do.
+func stepLine(i int, st gjson.Result) string {
+	line := fmt.Sprintf("%d. %-18s %-8s due %s", i+1, st.Get("action"), st.Get("status"), st.Get("due_at"))
+	if r := st.Get("result").String(); r != "" {
+		line += " → " + r
+	}
+	if e := st.Get("event_id").String(); e != "" {
+		line += " event " + e
+	}
+	if e := st.Get("error").String(); e != "" {
+		line += " error: " + e
+	}
+	return line
+}
+
+// clockHint is the trigger clock command that makes a running run's next step due.
+func (c *controlClient) clockHint(ctx context.Context, run gjson.Result) string {
+	secs := int64(1)
+	clock, err := c.do(ctx, http.MethodGet, "/_sandbox/clock?limit=1", nil)
+	if err == nil {
+		now, _ := time.Parse(time.RFC3339Nano, clock.Get("virtual_now").String())
+		for _, st := range run.Get("steps").Array() {
+			if st.Get("status").String() != "pending" {
+				continue
+			}
+			if due, err := time.Parse(time.RFC3339Nano, st.Get("due_at").String()); err == nil {
+				secs = max(secs, int64(math.Ceil(due.Sub(now).Seconds())))
+			}
+			break
+		}
+	}
+	return c.hint("trigger", "clock", "--seconds", strconv.FormatInt(secs, 10))
+}
+
+func newScenarioShowCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "show RUN_ID", Short: "print a scenario run's steps as they stand",
+		Args: exactlyOne("partnersim scenario show RUN_ID: give the run id scenario run printed")}
+	c := controlFlags(cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := c.ready(); err != nil {
+			return err
+		}
+		w := cmd.OutOrStdout()
+		res, printed, err := c.answer(cmd.Context(), w, http.MethodGet, "/_sandbox/scenarios/runs/"+url.PathEscape(args[0]), nil)
+		if err != nil || printed {
+			return err
+		}
+		fmt.Fprintf(w, "scenario %s run %s: %s\n", res.Get("scenario"), res.Get("run_id"), res.Get("status"))
+		for i, st := range res.Get("steps").Array() {
+			fmt.Fprintln(w, "  "+stepLine(i, st))
+		}
+		return nil
+	}
+	return cmd
 }

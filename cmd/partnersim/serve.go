@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -234,7 +235,39 @@ func printBanner(w io.Writer, sb *sandbox.Sandbox, addr string, cfg serveConfig,
 			fmt.Fprintf(w, "      %s  %s\n", k.Plaintext, strings.Join(scopes, " "))
 		}
 	}
-	fmt.Fprintf(w, "\n  try: curl -H 'x-api-key: <a read:user key>' '%s/v1/users/?per_page=2'\n\n", base)
+	if key := readUserKey(sb); key != "" {
+		fmt.Fprintf(w, "\n  try: curl -H 'x-api-key: %s' '%s/v1/users/?per_page=2'\n", key, base)
+	}
+	if exports := sandboxExports(base, sb.Token, cfg.NoControl); exports != "" {
+		fmt.Fprintf(w, "\n  in another terminal, so that partnersim trigger, scenario, deliveries and receive reach this sandbox:\n    %s\n", exports)
+	}
+	fmt.Fprintln(w)
+}
+
+// readUserKey is the first fixture key with read:user, for the banner's first call ("" if none).
+func readUserKey(sb *sandbox.Sandbox) string {
+	for _, k := range sb.Fixtures.Keys {
+		if slices.Contains(k.Scopes, simulator.ScopeReadUser) {
+			return k.Plaintext
+		}
+	}
+	return ""
+}
+
+// sandboxExports is the export line another terminal needs for the control-plane commands to
+// reach a sandbox at base with token, or "" when the defaults do.
+func sandboxExports(base, token string, noControl bool) string {
+	var vars []string
+	if base != defaultSandboxURL {
+		vars = append(vars, "PARTNERSIM_SANDBOX_URL="+shellQuote(base))
+	}
+	if !noControl && token != defaultSandboxToken() {
+		vars = append(vars, "PARTNERSIM_SANDBOX_TOKEN="+shellQuote(token))
+	}
+	if len(vars) == 0 {
+		return ""
+	}
+	return "export " + strings.Join(vars, " ")
 }
 
 // parseAPIVersions reads --api-versions: comma-separated versions, v1 first (decisions D2).

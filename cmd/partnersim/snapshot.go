@@ -30,8 +30,8 @@ func newSnapshotVerbCmd(verb, short, suffix string) *cobra.Command {
 		if err := c.ready(); err != nil {
 			return err
 		}
-		res, err := c.do(cmd.Context(), http.MethodPost, "/_sandbox/snapshots/"+url.PathEscape(args[0])+suffix, nil)
-		if err != nil {
+		res, printed, err := c.answer(cmd.Context(), cmd.OutOrStdout(), http.MethodPost, "/_sandbox/snapshots/"+url.PathEscape(args[0])+suffix, nil)
+		if err != nil || printed {
 			return err
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "snapshot %s %s\n", res.Get("snapshot"), res.Get("action"))

@@ -114,8 +114,8 @@ func newTriggerCmd() *cobra.Command {
 }
 
 func triggerKYC(ctx context.Context, c *controlClient, a *triggerArgs, w io.Writer) error {
-	res, err := c.do(ctx, http.MethodPost, "/_sandbox/users/"+url.PathEscape(a.user)+"/kyc", map[string]string{"product": a.product, "status": a.status})
-	if err != nil {
+	res, printed, err := c.answer(ctx, w, http.MethodPost, "/_sandbox/users/"+url.PathEscape(a.user)+"/kyc", map[string]string{"product": a.product, "status": a.status})
+	if err != nil || printed {
 		return err
 	}
 	fmt.Fprintf(w, "kyc: the %s account of %s is now %s\n", res.Get("product"), a.user, res.Get("kyc_status"))
@@ -130,12 +130,12 @@ func triggerOrder(ctx context.Context, c *controlClient, a *triggerArgs, w io.Wr
 			body[k] = v
 		}
 	}
-	res, err := c.do(ctx, http.MethodPost, "/_sandbox/orders", body)
-	if err != nil {
+	res, printed, err := c.answer(ctx, w, http.MethodPost, "/_sandbox/orders", body)
+	if err != nil || printed {
 		return err
 	}
 	fmt.Fprintf(w, "order %s placed (pending) in transaction %s\n", res.Get("order_id"), res.Get("transaction_id"))
-	fmt.Fprintf(w, "fill it: partnersim trigger fill --transaction %s\n", res.Get("transaction_id"))
+	fmt.Fprintf(w, "fill it: %s\n", c.hint("trigger", "fill", "--transaction", res.Get("transaction_id").String()))
 	return nil
 }
 
@@ -144,15 +144,15 @@ func triggerRobo(ctx context.Context, c *controlClient, a *triggerArgs, w io.Wri
 	if a.amount != "" {
 		body["amount"] = a.amount
 	}
-	res, err := c.do(ctx, http.MethodPost, "/_sandbox/transactions", body)
-	if err != nil {
+	res, printed, err := c.answer(ctx, w, http.MethodPost, "/_sandbox/transactions", body)
+	if err != nil || printed {
 		return err
 	}
 	fmt.Fprintf(w, "robo %s %s placed (pending) with %d legs\n", a.typ, res.Get("transaction_id"), len(res.Get("orders").Array()))
 	for _, o := range res.Get("orders").Array() {
 		fmt.Fprintf(w, "  %s %s %s notional %s\n", o.Get("order_id"), o.Get("side"), o.Get("symbol"), o.Get("notional"))
 	}
-	fmt.Fprintf(w, "fill it: partnersim trigger fill --transaction %s\n", res.Get("transaction_id"))
+	fmt.Fprintf(w, "fill it: %s\n", c.hint("trigger", "fill", "--transaction", res.Get("transaction_id").String()))
 	return nil
 }
 
@@ -166,8 +166,8 @@ func triggerEnd(ctx context.Context, c *controlClient, a *triggerArgs, w io.Writ
 		}
 		body = map[string]any{"price": p}
 	}
-	res, err := c.do(ctx, http.MethodPost, "/_sandbox/transactions/"+url.PathEscape(a.txn)+"/"+a.kind, body)
-	if err != nil {
+	res, printed, err := c.answer(ctx, w, http.MethodPost, "/_sandbox/transactions/"+url.PathEscape(a.txn)+"/"+a.kind, body)
+	if err != nil || printed {
 		return err
 	}
 	fmt.Fprintf(w, "transaction %s is now %s\n", a.txn, res.Get("status"))
@@ -175,15 +175,6 @@ func triggerEnd(ctx context.Context, c *controlClient, a *triggerArgs, w io.Writ
 		fmt.Fprintf(w, "  %s %s %s quantity %s notional %s fee %s\n", o.Get("order_id"), o.Get("side"), o.Get("symbol"), o.Get("quantity"), o.Get("notional"), o.Get("fee"))
 	}
 	c.showEvent(ctx, w, res.Get("event_id").String(), "transaction", "no event: cancellations and failures are not delivered")
-	return nil
-}
-
-func triggerClock(ctx context.Context, c *controlClient, a *triggerArgs, w io.Writer) error {
-	res, err := c.do(ctx, http.MethodPost, "/_sandbox/clock/advance", map[string]int{"seconds": a.seconds})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "virtual clock now %s\n", res.Get("now"))
 	return nil
 }
 

@@ -26,11 +26,12 @@ func (s *DB) CreateInstitution(ctx context.Context, name string, v simulator.Ven
 	return in, err
 }
 
-// IssueKey issues a key for an institution; the plaintext is returned once and never stored.
-func (s *DB) IssueKey(ctx context.Context, instID string, scopes []simulator.Scope) (*simulator.APIKey, string, error) {
+// IssueKey issues a key for an institution, with a description people tell it by; the
+// plaintext is returned once and never stored.
+func (s *DB) IssueKey(ctx context.Context, instID string, scopes []simulator.Scope, description string) (*simulator.APIKey, string, error) {
 	plain := s.IDs.NewKey("sbx")
-	k := &simulator.APIKey{ID: s.IDs.New("key"), InstitutionID: instID, Hash: simulator.HashKey(plain), Prefix: simulator.KeyPrefix(plain),
-		Scopes: scopes, CreatedAt: s.Clock.Now()}
+	k := &simulator.APIKey{ID: s.IDs.New("key"), InstitutionID: instID, Hash: simulator.HashKey(plain), Prefix: simulator.KeyPrefix(plain), Last4: simulator.KeyLast4(plain),
+		Scopes: scopes, Description: description, CreatedAt: s.Clock.Now()}
 	err := s.update(ctx, func(w *writeTx) error {
 		if _, err := getInstitution(w.Tx, instID); err != nil {
 			return err

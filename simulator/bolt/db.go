@@ -101,6 +101,10 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Optio
 				}
 			}
 		}
+		// A store written before the delivery log's index gets it.
+		if err := indexDeliveries(tx); err != nil {
+			return err
+		}
 		// A new file keeps day counters from its first write.
 		if k, _ := tx.Bucket(bCounts).Cursor().First(); k == nil {
 			if k, _ := tx.Bucket(bMeta).Cursor().First(); k == nil {

@@ -46,7 +46,7 @@ func (e *logEnv) event(t *testing.T, id string) *simulator.Delivery {
 	ev := &simulator.Event{ID: id, InstitutionID: e.inst, Type: simulator.EventKYC, CreatedAt: e.clock.Now(),
 		Data: simulator.EventData{UserAccountID: "u", PlatformID: "usr_x", Product: simulator.ProductCrypto, KYCStatus: simulator.KYCApproved}}
 	require.NoError(t, e.db.EmitAll(context.Background(), []*simulator.Event{ev}))
-	ds, err := e.db.Deliveries(context.Background(), DeliveryFilter{EventID: id})
+	ds, err := deliveryList(context.Background(), e.db, simulator.DeliveryFilter{EventID: id})
 	require.NoError(t, err)
 	require.Len(t, ds, 1)
 	return ds[0]
@@ -100,7 +100,7 @@ func TestAttemptsAreLoggedNotRewritten(t *testing.T) {
 		got, err := e.db.Delivery(ctx, d.ID)
 		require.NoError(t, err)
 		assert.Equal(t, &want, got)
-		list, err := e.db.Deliveries(ctx, DeliveryFilter{InstitutionID: e.inst})
+		list, err := deliveryList(ctx, e.db, simulator.DeliveryFilter{InstitutionID: e.inst})
 		require.NoError(t, err)
 		assert.Equal(t, []*simulator.Delivery{&want}, list)
 		assert.Equal(t, record, e.raw(t, bDeliveries, []byte(d.ID)), "the delivery's record is never rewritten")
@@ -193,7 +193,9 @@ func TestDeliveriesWithInlineAttemptsStillRead(t *testing.T) {
 			due, err := e.db.DueDeliveries(ctx, e.clock.SchedulerNow(), 10, nil)
 			require.NoError(t, err)
 			require.Len(t, due, 1)
-			assert.Equal(t, d, due[0])
+			bare := *d
+			bare.EventType, bare.PlatformID = "", "" // the dispatcher's read leaves the index alone
+			assert.Equal(t, &bare, due[0])
 			r2 := attempt(due[0], 200, e.clock.Now(), schedule)
 			require.NoError(t, e.db.RecordAttempts(ctx, []simulator.AttemptRecord{r2}))
 			require.True(t, d.Apply(r2))
@@ -238,7 +240,7 @@ func TestDueResumesWhereTheWalkStopped(t *testing.T) {
 		e.clock.Advance(time.Second)
 		ev := &simulator.Event{ID: fmt.Sprintf("evt_due%d", i), InstitutionID: e.inst, Type: simulator.EventKYC, CreatedAt: e.clock.Now()}
 		require.NoError(t, e.db.EmitAll(ctx, []*simulator.Event{ev}))
-		ds, err := e.db.Deliveries(ctx, DeliveryFilter{EventID: ev.ID})
+		ds, err := deliveryList(ctx, e.db, simulator.DeliveryFilter{EventID: ev.ID})
 		require.NoError(t, err)
 		require.Len(t, ds, 2)
 		slices.SortFunc(ds, func(a, b *simulator.Delivery) int { return strings.Compare(a.ID, b.ID) })
@@ -269,7 +271,7 @@ func TestDueResumesWhereTheWalkStopped(t *testing.T) {
 	// walk starts at the first one held.
 	subOf := map[string]string{}
 	for _, sub := range []string{e.sub.ID, other.ID} {
-		ds, err := e.db.Deliveries(ctx, DeliveryFilter{SubscriptionID: sub})
+		ds, err := deliveryList(ctx, e.db, simulator.DeliveryFilter{SubscriptionID: sub})
 		require.NoError(t, err)
 		for _, d := range ds {
 			subOf[d.ID] = sub
@@ -299,4 +301,13 @@ func TestDueResumesWhereTheWalkStopped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, got)
 	assert.Empty(t, next)
+}
+
+// deliveryList lists one page of the delivery log.
+func deliveryList(ctx context.Context, db *DB, f simulator.DeliveryFilter) ([]*simulator.Delivery, error) {
+	page, err := db.Deliveries(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return page.Deliveries, nil
 }

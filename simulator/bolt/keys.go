@@ -36,11 +36,12 @@ var (
 	bDeliveryEvent = []byte("delivery_event") // event id + 0 + delivery id → nil
 	bOutbox        = []byte("outbox")         // next attempt (virtual time) + delivery id → subscription id
 	bDeliveryLog   = []byte("delivery_log")   // slot (virtual time) + delivery id → deliveryStep (webhooks.go)
+	bDeliveryTime  = []byte("delivery_time")  // created_at timeKey + delivery id → deliveryIndexEntry (deliveryindex.go)
 	bSnapshots     = []byte("snapshots")      // reserved for control-plane snapshots
 
 	allBuckets = [][]byte{bMeta, bInstitutions, bKeys, bKeyIDs, bUsers, bUserKeys, bUserUAID, bUserIndex,
 		bMembers, bMemberDBP, bMemberUser, bOrders, bOrderKeys, bOrderIndex, bTransactions, bCounts, bSubs,
-		bSubsByInst, bSecrets, bEvents, bDeliveries, bDeliveryEvent, bOutbox, bDeliveryLog, bSnapshots}
+		bSubsByInst, bSecrets, bEvents, bDeliveries, bDeliveryEvent, bOutbox, bDeliveryLog, bDeliveryTime, bSnapshots}
 )
 
 // The buckets of user and order records in stores written before they were clustered (id →

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"strings"
 
 	"go.etcd.io/bbolt"
 
@@ -185,14 +184,4 @@ func pageKnown(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, o
 	ids, err := pageScan(ctx, b, lo, hi, !desc, total-offset-n, n, nil, nil, idOf)
 	slices.Reverse(ids)
 	return ids, err
-}
-
-// sortDeliveries orders deliveries newest first, ties by id.
-func sortDeliveries(ds []*simulator.Delivery) {
-	slices.SortFunc(ds, func(a, b *simulator.Delivery) int {
-		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(b.ID, a.ID)
-	})
 }

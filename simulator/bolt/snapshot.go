@@ -61,6 +61,10 @@ func (s *DB) RestoreSnapshot(ctx context.Context, path string) error {
 					}
 				}
 			}
+			// A snapshot of a store written before the delivery log's index.
+			if err := indexDeliveries(w.Tx); err != nil {
+				return err
+			}
 			// A snapshot of a store without day counters restores one without them.
 			if m := stx.Bucket(bMeta); m == nil || m.Get(metaDays) == nil {
 				if err := w.Bucket(bMeta).Delete(metaDays); err != nil {

@@ -234,7 +234,8 @@ func (w *writeTx) deleteEvents(ids [][]byte, budget *int) ([][]byte, error) {
 	return ids, nil
 }
 
-// deleteDelivery removes a delivery's record and its log, walked as followLog reads it.
+// deleteDelivery removes a delivery's record, its entry in the delivery log's index and its
+// log, walked as followLog reads it.
 func (w *writeTx) deleteDelivery(id []byte) error {
 	var d simulator.Delivery
 	if err := getRecord(w.Tx, bDeliveries, id, &d, "delivery not found"); err != nil {
@@ -261,6 +262,9 @@ func (w *writeTx) deleteDelivery(id []byte) error {
 			break // a damaged chain: what follows cannot be reached
 		}
 		d.SetState(st.DeliveryState)
+	}
+	if err := w.del(bDeliveryTime, deliveryTimeKey(&d)); err != nil {
+		return err
 	}
 	return w.del(bDeliveries, id)
 }

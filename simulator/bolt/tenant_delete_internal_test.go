@@ -46,7 +46,7 @@ func populate(t *testing.T, db *DB, name string, users int) string {
 	_, err = db.SetPrices(ctx, in.ID, map[string]decimal.Decimal{"AAPL": decimal.RequireFromString("190.00")})
 	require.NoError(t, err)
 	for _, scopes := range [][]simulator.Scope{simulator.Scopes, {simulator.ScopeReadUser}} {
-		_, _, err := db.IssueKey(ctx, in.ID, scopes)
+		_, _, err := db.IssueKey(ctx, in.ID, scopes, "")
 		require.NoError(t, err)
 	}
 	kyc, _, err := db.CreateSubscription(ctx, in.ID, simulator.EventKYC, "https://hooks.example/"+name+"/kyc", "v1")

@@ -210,7 +210,7 @@ func (s *DB) enqueue(w *writeTx, e *simulator.Event, sub *simulator.Subscription
 	d := &simulator.Delivery{ID: s.IDs.New("dlv"), EventID: e.ID, SubscriptionID: sub.ID, InstitutionID: e.InstitutionID,
 		URL: sub.URL, Body: e.Body(sub.APIVersion), Status: simulator.DeliveryPending, NextAttemptAt: s.Clock.InstitutionNow(e.InstitutionID),
 		Attempts: []simulator.Attempt{}, CreatedAt: s.Clock.Now()}
-	if err := w.putDelivery(d); err != nil {
+	if err := w.putDelivery(d, e); err != nil {
 		return err
 	}
 	if err := w.Bucket(bOutbox).Put(cat(timeKey(d.NextAttemptAt), []byte(d.ID)), []byte(sub.ID)); err != nil {
@@ -259,61 +259,15 @@ func (s *DB) Delivery(ctx context.Context, id string) (*simulator.Delivery, erro
 	var d *simulator.Delivery
 	err := s.view(ctx, func(tx *bbolt.Tx) (err error) {
 		d, err = getDelivery(tx, []byte(id))
+		if err == nil {
+			describeDelivery(tx, d)
+		}
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return d, nil
-}
-
-// DeliveryFilter selects deliveries for the control plane; empty fields match all.
-type DeliveryFilter struct {
-	InstitutionID  string
-	SubscriptionID string
-	EventID        string
-	Limit          int
-}
-
-// Deliveries lists deliveries, newest first.
-func (s *DB) Deliveries(ctx context.Context, f DeliveryFilter) ([]*simulator.Delivery, error) {
-	out := []*simulator.Delivery{}
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		add := func(raw []byte) error {
-			var d simulator.Delivery
-			if err := decodeRecord(raw, &d); err != nil {
-				return err
-			}
-			if f.InstitutionID != "" && d.InstitutionID != f.InstitutionID || f.SubscriptionID != "" && d.SubscriptionID != f.SubscriptionID ||
-				f.EventID != "" && d.EventID != f.EventID {
-				return nil
-			}
-			if err := followLog(tx, &d); err != nil {
-				return err
-			}
-			out = append(out, &d)
-			return nil
-		}
-		if f.EventID != "" {
-			prefix := cat([]byte(f.EventID), []byte{0})
-			c := tx.Bucket(bDeliveryEvent).Cursor()
-			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-				if err := add(tx.Bucket(bDeliveries).Get(k[len(prefix):])); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		return tx.Bucket(bDeliveries).ForEach(func(_, v []byte) error { return add(v) })
-	})
-	if err != nil {
-		return nil, err
-	}
-	sortDeliveries(out)
-	if f.Limit > 0 && len(out) > f.Limit {
-		out = out[:f.Limit]
-	}
-	return out, nil
 }
 
 // dueScanMax bounds how many due outbox entries one walk reads, passed-over and held-back ones
@@ -528,13 +482,17 @@ func (s *DB) RecordTestDelivery(ctx context.Context, e *simulator.Event, d *simu
 		if err := w.putRecord(bEvents, []byte(e.ID), e); err != nil {
 			return err
 		}
-		return w.putDelivery(d)
+		return w.putDelivery(d, e)
 	})
 }
 
-// putDelivery writes a new delivery and its entry in the event's delivery index.
-func (w *writeTx) putDelivery(d *simulator.Delivery) error {
+// putDelivery writes a new delivery of e and its entries in the event's delivery index and in
+// the delivery log's index.
+func (w *writeTx) putDelivery(d *simulator.Delivery, e *simulator.Event) error {
 	if err := w.put(bDeliveryEvent, cat([]byte(d.EventID), []byte{0}, []byte(d.ID)), nil); err != nil {
+		return err
+	}
+	if err := w.put(bDeliveryTime, deliveryTimeKey(d), indexEntryOf(d, e).encode()); err != nil {
 		return err
 	}
 	return w.putRecord(bDeliveries, []byte(d.ID), d)

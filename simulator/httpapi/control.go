@@ -18,7 +18,7 @@ import (
 type Tenants interface {
 	CreateInstitution(ctx context.Context, name string, v simulator.Vendors) (*simulator.Institution, error)
 	Institutions(ctx context.Context) ([]*simulator.Institution, []int, error)
-	IssueKey(ctx context.Context, instID string, scopes []simulator.Scope) (*simulator.APIKey, string, error)
+	IssueKey(ctx context.Context, instID string, scopes []simulator.Scope, description string) (*simulator.APIKey, string, error)
 	// Keys lists an institution's keys: ids, prefixes and scopes, never a plaintext.
 	Keys(ctx context.Context, instID string) ([]*simulator.APIKey, error)
 	RevokeKey(ctx context.Context, keyID string) error
@@ -43,7 +43,8 @@ type Trading interface {
 
 // Deliveries lists webhook deliveries with their attempts and redelivers events.
 type Deliveries interface {
-	Deliveries(ctx context.Context, subscriptionID, eventID string, limit int) ([]*simulator.Delivery, error)
+	// Deliveries lists one page of the delivery log, newest first.
+	Deliveries(ctx context.Context, f simulator.DeliveryFilter) (*simulator.DeliveryPage, error)
 	Redeliver(ctx context.Context, eventID string) ([]*simulator.Delivery, error)
 	// PendingDeliveries lists up to limit deliveries waiting for an attempt, soonest first.
 	PendingDeliveries(ctx context.Context, limit int) ([]*simulator.Delivery, error)
@@ -66,6 +67,8 @@ type SandboxOps interface {
 type Scenarios interface {
 	RunScenario(ctx context.Context, name, instID string) (*ScenarioRun, error)
 	ScenarioRun(ctx context.Context, id string) (*ScenarioRun, error)
+	// ScenarioRuns lists up to limit runs in the given status ("" for any), by run id.
+	ScenarioRuns(ctx context.Context, status string, limit int) ([]*ScenarioRun, error)
 	Scenarios(ctx context.Context) ([]ScenarioInfo, error)
 }
 

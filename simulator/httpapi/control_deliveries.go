@@ -23,6 +23,8 @@ type deliveryJSON struct {
 	EventID        string        `json:"event_id"`
 	SubscriptionID string        `json:"subscription_id"`
 	InstitutionID  string        `json:"institution_id"`
+	EventType      string        `json:"event_type"`
+	PlatformID     string        `json:"platform_id"`
 	URL            string        `json:"url"`
 	Status         string        `json:"status"`
 	NextAttemptAt  *string       `json:"next_attempt_at"`
@@ -34,7 +36,7 @@ type deliveryJSON struct {
 
 func renderDelivery(d *simulator.Delivery) deliveryJSON {
 	out := deliveryJSON{DeliveryID: d.ID, EventID: d.EventID, SubscriptionID: d.SubscriptionID, InstitutionID: d.InstitutionID,
-		URL: d.URL, Status: d.Status, Attempts: make([]attemptJSON, 0, len(d.Attempts)), Error: d.Error, Body: string(d.Body),
+		EventType: string(d.EventType), PlatformID: d.PlatformID, URL: d.URL, Status: d.Status, Attempts: make([]attemptJSON, 0, len(d.Attempts)), Error: d.Error, Body: string(d.Body),
 		CreatedAt: simulator.FormatTime(d.CreatedAt)}
 	if d.Status == simulator.DeliveryPending {
 		t := simulator.FormatTime(d.NextAttemptAt)
@@ -53,6 +55,7 @@ func renderDelivery(d *simulator.Delivery) deliveryJSON {
 
 type deliveriesJSON struct {
 	Deliveries []deliveryJSON `json:"deliveries"`
+	NextCursor *string        `json:"next_cursor,omitempty"`
 }
 
 func renderDeliveries(ds []*simulator.Delivery) deliveriesJSON {
@@ -63,22 +66,49 @@ func renderDeliveries(ds []*simulator.Delivery) deliveriesJSON {
 	return out
 }
 
-// handleDeliveries serves GET /_sandbox/deliveries.
+// DeliveryFilterQuery reads the delivery log's query (GET /_sandbox/deliveries) into a filter,
+// recording what is wrong in v. The QA console reads its filters with it too.
+func DeliveryFilterQuery(v *validate.Collector, q *validate.Params) simulator.DeliveryFilter {
+	var f simulator.DeliveryFilter
+	f.InstitutionID, _ = q.Str("institution_id")
+	f.SubscriptionID, _ = q.Str("subscription_id")
+	f.EventID, _ = q.Str("event_id")
+	f.PlatformID, _ = q.Str("platform_id")
+	f.EventType = simulator.EventType(q.Enum("event_type", false, "", string(simulator.EventKYC), string(simulator.EventTransaction)))
+	f.Status = q.Enum("status", false, "", simulator.DeliveryPending, simulator.DeliveryDelivered, simulator.DeliveryFailed)
+	if t, ok := q.DateTime("created_at_start"); ok {
+		f.CreatedStart = &t
+	}
+	if t, ok := q.DateTime("created_at_end"); ok {
+		f.CreatedEnd = &t
+	}
+	if c, ok := q.Str("cursor"); ok {
+		if _, _, valid := simulator.ParseDeliveryCursor(c); !valid {
+			v.Add(validate.ValueError(validate.Loc{"query", "cursor"}, c, "pass the next_cursor of an earlier page"))
+		}
+		f.Cursor = c
+	}
+	f.Limit = q.Int("limit", 100, validate.Ge(1), validate.Le(MaxDeliveryPage))
+	return f
+}
+
+// handleDeliveries serves GET /_sandbox/deliveries: one page of the delivery log, newest first.
 func handleDeliveries(deliveries Deliveries) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
-		q := v.Query(validate.ParseQuery(c.Request().URL.RawQuery))
-		sub, _ := q.Str("subscription_id")
-		ev, _ := q.Str("event_id")
-		limit := q.Int("limit", 100, validate.Ge(1), validate.Le(100000))
+		f := DeliveryFilterQuery(v, v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
 		if err := v.Err(); err != nil {
 			return err
 		}
-		ds, err := deliveries.Deliveries(c.Request().Context(), sub, ev, limit)
+		page, err := deliveries.Deliveries(c.Request().Context(), f)
 		if err != nil {
 			return err
 		}
-		return writeJSON(c, http.StatusOK, renderDeliveries(ds))
+		out := renderDeliveries(page.Deliveries)
+		if page.NextCursor != "" {
+			out.NextCursor = &page.NextCursor
+		}
+		return writeJSON(c, http.StatusOK, out)
 	}
 }
 

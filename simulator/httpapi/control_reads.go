@@ -25,6 +25,10 @@ const (
 	MaxRateLimit = 1000000
 	// MaxPendingListed bounds GET /_sandbox/clock's list of due deliveries.
 	MaxPendingListed = 100
+	// MaxKeyDescription bounds an issued key's description, in characters.
+	MaxKeyDescription = 200
+	// MaxDeliveryPage bounds a page of the delivery log (GET /_sandbox/deliveries).
+	MaxDeliveryPage = 1000
 )
 
 // JournalEntry is one request of the journal (GET /_sandbox/requests).
@@ -255,6 +259,7 @@ func handleInstitutionKeys(list func(ctx context.Context, instID string) ([]*sim
 	type keyJSON struct {
 		KeyID       string            `json:"key_id"`
 		Prefix      string            `json:"prefix"`
+		Last4       string            `json:"last4,omitempty"`
 		Scopes      []simulator.Scope `json:"scopes"`
 		Description string            `json:"description,omitempty"`
 		CreatedAt   string            `json:"created_at"`
@@ -270,7 +275,7 @@ func handleInstitutionKeys(list func(ctx context.Context, instID string) ([]*sim
 		}
 		out := response{Keys: make([]keyJSON, 0, len(keys))}
 		for _, k := range keys {
-			kj := keyJSON{KeyID: k.ID, Prefix: k.Prefix, Scopes: k.Scopes, Description: k.Description, CreatedAt: simulator.FormatTime(k.CreatedAt)}
+			kj := keyJSON{KeyID: k.ID, Prefix: k.Prefix, Last4: k.Last4, Scopes: k.Scopes, Description: k.Description, CreatedAt: simulator.FormatTime(k.CreatedAt)}
 			if k.RevokedAt != nil {
 				t := simulator.FormatTime(*k.RevokedAt)
 				kj.RevokedAt = &t

@@ -81,3 +81,24 @@ func handleScenarioRun(scenarios Scenarios) echo.HandlerFunc {
 		return writeJSON(c, http.StatusOK, run)
 	}
 }
+
+// handleScenarioRuns serves GET /_sandbox/scenarios/runs: the runs (?status, ?limit).
+func handleScenarioRuns(scenarios Scenarios) echo.HandlerFunc {
+	type response struct {
+		Runs []*ScenarioRun `json:"runs"`
+	}
+	return func(c echo.Context) error {
+		v := validate.New()
+		q := v.Query(validate.ParseQuery(c.Request().URL.RawQuery))
+		status := q.Enum("status", false, "", "running", "completed", "failed")
+		limit := q.Int("limit", 100, validate.Ge(1), validate.Le(1000))
+		if err := v.Err(); err != nil {
+			return err
+		}
+		runs, err := scenarios.ScenarioRuns(c.Request().Context(), status, limit)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, response{Runs: runs})
+	}
+}

@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 	"github.com/shopspring/decimal"
@@ -102,10 +104,14 @@ func handleIssueKey(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 		b.List("scopes").Each(func(_ int, s validate.Value) {
 			scopes = append(scopes, simulator.Scope(s.Enum(enumStrings(simulator.Scopes)...)))
 		})
+		desc := optStr(b, "description", "")
+		if utf8.RuneCountInString(desc) > MaxKeyDescription {
+			v.Add(validate.ValueError(validate.Loc{"body", "description"}, desc, fmt.Sprintf("a key's description has at most %d characters", MaxKeyDescription)))
+		}
 		if err := v.Err(); err != nil {
 			return err
 		}
-		k, plain, err := tenants.IssueKey(c.Request().Context(), inst, scopes)
+		k, plain, err := tenants.IssueKey(c.Request().Context(), inst, scopes, desc)
 		if err != nil {
 			return err
 		}

@@ -64,6 +64,7 @@ func (s *Server) addRoutes() {
 	s.handle(http.MethodPut, c+"/dns", handleSetDNS(d.Sandbox, b), t)
 	s.handle(http.MethodGet, c+"/scenarios", handleScenarios(d.Scenarios), t)
 	s.handle(http.MethodPost, c+"/scenarios/:name/run", handleRunScenario(d.Scenarios, b), t)
+	s.handle(http.MethodGet, c+"/scenarios/runs", handleScenarioRuns(d.Scenarios), t)
 	s.handle(http.MethodGet, c+"/scenarios/runs/:run_id", handleScenarioRun(d.Scenarios), t)
 	s.handle(http.MethodPost, c+"/reset", handleReset(d.Sandbox, s.journal), t)
 	s.handle(http.MethodGet, c+"/requests", handleRequests(s.journal), t)

@@ -124,10 +124,10 @@ func (e *env) kyc(tb testing.TB, to simulator.KYCStatus) *simulator.Event {
 }
 
 func (e *env) delivery(tb testing.TB, eventID string) *simulator.Delivery {
-	ds, err := e.db.Deliveries(context.Background(), bolt.DeliveryFilter{EventID: eventID})
+	ds, err := e.db.Deliveries(context.Background(), simulator.DeliveryFilter{EventID: eventID})
 	require.NoError(tb, err)
-	require.Len(tb, ds, 1)
-	return ds[0]
+	require.Len(tb, ds.Deliveries, 1)
+	return ds.Deliveries[0]
 }
 
 func TestDeliverySignedWithIdempotencyKey(t *testing.T) {

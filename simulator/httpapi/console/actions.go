@@ -136,7 +136,11 @@ func (c *Console) issueKey(r *http.Request) (string, *flash, error) {
 	if len(scopes) == 0 {
 		return "", nil, invalid("Tick at least one scope for the key.")
 	}
-	k, plain, err := c.cfg.Control.IssueKey(r.Context(), r.PathValue("id"), scopes)
+	desc := strings.TrimSpace(r.PostForm.Get("description"))
+	if utf8.RuneCountInString(desc) > httpapi.MaxKeyDescription {
+		return "", nil, invalid("A key's description has at most %d characters.", httpapi.MaxKeyDescription)
+	}
+	k, plain, err := c.cfg.Control.IssueKey(r.Context(), r.PathValue("id"), scopes, desc)
 	if err != nil {
 		return "", nil, err
 	}
@@ -414,7 +418,7 @@ func (c *Console) advance(r *http.Request) (string, *flash, error) {
 		return "", nil, err
 	}
 	return "", ok("Advanced the virtual clock by %s: it is now %s. Retries and scenario steps due by then run now.",
-		time.Duration(secs)*time.Second, simulator.FormatTime(now)), nil
+		time.Duration(secs)*time.Second, timestamp(now)), nil
 }
 
 func (c *Console) runScenario(r *http.Request) (string, *flash, error) {

@@ -336,13 +336,15 @@ func TestBrowserKYCEventAndDelivery(t *testing.T) {
 	tb.click("#flash a", "tbody.delivery")
 	tb.waitFor("its delivery is delivered", `document.querySelector('tbody.delivery').dataset.status === "delivered"`)
 	row := tb.text("tbody.delivery")
-	assert(t, strings.Contains(row, "kyc crypto → approved") && strings.Contains(row, recv.URL), "the delivery row: %q", row)
+	assert(t, strings.Contains(row, "kyc\tcrypto → approved") && strings.Contains(row, "ins_harbor") && strings.Contains(row, recv.URL), "the delivery row: %q", row)
 	tb.do("open the attempts", chromedp.Click(chromedp.CSS("tbody.delivery details summary")), chromedp.WaitVisible(chromedp.CSS("tbody.delivery pre.body")))
 	recv.mu.Lock()
 	sig := recv.sigs[len(recv.sigs)-1]
 	recv.mu.Unlock()
 	assert(t, strings.Contains(tb.text("tbody.delivery details"), "X-Partner-Webhook-Signature: "+sig), "the signature header sent is shown: %q", sig)
-	assert(t, strings.Contains(tb.text("tbody.delivery pre.body"), `"kyc_status":"approved"`), "the exact body is shown")
+	assert(t, strings.Contains(tb.text("tbody.delivery pre.body"), `"kyc_status": "approved"`), "the body is shown pretty-printed")
+	exact := eval[string](tb, `document.querySelector('tbody.delivery button.copy-body').dataset.copy`)
+	assert(t, strings.Contains(exact, `"kyc_status":"approved"`) && !strings.Contains(exact, "\n"), "the copy button holds the exact bytes: %q", exact)
 	tb.shot("console-deliveries")
 }
 

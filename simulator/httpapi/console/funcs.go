@@ -1,6 +1,8 @@
 package console
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/url"
@@ -11,6 +13,33 @@ import (
 
 	"github.com/partnersim/partnersim/simulator"
 )
+
+// timeFormat is the console's one way of showing a time: UTC, to the second.
+const timeFormat = "2006-01-02 15:04:05Z"
+
+// timestamp shows a time.Time, a *time.Time or an RFC 3339 string in timeFormat ("—" for
+// none).
+func timestamp(v any) string {
+	var t time.Time
+	switch x := v.(type) {
+	case time.Time:
+		t = x
+	case *time.Time:
+		if x != nil {
+			t = *x
+		}
+	case string:
+		p, err := time.Parse(time.RFC3339Nano, x)
+		if err != nil {
+			return x
+		}
+		t = p
+	}
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format(timeFormat)
+}
 
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
@@ -31,17 +60,23 @@ var funcs = template.FuncMap{
 	"money": simulator.FormatMoney,
 	"qty":   simulator.FormatQuantity,
 	"dec":   func(d decimal.Decimal) string { return d.String() },
-	"ts": func(t time.Time) string {
-		if t.IsZero() {
-			return "—"
+	"ts":    timestamp,
+	// pretty indents a JSON body for reading (as given when it is not JSON).
+	"pretty": func(b any) string {
+		var raw []byte
+		switch x := b.(type) {
+		case []byte:
+			raw = x
+		case json.RawMessage:
+			raw = x
+		case string:
+			raw = []byte(x)
 		}
-		return t.UTC().Format("2006-01-02 15:04:05Z")
-	},
-	"tsp": func(t *time.Time) string {
-		if t == nil {
-			return "—"
+		var out bytes.Buffer
+		if json.Indent(&out, raw, "", "  ") != nil {
+			return string(raw)
 		}
-		return t.UTC().Format("2006-01-02 15:04:05Z")
+		return out.String()
 	},
 	"path": url.PathEscape,
 	"qs":   url.QueryEscape,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/httpapi"
+	"github.com/partnersim/partnersim/simulator/validate"
 	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
@@ -105,20 +106,41 @@ type institutionRow struct {
 	Users int
 }
 
+// institutionsPage is the institutions page's size: a contract run leaves hundreds of tenants.
+const institutionsPage = 50
+
 func (c *Console) overview(w http.ResponseWriter, r *http.Request, sess *session) {
+	q := cleanQuery(r.URL.Query())
+	search := strings.TrimSpace(q.Get("q"))
+	if len(search) > 200 {
+		c.fail(w, r, sess, invalid("Search for at most 200 characters of a name or an id."))
+		return
+	}
+	offset, err := boundedInt(q.Get("last_record_number"), "The position", 0, 0, 1<<31-1)
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
 	list, counts, err := c.cfg.Control.Institutions(r.Context())
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
 	}
-	rows := make([]institutionRow, len(list))
+	var rows []institutionRow
+	needle := strings.ToLower(search)
 	for i, in := range list {
-		rows[i] = institutionRow{in, counts[i]}
+		if needle == "" || strings.Contains(strings.ToLower(in.Name), needle) || strings.Contains(strings.ToLower(in.ID), needle) {
+			rows = append(rows, institutionRow{in, counts[i]})
+		}
 	}
+	total := len(rows)
+	rows = rows[min(offset, total):min(offset+institutionsPage, total)]
 	c.show(w, r, sess, "overview", "Institutions", "", struct {
 		Institutions []institutionRow
+		Search       string
+		Pager        pager
 		Clock        clockData
-	}{rows, c.clockNow()})
+	}{rows, search, newPager(Prefix, q, offset, institutionsPage, len(rows), total), c.clockNow()})
 }
 
 type priceRow struct {
@@ -326,6 +348,11 @@ func (c *Console) user(w http.ResponseWriter, r *http.Request, sess *session) {
 		c.fail(w, r, sess, err)
 		return
 	}
+	events, err := c.userEvents(r, u)
+	if err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
 	var accounts []accountView
 	var tradable []simulator.Product
 	robo := false
@@ -361,7 +388,42 @@ func (c *Console) user(w http.ResponseWriter, r *http.Request, sess *session) {
 		Tradable []simulator.Product
 		Robo     bool
 		Symbols  []string
-	}{u, in, simulator.FormatMoney(u.TotalMarketValue(in.Prices)), accounts, orders.Orders, orders.Total, tradable, robo, symbols})
+		Events   []eventRow
+	}{u, in, simulator.FormatMoney(u.TotalMarketValue(in.Prices)), accounts, orders.Orders, orders.Total, tradable, robo, symbols, events})
+}
+
+// userEventsShown bounds the deliveries a user's page reads for its events.
+const userEventsShown = 50
+
+// eventRow is one event about a user with its deliveries, for the user's page.
+type eventRow struct {
+	EventID    string
+	EventType  simulator.EventType
+	Summary    string
+	CreatedAt  time.Time
+	Deliveries []deliveryView
+}
+
+// userEvents lists the events about u, newest first, each with its deliveries (from the newest
+// userEventsShown deliveries).
+func (c *Console) userEvents(r *http.Request, u *simulator.User) ([]eventRow, error) {
+	page, err := c.cfg.Control.Deliveries(r.Context(), simulator.DeliveryFilter{InstitutionID: u.InstitutionID, PlatformID: u.PlatformID, Limit: userEventsShown})
+	if err != nil {
+		return nil, err
+	}
+	var rows []eventRow
+	at := map[string]int{}
+	for _, d := range page.Deliveries {
+		v := viewDelivery(d)
+		i, ok := at[d.EventID]
+		if !ok {
+			i = len(rows)
+			at[d.EventID] = i
+			rows = append(rows, eventRow{EventID: d.EventID, EventType: d.EventType, Summary: v.Summary, CreatedAt: d.CreatedAt})
+		}
+		rows[i].Deliveries = append(rows[i].Deliveries, v)
+	}
+	return rows, nil
 }
 
 func (c *Console) transaction(w http.ResponseWriter, r *http.Request, sess *session) {
@@ -379,16 +441,14 @@ func (c *Console) transaction(w http.ResponseWriter, r *http.Request, sess *sess
 // deliveryView is one delivery as the log shows it.
 type deliveryView struct {
 	*simulator.Delivery
-	EventType string
-	Summary   string
-	Headers   [][2]string
+	Summary string
+	Headers [][2]string
 }
 
 func viewDelivery(d *simulator.Delivery) deliveryView {
 	var body struct {
-		EventType string `json:"event_type"`
-		IsTest    bool   `json:"is_test"`
-		Data      struct {
+		IsTest bool `json:"is_test"`
+		Data   struct {
 			Product       string `json:"product"`
 			KYCStatus     string `json:"kyc_status"`
 			TransactionID string `json:"transaction_id"`
@@ -396,7 +456,7 @@ func viewDelivery(d *simulator.Delivery) deliveryView {
 		} `json:"data"`
 	}
 	_ = json.Unmarshal(d.Body, &body)
-	v := deliveryView{Delivery: d, EventType: body.EventType}
+	v := deliveryView{Delivery: d}
 	switch {
 	case body.Data.KYCStatus != "":
 		v.Summary = body.Data.Product + " → " + body.Data.KYCStatus
@@ -410,39 +470,60 @@ func viewDelivery(d *simulator.Delivery) deliveryView {
 	return v
 }
 
+// deliveryPageSize is the delivery log's page unless the filter form asks for another.
+const deliveryPageSize = 50
+
 func (c *Console) deliveries(w http.ResponseWriter, r *http.Request, sess *session) {
-	q := r.URL.Query()
-	limit, err := boundedInt(q.Get("limit"), "limit", 50, 1, 500)
+	q := cleanQuery(r.URL.Query())
+	if q.Get("limit") == "" {
+		q.Set("limit", strconv.Itoa(deliveryPageSize))
+	}
+	// The control plane's own reading of the query: the same filters, bounds and messages.
+	v := validate.New()
+	f := httpapi.DeliveryFilterQuery(v, v.Query(q))
+	if err := v.Err(); err != nil {
+		c.fail(w, r, sess, err)
+		return
+	}
+	page, err := c.cfg.Control.Deliveries(r.Context(), f)
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
 	}
-	eventID, subID := q.Get("event_id"), q.Get("subscription_id")
-	if len(eventID) > 200 || len(subID) > 200 {
-		c.fail(w, r, sess, invalid("an event or subscription id has at most 200 characters"))
-		return
-	}
-	ds, err := c.cfg.Control.Deliveries(r.Context(), subID, eventID, limit)
-	if err != nil {
-		c.fail(w, r, sess, err)
-		return
-	}
-	views := make([]deliveryView, len(ds))
-	for i, d := range ds {
+	views := make([]deliveryView, len(page.Deliveries))
+	for i, d := range page.Deliveries {
 		views[i] = viewDelivery(d)
 	}
-	live := url.Values{}
-	for k, v := range cleanQuery(q) {
-		live[k] = v
+	link := func(cursor string) string {
+		q2 := url.Values{}
+		for k, vs := range q {
+			q2[k] = vs
+		}
+		q2.Del("cursor")
+		if cursor != "" {
+			q2.Set("cursor", cursor)
+		}
+		return Prefix + "deliveries?" + q2.Encode()
 	}
-	c.show(w, r, sess, "deliveries", "Deliveries", "rows", struct {
-		Deliveries []deliveryView
-		EventID    string
-		SubID      string
-		Limit      int
-		Live       string
-		Back       string
-	}{views, eventID, subID, limit, Prefix + "live/deliveries?" + live.Encode(), Prefix + "deliveries?" + live.Encode()})
+	data := struct {
+		Deliveries  []deliveryView
+		Q           url.Values
+		Statuses    []string
+		EventTypes  []simulator.EventType
+		Next, First string
+		Live        string
+	}{Deliveries: views, Q: q, Statuses: []string{simulator.DeliveryPending, simulator.DeliveryDelivered, simulator.DeliveryFailed},
+		EventTypes: []simulator.EventType{simulator.EventKYC, simulator.EventTransaction}}
+	if page.NextCursor != "" {
+		data.Next = link(page.NextCursor)
+	}
+	if f.Cursor != "" {
+		data.First = link("")
+	} else {
+		// Only the first page follows new deliveries; an older page stays as it was read.
+		data.Live = Prefix + "live/deliveries?" + q.Encode()
+	}
+	c.show(w, r, sess, "deliveries", "Deliveries", "rows", data)
 }
 
 type clockData struct {
