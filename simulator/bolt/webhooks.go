@@ -349,7 +349,9 @@ func (s *DB) Due(ctx context.Context, now time.Time, from string, limit int, che
 // institution's virtual clock.
 func (s *DB) dueFor(tx *bbolt.Tx, subID []byte, slot, now time.Time) (bool, error) {
 	var sub simulator.Subscription
-	if err := getRecord(tx, bSubs, subID, &sub, "subscription not found"); err != nil {
+	if err := getRecord(tx, bSubs, subID, &sub, "subscription not found"); simulator.IsNotFound(err) {
+		return true, nil // no institution to be ahead: due on the process-wide clock, as it is
+	} else if err != nil {
 		return false, err
 	}
 	return !slot.After(now.Add(s.Clock.Offset(sub.InstitutionID))), nil

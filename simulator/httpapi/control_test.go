@@ -415,6 +415,12 @@ func TestAdvancingOneInstitutionsClockLeavesTheOthers(t *testing.T) {
 	last := pending(mine).Get("attempts.1.at").Time()
 	assert.WithinDuration(t, last.Add(5*time.Second+5*time.Minute), next, 2*time.Second, "the retry is scheduled on the institution's clock")
 
+	// A new event of the institution that is ahead is delivered at once too: its delivery is
+	// due on the institution's clock, later than the process-wide one.
+	pid := a.user(t, mine.inst, `{"user_account_id":"c2","accounts":[{"product":"crypto","kyc_status":"pending"}]}`)
+	ev := a.MustControl(t, "POST", "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`).JSON("event_id").String()
+	sandboxtest.Eventually(t, func() bool { return len(pending(tenant{mine.inst, ev}).Get("attempts").Array()) == 1 }, "the first attempt of a new event")
+
 	assert.Equal(t, 404, a.Control(t, "POST", "/_sandbox/clock/advance", `{"seconds":5,"institution_id":"ins_nope"}`).Status)
 }
 
