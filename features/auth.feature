@@ -38,8 +38,9 @@ Feature: Authentication and scopes
       {"detail":"Invalid API key"}
       """
 
-  @assumed @sandbox @rule:D3.4
+  @assumed @rule:D3.4
   Scenario Outline: A live key is refused by the sandbox
+    Given the deployment is a sandbox
     When I GET "/users/" with the API key "<key>"
     Then the response status is 401
     And the detail is "Invalid API key: live keys cannot be used in the sandbox"
@@ -112,9 +113,25 @@ Feature: Authentication and scopes
     Then the response status is 403
     And the detail is "key does not have the required scope: manage:sessions"
 
-  @assumed @sandbox @rule:D3.1
+  @assumed @rule:D3.1
   Scenario: Every sandbox key is sbx_ and 40 base62 characters, and every one authenticates
     # 24 keys draw each of the 62 characters, the ends of every range among them, many times
     # over: a key check that refused a valid character (a 9, a z) would refuse some of them.
     When the sandbox issues 24 keys with scopes "read:user"
     Then every key issued is sbx_ and 40 base62 characters, and authenticates on "/users/?per_page=1"
+
+  @assumed @rule:D3.7
+  Scenario Outline: When several checks would fail, the first of route, key, scope, validation answers
+    When I GET "<path>" with the API key "<key>"
+    Then the response status is <status>
+
+    Examples:
+      | path                                  | key                                           | status |
+      | /no-such-endpoint/                    | sbx_0000000000000000000000000000000000000000 | 404    |
+      | /users/?per_page=0                    | sbx_0000000000000000000000000000000000000000 | 401    |
+      | /users/usr_nobody/                    | sbx_0000000000000000000000000000000000000000 | 401    |
+
+  @assumed @rule:D3.7
+  Scenario: A wrong method is 405 whatever the key
+    When I DELETE "/users/" without an API key
+    Then the response status is 405

@@ -5,13 +5,13 @@ Feature: Control plane
 
   @rule:D9.1
   Scenario: The control plane needs its token
-    When I GET the control plane "/_sandbox/institutions" without a sandbox token
+    When I GET the control plane "/_sandbox/capabilities" without a sandbox token
     Then the response status is 401
     And the response is JSON:
       """
       {"detail":"Not authenticated"}
       """
-    When I GET the control plane "/_sandbox/institutions" with the sandbox token "not-the-token"
+    When I GET the control plane "/_sandbox/capabilities" with the sandbox token "not-the-token"
     Then the response status is 401
     And the response is JSON:
       """
@@ -26,3 +26,14 @@ Feature: Control plane
     When I try to move the "crypto" account of "alice" to "approved"
     Then the response status is 409
     And the JSON at "detail" is a string
+
+  @rule:D9.5 @rule:D9.3
+  Scenario: Every KYC move of the transition table is allowed, and no other
+    Then every KYC move answers as the transition table says:
+      | from               | to                                   |
+      | pending            | document_requested, approved, rejected |
+      | document_requested | pending, approved, rejected          |
+      | approved           | closed, account_takeover             |
+      | account_takeover   | approved, closed                     |
+      | rejected           | pending, closed                      |
+      | closed             | none                                 |

@@ -53,6 +53,11 @@ func (l *liveWriter) finish(r *Report) {
 			b.WriteString("\n" + scenarioBlock(f) + "\n")
 		}
 	}
+	// The rules the run could not check, each with what it lacked, then the summary lines.
+	b.WriteString("\n" + r.RulesSummary() + "\n")
+	for _, line := range r.uncheckedLines() {
+		b.WriteString("  unchecked " + line + "\n")
+	}
 	b.WriteString("\n" + r.Summary() + "\n" + r.StepSummary() + "\n")
 	_, _ = io.WriteString(l.w, b.String())
 }
@@ -104,15 +109,26 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Skipped   int         `xml:"skipped,attr"`
-	Time      string      `xml:"time,attr"`
-	Timestamp string      `xml:"timestamp,attr,omitempty"`
-	File      string      `xml:"file,attr,omitempty"`
-	Cases     []junitCase `xml:"testcase"`
+	Name      string `xml:"name,attr"`
+	Tests     int    `xml:"tests,attr"`
+	Failures  int    `xml:"failures,attr"`
+	Errors    int    `xml:"errors,attr"`
+	Skipped   int    `xml:"skipped,attr"`
+	Time      string `xml:"time,attr"`
+	Timestamp string `xml:"timestamp,attr,omitempty"`
+	File      string `xml:"file,attr,omitempty"`
+	// Properties, on the rule inventory's suite only: one per unchecked rule and why.
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Cases      []junitCase      `xml:"testcase"`
+}
+
+type junitProperties struct {
+	Props []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -166,6 +182,14 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		all.Skipped += s.Skipped
 		all.Suites = append(all.Suites, s)
 	}
+	// The rule inventory: a suite of no testcases (the counts stay the scenarios'), whose
+	// properties are the run's rule summary and every unchecked rule with what it lacked.
+	inv := junitSuite{Name: "rule inventory", File: "rules.tsv", Time: "0.000",
+		Properties: &junitProperties{Props: []junitProperty{{Name: "rules", Value: r.RulesSummary()}}}}
+	for _, o := range r.UncheckedRules() {
+		inv.Properties.Props = append(inv.Properties.Props, junitProperty{Name: "unchecked " + o.ID, Value: o.Lacked()})
+	}
+	all.Suites = append(all.Suites, inv)
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -263,6 +287,11 @@ func (r *Report) WriteCucumber(w io.Writer) error {
 		}
 		out = append(out, f)
 	}
+	// The rule inventory: a feature of no scenarios whose description is the run's rule summary
+	// and every unchecked rule with what it lacked.
+	desc := append([]string{r.RulesSummary()}, r.uncheckedLines()...)
+	out = append(out, cucumberFeature{URI: "rules.tsv", ID: "rule-inventory", Keyword: "Feature", Name: "Rule inventory",
+		Description: strings.Join(desc, "\n"), Elements: []cucumberElement{}})
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)

@@ -61,3 +61,21 @@ Feature: Health and routing
     When I OPTIONS "/users/" with the header "Origin" set to "https://app.example.com"
     Then the response status is 405
     And the response header "Access-Control-Allow-Origin" is absent
+
+  @assumed @rule:D2.8
+  Scenario: Health answers at the root too, outside any version
+    When I GET "{origin}/health" without an API key
+    Then the response status is 200
+    And the response is JSON:
+      """
+      {"status":"ok"}
+      """
+
+  @assumed @rule:D2.9
+  Scenario: The control plane is never under an API version
+    When I GET "/_sandbox/capabilities" without an API key
+    Then the response status is 404
+    And the response is JSON:
+      """
+      {"detail":"Not Found"}
+      """

@@ -47,7 +47,7 @@ Feature: Laws on the deployment's own data
   Scenario: Every listed account shows kyc_approved_at while approved, never while pending
     Then every listed account carries kyc_approved_at while approved and never while pending
 
-  @spec @rule:S2.10 @rule:S2.3 @rule:D7.2 @rule:D5.11 @rule:S2.2 @rule:D4.7
+  @spec @rule:S2.10 @rule:S2.3 @rule:D7.2 @rule:D5.11 @rule:S2.2 @rule:D4.7 @rule:D7.3
   Scenario: Every listed order is consistent with its status and belongs to a listed user
     Then every listed order is consistent with its status and belongs to a listed user
 
@@ -56,3 +56,9 @@ Feature: Laws on the deployment's own data
     Given an existing user "someone"
     Then the detail of "someone" agrees with its item of the user list
     And every identity of "someone" resolves to a user that it names
+
+  @assumed @rule:D4.9
+  Scenario: Every list is written byte for byte as FastAPI writes it
+    Then every page of "/users/" is written byte for byte as FastAPI writes it
+    And every page of "/users/?sort_key=user_account_id&sort_order=asc" is written byte for byte as FastAPI writes it
+    And every page of "/orders/" is written byte for byte as FastAPI writes it

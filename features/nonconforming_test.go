@@ -9,8 +9,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +40,8 @@ const (
 	validationNoLoc    defect = "a validation error without loc"
 	idempotencyKeyLost defect = "X-Partner-Webhook-Id differs from event_id"
 	testEventNotMarked defect = "a test event without is_test"
+	keyBeforeRoute     defect = "the key checked before the route"
+	cursorInt64        defect = "a cursor beyond 64 bits refused"
 )
 
 func TestNonConformingServersFail(t *testing.T) {
@@ -54,6 +59,9 @@ func TestNonConformingServersFail(t *testing.T) {
 		{validationNoLoc, "user_detail.feature", "A missing user_account_id_type is a validation error", "loc to be an array of strings, got absent"},
 		{idempotencyKeyLost, "webhook_test_events.feature", "A test event reports its outcome and carries is_test", "expected header X-Partner-Webhook-Id to equal the body's event_id"},
 		{testEventNotMarked, "webhook_test_events.feature", "A test event reports its outcome and carries is_test", "expected is_test to be true"},
+		{keyBeforeRoute, "auth.feature", "When several checks would fail, the first of route, key, scope, validation answers", "expected status 404, got"},
+		{keyBeforeRoute, "auth.feature", "A wrong method is 405 whatever the key", "expected status 405, got"},
+		{cursorInt64, "pagination.feature", "A cursor beyond 64 bits is an integer like any other: an empty page echoing it", "expected status 200, got"},
 	}
 	for _, c := range cases {
 		t.Run(string(c.defect), func(t *testing.T) {
@@ -146,6 +154,9 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]string{"status": "ok"})
 		return
 	}
+	if f.defect != keyBeforeRoute && f.misrouted(w, r) {
+		return
+	}
 	key := r.Header.Get("x-api-key")
 	if key == "" {
 		writeJSON(w, 401, map[string]string{"detail": "Not authenticated"})
@@ -153,6 +164,9 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if key != "sbx_full" && !strings.HasPrefix(key, "sbx_without_") {
 		writeJSON(w, 401, map[string]string{"detail": "Invalid API key"})
+		return
+	}
+	if f.defect == keyBeforeRoute && f.misrouted(w, r) {
 		return
 	}
 	for _, rs := range routeScopes {
@@ -187,6 +201,36 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// routes are the fake's paths (patterns) and their methods; the route is checked before the key
+// (decisions D3): an unknown path is 404 and a wrong method 405 whatever the key.
+var routes = []struct {
+	path    *regexp.Regexp
+	methods []string
+}{
+	{regexp.MustCompile(`^/v1/(users|orders)/$`), []string{"GET"}},
+	{regexp.MustCompile(`^/v1/(users|transactions)/[^/]+/$`), []string{"GET"}},
+	{regexp.MustCompile(`^/v1/sessions/revoke/$`), []string{"POST"}},
+	{regexp.MustCompile(`^/v1/webhooks/subscriptions$`), []string{"GET", "POST"}},
+	{regexp.MustCompile(`^/v1/webhooks/subscriptions/[^/]+$`), []string{"DELETE"}},
+	{regexp.MustCompile(`^/v1/webhooks/subscriptions/[^/]+/test$`), []string{"POST"}},
+}
+
+// misrouted answers 404 or 405 for a request no route takes, and reports whether it did.
+func (f *fakeAPI) misrouted(w http.ResponseWriter, r *http.Request) bool {
+	for _, rt := range routes {
+		if rt.path.MatchString(r.URL.Path) {
+			if slices.Contains(rt.methods, r.Method) {
+				return false
+			}
+			w.Header().Set("Allow", strings.Join(rt.methods, ", "))
+			writeJSON(w, 405, map[string]string{"detail": "Method Not Allowed"})
+			return true
+		}
+	}
+	writeJSON(w, 404, map[string]string{"detail": "Not Found"})
+	return true
+}
+
 func (f *fakeAPI) invalid(w http.ResponseWriter, typ string, loc []string, msg string, input any, ctx map[string]any) {
 	item := map[string]any{"type": typ, "loc": loc, "msg": msg, "input": input}
 	if ctx != nil {
@@ -200,7 +244,7 @@ func (f *fakeAPI) invalid(w http.ResponseWriter, typ string, loc []string, msg s
 
 func (f *fakeAPI) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	perPage, last := 25, 0
+	perPage, last := 25, json.RawMessage("0")
 	if s := q.Get("per_page"); s != "" {
 		n, err := strconv.Atoi(s)
 		switch {
@@ -217,12 +261,17 @@ func (f *fakeAPI) list(w http.ResponseWriter, r *http.Request) {
 		perPage = n
 	}
 	if s := q.Get("last_record_number"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
+		// An unbounded integer, as Python's (decisions D6); the defect parses 64 bits only.
+		n, ok := new(big.Int).SetString(s, 10)
+		if _, err := strconv.ParseInt(s, 10, 64); f.defect == cursorInt64 && err != nil && ok {
+			f.invalid(w, "int_parsing", []string{"query", "last_record_number"}, "Input should be a valid integer, unable to parse string as an integer", s, nil)
+			return
+		}
+		if !ok || n.Sign() < 0 {
 			f.invalid(w, "greater_than_equal", []string{"query", "last_record_number"}, "Input should be greater than or equal to 0", s, map[string]any{"ge": 0})
 			return
 		}
-		last = n
+		last = json.RawMessage(n.String())
 	}
 	writeJSON(w, 200, map[string]any{"items": []any{}, "total_records": 0, "last_record_number": last, "per_page": perPage})
 }

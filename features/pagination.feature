@@ -154,3 +154,15 @@ Feature: Pagination limits
     When I GET "/users/?created_at_start=2025-02-29"
     Then the response status is 422
     And the response is a validation error naming "created_at_start"
+
+  @assumed @rule:D6.9
+  Scenario Outline: A cursor beyond 64 bits is an integer like any other: an empty page echoing it
+    When I GET "<list>?last_record_number=100000000000000000000000&per_page=5"
+    Then the response status is 200
+    And the JSON at "items" is an empty array
+    And the response body writes the number "100000000000000000000000" at "last_record_number"
+
+    Examples:
+      | list     |
+      | /users/  |
+      | /orders/ |

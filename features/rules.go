@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -101,6 +102,36 @@ func (r *Report) RuleOutcomes() []RuleOutcome {
 	return res
 }
 
+// Lacked says why a rule went unchecked: the distinct reasons its citing scenarios were skipped
+// (the input, capability or option each lacked), or that none of them ran.
+func (o RuleOutcome) Lacked() string {
+	if len(o.SkipReasons) == 0 {
+		return "no scenario citing it ran"
+	}
+	return strings.Join(o.SkipReasons, "; ")
+}
+
+// UncheckedRules are the rules of the inventory the run did not check, in inventory order.
+func (r *Report) UncheckedRules() []RuleOutcome {
+	var out []RuleOutcome
+	for _, o := range r.RuleOutcomes() {
+		if !o.Checked() {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// uncheckedLines is one line per unchecked rule, "S4.4.1: input core_member_id not given (…)",
+// for the reports.
+func (r *Report) uncheckedLines() []string {
+	var out []string
+	for _, o := range r.UncheckedRules() {
+		out = append(out, o.ID+": "+o.Lacked())
+	}
+	return out
+}
+
 // RulesSummary is one line: how many rules of the inventory the run checked, and the ids of the
 // ones it could not (with why, e.g. they need a control plane).
 func (r *Report) RulesSummary() string {
@@ -133,10 +164,51 @@ func (r *Report) RulesSummary() string {
 	return s
 }
 
-// scenarioIndex reads every embedded feature file: feature (file stem) → scenario name → its
-// tags (the feature's included), without the @; problems are duplicate names.
-func scenarioIndex() (map[string]map[string][]string, []string) {
-	out := map[string]map[string][]string{}
+// scenarioInfo is what the feature files say about one scenario.
+type scenarioInfo struct {
+	Tags []string // the feature's and the scenario's, without the @, sorted
+	// Needs are what a deployment must give for the scenario to run, besides a key with every
+	// scope (Requirement values), sorted.
+	Needs []string
+}
+
+// Requirements a scenario may have of a deployment.
+const (
+	NeedControlPlane = "a control plane (--sandbox-url)"
+	NeedSecret       = "the signing secret (--signing-secret)"
+	NeedSandboxKey   = "a sandbox key (sbx_)"
+	NeedReceiver     = "a receiver the deployment reaches (--receiver-url)"
+)
+
+var (
+	inputsStep     = regexp.MustCompile(`^(?:Given|And|When|Then|But) the inputs? "([^"]*)"$`)
+	keyWithoutStep = regexp.MustCompile(`^(?:Given|And|When|Then|But) a key "[^"]*" without the "([^"]*)" scope$`)
+)
+
+// needsOf reads one step line for what it requires of a deployment.
+func needsOf(step string) []string {
+	switch {
+	case inputsStep.MatchString(step):
+		var out []string
+		for _, n := range splitList(inputsStep.FindStringSubmatch(step)[1]) {
+			out = append(out, "--var "+n)
+		}
+		return out
+	case keyWithoutStep.MatchString(step):
+		return []string{"--key-without " + keyWithoutStep.FindStringSubmatch(step)[1]}
+	case strings.HasSuffix(step, " my institution has its signing secret"):
+		return []string{NeedSecret}
+	case strings.HasSuffix(step, " the deployment is a sandbox"), strings.Contains(step, " the sandbox issues "):
+		return []string{NeedSandboxKey}
+	}
+	return nil
+}
+
+// scenarioIndex reads every embedded feature file: feature (file stem) → scenario name → what
+// the files say of it; problems are duplicate names. An outline's needs are its steps' with
+// the placeholders of its examples (a key without "<scope>" needs every scope's key).
+func scenarioIndex() (map[string]map[string]scenarioInfo, []string) {
+	out := map[string]map[string]scenarioInfo{}
 	var problems []string
 	files, _ := fs.Glob(Features(), "*.feature")
 	for _, f := range files {
@@ -146,8 +218,26 @@ func scenarioIndex() (map[string]map[string][]string, []string) {
 			continue
 		}
 		stem := strings.TrimSuffix(f, ".feature")
-		out[stem] = map[string][]string{}
-		var featureTags, pending []string
+		out[stem] = map[string]scenarioInfo{}
+		var featureTags, pending, backgroundNeeds []string
+		cur, inBackground := "", false
+		add := func(needs ...string) {
+			if inBackground {
+				backgroundNeeds = append(backgroundNeeds, needs...)
+				return
+			}
+			if cur == "" {
+				return
+			}
+			info := out[stem][cur]
+			for _, n := range needs {
+				if !slices.Contains(info.Needs, n) {
+					info.Needs = append(info.Needs, n)
+				}
+			}
+			slices.Sort(info.Needs)
+			out[stem][cur] = info
+		}
 		sc := bufio.NewScanner(strings.NewReader(string(b)))
 		for sc.Scan() {
 			line := strings.TrimSpace(sc.Text())
@@ -158,7 +248,10 @@ func scenarioIndex() (map[string]map[string][]string, []string) {
 				}
 			case strings.HasPrefix(line, "Feature:"):
 				featureTags, pending = pending, nil
+			case strings.HasPrefix(line, "Background:"):
+				inBackground = true
 			case strings.HasPrefix(line, "Scenario:") || strings.HasPrefix(line, "Scenario Outline:"):
+				inBackground = false
 				_, name, _ := strings.Cut(line, ":")
 				name = strings.TrimSpace(name)
 				if _, dup := out[stem][name]; dup {
@@ -166,24 +259,50 @@ func scenarioIndex() (map[string]map[string][]string, []string) {
 				}
 				tags := append(slices.Clone(featureTags), pending...)
 				slices.Sort(tags)
-				out[stem][name] = tags
-				pending = nil
+				out[stem][name] = scenarioInfo{Tags: tags}
+				cur, pending = name, nil
+				add(backgroundNeeds...)
+				if slices.Contains(tags, "sandbox") {
+					add(NeedControlPlane)
+				}
+				if slices.Contains(tags, "webhook") {
+					add(NeedReceiver)
+				}
+			case strings.HasPrefix(line, "|") && cur != "" && strings.Contains(line, ":"):
+				// An example row of an outline whose step names a scope by placeholder.
+				for _, cell := range strings.Split(line, "|") {
+					if c := strings.TrimSpace(cell); slices.Contains(AllScopes, c) && needsScopeKey(out[stem][cur]) {
+						add("--key-without " + c)
+					}
+				}
+			default:
+				add(needsOf(line)...)
 			}
 		}
 	}
+	for _, names := range out {
+		for name, info := range names {
+			info.Needs = slices.DeleteFunc(info.Needs, func(n string) bool { return n == "--key-without <scope>" })
+			names[name] = info
+		}
+	}
 	return out, problems
+}
+
+func needsScopeKey(info scenarioInfo) bool {
+	return slices.Contains(info.Needs, "--key-without <scope>")
 }
 
 var needsControl = sync.OnceValue(func() map[string]bool {
 	idx, _ := scenarioIndex()
 	out := map[string]bool{}
 	for _, names := range idx {
-		for _, tags := range names {
-			for _, id := range RulesOf(tags) {
+		for _, info := range names {
+			for _, id := range RulesOf(info.Tags) {
 				if _, seen := out[id]; !seen {
 					out[id] = true
 				}
-				if !slices.Contains(tags, "sandbox") {
+				if !slices.Contains(info.Tags, "sandbox") {
 					out[id] = false
 				}
 			}
@@ -195,3 +314,29 @@ var needsControl = sync.OnceValue(func() map[string]bool {
 // NeedsControlPlane reports whether a rule is cited only by @sandbox scenarios, which create
 // the state they check: a run without a control plane cannot check it.
 func NeedsControlPlane(id string) bool { return needsControl()[id] }
+
+// RuleNeeds is, for every rule, the least a deployment must give for a run to check it: the
+// needs of its citing scenario that needs least (fewest requirements, a control plane last).
+// Nothing beyond a key with every scope is an empty list.
+var RuleNeeds = sync.OnceValue(func() map[string][]string {
+	idx, _ := scenarioIndex()
+	out := map[string][]string{}
+	cost := func(needs []string) int {
+		if slices.Contains(needs, NeedControlPlane) {
+			return 1000 + len(needs)
+		}
+		return len(needs)
+	}
+	for _, names := range idx {
+		for _, info := range names {
+			for _, id := range RulesOf(info.Tags) {
+				have, ok := out[id]
+				c, h := cost(info.Needs), cost(have)
+				if !ok || c < h || c == h && strings.Join(info.Needs, "\n") < strings.Join(have, "\n") {
+					out[id] = slices.Clone(info.Needs)
+				}
+			}
+		}
+	}
+	return out
+})

@@ -3,9 +3,11 @@ package features
 import (
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -100,24 +102,28 @@ func coverageSection(t *testing.T) string {
 		}
 	}
 	rules := Rules()
-	free := 0
+	free, given := 0, 0
 	for _, r := range rules {
-		if !NeedsControlPlane(r.ID) {
+		switch needs := RuleNeeds()[r.ID]; {
+		case len(needs) == 0:
 			free++
+		case !slices.Contains(needs, NeedControlPlane):
+			given++
 		}
 	}
 	var b strings.Builder
 	b.WriteString(coverageBegin + "\n\n")
-	fmt.Fprintf(&b, "%d rules, %d scenarios. %d rules can be checked without a control plane; the other %d are cited only by `@sandbox` scenarios, which create the state they check.\n\n",
-		len(rules), nScen, free, len(rules)-free)
-	b.WriteString("| rule | source | the rule | scenarios that fail when it breaks | without a control plane |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "### What a deployment must give for each rule\n\n")
+	fmt.Fprintf(&b, "%d rules, %d scenarios. %d rules are checked with only a key with every scope; %d more with the inputs named (`--var`, `--key-without`, `--signing-secret`, a reachable receiver); the other %d need a control plane, which creates the state they check.\n\n",
+		len(rules), nScen, free, given, len(rules)-free-given)
+	b.WriteString("| rule | source | the rule | scenarios that fail when it breaks | what a deployment must give |\n|---|---|---|---|---|\n")
 	esc := strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;")
 	for _, r := range rules {
-		without := "checked"
-		if NeedsControlPlane(r.ID) {
-			without = "needs a control plane"
+		must := "a key with every scope"
+		if needs := RuleNeeds()[r.ID]; len(needs) > 0 {
+			must = strings.Join(needs, ", ")
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.ID, esc.Replace(r.Source), esc.Replace(r.Text), esc.Replace(strings.Join(byRule[r.ID], "; ")), without)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.ID, esc.Replace(r.Source), esc.Replace(r.Text), esc.Replace(strings.Join(byRule[r.ID], "; ")), esc.Replace(must))
 	}
 	b.WriteString("\n" + coverageEnd)
 	return b.String()
@@ -147,4 +153,77 @@ func TestReadmeCoverage(t *testing.T) {
 		return
 	}
 	t.Errorf("README.md's coverage section is out of date with rules.tsv and the features: run go test ./features -run TestReadmeCoverage -update")
+}
+
+// Every input a scenario may name is documented in the README's inputs table.
+func TestReadmeListsInputs(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range Inputs {
+		if !strings.Contains(string(b), "`"+in.Name+"`") {
+			t.Errorf("README.md's inputs table does not list %s (%s)", in.Name, in.Doc)
+		}
+	}
+}
+
+// A rotation scenario that expects its overlap in force must outlast every advance of the
+// process-wide virtual clock that scenarios running beside it can make (decisions D8: the
+// overlap ends on the virtual clock). With an overlap of an hour, three concurrent scenarios
+// advancing an hour each ended it one run in several.
+func TestRotationOverlapsOutlastConcurrentAdvances(t *testing.T) {
+	advance := regexp.MustCompile(`the virtual clock advances (\d+) seconds`)
+	overlap := regexp.MustCompile(`rotated with an overlap of (\d+) seconds`)
+	type scen struct {
+		name              string
+		serial            bool
+		advances, overlap int
+	}
+	idx, _ := scenarioIndex()
+	var all []*scen
+	files, _ := fs.Glob(Features(), "*.feature")
+	for _, f := range files {
+		b, _ := fs.ReadFile(Features(), f)
+		stem := strings.TrimSuffix(f, ".feature")
+		var cur *scen
+		for _, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSpace(line)
+			if n, ok := strings.CutPrefix(line, "Scenario:"); ok {
+				name := strings.TrimSpace(n)
+				cur = &scen{name: stem + ": " + name, serial: slices.Contains(idx[stem][name].Tags, "serial")}
+				all = append(all, cur)
+			}
+			if cur == nil {
+				continue
+			}
+			if m := advance.FindStringSubmatch(line); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				cur.advances += n
+			}
+			if strings.Contains(line, "the first retry of a delivery would have come due") {
+				cur.advances += 3600 // firstRetryDue's advance
+			}
+			if m := overlap.FindStringSubmatch(line); m != nil {
+				cur.overlap, _ = strconv.Atoi(m[1])
+			}
+		}
+	}
+	for _, s := range all {
+		if s.overlap < 60 || s.overlap <= s.advances {
+			continue // no rotation, or one meant to pass: a second of wall time, or the scenario's own advance
+		}
+		others := 0
+		for _, o := range all {
+			if o != s && !o.serial {
+				others += o.advances
+			}
+		}
+		if others < 3600 {
+			t.Fatalf("expected the features to advance the clock concurrently, found %d s in all", others)
+		}
+		if s.overlap <= others {
+			t.Errorf("%s: a rotation overlap of %d s can end while concurrent scenarios advance the virtual clock by up to %d s: make it longer", s.name, s.overlap, others)
+		}
+	}
 }

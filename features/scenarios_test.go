@@ -13,5 +13,12 @@ func scenarioTags(t *testing.T) map[string]map[string][]string {
 	if len(idx) == 0 {
 		t.Fatal("no embedded features")
 	}
-	return idx
+	out := map[string]map[string][]string{}
+	for f, names := range idx {
+		out[f] = map[string][]string{}
+		for n, info := range names {
+			out[f][n] = info.Tags
+		}
+	}
+	return out
 }

@@ -3,17 +3,21 @@ Feature: Revoke Member Sessions
   without a digital banking platform; 404 for no member or no user record (spec §4.4). The
   order of checks, platform ids and the validation items are the DESIGN's (D4, D5).
 
-  @spec @sandbox @rule:S4.4.1
-  Scenario: Revoking a member's sessions answers 204 with an empty body and ends them
-    Given a user "alice" with 3 live sessions
-    And a member with "member_number" id "M-1001" and dbp id "D-77" naming "alice"
+  @spec @rule:S4.4.1 @rule:D5.3
+  Scenario: Revoking a member by its core id and by its dbp id answers 204 with an empty body, also with none live
+    Given the inputs "core_member_id, dbp_member_id"
     When I POST "/sessions/revoke/" with JSON:
       """
-      {"user_account_id":"M-1001","user_account_id_type":"core"}
+      {"user_account_id":"{core_member_id}","user_account_id_type":"core"}
       """
     Then the response status is 204
     And the response body is empty
-    And the sandbox shows "alice" with 0 live sessions
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"{dbp_member_id}","user_account_id_type":"dbp"}
+      """
+    Then the response status is 204
+    And the response body is empty
 
   @spec @sandbox @rule:S4.4.1 @rule:D5.3
   Scenario: Revoking by dbp id ends every session of every user the member names
@@ -55,32 +59,37 @@ Feature: Revoke Member Sessions
     Then the response status is 204
     And the sandbox shows "bob" with 2 live sessions
 
-  @spec @sandbox @rule:S4.4.2 @rule:S7.1
+  @spec @rule:S4.4.2 @rule:S7.1
   Scenario: An institution without a digital banking platform answers 400
-    Given an institution with core vendor "symitar" and dbp vendor "none"
-    And a user "alice" with 1 live session
-    And a member with "member_number" id "M-1001" and dbp id "none" naming "alice"
+    Given the inputs "vendorless_key"
+    And I use the API key "{vendorless_key}"
     When I POST "/sessions/revoke/" with JSON:
       """
       {"user_account_id":"M-1001","user_account_id_type":"core"}
       """
     Then the response status is 400
     And the JSON at "detail" is a string
-    And the sandbox shows "alice" with 1 live session
 
-  @assumed @sandbox @rule:D5.2 @rule:D4.8
-  Scenario: The 400 says no digital banking platform is configured
-    Given an institution with core vendor "none" and dbp vendor "none"
+  @assumed @rule:D5.2 @rule:D4.8
+  Scenario Outline: The 400 says no digital banking platform is configured, before any other check
+    Given the inputs "vendorless_key"
+    And I use the API key "{vendorless_key}"
     When I POST "/sessions/revoke/" with JSON:
       """
-      {"user_account_id":"M-1001","user_account_id_type":"core"}
+      {"user_account_id":"<id>","user_account_id_type":"<type>"}
       """
     Then the response is JSON:
       """
       {"detail":"no digital banking platform configured"}
       """
 
-  @spec @sandbox @rule:S4.4.3
+    Examples:
+      | id         | type     |
+      | M-NOBODY   | core     |
+      | D-NOBODY   | dbp      |
+      | usr_nobody | platform |
+
+  @spec @rule:S4.4.3
   Scenario: An identifier that matches no member is 404
     When I POST "/sessions/revoke/" with JSON:
       """
@@ -112,19 +121,21 @@ Feature: Revoke Member Sessions
       """
     Then the detail is "no user record for this member"
 
-  @spec @sandbox @rule:S5.5 @rule:D3.8
-  Scenario: Another institution's member does not exist for this key
-    Given another institution "globex"
-    And I act as "globex"
-    And a user "mallory" with 2 live sessions
-    And a member with "member_number" id "M-6006" and dbp id "none" naming "mallory"
-    And I act as my institution
+  @spec @rule:S5.5 @rule:D3.8
+  Scenario: This institution's member does not exist for another institution's key
+    Given the inputs "core_member_id, other_institution_key"
+    And I use the API key "{other_institution_key}"
     When I POST "/sessions/revoke/" with JSON:
       """
-      {"user_account_id":"M-6006","user_account_id_type":"core"}
+      {"user_account_id":"M-NOBODY-5005","user_account_id_type":"core"}
       """
-    Then the response status is 404
-    And the sandbox shows "mallory" with 2 live sessions
+    And I remember the response as "nobody"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"{core_member_id}","user_account_id_type":"core"}
+      """
+    Then the response status is not 204
+    And the response is the same as "nobody"
 
   @spec @rule:S4.4.4 @rule:S7.2
   Scenario: A body without the required fields is a validation error
@@ -169,3 +180,25 @@ Feature: Revoke Member Sessions
     When I POST "/sessions/revoke/" with the raw body "{}" and no content type
     Then the response status is 422
     And the response is a validation error naming "user_account_id_type"
+
+  @assumed @rule:D5.2 @rule:D3.7
+  Scenario: The body is validated before the digital banking platform is checked
+    Given the inputs "vendorless_key"
+    And I use the API key "{vendorless_key}"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"M-1","user_account_id_type":"email"}
+      """
+    Then the response status is 422
+
+  @assumed @sandbox @rule:D5.2
+  Scenario: The id type's vendor is checked before the member
+    Given an institution with core vendor "none" and dbp vendor "q2"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"M-NOBODY","user_account_id_type":"core"}
+      """
+    Then the response is JSON:
+      """
+      {"detail":"no vendor configured for user_account_id_type: core"}
+      """

@@ -51,9 +51,22 @@ func (w *world) deliveryLog(r *receiver) ([]loggedDelivery, error) {
 	return out, nil
 }
 
-// virtualNow is the virtual clock's time, read by advancing it by nothing.
+// virtualNow is the virtual time of the scenario's institution: its clock advanced by nothing.
+// An adapter without a virtual clock to move has one time for every institution, which GET
+// /_sandbox/clock (part of the delivery log's capability) reads.
 func (w *world) virtualNow() (time.Time, error) {
-	return w.advance(0)
+	if w.run.can("virtual_clock") {
+		return w.advance(0)
+	}
+	r, err := w.control(http.MethodGet, "/_sandbox/clock?limit=1", nil, http.StatusOK)
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, r.Get("virtual_now").String())
+	if err != nil {
+		return time.Time{}, fmt.Errorf("control plane: GET /_sandbox/clock answered virtual_now %s: %w", orAbsent(r.Get("virtual_now")), err)
+	}
+	return t, nil
 }
 
 // advance moves the virtual clock by secs and returns its new time: the clock of the
@@ -113,7 +126,7 @@ func (w *world) settled(r *receiver) (int, error) {
 // checkExactly checks the receiver got exactly want deliveries and nothing more is on its way:
 // from the delivery log where there is a control plane, else by a bounded quiet window.
 func (w *world) checkExactly(r *receiver, want int) ([]*delivery, error) {
-	if !w.run.sandbox() {
+	if !w.run.can("delivery_log") {
 		// No delivery log to ask: the receiver must stay silent for a quiet window (at most the
 		// run's wait). Deliveries of one change are queued together, so a straggler is quick.
 		got := r.waitQuiet(w.ctx, quiet, w.run.opts.Wait)
@@ -166,6 +179,7 @@ func (w *world) retrySchedule(recv, schedule string) error {
 		if ld.Status != "pending" {
 			return fmt.Errorf("expected the delivery to be pending after attempt %d of %d, got %s", attempt, len(delays)+1, truncate(ld.Raw, 400))
 		}
+		read := time.Now() // the virtual clock reads at least this late
 		now, err := w.virtualNow()
 		if err != nil {
 			return err
@@ -176,14 +190,22 @@ func (w *world) retrySchedule(recv, schedule string) error {
 				attempt, d, attempt, rem.Round(time.Millisecond), truncate(ld.Raw, 300))
 		}
 		secs := int64(math.Ceil(rem.Seconds()))
+		// The virtual clock runs on with the wall clock after an advance: the retry is left
+		// margin ahead. On a machine so loaded that the margin passes before the checks below
+		// are done, an attempt then is on time, not early: the check is inconclusive, not failed.
+		margin := rem - time.Duration(secs-1)*time.Second
 		if _, err := w.advance(secs - 1); err != nil {
 			return err
 		}
-		if early, err := w.waitLogged(r, attempt); err != nil || early.Attempts != attempt {
-			return fmt.Errorf("expected no attempt a second before retry %d was due, got %v %s", attempt, err, truncate(early.Raw, 300))
-		}
-		if got, _ := r.snapshot(); len(got) != attempt {
-			return fmt.Errorf("expected %d attempts a second before retry %d was due, %q got %d", attempt, attempt, r.name, len(got))
+		early, earlyErr := w.waitLogged(r, attempt)
+		before, _ := r.snapshot()
+		if inTime := time.Since(read) < margin; inTime {
+			if earlyErr != nil || early.Attempts != attempt {
+				return fmt.Errorf("expected no attempt a second before retry %d was due, got %v %s", attempt, earlyErr, truncate(early.Raw, 300))
+			}
+			if len(before) != attempt {
+				return fmt.Errorf("expected %d attempts a second before retry %d was due, %q got %d", attempt, attempt, r.name, len(before))
+			}
 		}
 		if _, err := w.advance(1); err != nil {
 			return err
@@ -268,6 +290,9 @@ func (w *world) controlAs(method, path string, body []byte, token *string) error
 	}
 	p, err := w.expand(path)
 	if err != nil {
+		return err
+	}
+	if err := w.needCapability(method, p); err != nil {
 		return err
 	}
 	hdr := http.Header{}

@@ -32,6 +32,7 @@ func (w *world) lawSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^every listed account carries kyc_approved_at while approved and never while pending$`, w.lawApprovedAt)
 	sc.Step(`^every listed order is consistent with its status and belongs to a listed user$`, w.lawOrders)
 	sc.Step(`^the detail of `+q+` agrees with its item of the user list$`, w.lawDetailMatchesList)
+	sc.Step(`^every page of `+q+` is written byte for byte as FastAPI writes it$`, w.lawFastAPIBytes)
 	sc.Step(`^every identity of `+q+` resolves to a user that it names$`, w.lawIdentitiesResolve)
 	sc.Step(`^the history `+q+` is (\d+) points? one (hour|day|week|month) apart, the last at the start of the current (?:hour|day|week|month) worth `+q+`$`, w.historySeries)
 }
@@ -103,8 +104,12 @@ func (w *world) historySeries(series, n, unit, last string) error {
 	if a, b := periodStart(r.Sent, unit), periodStart(time.Now(), unit); !prev.Equal(a) && !prev.Equal(b) {
 		return fmt.Errorf("expected the last point of %s at the start of the current %s (%s), got %s", unq(series), unit, b.Format(time.RFC3339), prev.Format(time.RFC3339))
 	}
-	if v := pts[len(pts)-1].Get("value").String(); v != unq(last) {
-		return fmt.Errorf("expected the last point of %s to carry the current value %s, got %s", unq(series), unq(last), v)
+	current, err := w.expand(unq(last))
+	if err != nil {
+		return err
+	}
+	if v := pts[len(pts)-1].Get("value").String(); v != current {
+		return fmt.Errorf("expected the last point of %s to carry the current value %s, got %s", unq(series), current, v)
 	}
 	return nil
 }
@@ -581,6 +586,19 @@ func (w *world) lawOrders() error {
 		if r := o.Get("recurring_order_id"); r.Exists() != o.Get("is_recurring_order").Bool() {
 			return fmt.Errorf("order %s: expected recurring_order_id exactly when is_recurring_order, got %s and %s", id, o.Get("is_recurring_order").Raw, orAbsent(r))
 		}
+		// Decisions D7: a pending order shows what was asked — a dollar order its notional and
+		// quantity "0", a share order its quantity and notional "0.00" — and a fill sets both.
+		qty, notional := o.Get("quantity").String(), o.Get("notional").String()
+		switch o.Get("status").String() {
+		case "pending":
+			if (qty == "0") == (notional == "0.00") {
+				return fmt.Errorf("order %s: expected a pending order to show exactly one of quantity \"0\" (a dollar order) and notional \"0.00\" (a share order), got quantity %q and notional %q", id, qty, notional)
+			}
+		case "completed":
+			if strings.Trim(qty, "0.") == "" {
+				return fmt.Errorf("order %s: expected a filled order to show the quantity and notional the fill set, got quantity %q and notional %q", id, qty, notional)
+			}
+		}
 		u := o.Get("user_account_id").String()
 		if !users[u] {
 			if err := w.selects(withQuery("/users/", "user_account_id", u), "user_account_id", []string{u}); err != nil {
@@ -671,3 +689,64 @@ func (w *world) lawIdentitiesResolve(alias string) error {
 }
 
 func gjsonQuote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+
+// lawFastAPIBytes reads the pages of a list (at most 20 of 100) and checks each body is the
+// bytes FastAPI writes for its own JSON (decisions D4): compact separators, strings as
+// Python's json.dumps(ensure_ascii=False) writes them, numbers as they are.
+func (w *world) lawFastAPIBytes(path string) error {
+	p, err := w.expand(unq(path))
+	if err != nil {
+		return err
+	}
+	for page := range 20 {
+		r, err := w.do(http.MethodGet, withQuery(withQuery(p, "per_page", "100"), "last_record_number", fmt.Sprint(page*100)), nil, "", authKey)
+		if err != nil {
+			return err
+		}
+		if r.Status != http.StatusOK {
+			return fmt.Errorf("expected status 200, got %s", r)
+		}
+		if want := pyJSON(r.json()); want != string(r.Body) {
+			i := 0
+			for i < len(want) && i < len(r.Body) && want[i] == r.Body[i] {
+				i++
+			}
+			return fmt.Errorf("expected %s to be written as FastAPI writes it; the bytes differ at offset %d: FastAPI writes …%s…, got …%s…", r.URL,
+				i, truncate(want[max(0, i-40):], 80), truncate(string(r.Body[max(0, i-40):]), 80))
+		}
+		if len(r.json().Get("items").Array()) < 100 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// pyJSON is v as FastAPI's JSONResponse writes it: json.dumps(v, ensure_ascii=False,
+// separators=(",", ":")), keys in their order.
+func pyJSON(v gjson.Result) string {
+	switch {
+	case v.IsObject():
+		var b strings.Builder
+		b.WriteByte('{')
+		first := true
+		v.ForEach(func(k, x gjson.Result) bool {
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			b.WriteString(pyJSONString(k.String()) + ":" + pyJSON(x))
+			return true
+		})
+		b.WriteByte('}')
+		return b.String()
+	case v.IsArray():
+		var parts []string
+		for _, x := range v.Array() {
+			parts = append(parts, pyJSON(x))
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case v.Type == gjson.String:
+		return pyJSONString(v.String())
+	}
+	return v.Raw
+}

@@ -25,6 +25,7 @@ func (w *world) sandboxSteps(sc *godog.ScenarioContext) {
 
 	sc.Step(`^a key `+q+` with scopes `+q+`$`, w.givenKeyScopes)
 	sc.Step(`^the sandbox issues (\d+) keys with scopes `+q+`$`, w.issueKeys)
+	sc.Step(`^the deployment is a sandbox$`, w.isSandbox)
 	sc.Step(`^every key issued is sbx_ and 40 base62 characters, and authenticates on `+q+`$`, w.issuedKeysWork)
 	sc.Step(`^a key `+q+` without the `+q+` scope$`, w.givenKeyWithout)
 	sc.Step(`^I use the key `+q+`$`, w.useKey)
@@ -49,6 +50,7 @@ func (w *world) sandboxSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^these orders of `+q+`:$`, w.givenOrders)
 
 	sc.Step(`^the virtual clock advances (\d+) seconds$`, w.advanceClock)
+	sc.Step(`^the first retry of a delivery would have come due$`, w.firstRetryDue)
 	sc.Step(`^a callback host `+q+` resolving to `+q+`$`, w.givenHost)
 	sc.Step(`^the callback host `+q+` now resolves to `+q+`$`, w.givenHost)
 	sc.Step(`^the signing secret is rotated with an overlap of (\d+) seconds$`, w.rotateSecret)
@@ -57,6 +59,7 @@ func (w *world) sandboxSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^the sandbox lists the delivery of the event to `+q+` as `+q+` with at least (\d+) attempts?$`, w.sandboxDeliveryAtLeast)
 	sc.Step(`^the sandbox redelivers the event$`, w.redeliver)
 	sc.Step(`^I try to move the `+q+` account of `+q+` to `+q+`$`, w.tryKYC)
+	sc.Step(`^every KYC move answers as the transition table says:$`, w.kycTable)
 	sc.Step(`^I (GET|POST|PUT|DELETE) the control plane `+q+` without a sandbox token$`, w.controlNoToken)
 	sc.Step(`^I (GET|POST|PUT|DELETE) the control plane `+q+` with the sandbox token `+q+`$`, w.controlWithToken)
 	sc.Step(`^the key `+q+` matches `+q+`$`, w.keyMatches)
@@ -124,7 +127,25 @@ func (w *world) issueKey(name string, scopes []string) error {
 
 // issueKeys issues n keys named issued-1… issued-n: enough that together they draw every
 // base62 character, including the ends of each range (0, 9, a, z, A, Z), many times over.
+//
+// Without a control plane the keys are those the run was given: the API key and each key
+// lacking a scope (--key-without), when the deployment is a sandbox.
 func (w *world) issueKeys(n, scopes string) error {
+	if !w.run.sandbox() {
+		if err := w.isSandbox(); err != nil {
+			return err
+		}
+		given := []string{w.run.opts.APIKey}
+		for _, scope := range AllScopes {
+			if k := w.run.opts.KeysWithout[scope]; k != "" && !slices.Contains(given, k) {
+				given = append(given, k)
+			}
+		}
+		for i, k := range given {
+			w.keys["issued-"+strconv.Itoa(i+1)] = k
+		}
+		return nil
+	}
 	count, _ := strconv.Atoi(n)
 	for i := 1; i <= count; i++ {
 		if err := w.issueKey("issued-"+strconv.Itoa(i), splitList(unq(scopes))); err != nil {
@@ -156,8 +177,9 @@ func (w *world) issuedKeysWork(path string) error {
 		if err != nil {
 			return err
 		}
-		if r.Status != http.StatusOK {
-			return fmt.Errorf("issued key %q: expected 200 on %s, got %s", k, unq(path), r)
+		// It authenticates: 200, or 403 for a given key that lacks the path's scope; never 401.
+		if r.Status != http.StatusOK && r.Status != http.StatusForbidden {
+			return fmt.Errorf("issued key %q: expected it to authenticate on %s (200, or 403 for a missing scope), got %s", k, unq(path), r)
 		}
 	}
 }
@@ -302,7 +324,7 @@ func (w *world) givenExistingUser(alias string) error {
 	}
 	id := w.run.opts.Vars["user_id"]
 	if id == "" {
-		w.skip = "no existing user was given (--var user_id=<platform id>)"
+		w.skip = InputSkipReason("user_id")
 		return godog.ErrSkip
 	}
 	r, err := w.do(http.MethodGet, "/users/"+url.PathEscape(id)+"/?user_account_id_type=platform", nil, "", authKey)
@@ -567,6 +589,23 @@ func (w *world) advanceClock(secs string) error {
 	return err
 }
 
+// firstRetryDue lets the time of a first retry pass (decisions D8: 5 s after the attempt): an
+// hour on the virtual clock where the control plane has one; elsewhere the deployment's clock
+// is the wall clock, which nothing can move, so the step waits 6 s of it.
+func (w *world) firstRetryDue() error {
+	if w.run.can("virtual_clock") {
+		return w.advanceClock("3600")
+	}
+	t := time.NewTimer(6 * time.Second)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+}
+
 // givenHost makes a host name unique to the scenario ({name} is it) resolve to the addresses.
 func (w *world) givenHost(name, addrs string) error {
 	n := unq(name)
@@ -671,4 +710,53 @@ func (w *world) redeliver() error {
 	id := gjson.GetBytes(w.event.Body, "event_id").String()
 	_, err := w.control(http.MethodPost, "/_sandbox/events/"+url.PathEscape(id)+"/redeliver", nil, 0)
 	return err
+}
+
+// isSandbox skips the scenario unless the deployment is a sandbox: it has a control plane, or
+// the key the run was given is a sandbox key (sbx_, decisions D3).
+func (w *world) isSandbox() error {
+	if w.run.sandbox() || strings.HasPrefix(w.run.opts.APIKey, "sbx_") {
+		return nil
+	}
+	w.skip = "the deployment is not a sandbox (the key given by --api-key is not sbx_…)"
+	return godog.ErrSkip
+}
+
+// kycTable checks the whole KYC transition table (decisions D9): for every state of the table's
+// first column, an account in that state may move to exactly the states its row allows (200)
+// and to no other, the same state included (409). Each move starts from a fresh user.
+func (w *world) kycTable(t *godog.Table) error {
+	rows, err := tableRows(t)
+	if err != nil {
+		return err
+	}
+	var states []string
+	allowed := map[string][]string{}
+	for _, r := range rows {
+		states = append(states, r["from"])
+		allowed[r["from"]] = splitList(strings.ReplaceAll(r["to"], "none", ""))
+	}
+	var wrong []string
+	for i, from := range states {
+		for _, to := range states {
+			alias := fmt.Sprintf("kyc-%d-%s", i, to)
+			if err := w.createUser(alias, "", 0, []account{{Product: "crypto", KYC: from, Cash: "0.00"}}); err != nil {
+				return err
+			}
+			if err := w.tryKYC("crypto", alias, to); err != nil {
+				return err
+			}
+			want := http.StatusConflict
+			if slices.Contains(allowed[from], to) {
+				want = http.StatusOK
+			}
+			if w.resp.Status != want {
+				wrong = append(wrong, fmt.Sprintf("%s → %s answered %d, want %d", from, to, w.resp.Status, want))
+			}
+		}
+	}
+	if len(wrong) > 0 {
+		return fmt.Errorf("expected the KYC transition table, got %d moves wrong: %s", len(wrong), strings.Join(wrong, "; "))
+	}
+	return nil
 }

@@ -39,7 +39,10 @@ type Options struct {
 	// APIKey is a key of the partner's institution with every scope; used when there is no
 	// control plane to issue keys.
 	APIKey string
-	// SandboxURL is the control plane's root (http://127.0.0.1:8080); empty means none.
+	// SandboxURL is the control plane's root (http://127.0.0.1:8080), or the root of any
+	// implementation of the state adapter (openapi/state-adapter.yaml); empty means none. The
+	// run asks it for its capabilities (GET /_sandbox/capabilities) and skips a scenario that
+	// needs one it lacks.
 	SandboxURL string
 	// SandboxToken is the control plane's x-sandbox-token.
 	SandboxToken string
@@ -102,7 +105,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	rn, err := newRun(o)
+	rn, err := newRun(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +223,9 @@ type run struct {
 	// exact times need it (decisions D9: the clock is shared).
 	serial sync.RWMutex
 
+	// caps are the capabilities the control plane declares (nil: all, or no control plane).
+	caps map[string]bool
+
 	mu        sync.Mutex
 	secret    string
 	secretSet chan struct{}
@@ -233,12 +239,19 @@ func (rn *run) track(id string) {
 	rn.created = append(rn.created, id)
 }
 
-func newRun(o Options) (*run, error) {
+func newRun(ctx context.Context, o Options) (*run, error) {
+	var caps map[string]bool
+	if o.SandboxURL != "" {
+		var err error
+		if caps, err = fetchCapabilities(ctx, o.HTTPClient, o.SandboxURL, o.SandboxToken); err != nil {
+			return nil, err
+		}
+	}
 	h, err := newHub(o.ReceiverListen, o.ReceiverURL)
 	if err != nil {
 		return nil, fmt.Errorf("webhook receiver: %w", err)
 	}
-	rn := &run{opts: o, client: o.HTTPClient, hub: h, secretSet: make(chan struct{})}
+	rn := &run{opts: o, client: o.HTTPClient, hub: h, secretSet: make(chan struct{}), caps: caps}
 	if o.Name != "" {
 		rn.name = regexp.MustCompile(o.Name)
 	}

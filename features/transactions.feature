@@ -107,16 +107,19 @@ Feature: Get Transaction
     Then the response status is 404
     And the JSON at "detail" is a string
 
-  @sandbox @rule:D3.8
-  Scenario: Another institution's transaction does not exist for this key
-    Given the prices are:
-      | symbol | price  |
-      | AAPL   | 190.00 |
-    And a user "alice" with accounts:
-      | product    | kyc_status | cash    |
-      | securities | approved   | 1000.00 |
-      | robo       | approved   | 0.00    |
-    And "alice" buys "100.00" of "AAPL" in "securities" as "o1"
-    And another institution "globex"
-    When I GET "/transactions/{o1.transaction_id}/" with the key "globex"
+  @spec @rule:D3.8 @rule:S5.5
+  Scenario: This institution's transaction does not exist for another institution's key
+    Given the inputs "robo_transaction_id, other_institution_key"
+    And I use the API key "{other_institution_key}"
+    When I GET "/transactions/txn_nobody_5005/"
     Then the response status is 404
+    And I remember the response as "nobody"
+    When I GET "/transactions/{robo_transaction_id}/"
+    Then the response is the same as "nobody"
+
+  @rule:D7.1 @rule:D7.5
+  Scenario: A robo transaction is legs sharing placed_at, completed exactly when every leg is
+    Given the inputs "robo_transaction_id"
+    When I GET "/transactions/{robo_transaction_id}/"
+    Then the response status is 200
+    And the transaction is one order, or one leg per symbol sharing placed_at, and completed exactly when every leg is

@@ -112,6 +112,40 @@ Feature: Get User Detail
     When I GET "/users/{alice}/?user_account_id_type=platform"
     Then the JSON at "accounts.0.kyc_approved_at" is "2026-01-10T12:00:00Z"
 
+  @assumed @sandbox @rule:D5.13
+  Scenario: kyc_approved_at is kept through every later move, back to approved included
+    Given a user "alice" with accounts:
+      | product | kyc_status | cash  | kyc_approved_at      |
+      | crypto  | approved   | 10.00 | 2026-01-10T12:00:00Z |
+    When the "crypto" account of "alice" moves to "account_takeover"
+    And I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.kyc_approved_at" is "2026-01-10T12:00:00Z"
+    When the "crypto" account of "alice" moves to "approved"
+    And I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.kyc_approved_at" is "2026-01-10T12:00:00Z"
+    When the "crypto" account of "alice" moves to "closed"
+    And I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.kyc_approved_at" is "2026-01-10T12:00:00Z"
+
+  @assumed @sandbox @rule:D5.13 @rule:D5.5
+  Scenario: kyc_approved_at is absent until the first approval, which it then keeps
+    Given a user "bob" with accounts:
+      | product | kyc_status | cash |
+      | crypto  | pending    | 0.00 |
+    When the "crypto" account of "bob" moves to "rejected"
+    And the "crypto" account of "bob" moves to "pending"
+    And the "crypto" account of "bob" moves to "document_requested"
+    And I GET "/users/{bob}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.kyc_approved_at" is absent
+    When the "crypto" account of "bob" moves to "approved"
+    And I GET "/users/{bob}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.kyc_approved_at" is a timestamp
+    And I remember the JSON at "accounts.0.kyc_approved_at" as "first"
+    When the "crypto" account of "bob" moves to "account_takeover"
+    And the "crypto" account of "bob" moves to "approved"
+    And I GET "/users/{bob}/?user_account_id_type=platform"
+    Then the JSON at "accounts.0.kyc_approved_at" is "{first}"
+
   @spec @sandbox @rule:S2.7
   Scenario: Value points carry as_of, cost_basis and value
     Given a user "alice" with accounts:
@@ -184,9 +218,10 @@ Feature: Get User Detail
     Then the response status is 200
     And the JSON at "identities.platform_user_identifier" is "{alice}"
 
-  @spec @sandbox @rule:S4.1.3 @rule:S7.1
+  @spec @rule:S4.1.3 @rule:S7.1
   Scenario Outline: An institution without a vendor for the id type answers 400
-    Given an institution with core vendor "none" and dbp vendor "none"
+    Given the inputs "vendorless_key"
+    And I use the API key "{vendorless_key}"
     When I GET "/users/X-1/?user_account_id_type=<type>"
     Then the response status is 400
     And the JSON at "detail" is a string
@@ -196,18 +231,20 @@ Feature: Get User Detail
       | core |
       | dbp  |
 
-  @assumed @sandbox @rule:D4.8
+  @assumed @rule:D4.8
   Scenario: The 400 names the id type without a vendor
-    Given an institution with core vendor "none" and dbp vendor "none"
+    Given the inputs "vendorless_key"
+    And I use the API key "{vendorless_key}"
     When I GET "/users/X-1/?user_account_id_type=core"
     Then the response is JSON:
       """
       {"detail":"no vendor configured for user_account_id_type: core"}
       """
 
-  @assumed @sandbox @rule:D3.7
+  @assumed @rule:D3.7
   Scenario: Parameters are validated before business rules
-    Given an institution with core vendor "none" and dbp vendor "none"
+    Given the inputs "vendorless_key"
+    And I use the API key "{vendorless_key}"
     When I GET "/users/X-1/?user_account_id_type=email"
     Then the response status is 422
 
@@ -217,7 +254,7 @@ Feature: Get User Detail
     Then the response status is 404
     And the JSON at "detail" is a string
 
-  @spec @sandbox @rule:S4.1.4
+  @spec @rule:S4.1.4
   Scenario: An unknown core id is 404
     When I GET "/users/M-NOBODY/?user_account_id_type=core"
     Then the response status is 404
@@ -229,19 +266,37 @@ Feature: Get User Detail
     When I GET "/users/C-4004/?user_account_id_type=core"
     Then the response status is 404
 
-  @spec @sandbox @rule:S5.5 @rule:D3.8 @rule:D9.2
-  Scenario: A user of another institution does not exist for this key
-    Given another institution "globex"
-    And I act as "globex"
-    And a user "mallory"
-    And a member with "member_number" id "M-5005" and dbp id "D-55" naming "mallory"
-    And I act as my institution
-    When I GET "/users/{mallory}/?user_account_id_type=platform"
+  @spec @rule:S5.5 @rule:D3.8
+  Scenario: This institution's users do not exist for another institution's key
+    Given the inputs "user_id, core_member_id, dbp_member_id, other_institution_key"
+    And I use the API key "{other_institution_key}"
+    When I GET "/users/usr_nobody_5005/?user_account_id_type=platform"
     Then the response status is 404
-    When I GET "/users/M-5005/?user_account_id_type=core"
-    Then the response status is 404
-    When I GET "/users/D-55/?user_account_id_type=dbp"
-    Then the response status is 404
+    And I remember the response as "nobody"
+    When I GET "/users/{user_id}/?user_account_id_type=platform"
+    Then the response is the same as "nobody"
+    When I GET "/users/M-NOBODY-5005/?user_account_id_type=core"
+    And I remember the response as "no member"
+    When I GET "/users/{core_member_id}/?user_account_id_type=core"
+    Then the response status is not 200
+    And the response is the same as "no member"
+    When I GET "/users/D-NOBODY-5005/?user_account_id_type=dbp"
+    And I remember the response as "no dbp member"
+    When I GET "/users/{dbp_member_id}/?user_account_id_type=dbp"
+    Then the response status is not 200
+    And the response is the same as "no dbp member"
+
+  @assumed @rule:D5.1 @rule:S4.1.1
+  Scenario: A member's core id and dbp id resolve to the same user, which names both
+    Given the inputs "core_member_id, dbp_member_id"
+    When I GET "/users/{core_member_id}/?user_account_id_type=core"
+    Then the response status is 200
+    And the JSON at "identities.core_ids" contains an element with "id" equal to "{core_member_id}"
+    And the JSON at "identities.dbp_ids" contains an element with "id" equal to "{dbp_member_id}"
+    And I remember the JSON at "identities.platform_user_identifier" as "resolved"
+    When I GET "/users/{dbp_member_id}/?user_account_id_type=dbp"
+    Then the response status is 200
+    And the JSON at "identities.platform_user_identifier" is "{resolved}"
 
   @spec @rule:S4.1.5 @rule:S7.2
   Scenario: A missing user_account_id_type is a validation error

@@ -45,9 +45,10 @@ type world struct {
 	keyIDs map[string]string
 	key    string // the key requests use; "" means the active institution's full key
 
-	resp     *response
-	pages    []gjson.Result
-	lawItems []gjson.Result // the last law walk's records, descending
+	resp       *response
+	remembered map[string]*response // responses kept by name ("I remember the response as")
+	pages      []gjson.Result
+	lawItems   []gjson.Result // the last law walk's records, descending
 
 	receivers map[string]*receiver
 	event     *delivery // the delivery the "event" steps look at
@@ -99,6 +100,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	})
 	w.httpSteps(sc)
 	w.sandboxSteps(sc)
+	w.inputSteps(sc)
 	w.webhookSteps(sc)
 	w.lawSteps(sc)
 	w.valueSteps(sc)
@@ -118,10 +120,13 @@ func (w *world) before(ctx context.Context, sc *godog.Scenario) (context.Context
 		w.vars[k] = v
 	}
 	w.insts = map[string]*institution{}
+	w.remembered = nil
 	w.keys, w.keyIDs = map[string]string{}, map[string]string{}
 	w.receivers = map[string]*receiver{}
 	u, _ := url.Parse(w.run.opts.BaseURL)
 	w.vars["base_path"] = u.Path
+	w.vars["origin"] = u.Scheme + "://" + u.Host // the deployment's root, outside any version
+	w.vars["scenario_token"] = randomToken(6)    // for values that must not collide with another scenario's
 	switch {
 	case w.run.name != nil && !w.run.name.MatchString(sc.Name):
 		w.skip, w.filtered = "name filter", true
@@ -305,6 +310,9 @@ func (w *world) control(method, path string, body any, want int) (gjson.Result, 
 	if !w.run.sandbox() {
 		return gjson.Result{}, errors.New("this step needs the control plane (--sandbox-url)")
 	}
+	if err := w.needCapability(method, path); err != nil {
+		return gjson.Result{}, err
+	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -397,4 +405,14 @@ func (w *world) createInstitution(name string, vendors map[string]any) (*institu
 		w.vars[name+".institution_id"] = id
 	}
 	return in, nil
+}
+
+// needCapability skips the scenario when the state adapter lacks the capability a control-plane
+// request needs.
+func (w *world) needCapability(method, path string) error {
+	if c := capabilityOf(method, path); c != "" && !w.run.can(c) {
+		w.skip = CapabilitySkipReason(c)
+		return godog.ErrSkip
+	}
+	return nil
 }

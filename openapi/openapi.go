@@ -11,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-//go:embed partner-api.yaml control-plane.yaml
+//go:embed partner-api.yaml control-plane.yaml state-adapter.yaml
 var sources embed.FS
 
 // Partner returns the partner API document for the mounted versions, as /openapi.json serves
@@ -82,6 +82,119 @@ func ControlPlane() ([]byte, error) {
 		return nil, err
 	}
 	return toJSON(doc)
+}
+
+// Capability is one capability of the state adapter: a name and the control-plane operations
+// ("METHOD /path/{param}") it brings.
+type Capability struct {
+	Name, Description string
+	Operations        []string
+}
+
+// StateAdapterCapabilities returns the state adapter's capabilities in the order
+// state-adapter.yaml lists them (tenants, the required one, first).
+func StateAdapterCapabilities() ([]Capability, error) {
+	doc, err := load("state-adapter.yaml")
+	if err != nil {
+		return nil, err
+	}
+	caps := get(doc, "x-capabilities")
+	if caps == nil {
+		return nil, fmt.Errorf("openapi: state-adapter.yaml has no x-capabilities")
+	}
+	var out []Capability
+	for i := 0; i+1 < len(caps.Content); i += 2 {
+		c := Capability{Name: caps.Content[i].Value}
+		if d := get(caps.Content[i+1], "description"); d != nil {
+			c.Description = d.Value
+		}
+		if ops := get(caps.Content[i+1], "operations"); ops != nil {
+			for _, op := range ops.Content {
+				c.Operations = append(c.Operations, op.Value)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// StateAdapter returns the state adapter's document, as /_sandbox/state-adapter.json serves it:
+// state-adapter.yaml's description, and each operation its capabilities name copied from the
+// control plane's document with x-capability set, with the components they refer to.
+func StateAdapter() ([]byte, error) {
+	doc, err := load("state-adapter.yaml")
+	if err != nil {
+		return nil, err
+	}
+	control, err := load("control-plane.yaml")
+	if err != nil {
+		return nil, err
+	}
+	partner, err := load("partner-api.yaml")
+	if err != nil {
+		return nil, err
+	}
+	caps, err := StateAdapterCapabilities()
+	if err != nil {
+		return nil, err
+	}
+	remove(doc, "x-capabilities")
+	for _, k := range []string{"servers", "security"} {
+		set(doc, k, clone(get(control, k)))
+	}
+	paths := mapping()
+	for _, c := range caps {
+		for _, op := range c.Operations {
+			method, path, _ := strings.Cut(op, " ")
+			item := get(get(control, "paths"), path)
+			o := get(item, strings.ToLower(method))
+			if o == nil {
+				return nil, fmt.Errorf("openapi: state-adapter.yaml names %s, which control-plane.yaml does not define", op)
+			}
+			o = clone(o)
+			remove(o, "tags")
+			set(o, "x-capability", scalar(c.Name))
+			if get(paths, path) == nil {
+				set(paths, path, mapping())
+			}
+			set(get(paths, path), strings.ToLower(method), o)
+		}
+	}
+	set(doc, "paths", paths)
+	comps := mapping()
+	if s := get(get(control, "components"), "securitySchemes"); s != nil {
+		set(comps, "securitySchemes", clone(s))
+	}
+	set(doc, "components", comps)
+	// Components come from the control plane's document, else the partner API's (as
+	// ControlPlane imports them).
+	if err := importRefs(doc, mergedComponents(control, partner)); err != nil {
+		return nil, err
+	}
+	return toJSON(doc)
+}
+
+// mergedComponents is a document whose components are a's, then b's where a has none.
+func mergedComponents(a, b *yaml.Node) *yaml.Node {
+	out := mapping()
+	comps := clone(get(a, "components"))
+	if bc := get(b, "components"); bc != nil {
+		for i := 0; i+1 < len(bc.Content); i += 2 {
+			kind := bc.Content[i].Value
+			section := get(comps, kind)
+			if section == nil {
+				set(comps, kind, clone(bc.Content[i+1]))
+				continue
+			}
+			for j := 0; j+1 < len(bc.Content[i+1].Content); j += 2 {
+				if get(section, bc.Content[i+1].Content[j].Value) == nil {
+					set(section, bc.Content[i+1].Content[j].Value, clone(bc.Content[i+1].Content[j+1]))
+				}
+			}
+		}
+	}
+	set(out, "components", comps)
+	return out
 }
 
 // importRefs copies into dst every "#/components/KIND/NAME" that dst refers to (directly or

@@ -163,3 +163,63 @@ func BenchmarkPartner(b *testing.B) {
 		}
 	}
 }
+
+// The state adapter's document is the control plane's operations its capabilities name, each
+// marked with its capability, tenants first, every $ref resolving inside the document; the
+// capabilities endpoint's enumeration names exactly the adapter's capabilities.
+func TestStateAdapter(t *testing.T) {
+	caps, err := openapi.StateAdapterCapabilities()
+	require.NoError(t, err)
+	require.NotEmpty(t, caps)
+	assert.Equal(t, "tenants", caps[0].Name)
+	b, err := openapi.StateAdapter()
+	require.NoError(t, err)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Capability string `json:"x-capability"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(b, &doc))
+	n := 0
+	var names []string
+	for _, c := range caps {
+		names = append(names, c.Name)
+		for _, op := range c.Operations {
+			method, path, _ := strings.Cut(op, " ")
+			assert.Equal(t, c.Name, doc.Paths[path][strings.ToLower(method)].Capability, op)
+			n++
+		}
+	}
+	count := 0
+	for _, item := range doc.Paths {
+		count += len(item)
+	}
+	assert.Equal(t, n, count, "the document holds exactly the operations the capabilities name")
+	var whole struct {
+		Components map[string]map[string]json.RawMessage `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(b, &whole))
+	for _, ref := range regexp.MustCompile(`"\$ref":\s*"#/components/([a-zA-Z]+)/([^"]+)"`).FindAllStringSubmatch(string(b), -1) {
+		assert.Contains(t, whole.Components[ref[1]], ref[2], "the $ref %s/%s resolves in the document", ref[1], ref[2])
+	}
+	control, err := openapi.ControlPlane()
+	require.NoError(t, err)
+	var cp struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Content map[string]struct {
+					Schema struct {
+						Properties map[string]struct {
+							Items struct {
+								Enum []string `json:"enum"`
+							} `json:"items"`
+						} `json:"properties"`
+					} `json:"schema"`
+				} `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(control, &cp))
+	enum := cp.Paths["/_sandbox/capabilities"]["get"].Responses["200"].Content["application/json"].Schema.Properties["capabilities"].Items.Enum
+	assert.Equal(t, names, enum)
+}

@@ -7,7 +7,7 @@ import (
 
 // undocumented matches the sandbox's paths that no document describes, as FastAPI leaves
 // /openapi.json and /docs out of its schema.
-var undocumented = regexp.MustCompile(`^(/v[0-9]+|/_sandbox)?/openapi\.json$|^/docs(/|$)|^/_sandbox/ui(/|$)`)
+var undocumented = regexp.MustCompile(`^(/v[0-9]+|/_sandbox)?/openapi\.json$|^/_sandbox/state-adapter\.json$|^/docs(/|$)|^/_sandbox/ui(/|$)`)
 
 // Undocumented reports whether path lies outside the documents: the documents themselves, the
 // /docs viewer and the QA console's pages (decisions D15).

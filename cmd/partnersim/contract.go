@@ -68,12 +68,14 @@ func newContractCmd() *cobra.Command {
 		vars        = kvFlag{}
 		wait        time.Duration
 		spec        string
+		stateURL    string
 		also        = map[string]*string{"junit": new(string), "cucumber": new(string)}
 	)
 	fs.StringVar(&o.BaseURL, "base-url", "", "API base URL with its version segment (http://127.0.0.1:8080/v1) (required)")
 	fs.StringVar(&o.APIKey, "api-key", "", "a key with every scope, used when there is no control plane")
 	fs.StringVar(&o.SandboxURL, "sandbox-url", "", "control plane root (http://127.0.0.1:8080); without it @sandbox scenarios are skipped")
 	fs.StringVar(&o.SandboxToken, "sandbox-token", "", "control plane x-sandbox-token (--sandbox-url defaults to the base URL's origin)")
+	fs.StringVar(&stateURL, "state-url", "", "root of any implementation of the state adapter (partnersim openapi --state-adapter), used as --sandbox-url: scenarios needing a capability it lacks are skipped")
 	fs.StringVar(&o.Tags, "tags", "", `godog tag expression, e.g. "@spec && ~@webhook"`)
 	fs.StringVar(&o.Name, "name", "", "run only scenarios whose name matches this regular expression")
 	fs.StringVar(&o.Format, "format", "pretty", "report format: pretty, progress, junit or cucumber")
@@ -83,7 +85,7 @@ func newContractCmd() *cobra.Command {
 	fs.IntVar(&o.Concurrency, "concurrency", 8, "scenarios run at once")
 	fs.Int64Var(&seed, "random", 0, "shuffle scenario order with this seed (-1 picks one; 0 keeps file order)")
 	fs.Var(keysWithout, "key-without", "SCOPE=KEY: a key lacking exactly SCOPE, for the 403 scenarios without a control plane (repeatable)")
-	fs.Var(vars, "var", "NAME=VALUE: ids that exist in the deployment, e.g. user_id=<platform id> (repeatable)")
+	fs.Var(vars, "var", "NAME=VALUE: an input of the data-driven scenarios (repeatable): "+features.VarsHelp())
 	fs.StringVar(&o.SigningSecret, "signing-secret", "", "the institution's webhook signing secret, when it already has one")
 	fs.StringVar(&o.ReceiverListen, "receiver-listen", "127.0.0.1:0", "where the suite's webhook receiver listens")
 	fs.StringVar(&o.ReceiverURL, "receiver-url", "", "the receiver's URL as the deployment reaches it; @webhook scenarios need it unless the base URL is on loopback")
@@ -93,6 +95,12 @@ func newContractCmd() *cobra.Command {
 	fs.StringVar(&spec, "openapi", "", "OpenAPI document (FILE or URL) every response is checked against; default the target's /openapi.json when it serves one; off to check none")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		o.KeysWithout, o.Vars, o.Randomize, o.Wait = keysWithout, vars, seed, wait
+		if stateURL != "" {
+			if o.SandboxURL != "" && o.SandboxURL != stateURL {
+				return errors.New("contract: give one of --state-url and --sandbox-url (a state adapter is the control plane the run uses)")
+			}
+			o.SandboxURL = stateURL
+		}
 		return runContract(cmd.Context(), o, output, spec, reportFiles{"junit": *also["junit"], "cucumber": *also["cucumber"]}, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
 	return cmd

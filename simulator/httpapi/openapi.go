@@ -27,6 +27,30 @@ func handleVersionOpenAPI(version string) echo.HandlerFunc {
 // needs no token, like /openapi.json: it describes the surface and holds no data.
 func handleControlOpenAPI() echo.HandlerFunc { return serveDocument(openapi.ControlPlane) }
 
+// handleStateAdapterOpenAPI serves GET /_sandbox/state-adapter.json: the state adapter's
+// document, the part of the control plane a contract run uses to create state (decisions D9).
+func handleStateAdapterOpenAPI() echo.HandlerFunc { return serveDocument(openapi.StateAdapter) }
+
+// handleCapabilities serves GET /_sandbox/capabilities: the sandbox offers every capability of
+// the state adapter.
+func handleCapabilities() echo.HandlerFunc {
+	names := sync.OnceValues(func() ([]string, error) {
+		caps, err := openapi.StateAdapterCapabilities()
+		out := []string{}
+		for _, c := range caps {
+			out = append(out, c.Name)
+		}
+		return out, err
+	})
+	return func(c echo.Context) error {
+		ns, err := names()
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, map[string][]string{"capabilities": ns})
+	}
+}
+
 func serveDocument(render func() ([]byte, error)) echo.HandlerFunc {
 	doc := sync.OnceValues(render)
 	return func(c echo.Context) error {

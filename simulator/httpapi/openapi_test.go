@@ -67,7 +67,7 @@ func TestDocumentsListExactlyTheRoutes(t *testing.T) {
 // without the control plane its document is gone with it.
 func TestServedDocumentsAndDocs(t *testing.T) {
 	a := MustServe(t, func(c *sandbox.Config) { c.APIVersions = []string{"v1", "v2"} })
-	for _, p := range []string{"/openapi.json", "/v1/openapi.json", "/v2/openapi.json", "/_sandbox/openapi.json"} {
+	for _, p := range []string{"/openapi.json", "/v1/openapi.json", "/v2/openapi.json", "/_sandbox/openapi.json", "/_sandbox/state-adapter.json"} {
 		r := a.Call(t, "GET", p, "")
 		require.Equal(t, http.StatusOK, r.Status, p)
 		assert.Equal(t, "application/json", r.Header.Get("Content-Type"), p)
