@@ -7,13 +7,15 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // writeJSON writes v as compact JSON the way Starlette's JSONResponse does: no HTML escaping,
 // no trailing newline, Content-Type application/json. A handler returns it; a value that
 // cannot be encoded is returned as the error (the error handler answers a logged 500).
 func writeJSON(c echo.Context, status int, v any) error {
-	b, err := marshal(v)
+	b, err := simulator.EncodeJSON(v)
 	if err != nil {
 		return err
 	}
