@@ -1,7 +1,6 @@
 package simulator
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"time"
@@ -43,8 +42,8 @@ type (
 	}
 )
 
-// Body renders the event's delivery body at an API version: compact JSON, the same bytes every
-// time for the same event and version. links.self is built at that version (spec §6.1.6).
+// Body renders the event's delivery body at an API version: EncodeJSON's bytes, as the Python
+// service writes them, the same bytes every time for the same event and version. links.self is built at that version (spec §6.1.6).
 func (e *Event) Body(version string) []byte {
 	var v any
 	switch e.Type {
@@ -57,7 +56,7 @@ func (e *Event) Body(version string) []byte {
 			Data:  txnData{TransactionID: e.Data.TransactionID, Status: e.Data.Status, UserAccountID: e.Data.UserAccountID, Product: e.Data.Product},
 			Links: links{Self: fmt.Sprintf("/%s/transactions/%s/", version, url.PathEscape(e.Data.TransactionID))}}
 	}
-	b, err := json.Marshal(v)
+	b, err := EncodeJSON(v)
 	if err != nil {
 		panic("simulator: event body cannot fail to encode: " + err.Error())
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 
@@ -94,15 +93,15 @@ type pageJSON[T any] struct {
 // The partner API's hottest bodies — Get User Detail and the user list — are appended by hand
 // into one buffer instead of going through encoding/json's reflection: the detail was the
 // endpoint's largest cost in the profiles of BENCHMARKS.md). TestRenderMatchesEncoder holds every piece
-// byte for byte to what marshal renders from the structs above.
+// byte for byte to what simulator.EncodeJSON renders from the structs above.
 
-// appendJSONString appends s as marshal renders a string: as is when every byte is printable
+// appendJSONString appends s as simulator.EncodeJSON renders a string: as is when every byte is printable
 // ASCII other than '"' and '\\', else through the encoder itself (escapes, invalid UTF-8,
 // U+2028 — exact by construction).
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
-			raw, _ := marshal(s) // a string always encodes
+			raw, _ := simulator.EncodeJSON(s) // a string always encodes
 			return append(b, raw...)
 		}
 	}
@@ -535,45 +534,7 @@ func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 	return b
 }
 
-// marshal encodes v compactly without HTML escaping, as Starlette's JSONResponse does.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return rawLineSeparators(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
-}
-
-// rawLineSeparators undoes the one escape encoding/json adds beyond Python's json.dumps
-// (ensure_ascii=False, FastAPI's JSONResponse): U+2028 and U+2029, which Go writes as \u2028
-// and \u2029 and Python as they are (decisions D4: FastAPI's bytes).
-func rawLineSeparators(b []byte) []byte {
-	if !bytes.Contains(b, []byte(`\u202`)) {
-		return b
-	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); {
-		switch {
-		case b[i] != '\\': // in JSON a backslash only ever starts an escape
-			out = append(out, b[i])
-			i++
-		case b[i+1] != 'u':
-			out = append(out, b[i:i+2]...)
-			i += 2
-		case string(b[i+2:i+6]) == "2028" || string(b[i+2:i+6]) == "2029":
-			out = utf8.AppendRune(out, 0x2020+rune(b[i+5]-'0'))
-			i += 6
-		default:
-			out = append(out, b[i:i+6]...)
-			i += 6
-		}
-	}
-	return out
-}
-
-// appendOrder appends an order (spec §2.5) as marshal renders renderOrder's struct.
+// appendOrder appends an order (spec §2.5) as simulator.EncodeJSON renders renderOrder's struct.
 func appendOrder(b []byte, o *simulator.Order) []byte {
 	b = append(b, `{"order_id":`...)
 	b = appendJSONString(b, o.ID)

@@ -106,7 +106,7 @@ func refRenderDetail(t *testing.T, v *simulator.UserView, now time.Time) string 
 		Terms: termsJSON{AcceptedAt: simulator.FormatTime(u.Terms.AcceptedAt), Version: u.Terms.Version}}
 	d.Identities.CoreIDs, d.Identities.DBPIDs = refIdentities(v.CoreIDs), refIdentities(v.DBPIDs)
 	d.Identities.PlatformUserIdentifier = u.PlatformID
-	b, err := marshal(d)
+	b, err := simulator.EncodeJSON(d)
 	require.NoError(t, err)
 	return string(b)
 }
@@ -196,7 +196,7 @@ func TestRenderMatchesEncoder(t *testing.T) {
 			items = []refUserItem{}
 		}
 		cursor := new(big.Int).Lsh(big.NewInt(int64(r.IntN(100))), uint(r.IntN(80)))
-		want, err := marshal(pageJSON[refUserItem]{Items: items, TotalRecords: page.Total, LastRecordNumber: nextCursor(cursor, len(items)), PerPage: 25})
+		want, err := simulator.EncodeJSON(pageJSON[refUserItem]{Items: items, TotalRecords: page.Total, LastRecordNumber: nextCursor(cursor, len(items)), PerPage: 25})
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(renderUserPage(nil, page, cursor, 25)), "page %d", i)
 	}
@@ -240,7 +240,7 @@ func TestHistoryCacheBounded(t *testing.T) {
 	assert.Len(t, c.m, 1, "seen twice in the new hour: kept")
 }
 
-// Orders and order pages, hand-rendered, match what marshal renders from renderOrder's structs.
+// Orders and order pages, hand-rendered, match what simulator.EncodeJSON renders from renderOrder's structs.
 func TestRenderOrdersMatchEncoder(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 15))
 	str := func() string { return renderStrings[r.IntN(len(renderStrings))] }
@@ -267,7 +267,7 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 			items = append(items, renderOrder(o))
 		}
 		cursor := new(big.Int).Lsh(big.NewInt(int64(r.IntN(100))), uint(r.IntN(80)))
-		want, err := marshal(pageJSON[orderJSON]{Items: items, TotalRecords: page.Total, LastRecordNumber: nextCursor(cursor, len(items)), PerPage: 100})
+		want, err := simulator.EncodeJSON(pageJSON[orderJSON]{Items: items, TotalRecords: page.Total, LastRecordNumber: nextCursor(cursor, len(items)), PerPage: 100})
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(renderOrderPage(nil, page, cursor, 100)), "page %d", i)
 	}
@@ -305,26 +305,18 @@ func TestIntegerMoneyMatchesDecimal(t *testing.T) {
 		require.Equal(t, want, string(appendMoney(nil, a.MarketValue(prices))), "account %d", i)
 		q := dec()
 		require.Equal(t, simulator.FormatMoney(q), string(appendMoney(nil, q)), "amount %s (coefficient %s, exponent %d)", q, q.Coefficient(), q.Exponent())
-		wantQ, _ := marshal(simulator.FormatQuantity(q))
+		wantQ, _ := simulator.EncodeJSON(simulator.FormatQuantity(q))
 		require.Equal(t, string(wantQ), string(appendQuantity(nil, q)), "quantity %s (coefficient %s, exponent %d)", q, q.Coefficient(), q.Exponent())
 	}
 }
 
-// Decisions D4: bodies are FastAPI's bytes, and Python's json.dumps (ensure_ascii=False) writes
-// U+2028 and U+2029 as they are where encoding/json escapes them; every other escape is kept,
-// including a backslash followed by the text "u2028".
-func TestMarshalWritesLineSeparatorsRaw(t *testing.T) {
-	for in, want := range map[string]string{
-		"a\u2028b\u2029c":       "\"a\u2028b\u2029c\"",
-		`\u2028`:                `"\\u2028"`,
-		"\\\u2028":              "\"\\\\\u2028\"",
-		"q\"\x01\t\u202f\u00e9": `"q\"\u0001\t` + "\u202f\u00e9\"",
-		"<&>":                   `"<&>"`,
-	} {
-		b, err := marshal(in)
+// appendJSONString writes a string as the one encoder does, escapes and raw line separators
+// included (the encoder's own cases are in simulator's TestEncodeJSONIsPythonsJSONDumps).
+func TestAppendJSONStringMatchesEncoder(t *testing.T) {
+	for _, in := range []string{"a\u2028b\u2029c", `\u2028`, "\\\u2028", "q\"\x01\t\u202f\u00e9", "<&>", "plain", "\xff"} {
+		want, err := simulator.EncodeJSON(in)
 		require.NoError(t, err)
-		assert.Equal(t, want, string(b), "%q", in)
-		require.Equal(t, want, string(appendJSONString(nil, in)), "%q", in)
+		require.Equal(t, string(want), string(appendJSONString(nil, in)), "%q", in)
 	}
 }
 
