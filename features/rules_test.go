@@ -3,11 +3,9 @@ package features
 import (
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -164,66 +162,6 @@ func TestReadmeListsInputs(t *testing.T) {
 	for _, in := range Inputs {
 		if !strings.Contains(string(b), "`"+in.Name+"`") {
 			t.Errorf("README.md's inputs table does not list %s (%s)", in.Name, in.Doc)
-		}
-	}
-}
-
-// A rotation scenario that expects its overlap in force must outlast every advance of the
-// process-wide virtual clock that scenarios running beside it can make (decisions D8: the
-// overlap ends on the virtual clock). With an overlap of an hour, three concurrent scenarios
-// advancing an hour each ended it one run in several.
-func TestRotationOverlapsOutlastConcurrentAdvances(t *testing.T) {
-	advance := regexp.MustCompile(`the virtual clock advances (\d+) seconds`)
-	overlap := regexp.MustCompile(`rotated with an overlap of (\d+) seconds`)
-	type scen struct {
-		name              string
-		serial            bool
-		advances, overlap int
-	}
-	idx, _ := scenarioIndex()
-	var all []*scen
-	files, _ := fs.Glob(Features(), "*.feature")
-	for _, f := range files {
-		b, _ := fs.ReadFile(Features(), f)
-		stem := strings.TrimSuffix(f, ".feature")
-		var cur *scen
-		for _, line := range strings.Split(string(b), "\n") {
-			line = strings.TrimSpace(line)
-			if n, ok := strings.CutPrefix(line, "Scenario:"); ok {
-				name := strings.TrimSpace(n)
-				cur = &scen{name: stem + ": " + name, serial: slices.Contains(idx[stem][name].Tags, "serial")}
-				all = append(all, cur)
-			}
-			if cur == nil {
-				continue
-			}
-			if m := advance.FindStringSubmatch(line); m != nil {
-				n, _ := strconv.Atoi(m[1])
-				cur.advances += n
-			}
-			if strings.Contains(line, "the first retry of a delivery would have come due") {
-				cur.advances += 3600 // firstRetryDue's advance
-			}
-			if m := overlap.FindStringSubmatch(line); m != nil {
-				cur.overlap, _ = strconv.Atoi(m[1])
-			}
-		}
-	}
-	for _, s := range all {
-		if s.overlap < 60 || s.overlap <= s.advances {
-			continue // no rotation, or one meant to pass: a second of wall time, or the scenario's own advance
-		}
-		others := 0
-		for _, o := range all {
-			if o != s && !o.serial {
-				others += o.advances
-			}
-		}
-		if others < 3600 {
-			t.Fatalf("expected the features to advance the clock concurrently, found %d s in all", others)
-		}
-		if s.overlap <= others {
-			t.Errorf("%s: a rotation overlap of %d s can end while concurrent scenarios advance the virtual clock by up to %d s: make it longer", s.name, s.overlap, others)
 		}
 	}
 }

@@ -583,9 +583,15 @@ func (w *world) givenOrders(alias string, t *godog.Table) error {
 	return nil
 }
 
+// advanceClock moves the scenario's institution's virtual clock (decisions D9), never the
+// process-wide one: a process-wide jump makes every concurrent scenario's retries fall due at
+// once (an event retried after a stalled attempt arrived twice where a scenario counted one).
 func (w *world) advanceClock(secs string) error {
 	n, _ := strconv.Atoi(secs)
-	_, err := w.control(http.MethodPost, "/_sandbox/clock/advance", map[string]any{"seconds": n}, http.StatusOK)
+	if _, err := w.institution(); err != nil {
+		return err
+	}
+	_, err := w.advance(int64(n))
 	return err
 }
 

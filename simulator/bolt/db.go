@@ -39,6 +39,8 @@ type DB struct {
 	gen atomic.Uint64
 	// views keeps Get User Detail's answers for the current gen (see viewCache).
 	views viewCache
+	// keyHashes remembers the hashes of API keys' plaintexts (see keyHashes).
+	keyHashes keyHashes
 	// Notify, when set, is called after a transaction that enqueued deliveries commits, so the
 	// dispatcher can start them at once.
 	Notify func()

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
+	"sync"
 
 	"go.etcd.io/bbolt"
 
@@ -15,7 +17,7 @@ import (
 // revoked key is EUNAUTHORIZED "Invalid API key".
 func (s *DB) Authenticate(ctx context.Context, plaintext string) (*simulator.APIKey, error) {
 	var k *simulator.APIKey
-	hash := simulator.HashKey(plaintext)
+	hash := s.keyHashes.hash(plaintext)
 	// A cached key needs no read transaction (every request authenticates; bbolt's
 	// transaction start takes a lock shared by all readers). The cache is cleared when a write
 	// to keys commits, as for a cached read inside a transaction.
@@ -44,6 +46,33 @@ func (s *DB) Authenticate(ctx context.Context, plaintext string) (*simulator.API
 		return nil, err
 	}
 	return k, nil
+}
+
+// keyHashes remembers the hashes of the plaintexts it was asked about: HashKey is a SHA-256 and
+// every request authenticates. A hash is a pure function of its plaintext, so nothing here is
+// ever stale; at most keyHashMax entries, then it starts again empty.
+type keyHashes struct {
+	mu sync.RWMutex
+	m  map[string]string
+}
+
+const keyHashMax = 1024
+
+func (c *keyHashes) hash(plaintext string) string {
+	c.mu.RLock()
+	h, ok := c.m[plaintext]
+	c.mu.RUnlock()
+	if ok {
+		return h
+	}
+	h = simulator.HashKey(plaintext)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= keyHashMax {
+		c.m = map[string]string{}
+	}
+	c.m[strings.Clone(plaintext)] = h
+	c.mu.Unlock()
+	return h
 }
 
 // putInstitution writes an institution.

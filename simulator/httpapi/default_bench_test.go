@@ -24,27 +24,33 @@ var defaultSandbox = sync.OnceValues(func() (*sandbox.Sandbox, error) {
 	return sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(dir, "default.db"), Fixtures: fixtures.Default()})
 })
 
+// harborSandbox returns the default sandbox and a read:user key of ins_harbor.
+func harborSandbox(tb testing.TB) (*sandbox.Sandbox, string) {
+	tb.Helper()
+	sb, err := defaultSandbox()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, k := range sb.Fixtures.Keys {
+		if k.InstitutionID == "ins_harbor" && k.HasScope("read:user") {
+			return sb, k.Plaintext
+		}
+	}
+	tb.Fatal("no read:user key of ins_harbor")
+	return nil, ""
+}
+
 // BenchmarkDefaultDetail is Get User Detail of three default users in-process — the README's
 // first user (a fixture-given history, 11 KB), one with a generated history and an unfunded
 // one (493 B) — beside a bare echo handler answering the same bytes: the per-request cost the
 // sandbox adds to what echo and net/http cost anyway.
 func BenchmarkDefaultDetail(b *testing.B) {
-	sb, err := defaultSandbox()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var key string
-	for _, k := range sb.Fixtures.Keys {
-		if k.InstitutionID == "ins_harbor" && k.HasScope("read:user") {
-			key = k.Plaintext
-			break
-		}
-	}
+	sb, key := harborSandbox(b)
 	for _, user := range []string{"usr_hfcu_0001", "usr_hfcu_0002", "usr_hfcu_0009"} {
 		path := "/v1/users/" + user + "/?user_account_id_type=platform"
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("GET", path, nil)
-		req.Host = "127.0.0.1" // loopback Hosts only (decisions D18)
+		req.Host = "127.0.0.1:8080" // a loopback sandbox answers loopback Hosts only
 		req.Header.Set("x-api-key", key)
 		sb.Server.ServeHTTP(rec, req)
 		if rec.Code != 200 {
@@ -70,7 +76,7 @@ func BenchmarkDefaultDetail(b *testing.B) {
 				w := &discard{h: http.Header{}}
 				for b.Loop() {
 					req := httptest.NewRequest("GET", path, nil)
-					req.Host = "127.0.0.1" // loopback Hosts only (decisions D18)
+					req.Host = "127.0.0.1:8080"
 					req.Header.Set("x-api-key", key)
 					clear(w.h)
 					t.h.ServeHTTP(w, req)

@@ -25,7 +25,8 @@ type journal struct {
 }
 
 type journalEntry struct {
-	At        string  `json:"at"`
+	At        string `json:"at"` // at, formatted when read
+	at        time.Time
 	Method    string  `json:"method"`
 	Path      string  `json:"path"`
 	Query     string  `json:"query,omitempty"`
@@ -75,7 +76,9 @@ func (j *journal) last(n int) []journalEntry {
 	}
 	out := make([]journalEntry, 0, min(n, size))
 	for i := 1; i <= size && len(out) < n; i++ {
-		out = append(out, j.buf[(j.next-i+len(j.buf))%len(j.buf)])
+		e := j.buf[(j.next-i+len(j.buf))%len(j.buf)]
+		e.At = simulator.FormatTime(e.at)
+		out = append(out, e)
 	}
 	return out
 }
@@ -85,6 +88,11 @@ func (j *journal) reset() {
 	j.next, j.full = 0, false
 	j.mu.Unlock()
 }
+
+// methods are the usual request methods, journaled as these strings rather than as copies of
+// the request's.
+var methods = map[string]string{http.MethodGet: http.MethodGet, http.MethodPost: http.MethodPost, http.MethodPut: http.MethodPut,
+	http.MethodPatch: http.MethodPatch, http.MethodDelete: http.MethodDelete, http.MethodHead: http.MethodHead, http.MethodOptions: http.MethodOptions}
 
 // record journals every partner-API request with its final status and latency.
 func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
@@ -98,8 +106,11 @@ func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 			r := c.Request()
 			path, cutPath := clip(r.URL.Path)
 			query, cutQuery := clip(r.URL.RawQuery)
-			method, _ := clip(r.Method)
-			e := journalEntry{At: simulator.FormatTime(clock.Now()), Method: method, Path: path, Query: query,
+			method, ok := methods[r.Method]
+			if !ok {
+				method, _ = clip(r.Method)
+			}
+			e := journalEntry{at: clock.Now(), Method: method, Path: path, Query: query,
 				Status: c.Response().Status, LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
 				RequestID: strings.Clone(c.Response().Header().Get(headerRequestID)), Truncated: cutPath || cutQuery}
 			if k := r.Header.Get("x-api-key"); k != "" {

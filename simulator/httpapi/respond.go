@@ -27,15 +27,19 @@ func writeJSON(c echo.Context, status int, v any) error {
 // JSONResponse does (net/http would send a body past its 2 KB buffer chunked).
 func writeRaw(c echo.Context, status int, body []byte) {
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, "application/json")
+	h[echo.HeaderContentType] = contentTypeJSON
 	if c.Request().Method == http.MethodHead {
 		c.Response().WriteHeader(status)
 		return
 	}
-	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	h[echo.HeaderContentLength] = []string{strconv.Itoa(len(body))}
 	c.Response().WriteHeader(status)
 	_, _ = c.Response().Write(body)
 }
+
+// contentTypeJSON is every JSON answer's Content-Type value, shared (net/http only reads a
+// header's values; the slice is full, so an append copies it).
+var contentTypeJSON = []string{"application/json"}
 
 // redirect answers 307 with the absolute Location Starlette builds from the Host header, the
 // new path and the original query string.

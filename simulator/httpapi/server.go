@@ -82,6 +82,8 @@ type Server struct {
 	reader  *bodyReader
 	// throttle counts failed sandbox-token checks per client address (decisions D18).
 	throttle *TokenThrottle
+	// serve is every request's way through: the checks before routing, then the route.
+	serve echo.HandlerFunc
 }
 
 // NewServer builds the handler with every route of routes.go.
@@ -105,26 +107,48 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 		reader: newBodyReader(cfg.MaxBodyBytes), throttle: NewTokenThrottle(nil)}
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
 	e.HTTPErrorHandler = s.errorHandler
-	e.Pre(requestID, checkHost(newHostPolicy(cfg.LoopbackOnly, cfg.AllowedHosts)), boundHead, noOptions, decodedPath)
+	s.serve = wrap(s.route, requestID, checkHost(newHostPolicy(cfg.LoopbackOnly, cfg.AllowedHosts)), boundHead, noOptions, decodedPath)
 	s.addRoutes()
 	return s
+}
+
+// wrap wraps h in mw, the first outermost.
+func wrap(h echo.HandlerFunc, mw ...echo.MiddlewareFunc) echo.HandlerFunc {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
+}
+
+// route finds the request's route (its handler, or the routing error's) and runs it.
+func (s *Server) route(c echo.Context) error {
+	r := c.Request()
+	s.e.Router().Find(r.Method, echo.GetPath(r), c)
+	return c.Handler()(c)
 }
 
 // TokenThrottle is the server's count of failed sandbox-token checks, for the console's sign-in
 // to share (decisions D18).
 func (s *Server) TokenThrottle() *TokenThrottle { return s.throttle }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. It is echo's ServeHTTP with the checks every request
+// passes before routing (s.serve: request id, Host, head size, OPTIONS, decoded path) wrapped
+// around the routing once, at NewServer: echo's own pre-middleware is wrapped anew on every
+// request, a closure each, which showed in the fixed cost of every request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c := s.e.AcquireContext()
+	c.Reset(r, w)
+	if err := s.serve(c); err != nil {
+		s.e.HTTPErrorHandler(err, c)
+	}
+	s.e.ReleaseContext(c)
+}
 
 // handle registers a route on echo and in the route table. The route's middleware is wrapped
 // around its handler once, here: echo wraps a route's own middleware anew on every request
 // (a closure each), which showed in the fixed cost of every request.
 func (s *Server) handle(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
-	for i := len(mw) - 1; i >= 0; i-- {
-		h = mw[i](h)
-	}
-	s.e.Add(method, path, nonEmptyParams(h))
+	s.e.Add(method, path, nonEmptyParams(wrap(h, mw...)))
 	s.routes.add(method, path)
 }
 
@@ -153,7 +177,7 @@ func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 			_, _ = rand.Read(b[:])
 			id = "req_" + hex.EncodeToString(b[:])
 		}
-		c.Response().Header().Set(headerRequestID, id)
+		c.Response().Header()[headerRequestID] = []string{id} // canonical already
 		return next(c)
 	}
 }
