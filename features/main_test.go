@@ -121,9 +121,9 @@ func target(t *testing.T) features.Options {
 }
 
 // HarborInputs are the inputs (--var) of the default fixtures' Harbor institution: an
-// existing user, the member naming it (core and dbp ids), a robo deposit, and Prairie's key, an institution
+// existing user, one with no funded account, the member naming it (core and dbp ids), a robo deposit, and Prairie's key, an institution
 // without vendors, which also serves as the other institution.
-var HarborInputs = map[string]string{"user_id": "usr_hfcu_0001", "core_member_id": "100231", "dbp_member_id": "q2-7f3a9c01",
+var HarborInputs = map[string]string{"user_id": "usr_hfcu_0001", "unfunded_user_id": "usr_hfcu_0009", "core_member_id": "100231", "dbp_member_id": "q2-7f3a9c01",
 	"other_institution_key": "sbx_prairieAllScopes000000000000000000000005", "vendorless_key": "sbx_prairieAllScopes000000000000000000000005",
 	"robo_transaction_id": "txn_HA3MZObmicZkE211fC06sbYT"}
 

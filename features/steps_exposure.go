@@ -3,6 +3,7 @@ package features
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -17,6 +18,7 @@ func (w *world) exposureSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^a DNS override of `+q+` to `+q+` is (accepted|refused)$`, w.dnsOverrideJudged)
 	sc.Step(`^a DNS override of `+q+` to (\d+) public addresses is (accepted|refused)$`, w.dnsOverrideCount)
 	sc.Step(`^I GET the sandbox page `+q+`$`, w.sandboxPage)
+	sc.Step(`^these Hosts are all refused with 421 before routing and key, or all answered:$`, w.hostsAlike)
 	sc.Step(`^I PUT the control plane `+q+` with the JSON `+q+` padded with spaces to (\d+) bytes$`, w.controlPadded)
 }
 
@@ -28,6 +30,46 @@ func (w *world) loopbackHostsOnly() error {
 		w.skip = CapabilitySkipReason("loopback_hosts")
 		return godog.ErrSkip
 	}
+	return nil
+}
+
+// hostsAlike checks the form of decisions D18's Host check on any sandbox, however it listens:
+// each Host of the table, on a route with and without the key and on no route, is refused with
+// exactly 421 {"detail":"Misdirected Request"} — or, by a sandbox listening beyond loopback,
+// none is. Which of the two a sandbox must do is D18.1's, checked where the control plane
+// declares it (loopback_hosts).
+func (w *world) hostsAlike(t *godog.Table) error {
+	rows, err := tableRows(t)
+	if err != nil {
+		return err
+	}
+	const misdirected = `{"detail":"Misdirected Request"}`
+	requests := []struct {
+		path, auth string
+	}{{"/health", authNone}, {"/users/", authKey}, {"/users/", authNone}, {"/no/such/path/", authKey}}
+	var refused, answered []string
+	for _, r := range rows {
+		for _, q := range requests {
+			res, err := w.doHeaders(http.MethodGet, q.path, nil, "", http.Header{"Host": {r["host"]}}, q.auth)
+			if err != nil {
+				return err
+			}
+			what := fmt.Sprintf("GET %s (Host %s, %s) → %d %s", q.path, r["host"], map[string]string{authKey: "with the key", authNone: "without a key"}[q.auth], res.Status, truncate(string(res.Body), 80))
+			switch {
+			case res.Status == http.StatusMisdirectedRequest && string(res.Body) == misdirected:
+				refused = append(refused, what)
+			case res.Status == http.StatusMisdirectedRequest:
+				return fmt.Errorf("decisions D18: a refused Host is answered 421 %s, got %s", misdirected, what)
+			default:
+				answered = append(answered, what)
+			}
+		}
+	}
+	if len(refused) > 0 && len(answered) > 0 {
+		return fmt.Errorf("decisions D18: every Host that is not a loopback name is answered alike, before routing and key; %d requests were refused, e.g. %s, and %d answered, e.g. %s",
+			len(refused), refused[0], len(answered), answered[0])
+	}
+	w.resp = nil
 	return nil
 }
 
@@ -64,12 +106,18 @@ func (w *world) dnsOverride(name string, addrs []string, outcome string) error {
 	return nil
 }
 
-// sandboxPage GETs a page of the sandbox's origin (the control plane's URL), without a key.
+// sandboxPage GETs a page of the sandbox's origin (the control plane's URL, else the base
+// URL's origin), without a key.
 func (w *world) sandboxPage(path string) error {
-	if !w.run.sandbox() {
-		return fmt.Errorf("this step needs the control plane (--sandbox-url)")
+	origin := w.run.opts.SandboxURL
+	if origin == "" {
+		u, err := url.Parse(w.run.opts.BaseURL)
+		if err != nil {
+			return fmt.Errorf("the base URL %q: %w", w.run.opts.BaseURL, err)
+		}
+		origin = u.Scheme + "://" + u.Host
 	}
-	_, err := w.doHeaders(http.MethodGet, w.run.opts.SandboxURL+unq(path), nil, "", nil, authNone)
+	_, err := w.doHeaders(http.MethodGet, origin+unq(path), nil, "", nil, authNone)
 	return err
 }
 

@@ -284,6 +284,18 @@ Feature: Event delivery
     And the virtual clock advances 3600 seconds
     Then "r1" receives no further delivery
 
+  @assumed @rule:D9.6
+  Scenario: Deleting an institution removes it with its deliveries, and its key stops answering
+    Given a receiver "r1" answering 500
+    And "r1" is subscribed to "kyc" events
+    When the "crypto" account of "alice" moves to "approved"
+    Then "r1" receives a delivery
+    And the sandbox lists the delivery of the event to "r1" as "pending" with at least 1 attempt
+    When my institution is deleted
+    Then the sandbox lists no delivery of the event
+    When I GET "/users/"
+    Then the response status is 401
+
   @assumed @rule:D8.5
   Scenario: An attempt in flight when its subscription is deleted is still logged
     Given a receiver "r1" holding its answer 500 until released
