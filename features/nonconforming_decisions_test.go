@@ -139,6 +139,27 @@ func allowReapproval() breaker {
 	}
 }
 
+// healthOnlyVersioned is an implementation that serves health only under its version prefix.
+func healthOnlyVersioned() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if r.URL.Path == "/health" {
+			return http.StatusNotFound, []byte(`{"detail":"Not Found"}`)
+		}
+		return status, body
+	}
+}
+
+// controlPlaneVersioned is an implementation that serves its control plane under the version
+// prefix too (/v1/_sandbox/…), where it asks for its token.
+func controlPlaneVersioned() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if strings.HasPrefix(r.URL.Path, "/v1/_sandbox/") {
+			return http.StatusUnauthorized, []byte(`{"detail":"Not authenticated"}`)
+		}
+		return status, body
+	}
+}
+
 // answerAnyHost is a sandbox without decisions D18's Host check: a request naming another
 // server is answered as any other (here, health's answer).
 func answerAnyHost() breaker {
@@ -268,6 +289,10 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 			`expected accounts.0.kyc_approved_at to be absent`, approvedAtTooEarly, nil},
 		{"a closed account approved again", "control_plane.feature", "Every KYC move of the transition table is allowed, and no other",
 			"closed → approved answered 200, want 409", allowReapproval, nil},
+		{"health only under the version", "health.feature", "Health answers at the root too, outside any version",
+			"expected status 200, got GET", healthOnlyVersioned, nil},
+		{"the control plane under the version too", "health.feature", "The control plane is never under an API version",
+			"expected status 404, got GET", controlPlaneVersioned, nil},
 		{"any Host answered", "exposure.feature", "A Host that is not a loopback name is 421 before routing, whatever the path and key",
 			"expected status 421, got GET", answerAnyHost, nil},
 		{"any Host answered", "exposure.feature", "A request without a key from a foreign Host is 421, not 401",

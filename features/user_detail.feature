@@ -1,7 +1,7 @@
 Feature: Get User Detail
   GET /users/{user_account_id}/?user_account_id_type=platform|core|dbp returns one user's
   accounts, values, history, identities and terms (spec §2.3, §4.1). core and dbp ids are
-  resolved through the institution's members (DESIGN D5).
+  resolved through the institution's members (decisions D5).
 
   @spec @sandbox @rule:S2.0 @rule:S2.4 @rule:S2.6 @rule:S2.8 @rule:S4.1.1
   Scenario: A user's detail has every field the spec names
@@ -158,7 +158,7 @@ Feature: Get User Detail
     And every element of the JSON at "historical_market_value.past_week" has "value" as a decimal string
 
   @assumed @sandbox @rule:D5.9
-  Scenario: Generated history has the DESIGN's resolution and ends at the current value
+  Scenario: Generated history has decisions D5's resolution and ends at the current value
     Given a user "alice" with accounts:
       | product | kyc_status | cash    |
       | crypto  | approved   | 1000.00 |

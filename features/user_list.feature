@@ -1,6 +1,6 @@
 Feature: Get User List
   GET /users/ lists the institution's users with filters and cursor pagination (spec §2.4,
-  §2.6, §4.2, §8). The cursor is an offset and the sort keys are the DESIGN's (D6).
+  §2.6, §4.2, §8). The cursor is an offset and the sort keys are decisions D6's.
 
   Background:
     Given these users:
