@@ -139,6 +139,26 @@ func allowReapproval() breaker {
 	}
 }
 
+var institutionPath = regexp.MustCompile(`^/_sandbox/institutions/([^/]+)$`)
+
+// deliveriesOutliveTheirInstitution is a control plane whose institution delete leaves the
+// institution's deliveries in the delivery log.
+func deliveriesOutliveTheirInstitution() breaker {
+	var mu sync.Mutex
+	deleted := map[string]bool{}
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if m := institutionPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodDelete && status == http.StatusNoContent {
+			deleted[m[1]] = true
+		}
+		if r.URL.Path == "/_sandbox/deliveries" && deleted[r.URL.Query().Get("institution_id")] {
+			return http.StatusOK, []byte(`{"deliveries":[{"delivery_id":"dlv_kept","status":"pending"}]}`)
+		}
+		return status, body
+	}
+}
+
 // healthOnlyVersioned is an implementation that serves health only under its version prefix.
 func healthOnlyVersioned() breaker {
 	return func(r *http.Request, status int, body []byte) (int, []byte) {
@@ -289,6 +309,8 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 			`expected accounts.0.kyc_approved_at to be absent`, approvedAtTooEarly, nil},
 		{"a closed account approved again", "control_plane.feature", "Every KYC move of the transition table is allowed, and no other",
 			"closed → approved answered 200, want 409", allowReapproval, nil},
+		{"deliveries outlive their institution", "webhook_events.feature", "Deleting an institution removes it with its deliveries, and its key stops answering",
+			"a deleted institution's deliveries are deleted with it", deliveriesOutliveTheirInstitution, nil},
 		{"health only under the version", "health.feature", "Health answers at the root too, outside any version",
 			"expected status 200, got GET", healthOnlyVersioned, nil},
 		{"the control plane under the version too", "health.feature", "The control plane is never under an API version",

@@ -292,7 +292,7 @@ Feature: Event delivery
     Then "r1" receives a delivery
     And the sandbox lists the delivery of the event to "r1" as "pending" with at least 1 attempt
     When my institution is deleted
-    Then the sandbox lists no delivery of the event
+    Then the sandbox lists no delivery of the event, nor any of my institution
     When I GET "/users/"
     Then the response status is 401
 
