@@ -91,6 +91,7 @@ Feature: Exposure of a sandbox
       | my-hooks.{unique}     | accepted |
       | my_hooks.{unique}     | accepted |
       | a-b_c-9.{unique}      | accepted |
+      | az09-z_a9.{unique}    | accepted |
       | Hooks.{unique}.       | accepted |
       | xn--bcher-kva.{unique} | accepted |
       | -hooks.{unique}       | refused  |
