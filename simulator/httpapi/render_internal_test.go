@@ -96,7 +96,7 @@ func refRenderDetail(t *testing.T, v *simulator.UserView, now time.Time) string 
 	item := refItem(u, v.Prices)
 	h := u.History
 	if h == nil {
-		g := simulator.GenerateHistory(u, v.Prices, now)
+		g := simulator.NewHistorySeed(u, v.Prices, now).Generate()
 		h = &g
 	}
 	d := refDetail{UserAccountID: item.UserAccountID, TotalCurrentMarketValue: item.TotalCurrentMarketValue, Accounts: item.Accounts,
