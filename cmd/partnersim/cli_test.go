@@ -235,7 +235,7 @@ func TestServeAllowedHost(t *testing.T) {
 }
 
 // The samples certify and send deliver are events as the sandbox writes them: their created_at
-// is simulator.FormatTime's (pydantic v2's datetime, decisions D5), which certify may not import.
+// is simulator.FormatTime's (pydantic v2's datetime, decisions D5).
 func TestSampleTimesAreTheSandboxs(t *testing.T) {
 	for _, ns := range []int{0, 1_000, 123_456_789, 999_999_999, 999} {
 		at := time.Date(2026, 3, 1, 12, 0, 0, ns, time.UTC)
