@@ -54,7 +54,7 @@ func TestHistoryAnchoredToPeriodBoundaries(t *testing.T) {
 }
 
 // referenceHistory is the history computed point by point, instants and exponentials per
-// request, as it was before the hourly frame (issue 15): the frame must give exactly the same
+// request, as it was before the hourly frame: the frame must give exactly the same
 // series.
 func referenceHistory(u *simulator.User, prices map[string]decimal.Decimal, now time.Time) simulator.History {
 	current := u.TotalMarketValue(prices)
