@@ -249,7 +249,6 @@ func (b *Builder) write(ctx context.Context) error {
 	for br := range sorted {
 		appendOnly := !b.written[br.name]
 		next := br.merged()
-		var prev []byte
 		for more := true; more; {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -260,15 +259,14 @@ func (b *Builder) write(ctx context.Context) error {
 					bk.FillPercent = 1.0
 				}
 				for range buildTxEntries {
-					k, v, ok := next()
+					k, v, ok, err := next()
+					if err != nil {
+						return err
+					}
 					if !ok {
 						more = false
 						return nil
 					}
-					if prev != nil && bytes.Compare(prev, k) >= 0 {
-						return fmt.Errorf("build: %s: key %q spooled twice", br.name, k)
-					}
-					prev = k
 					if err := bk.Put(k, v); err != nil {
 						return err
 					}
@@ -410,11 +408,17 @@ func (br *bucketRuns) rank() {
 	}
 }
 
-// merged returns the bucket's entries one at a time in key order, merging its sorted runs (a
-// key spooled twice comes twice: the writers refuse it).
-func (br *bucketRuns) merged() func() (k, v []byte, ok bool) {
+// merged returns the bucket's entries one at a time in key order, merging its sorted runs,
+// and fails on a key spooled twice. Each entry is compared with the one before by the bytes
+// the entries carry (compareEnts), not by reading both keys: that check, on every key of the
+// file, was a twelfth of a build's CPU.
+func (br *bucketRuns) merged() func() (k, v []byte, ok bool, err error) {
 	pos := make([]int, len(br.runs))
-	return func() ([]byte, []byte, bool) {
+	var (
+		prevSp *spool
+		prev   spoolEnt
+	)
+	return func() ([]byte, []byte, bool, error) {
 		best := -1
 		for r, sp := range br.runs {
 			if pos[r] == len(sp.ents) {
@@ -425,12 +429,16 @@ func (br *bucketRuns) merged() func() (k, v []byte, ok bool) {
 			}
 		}
 		if best < 0 {
-			return nil, nil, false
+			return nil, nil, false, nil
 		}
 		sp := br.runs[best]
-		k, v := sp.key(pos[best]), sp.value(pos[best])
+		e := sp.ents[pos[best]]
 		pos[best]++
-		return k, v, true
+		if prevSp != nil && compareEnts(br.ranked, prevSp, prev, sp, e) >= 0 {
+			return nil, nil, false, fmt.Errorf("build: %s: key %q spooled twice", br.name, sp.keyOf(e))
+		}
+		prevSp, prev = sp, e
+		return sp.keyOf(e), sp.valueOf(e), true, nil
 	}
 }
 
@@ -517,14 +525,11 @@ func headAt(k []byte, at int) uint64 {
 	return binary.BigEndian.Uint64(head[:])
 }
 
-func (sp *spool) key(i int) []byte { return sp.keyOf(sp.ents[i]) }
-
 func (sp *spool) keyOf(e spoolEnt) []byte {
 	return sp.chunks[e.chunk][e.off : e.off+e.klen : e.off+e.klen]
 }
 
-func (sp *spool) value(i int) []byte {
-	e := sp.ents[i]
+func (sp *spool) valueOf(e spoolEnt) []byte {
 	start := e.off + e.klen
 	return sp.chunks[e.chunk][start : start+e.vlen : start+e.vlen]
 }

@@ -172,6 +172,17 @@ func TestBuiltFilePassesBboltCheck(t *testing.T) {
 	require.NoError(t, b.w.spoolPut(bOrders, []byte("twice"), 0, nil))
 	require.NoError(t, b.w.spoolPut(bOrders, []byte("twice"), 0, nil))
 	assert.ErrorContains(t, b.Finish(ctx, "tok"), "spooled twice")
+
+	// Twice in two shards' runs, among other keys: found where the runs merge.
+	b, err = db.NewBuilder(ctx)
+	require.NoError(t, err)
+	for i, sh := range []*BuildShard{b.Shard(), b.Shard()} {
+		for j := range 100 {
+			require.NoError(t, sh.w.spoolPut(bUserIndex, fmt.Appendf(nil, "p%03d", 2*j+i), 1, nil))
+		}
+		require.NoError(t, sh.w.spoolPut(bUserIndex, []byte("p050x"), 1, nil))
+	}
+	assert.ErrorContains(t, b.Finish(ctx, "tok"), `"p050x" spooled twice`)
 }
 
 // The radix sort of a build's spool orders entries as their keys' bytes do: many prefixes,
@@ -215,9 +226,9 @@ func TestSpoolSortOrdersByKeyBytes(t *testing.T) {
 			require.True(t, br.ranked)
 			sp.sort(true)
 			var got []string
-			for i, e := range sp.ents {
-				got = append(got, string(sp.key(i)))
-				require.Equal(t, headAt(sp.key(i), int(e.plen)), e.head, "the head the merge compares")
+			for _, e := range sp.ents {
+				got = append(got, string(sp.keyOf(e)))
+				require.Equal(t, headAt(sp.keyOf(e), int(e.plen)), e.head, "the head the merge compares")
 			}
 			assert.Equal(t, slices.Sorted(maps.Keys(seen)), got)
 		})
