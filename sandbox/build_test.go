@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/fixtures/generate"
 	"github.com/partnersim/partnersim/sandbox"
 	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/bolt"
@@ -51,7 +52,7 @@ func dump(t *testing.T, path string) map[string]map[string]string {
 // one.
 func TestBuiltStoreEqualsLoadedStore(t *testing.T) {
 	gen := t.TempDir()
-	require.NoError(t, fixtures.Generate(gen, fixtures.GenerateOptions{Users: 400, Orders: 4000, Seed: 3}))
+	require.NoError(t, generate.Write(gen, generate.Options{Users: 400, Orders: 4000, Seed: 3}))
 	for name, fsys := range map[string]fs.FS{"default": fixtures.Default(), "generated": os.DirFS(gen)} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
@@ -97,7 +98,7 @@ func TestBuiltStoreEqualsLoadedStore(t *testing.T) {
 // A set with problems builds nothing: the command reports them and no store file appears.
 func TestBuildRefusesBrokenSet(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, fixtures.Generate(dir, fixtures.GenerateOptions{Users: 20, Orders: 50, Seed: 1}))
+	require.NoError(t, generate.Write(dir, generate.Options{Users: 20, Orders: 50, Seed: 1}))
 	users, err := os.ReadFile(filepath.Join(dir, fixtures.FileUsers))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, fixtures.FileUsers), bytes.Replace(users, []byte(`"usr_`), []byte(`"xyz_`), 1), 0o600))

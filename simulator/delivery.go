@@ -2,13 +2,55 @@ package simulator
 
 import "time"
 
-// The delivery lifecycle (decisions D8) in one place: what an attempt means for a delivery —
-// delivered, retry at T, or failed — and how a deleted subscription ends it. The dispatcher
-// decides with Outcome, the store applies with DeliveryState.Record (Delivery.Apply on a whole
-// delivery), and Send Test builds its one-attempt delivery with TestDelivery.
+// The delivery lifecycle (decisions D8) in one place: which deliveries an event makes (one per
+// enabled subscription of its type), what an attempt means for a delivery — delivered, retry at
+// T, or failed — and how a deleted subscription ends it. The store fans an event out with
+// Event.Deliveries, the dispatcher decides with Outcome, the store applies with
+// DeliveryState.Record, a deleted subscription's pending deliveries end with
+// EndSubscriptionDeleted, and Send Test builds its one-attempt delivery with TestDelivery.
 
 // ErrSubscriptionDeleted is the error of a delivery ended because its subscription was deleted.
 const ErrSubscriptionDeleted = "subscription deleted"
+
+// errNoSubscription is what a subscription another institution owns, or one deleted, is to an
+// institution.
+const errNoSubscription = "no enabled subscription with that id"
+
+// Deliveries is e's fan-out: one pending delivery per enabled subscription of e's type among
+// subs, each carrying e's body at its subscription's API version, due at due (the institution's
+// now on the virtual clock) and created at now.
+func (e *Event) Deliveries(subs []*Subscription, ids *IDs, due, now time.Time) []*Delivery {
+	var out []*Delivery
+	for _, sub := range subs {
+		if !sub.Enabled || sub.EventType != e.Type {
+			continue
+		}
+		out = append(out, &Delivery{ID: ids.New("dlv"), EventID: e.ID, SubscriptionID: sub.ID, InstitutionID: e.InstitutionID,
+			URL: sub.URL, Body: e.Body(sub.APIVersion), Status: DeliveryPending, NextAttemptAt: due,
+			Attempts: []Attempt{}, CreatedAt: now})
+	}
+	return out
+}
+
+// CheckOwner returns nil when sub is an enabled subscription of institution instID, and
+// ENOTFOUND otherwise: another institution's subscription, or a deleted one, does not exist
+// for it.
+func (sub *Subscription) CheckOwner(instID string) error {
+	if sub.InstitutionID != instID || !sub.Enabled {
+		return &Error{Code: ENOTFOUND, Message: errNoSubscription}
+	}
+	return nil
+}
+
+// Delete disables sub for good at now, for institution instID (decisions D8): CheckOwner's
+// ENOTFOUND otherwise. Its pending deliveries then end (DeliveryState.EndSubscriptionDeleted).
+func (sub *Subscription) Delete(instID string, now time.Time) error {
+	if err := sub.CheckOwner(instID); err != nil {
+		return err
+	}
+	sub.Enabled, sub.DeletedAt = false, &now
+	return nil
+}
 
 // Acknowledged reports whether an attempt acknowledged its delivery: any 2xx. A 3xx is a failure
 // (redirects are never followed), and so are 4xx, 5xx and no answer at all.

@@ -77,3 +77,49 @@ func TestDeliveryLifecycle(t *testing.T) {
 	assert.Equal(t, simulator.DeliveryDelivered, simulator.TestDelivery("dlv_t", &simulator.Event{ID: "evt_t"}, &simulator.Subscription{ID: "sub"}, "inst", []byte("{}"), answered(200)).Status)
 	assert.Equal(t, simulator.DeliveryFailed, simulator.TestDelivery("dlv_t", &simulator.Event{ID: "evt_t"}, &simulator.Subscription{ID: "sub"}, "inst", []byte("{}"), answered(503)).Status)
 }
+
+// An event fans out to one pending delivery per enabled subscription of its type, each with
+// the body at its subscription's API version.
+func TestEventDeliveriesFanOut(t *testing.T) {
+	due, now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC), time.Date(2026, 11, 24, 11, 0, 0, 0, time.UTC)
+	e := &simulator.Event{ID: "evt_1", InstitutionID: "ins_1", Type: simulator.EventKYC, CreatedAt: now,
+		Data: simulator.EventData{UserAccountID: "u1", PlatformID: "usr_1", Product: simulator.ProductCrypto, KYCStatus: simulator.KYCApproved}}
+	subs := []*simulator.Subscription{
+		{ID: "sub_v1", EventType: simulator.EventKYC, URL: "https://a.example/h", APIVersion: "v1", Enabled: true},
+		{ID: "sub_txn", EventType: simulator.EventTransaction, URL: "https://b.example/h", APIVersion: "v1", Enabled: true},
+		{ID: "sub_gone", EventType: simulator.EventKYC, URL: "https://c.example/h", APIVersion: "v1"},
+		{ID: "sub_v2", EventType: simulator.EventKYC, URL: "https://d.example/h", APIVersion: "v2", Enabled: true},
+	}
+	ds := e.Deliveries(subs, simulator.NewIDs(nil), due, now)
+	if assert.Len(t, ds, 2, "the enabled kyc subscriptions only") {
+		for i, sub := range []*simulator.Subscription{subs[0], subs[3]} {
+			d := ds[i]
+			assert.Equal(t, sub.ID, d.SubscriptionID)
+			assert.Equal(t, sub.URL, d.URL)
+			assert.Equal(t, string(e.Body(sub.APIVersion)), string(d.Body), "the body at the subscription's version")
+			assert.Equal(t, simulator.DeliveryPending, d.Status)
+			assert.Equal(t, due, d.NextAttemptAt)
+			assert.Equal(t, now, d.CreatedAt)
+			assert.Equal(t, "ins_1", d.InstitutionID)
+			assert.Empty(t, d.Attempts)
+			assert.NotNil(t, d.Attempts, "an empty list, not null")
+		}
+		assert.NotEqual(t, ds[0].ID, ds[1].ID)
+	}
+}
+
+// A subscription is deleted once, by its own institution; another institution's, or a deleted
+// one, does not exist for the caller.
+func TestSubscriptionDelete(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	sub := &simulator.Subscription{ID: "sub_1", InstitutionID: "ins_1", Enabled: true}
+	assert.True(t, simulator.IsNotFound(sub.Delete("ins_2", now)), "another institution's")
+	assert.True(t, sub.Enabled, "left as it was")
+	assert.NoError(t, sub.Delete("ins_1", now))
+	assert.False(t, sub.Enabled)
+	if assert.NotNil(t, sub.DeletedAt) {
+		assert.Equal(t, now, *sub.DeletedAt)
+	}
+	assert.True(t, simulator.IsNotFound(sub.Delete("ins_1", now)), "deleted already")
+	assert.True(t, simulator.IsNotFound(sub.CheckOwner("ins_1")))
+}

@@ -106,8 +106,8 @@ func PlaceRobo(ids *IDs, in *Institution, u *User, pf Portfolio, typ Transaction
 // first, a withdrawal's out last — completes the transaction and returns its one transaction
 // event. On error nothing is changed.
 func Fill(ids *IDs, in *Institution, u *User, t *Transaction, orders []*Order, prices map[string]decimal.Decimal, now time.Time) (*Event, error) {
-	if t.Status != OrderPending {
-		return nil, Errorf(ECONFLICT, "transaction %s is %s: only a pending transaction can be filled", t.ID, t.Status)
+	if err := t.checkPending("filled"); err != nil {
+		return nil, err
 	}
 	a := u.Account(t.Product)
 	if a == nil {
@@ -147,13 +147,22 @@ func Fill(ids *IDs, in *Institution, u *User, t *Transaction, orders []*Order, p
 		Data: EventData{UserAccountID: u.UserAccountID, PlatformID: u.PlatformID, Product: t.Product, TransactionID: t.ID, Status: OrderCompleted}}, nil
 }
 
+// checkPending returns ECONFLICT unless t is pending: only a pending transaction can be
+// filled, canceled or failed (done says which).
+func (t *Transaction) checkPending(done string) error {
+	if t.Status != OrderPending {
+		return Errorf(ECONFLICT, "transaction %s is %s: only a pending transaction can be %s", t.ID, t.Status, done)
+	}
+	return nil
+}
+
 // End cancels or fails every leg of a pending transaction. No event (spec §3.2).
 func End(t *Transaction, orders []*Order, to OrderStatus) error {
 	if to != OrderCanceled && to != OrderFailed {
 		return fmt.Errorf("end transaction: bad state %s", to)
 	}
-	if t.Status != OrderPending {
-		return Errorf(ECONFLICT, "transaction %s is %s: only a pending transaction can be %s", t.ID, t.Status, to)
+	if err := t.checkPending(string(to)); err != nil {
+		return err
 	}
 	for _, o := range orders {
 		o.Status = to

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/fixtures/generate"
 	"github.com/partnersim/partnersim/sandbox"
 )
 
@@ -179,7 +180,7 @@ func newBuildProgress(w io.Writer, terminal bool, start time.Time) sandbox.Progr
 }
 
 func newFixturesGenerateCmd() *cobra.Command {
-	opts := fixtures.GenerateOptions{Users: 10000, Orders: 100000, Seed: 1}
+	opts := generate.Options{Users: 10000, Orders: 100000, Seed: 1}
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "generate [--users N] [--orders M] [--seed S] [--force] DIR",
@@ -199,7 +200,7 @@ func newFixturesGenerateCmd() *cobra.Command {
 	return cmd
 }
 
-func runFixturesGenerate(ctx context.Context, dir string, opts fixtures.GenerateOptions, force bool, stdout io.Writer) error {
+func runFixturesGenerate(ctx context.Context, dir string, opts generate.Options, force bool, stdout io.Writer) error {
 	if opts.Users < 0 || opts.Orders < 0 {
 		return errors.New("fixtures generate: --users and --orders must not be negative")
 	}
@@ -211,7 +212,7 @@ func runFixturesGenerate(ctx context.Context, dir string, opts fixtures.Generate
 	opts.Progress = newProgress(stdout, isTerminal(stdout), start)
 	// Generate has no context: run it aside so an interrupt ends the command at once.
 	done := make(chan error, 1)
-	go func() { done <- fixtures.Generate(dir, opts) }()
+	go func() { done <- generate.Write(dir, opts) }()
 	var err error
 	select {
 	case err = <-done:

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/fixtures/generate"
 	"github.com/partnersim/partnersim/sandbox"
 )
 
@@ -27,7 +27,7 @@ func runFixturesArgs(tb testing.TB, args ...string) (stdout, stderr string, err 
 
 func TestFixturesCheckClean(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, fixtures.Generate(dir, fixtures.GenerateOptions{Users: 40, Orders: 150, Seed: 2}))
+	require.NoError(t, generate.Write(dir, generate.Options{Users: 40, Orders: 150, Seed: 2}))
 	out, _, err := runFixturesArgs(t, "check", dir)
 	require.NoError(t, err)
 	assert.Regexp(t, `^ok: 2 institutions, 8 keys, \d+ members, 40 users, \d+ transactions, 150 orders, 5 scenarios\n$`, out)
@@ -35,7 +35,7 @@ func TestFixturesCheckClean(t *testing.T) {
 
 func TestFixturesCheckReportsEveryProblem(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, fixtures.Generate(dir, fixtures.GenerateOptions{Users: 10, Orders: 20, Seed: 2}))
+	require.NoError(t, generate.Write(dir, generate.Options{Users: 10, Orders: 20, Seed: 2}))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "prices.json"), []byte(`{"AAPL":"-1"}`), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644))
 
@@ -83,7 +83,7 @@ func TestFixturesGenerate(t *testing.T) {
 
 	// The command writes exactly what the library writes for the same options.
 	lib := t.TempDir()
-	require.NoError(t, fixtures.Generate(lib, fixtures.GenerateOptions{Users: 60, Orders: 300, Seed: 9}))
+	require.NoError(t, generate.Write(lib, generate.Options{Users: 60, Orders: 300, Seed: 9}))
 	for _, f := range []string{"users.json", "transactions.json", "keys.json", "members.json"} {
 		a, err := os.ReadFile(filepath.Join(dir, f))
 		require.NoError(t, err)
@@ -119,7 +119,7 @@ func TestFixturesProgressBar(t *testing.T) {
 // refuses to overwrite DB without --force, and reports progress as plain lines off a terminal.
 func TestFixturesBuild(t *testing.T) {
 	set := t.TempDir()
-	require.NoError(t, fixtures.Generate(set, fixtures.GenerateOptions{Users: 60, Orders: 300, Seed: 4}))
+	require.NoError(t, generate.Write(set, generate.Options{Users: 60, Orders: 300, Seed: 4}))
 	db := filepath.Join(t.TempDir(), "big.db")
 	out, errOut, err := runFixturesArgs(t, "build", set, db)
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/fixtures/generate"
 	"github.com/partnersim/partnersim/loadtest"
 )
 
@@ -221,7 +222,7 @@ func loadTarget(ctx context.Context, cfg loadConfig, stderr io.Writer) (*loadtes
 		cleanup = func() { os.RemoveAll(dir) }
 		fmt.Fprintf(stderr, "load: generating %d users and %d orders (seed %d)…\n", cfg.Users, orders, cfg.Seed)
 		start := time.Now()
-		if err := fixtures.Generate(filepath.Join(dir, "set"), fixtures.GenerateOptions{Users: cfg.Users, Orders: orders, Seed: cfg.Seed}); err != nil {
+		if err := generate.Write(filepath.Join(dir, "set"), generate.Options{Users: cfg.Users, Orders: orders, Seed: cfg.Seed}); err != nil {
 			cleanup()
 			return nil, nil, err
 		}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/fixtures/generate"
 	"github.com/partnersim/partnersim/loadtest"
 	"github.com/partnersim/partnersim/simulator"
 )
@@ -527,17 +528,9 @@ func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) 
 // largeSet measures the generated set: first serves (each building the set into an empty
 // store), then a restart on the built store with its detail, list pages and the mix.
 func (b *bench) largeSet(ctx context.Context, rows, mix bool) error {
-	dir := filepath.Join(b.cfg.dir, fmt.Sprintf("set-%d-%d", b.cfg.users, b.cfg.orders))
-	if _, err := os.Stat(filepath.Join(dir, fixtures.FileUsers)); err != nil {
-		b.logf("generating %d users and %d orders into %s (kept for later runs)…", b.cfg.users, b.cfg.orders, dir)
-		tmp := dir + ".tmp"
-		os.RemoveAll(tmp)
-		if err := fixtures.Generate(tmp, fixtures.GenerateOptions{Users: b.cfg.users, Orders: b.cfg.orders, Seed: 1}); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, dir); err != nil {
-			return err
-		}
+	dir, err := b.generatedSet()
+	if err != nil {
+		return err
 	}
 	set, err := fixtures.Open(os.DirFS(dir))
 	if err != nil {
@@ -548,104 +541,159 @@ func (b *bench) largeSet(ctx context.Context, rows, mix bool) error {
 		return err
 	}
 	set = nil
-	// One user in the middle of the institution's creation order: a detail like any other.
-	user := data.PlatformIDs[len(data.PlatformIDs)/2]
-	db := filepath.Join(b.cfg.dir, "large.db")
-	name := fmt.Sprintf("%dk users + %s orders", b.cfg.users/1000, shortCount(b.cfg.orders))
+	l := largeRun{dir: dir, db: filepath.Join(b.cfg.dir, "large.db"), key: key, data: data,
+		name: fmt.Sprintf("%dk users + %s orders", b.cfg.users/1000, shortCount(b.cfg.orders)),
+		// One user in the middle of the institution's creation order: a detail like any other.
+		user: data.PlatformIDs[len(data.PlatformIDs)/2]}
 	if rows {
-		for i := range b.cfg.runs {
-			os.Remove(db)
-			s, err := b.serve(ctx, db, dir, fmt.Sprintf("large-first-%d", i+1))
-			if err != nil {
-				return err
-			}
-			b.logf("%s: first serve (build) %d ready in %s", name, i+1, s.ready.Round(time.Millisecond))
-			b.rows = append(b.rows, row{name: fmt.Sprintf("%s: build on the first serve, run %d (process start → /health)", name, i+1), conns: "–",
-				detail: fmt.Sprintf("%.1f s", s.ready.Seconds()), want: "≤ 15 s", verdict: verdict(s.ready <= 15*time.Second), load: loadavg()})
-			err = b.urlRow(ctx, s, key, detailPath(user), fmt.Sprintf("Get User Detail, %s, first serve after the build, run %d", name, i+1), user, 0.75, 0.10, i == 0)
-			s.stop()
-			if err != nil {
-				return err
-			}
+		if err := b.firstServes(ctx, l); err != nil {
+			return err
 		}
 	}
-	if _, err := os.Stat(db); err != nil {
+	return b.afterRestart(ctx, l, rows, mix)
+}
+
+// largeRun is what the measures of the generated set share.
+type largeRun struct {
+	dir, db, key, name, user string
+	data                     *loadtest.Data
+}
+
+// generatedSet returns the folder of the generated set, writing it first if an earlier run
+// did not (it is kept for later runs).
+func (b *bench) generatedSet() (string, error) {
+	dir := filepath.Join(b.cfg.dir, fmt.Sprintf("set-%d-%d", b.cfg.users, b.cfg.orders))
+	if _, err := os.Stat(filepath.Join(dir, fixtures.FileUsers)); err == nil {
+		return dir, nil
+	}
+	b.logf("generating %d users and %d orders into %s (kept for later runs)…", b.cfg.users, b.cfg.orders, dir)
+	tmp := dir + ".tmp"
+	os.RemoveAll(tmp)
+	if err := generate.Write(tmp, generate.Options{Users: b.cfg.users, Orders: b.cfg.orders, Seed: 1}); err != nil {
+		return "", err
+	}
+	return dir, os.Rename(tmp, dir)
+}
+
+// firstServes measures serves that each build the set into an empty store, and a detail
+// right after each.
+func (b *bench) firstServes(ctx context.Context, l largeRun) error {
+	for i := range b.cfg.runs {
+		os.Remove(l.db)
+		s, err := b.serve(ctx, l.db, l.dir, fmt.Sprintf("large-first-%d", i+1))
+		if err != nil {
+			return err
+		}
+		b.logf("%s: first serve (build) %d ready in %s", l.name, i+1, s.ready.Round(time.Millisecond))
+		b.rows = append(b.rows, row{name: fmt.Sprintf("%s: build on the first serve, run %d (process start → /health)", l.name, i+1), conns: "–",
+			detail: fmt.Sprintf("%.1f s", s.ready.Seconds()), want: "≤ 15 s", verdict: verdict(s.ready <= 15*time.Second), load: loadavg()})
+		err = b.urlRow(ctx, s, l.key, detailPath(l.user), fmt.Sprintf("Get User Detail, %s, first serve after the build, run %d", l.name, i+1), l.user, 0.75, 0.10, i == 0)
+		s.stop()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// afterRestart measures a serve on the built store: its readiness, the detail and list
+// pages, a random user each request, and the mix.
+func (b *bench) afterRestart(ctx context.Context, l largeRun, rows, mix bool) error {
+	if _, err := os.Stat(l.db); err != nil {
 		// -only mix: the store of an earlier run, or built now (not measured).
-		b.logf("building %s into %s…", name, db)
-		out, err := exec.CommandContext(ctx, b.cfg.bin, "fixtures", "build", "--force", dir, db).CombinedOutput()
+		b.logf("building %s into %s…", l.name, l.db)
+		out, err := exec.CommandContext(ctx, b.cfg.bin, "fixtures", "build", "--force", l.dir, l.db).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("fixtures build: %w: %s", err, out)
 		}
 	}
-	s, err := b.serve(ctx, db, dir, "large-restart")
+	s, err := b.serve(ctx, l.db, l.dir, "large-restart")
 	if err != nil {
 		return err
 	}
 	defer s.stop()
-	b.rows = append(b.rows, row{name: name + ": ready after a restart", conns: "–", detail: ms(s.ready), load: loadavg()})
+	b.rows = append(b.rows, row{name: l.name + ": ready after a restart", conns: "–", detail: ms(s.ready), load: loadavg()})
 	if rows {
-		if err := b.urlRow(ctx, s, key, detailPath(user), "Get User Detail, "+name+", after a restart", user, 0.75, 0.10, true); err != nil {
+		if err := b.urlRow(ctx, s, l.key, detailPath(l.user), "Get User Detail, "+l.name+", after a restart", l.user, 0.75, 0.10, true); err != nil {
 			return err
 		}
-		if err := b.urlRow(ctx, s, key, "/v1/users/?product=robo&crypto_kyc_status=approved&per_page=25", "Get User List, "+name+", filtered page", "product=robo&crypto_kyc_status=approved&per_page=25", 0, 0, false); err != nil {
+		if err := b.urlRow(ctx, s, l.key, "/v1/users/?product=robo&crypto_kyc_status=approved&per_page=25", "Get User List, "+l.name+", filtered page", "product=robo&crypto_kyc_status=approved&per_page=25", 0, 0, false); err != nil {
 			return err
 		}
-		if err := b.urlRow(ctx, s, key, "/v1/orders/?status=completed&side=buy&per_page=25", "Get Order List, "+name+", filtered page", "status=completed&side=buy&per_page=25", 0, 0, false); err != nil {
+		if err := b.urlRow(ctx, s, l.key, "/v1/orders/?status=completed&side=buy&per_page=25", "Get Order List, "+l.name+", filtered page", "status=completed&side=buy&per_page=25", 0, 0, false); err != nil {
 			return err
 		}
 	}
 	client := loadtest.NewClient(1, 10*time.Second)
-	err = data.Complete(ctx, client, s.base, key)
+	err = l.data.Complete(ctx, client, s.base, l.key)
 	client.CloseIdleConnections()
 	if err != nil {
 		return err
 	}
-	target := loadtest.Target{BaseURL: s.base, APIKey: key, Data: data, Name: "partnersim serve"}
+	target := loadtest.Target{BaseURL: s.base, APIKey: l.key, Data: l.data, Name: "partnersim serve"}
 	if rows {
-		// The detail of a different user each request (loadtest's detail scenario): nothing
-		// the store or the renderer kept for one user helps here.
-		load := loadavg()
-		var rep *loadtest.Report
-		gc, err := s.measured(func() (err error) {
-			rep, err = loadtest.Measure(ctx, target, loadtest.Plan{Scenarios: []string{"detail"}, Connections: []int{32},
-				Duration: 2 * b.cfg.duration, Warmup: 2 * time.Second, Timeout: 10 * time.Second, Seed: 1})
-			return err
-		})
-		if err != nil {
+		if err := b.randomDetailRow(ctx, s, target, l.name); err != nil {
 			return err
 		}
-		p := rep.Runs[0]
-		b.rows = append(b.rows, row{name: "Get User Detail, " + name + ", after a restart, a random user each request (`partnersim load --scenario detail`)", conns: "32",
-			target: p.Target.RPS, ceiling: p.Ceiling.RPS, p50: p.Target.Latency.P50MS, p99: p.Target.Latency.P99MS, cp50: p.Ceiling.Latency.P50MS,
-			cp99: p.Ceiling.Latency.P99MS, want: "≥ 0.75 ×", verdict: verdict(p.Target.RPS >= 0.75*p.Ceiling.RPS), gc: gc, load: load,
-			detail: "the ceiling answers the median-size body"})
-		b.logf("random detail: %.0f vs %.0f req/s, GC %s, load %s", p.Target.RPS, p.Ceiling.RPS, gc, load)
 	}
 	if mix {
 		for i := range b.cfg.runs {
-			load := loadavg()
-			var rep *loadtest.Report
-			gc, err := s.measured(func() (err error) {
-				rep, err = loadtest.Measure(ctx, target, loadtest.Plan{Scenarios: []string{"mix"}, Connections: []int{32},
-					Duration: 2 * b.cfg.duration, Warmup: 2 * time.Second, Timeout: 10 * time.Second, Seed: uint64(i + 1)})
-				return err
-			})
-			if err != nil {
+			if err := b.mixRow(ctx, s, target, l.name, i); err != nil {
 				return err
 			}
-			p := rep.Runs[0]
-			if p.Target.Errors > 0 {
-				return fmt.Errorf("mix: %d errors: %v", p.Target.Errors, p.Target.ErrorSamples)
-			}
-			t, c := p.Target.Latency, p.Ceiling.Latency
-			ok := t.P99MS <= 10 && t.P99MS <= 3*c.P99MS
-			b.rows = append(b.rows, row{name: fmt.Sprintf("mix, %s (`partnersim load --scenario mix --connections 32`), run %d", name, i+1), conns: "32",
-				target: p.Target.RPS, ceiling: p.Ceiling.RPS, p50: t.P50MS, p99: t.P99MS, cp50: c.P50MS, cp99: c.P99MS,
-				want: "p99 ≤ 10 ms and ≤ 3 × the ceiling's", verdict: verdict(ok), gc: gc, load: load,
-				detail: fmt.Sprintf("p99 %.1f × the ceiling's", t.P99MS/c.P99MS)})
-			b.logf("mix run %d: %.0f vs %.0f req/s, p99 %.2f ms (ceiling %.2f), GC %s, load %s", i+1, p.Target.RPS, p.Ceiling.RPS, t.P99MS, c.P99MS, gc, load)
 		}
 	}
+	return nil
+}
+
+// measure runs one scenario at 32 connections against target, with the GC of the serve s
+// over the run.
+func (b *bench) measure(ctx context.Context, s *server, target loadtest.Target, scenario string, seed uint64) (loadtest.Pair, string, error) {
+	var rep *loadtest.Report
+	gc, err := s.measured(func() (err error) {
+		rep, err = loadtest.Measure(ctx, target, loadtest.Plan{Scenarios: []string{scenario}, Connections: []int{32},
+			Duration: 2 * b.cfg.duration, Warmup: 2 * time.Second, Timeout: 10 * time.Second, Seed: seed})
+		return err
+	})
+	if err != nil {
+		return loadtest.Pair{}, "", err
+	}
+	return rep.Runs[0], gc, nil
+}
+
+// randomDetailRow measures the detail of a different user each request (loadtest's detail
+// scenario): nothing the store or the renderer kept for one user helps here.
+func (b *bench) randomDetailRow(ctx context.Context, s *server, target loadtest.Target, name string) error {
+	load := loadavg()
+	p, gc, err := b.measure(ctx, s, target, "detail", 1)
+	if err != nil {
+		return err
+	}
+	b.rows = append(b.rows, row{name: "Get User Detail, " + name + ", after a restart, a random user each request (`partnersim load --scenario detail`)", conns: "32",
+		target: p.Target.RPS, ceiling: p.Ceiling.RPS, p50: p.Target.Latency.P50MS, p99: p.Target.Latency.P99MS, cp50: p.Ceiling.Latency.P50MS,
+		cp99: p.Ceiling.Latency.P99MS, want: "≥ 0.75 ×", verdict: verdict(p.Target.RPS >= 0.75*p.Ceiling.RPS), gc: gc, load: load,
+		detail: "the ceiling answers the median-size body"})
+	b.logf("random detail: %.0f vs %.0f req/s, GC %s, load %s", p.Target.RPS, p.Ceiling.RPS, gc, load)
+	return nil
+}
+
+// mixRow measures run i of the mix.
+func (b *bench) mixRow(ctx context.Context, s *server, target loadtest.Target, name string, i int) error {
+	load := loadavg()
+	p, gc, err := b.measure(ctx, s, target, "mix", uint64(i+1))
+	if err != nil {
+		return err
+	}
+	if p.Target.Errors > 0 {
+		return fmt.Errorf("mix: %d errors: %v", p.Target.Errors, p.Target.ErrorSamples)
+	}
+	t, c := p.Target.Latency, p.Ceiling.Latency
+	ok := t.P99MS <= 10 && t.P99MS <= 3*c.P99MS
+	b.rows = append(b.rows, row{name: fmt.Sprintf("mix, %s (`partnersim load --scenario mix --connections 32`), run %d", name, i+1), conns: "32",
+		target: p.Target.RPS, ceiling: p.Ceiling.RPS, p50: t.P50MS, p99: t.P99MS, cp50: c.P50MS, cp99: c.P99MS,
+		want: "p99 ≤ 10 ms and ≤ 3 × the ceiling's", verdict: verdict(ok), gc: gc, load: load,
+		detail: fmt.Sprintf("p99 %.1f × the ceiling's", t.P99MS/c.P99MS)})
+	b.logf("mix run %d: %.0f vs %.0f req/s, p99 %.2f ms (ceiling %.2f), GC %s, load %s", i+1, p.Target.RPS, p.Ceiling.RPS, t.P99MS, c.P99MS, gc, load)
 	return nil
 }
 

@@ -60,8 +60,18 @@ func (s *DB) NewBuilder(ctx context.Context) (*Builder, error) {
 }
 
 func newSpoolTx(s *DB) *writeTx {
-	return &writeTx{db: s, counts: map[string]*int64{}, spool: map[string]*spool{}}
+	return &writeTx{db: s, counts: map[string]*int64{}, sink: &spools{by: map[string]*spool{}}}
 }
+
+// spools are a build's sink (db.go): every put of a writeTx goes to its bucket's spool, and
+// Finish sorts and writes them.
+type spools struct {
+	by    map[string]*spool
+	bytes int // what the spools hold, entries' references included
+}
+
+// spools returns the spools of a build's writeTx.
+func (w *writeTx) spools() *spools { return w.sink.(*spools) }
 
 // BuildShard spools records for a Builder from one goroutine: several shards spool at once
 // (encoding the store's entries on every core), and Finish merges them.
@@ -104,9 +114,10 @@ func (b *Builder) spool(w *writeTx, fn func(*writeTx) error) error {
 		b.mu.RUnlock()
 		return b.err
 	}
-	before := w.spoolBytes
+	sp := w.spools()
+	before := sp.bytes
 	err := fn(w)
-	total := b.spooled.Add(int64(w.spoolBytes - before))
+	total := b.spooled.Add(int64(sp.bytes - before))
 	b.mu.RUnlock()
 	if err != nil {
 		return err
@@ -180,7 +191,7 @@ func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 	w := b.w
 	for k, d := range w.counts {
 		if *d > 0 {
-			if err := w.spoolPut(bCounts, []byte(k), 0, u64(uint64(*d))); err != nil {
+			if err := w.sink.put(bCounts, []byte(k), 0, u64(uint64(*d))); err != nil {
 				return err
 			}
 		}
@@ -293,7 +304,7 @@ func (b *Builder) takeRuns() ([]*bucketRuns, int) {
 	ws := append([]*writeTx{b.w}, b.shardTxs()...)
 	nameCounts(ws)
 	for _, w := range ws {
-		for name, sp := range w.spool {
+		for name, sp := range w.spools().by {
 			br := byName[name]
 			if br == nil {
 				br = &bucketRuns{name: name, sorted: make(chan struct{})}
@@ -304,7 +315,7 @@ func (b *Builder) takeRuns() ([]*bucketRuns, int) {
 			br.n += len(sp.ents)
 			total += len(sp.ents)
 		}
-		w.spool, w.spoolBytes = map[string]*spool{}, 0
+		w.sink = &spools{by: map[string]*spool{}}
 	}
 	b.spooled.Store(0)
 	slices.SortFunc(runs, func(a, b *bucketRuns) int { return b.n - a.n })
@@ -537,14 +548,30 @@ func (sp *spool) valueOf(e spoolEnt) []byte {
 	return sp.chunks[e.chunk][start : start+e.vlen : start+e.vlen]
 }
 
-// spoolIndex is putIndex in a build: it spools the entry and counts it under its prefix (and
-// day), by the spool's id of the prefix instead of by the counter's name (a lookup of a long
-// string per counter and entry was a tenth of a build); nameCounts names the counters. A day
-// is noted, not counted, here: a map of counters by prefix and day missed the cache on every
-// entry (a twentieth of a build), so nameCounts sorts the notes and counts their runs.
-func (w *writeTx) spoolIndex(bucket, prefix, rest, value []byte) error {
-	sp := w.spoolOf(bucket)
-	w.spoolBytes += len(prefix) + len(rest) + len(value) + spoolEntSize
+// spool returns the spool of bucket, new if need be.
+func (s *spools) spool(bucket []byte) *spool {
+	sp := s.by[string(bucket)]
+	if sp == nil {
+		sp = &spool{name: string(bucket)}
+		s.by[string(bucket)] = sp
+	}
+	return sp
+}
+
+// put spools one entry of a build; the key's first plen bytes are its index prefix.
+func (s *spools) put(bucket, key []byte, plen int, value []byte) error {
+	s.bytes += len(key) + len(value) + spoolEntSize
+	return s.spool(bucket).add(key, plen, value)
+}
+
+// putIndex is writeTx.putIndex in a build: it spools the entry and counts it under its prefix
+// (and day), by the spool's id of the prefix instead of by the counter's name (a lookup of a
+// long string per counter and entry was a tenth of a build); nameCounts names the counters. A
+// day is noted, not counted, here: a map of counters by prefix and day missed the cache on
+// every entry (a twentieth of a build), so nameCounts sorts the notes and counts their runs.
+func (s *spools) putIndex(bucket, prefix, rest, value []byte) error {
+	sp := s.spool(bucket)
+	s.bytes += len(prefix) + len(rest) + len(value) + spoolEntSize
 	if err := sp.addParts(prefix, rest, len(prefix), value); err != nil {
 		return err
 	}
@@ -559,16 +586,6 @@ func (w *writeTx) spoolIndex(bucket, prefix, rest, value []byte) error {
 	return nil
 }
 
-// spoolOf returns w's spool of bucket, new if need be.
-func (w *writeTx) spoolOf(bucket []byte) *spool {
-	sp := w.spool[string(bucket)]
-	if sp == nil {
-		sp = &spool{name: string(bucket)}
-		w.spool[string(bucket)] = sp
-	}
-	return sp
-}
-
 // nameCounts names the counters of every writeTx of a build, each on a goroutine of its own.
 func nameCounts(ws []*writeTx) {
 	var wg sync.WaitGroup
@@ -578,9 +595,9 @@ func nameCounts(ws []*writeTx) {
 	wg.Wait()
 }
 
-// nameCounts moves the counters of w's spools (spoolIndex) into w's counters by name.
+// nameCounts moves the counters of w's spools (spools.putIndex) into w's counters by name.
 func (w *writeTx) nameCounts() {
-	for _, sp := range w.spool {
+	for _, sp := range w.spools().by {
 		bucket := []byte(sp.name)
 		for id, n := range sp.counts {
 			if n != 0 {

@@ -341,7 +341,7 @@ func (b *Builder) absorb() (buckets []string, txid uint64, err error) {
 				if v == nil {
 					return fmt.Errorf("build: bucket %s holds a nested bucket", name)
 				}
-				return b.w.spoolPut(name, k, 0, v)
+				return b.w.sink.put(name, k, 0, v)
 			})
 		})
 	})

@@ -104,10 +104,10 @@ func TestBuiltFilePassesBboltCheck(t *testing.T) {
 		if i%5000 == 0 {
 			v = bytes.Repeat([]byte{'v'}, 3*4096+i%4096) // overflow pages
 		}
-		require.NoError(t, b.w.spoolPut(bOrders, k, 0, v))
+		require.NoError(t, b.w.sink.put(bOrders, k, 0, v))
 		want[string(k)] = string(v)
 	}
-	require.NoError(t, b.w.spoolPut(bUsers, []byte("u1"), 0, []byte("one")))
+	require.NoError(t, b.w.sink.put(bUsers, []byte("u1"), 0, []byte("one")))
 	// Index keys sort by prefix rank, then by the 8 bytes after the prefix, then by their
 	// bytes — and by their bytes alone when a prefix is a prefix of another (bOrderIndex's
 	// "p" and "pq").
@@ -124,7 +124,7 @@ func TestBuiltFilePassesBboltCheck(t *testing.T) {
 				continue
 			}
 			index[bucket][string(k)] = true
-			require.NoError(t, b.w.spoolPut([]byte(bucket), k, len(p), nil))
+			require.NoError(t, b.w.sink.put([]byte(bucket), k, len(p), nil))
 		}
 	}
 	require.NoError(t, b.Finish(ctx, "tok"))
@@ -169,8 +169,8 @@ func TestBuiltFilePassesBboltCheck(t *testing.T) {
 
 	b, err = db.NewBuilder(ctx)
 	require.NoError(t, err)
-	require.NoError(t, b.w.spoolPut(bOrders, []byte("twice"), 0, nil))
-	require.NoError(t, b.w.spoolPut(bOrders, []byte("twice"), 0, nil))
+	require.NoError(t, b.w.sink.put(bOrders, []byte("twice"), 0, nil))
+	require.NoError(t, b.w.sink.put(bOrders, []byte("twice"), 0, nil))
 	assert.ErrorContains(t, b.Finish(ctx, "tok"), "spooled twice")
 
 	// Twice in two shards' runs, among other keys: found where the runs merge.
@@ -178,9 +178,9 @@ func TestBuiltFilePassesBboltCheck(t *testing.T) {
 	require.NoError(t, err)
 	for i, sh := range []*BuildShard{b.Shard(), b.Shard()} {
 		for j := range 100 {
-			require.NoError(t, sh.w.spoolPut(bUserIndex, fmt.Appendf(nil, "p%03d", 2*j+i), 1, nil))
+			require.NoError(t, sh.w.sink.put(bUserIndex, fmt.Appendf(nil, "p%03d", 2*j+i), 1, nil))
 		}
-		require.NoError(t, sh.w.spoolPut(bUserIndex, []byte("p050x"), 1, nil))
+		require.NoError(t, sh.w.sink.put(bUserIndex, []byte("p050x"), 1, nil))
 	}
 	assert.ErrorContains(t, b.Finish(ctx, "tok"), `"p050x" spooled twice`)
 }

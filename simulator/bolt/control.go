@@ -228,9 +228,6 @@ func (s *DB) FillTransaction(ctx context.Context, txnID string, prices map[strin
 		if err := getRecord(w.Tx, bTransactions, []byte(txnID), &t, "transaction not found"); err != nil {
 			return err
 		}
-		if t.Status != simulator.OrderPending {
-			return simulator.Errorf(simulator.ECONFLICT, "transaction %s is %s: only a pending transaction can be filled", t.ID, t.Status)
-		}
 		in, err := getInstitution(w.Tx, t.InstitutionID)
 		if err != nil {
 			return err

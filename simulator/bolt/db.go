@@ -297,19 +297,26 @@ type writeTx struct {
 	// by key at the end of the transaction: bbolt then appends to each page in order instead of
 	// scattering inserts, and never revisits a page in one transaction.
 	bulk map[string][]kv
-	// spool, when set (a Builder's), takes every put instead of the transaction: there is no
-	// transaction then, only the spooled entries Builder.Finish sorts and writes.
-	spool      map[string]*spool
-	spoolBytes int               // what the spools hold, entries' references included
-	counts     map[string]*int64 // by pointer: a lookup by string(prefix) allocates nothing
-	enqueued   int
-	db         *DB
+	// sink, when set (a Builder's spools, build.go), takes every put instead of the
+	// transaction: there is no transaction then.
+	sink     sink
+	counts   map[string]*int64 // by pointer: a lookup by string(prefix) allocates nothing
+	enqueued int
+	db       *DB
 	// txid is the transaction's id (kept: a committed Tx forgets it).
 	txid int
 	// written names the cached buckets this transaction wrote.
 	written map[string]bool
 	// deliveries lists the ids of the deliveries this transaction enqueued.
 	deliveries []string
+}
+
+// sink takes a write transaction's puts in place of bbolt: a build's spools (build.go).
+type sink interface {
+	// put takes key → value in bucket; the key's first plen bytes are an index prefix.
+	put(bucket, key []byte, plen int, value []byte) error
+	// putIndex takes an index entry (prefix + rest → value) and counts it under its prefix.
+	putIndex(bucket, prefix, rest, value []byte) error
 }
 
 func (w *writeTx) count(prefix []byte, delta int64) {
@@ -327,7 +334,7 @@ type kv struct{ k, v []byte }
 func (w *writeTx) put(bucket, key, value []byte) error { return w.putSplit(bucket, key, 0, value) }
 
 // putSplit is put for a key whose first plen bytes are an index prefix (putIndex), which a
-// build's spool sorts by.
+// build's sink sorts by.
 func (w *writeTx) putSplit(bucket, key []byte, plen int, value []byte) error {
 	if _, cached := w.db.caches[string(bucket)]; cached {
 		if w.written == nil {
@@ -335,8 +342,8 @@ func (w *writeTx) putSplit(bucket, key []byte, plen int, value []byte) error {
 		}
 		w.written[string(bucket)] = true
 	}
-	if w.spool != nil {
-		return w.spoolPut(bucket, key, plen, value)
+	if w.sink != nil {
+		return w.sink.put(bucket, key, plen, value)
 	}
 	if w.bulk != nil {
 		w.bulk[string(bucket)] = append(w.bulk[string(bucket)], kv{key, value})
@@ -345,23 +352,12 @@ func (w *writeTx) putSplit(bucket, key []byte, plen int, value []byte) error {
 	return w.Bucket(bucket).Put(key, value)
 }
 
-// spoolPut spools one entry of a build; the key's first plen bytes are its index prefix.
-func (w *writeTx) spoolPut(bucket, key []byte, plen int, value []byte) error {
-	sp := w.spool[string(bucket)]
-	if sp == nil {
-		sp = &spool{name: string(bucket)}
-		w.spool[string(bucket)] = sp
-	}
-	w.spoolBytes += len(key) + len(value) + spoolEntSize
-	return sp.add(key, plen, value)
-}
-
 // putRecord writes v in its stored form (codec.go).
 func (w *writeTx) putRecord(bucket, key []byte, v any) error {
 	return w.putRecordSplit(bucket, key, 0, v)
 }
 
-// putRecordSplit is putRecord for a key whose first plen bytes a build's spool sorts by
+// putRecordSplit is putRecord for a key whose first plen bytes a build's sink sorts by
 // (putSplit).
 func (w *writeTx) putRecordSplit(bucket, key []byte, plen int, v any) error {
 	raw, err := encodeRecord(v)
@@ -413,11 +409,11 @@ func (w *writeTx) flushCounts() error {
 	return nil
 }
 
-// putIndex adds an index entry and counts it under its prefix. In bulk mode and in a build the
-// store was empty and fixture ids are unique, so every entry is new.
+// putIndex adds an index entry and counts it under its prefix. In bulk mode and in a build (the
+// sink's putIndex) the store was empty and fixture ids are unique, so every entry is new.
 func (w *writeTx) putIndex(bucket, prefix, rest, value []byte) error {
-	if w.spool != nil {
-		return w.spoolIndex(bucket, prefix, rest, value)
+	if w.sink != nil {
+		return w.sink.putIndex(bucket, prefix, rest, value)
 	}
 	k := cat(prefix, rest)
 	if w.bulk != nil || w.Bucket(bucket).Get(k) == nil {

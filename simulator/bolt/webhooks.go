@@ -93,8 +93,8 @@ func (s *DB) Subscription(ctx context.Context, instID, id string) (*simulator.Su
 	if err != nil {
 		return nil, err
 	}
-	if sub.InstitutionID != instID || !sub.Enabled {
-		return nil, simulator.Errorf(simulator.ENOTFOUND, "no enabled subscription with that id")
+	if err := sub.CheckOwner(instID); err != nil {
+		return nil, err
 	}
 	return &sub, nil
 }
@@ -107,11 +107,9 @@ func (s *DB) DeleteSubscription(ctx context.Context, instID, id string) error {
 		if err := getRecord(w.Tx, bSubs, []byte(id), &sub, "no enabled subscription with that id"); err != nil {
 			return err
 		}
-		if sub.InstitutionID != instID || !sub.Enabled {
-			return simulator.Errorf(simulator.ENOTFOUND, "no enabled subscription with that id")
+		if err := sub.Delete(instID, s.Clock.Now()); err != nil {
+			return err
 		}
-		now := s.Clock.Now()
-		sub.Enabled, sub.DeletedAt = false, &now
 		if err := w.putRecord(bSubs, []byte(id), &sub); err != nil {
 			return err
 		}
@@ -184,8 +182,9 @@ func (s *DB) RotateSecret(ctx context.Context, instID string, overlap time.Durat
 	return secret, err
 }
 
-// emit writes an event and one pending delivery per enabled subscription of its type, in the
-// caller's transaction: the outbox commits with the state change that caused the event.
+// emit writes an event and its fan-out (Event.Deliveries: one pending delivery per enabled
+// subscription of its type, due now on its institution's virtual clock) in the caller's
+// transaction: the outbox commits with the state change that caused the event.
 func (s *DB) emit(w *writeTx, e *simulator.Event) error {
 	if err := w.putRecord(bEvents, []byte(e.ID), e); err != nil {
 		return err
@@ -194,26 +193,20 @@ func (s *DB) emit(w *writeTx, e *simulator.Event) error {
 	if err != nil {
 		return err
 	}
-	for _, sub := range subs {
-		if sub.EventType != e.Type {
-			continue
-		}
-		if err := s.enqueue(w, e, sub); err != nil {
+	for _, d := range e.Deliveries(subs, s.IDs, s.Clock.InstitutionNow(e.InstitutionID), s.Clock.Now()) {
+		if err := w.enqueue(d, e); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// enqueue writes one pending delivery of e to sub, due now on its institution's virtual clock.
-func (s *DB) enqueue(w *writeTx, e *simulator.Event, sub *simulator.Subscription) error {
-	d := &simulator.Delivery{ID: s.IDs.New("dlv"), EventID: e.ID, SubscriptionID: sub.ID, InstitutionID: e.InstitutionID,
-		URL: sub.URL, Body: e.Body(sub.APIVersion), Status: simulator.DeliveryPending, NextAttemptAt: s.Clock.InstitutionNow(e.InstitutionID),
-		Attempts: []simulator.Attempt{}, CreatedAt: s.Clock.Now()}
+// enqueue writes a new pending delivery of e and its outbox entry.
+func (w *writeTx) enqueue(d *simulator.Delivery, e *simulator.Event) error {
 	if err := w.putDelivery(d, e); err != nil {
 		return err
 	}
-	if err := w.Bucket(bOutbox).Put(cat(timeKey(d.NextAttemptAt), []byte(d.ID)), []byte(sub.ID)); err != nil {
+	if err := w.Bucket(bOutbox).Put(logKey(d.NextAttemptAt, d.ID), []byte(d.SubscriptionID)); err != nil {
 		return err
 	}
 	w.enqueued++

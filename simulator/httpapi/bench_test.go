@@ -14,7 +14,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/fixtures/generate"
 	"github.com/partnersim/partnersim/sandbox"
 )
 
@@ -33,7 +33,7 @@ var benchSandbox = sync.OnceValues(func() (*sandbox.Sandbox, error) {
 		return nil, err
 	}
 	set := filepath.Join(dir, "set")
-	if err := fixtures.Generate(set, fixtures.GenerateOptions{Users: users, Orders: orders, Seed: 1}); err != nil {
+	if err := generate.Write(set, generate.Options{Users: users, Orders: orders, Seed: 1}); err != nil {
 		return nil, err
 	}
 	return sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(dir, "bench.db"), Fixtures: os.DirFS(set)})
