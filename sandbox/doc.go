@@ -1,8 +1,8 @@
 // Package sandbox wires the simulator together: it opens the bbolt store, loads a fixture set
 // into an empty store, and builds the HTTP server (and, with webhooks, the dispatcher). The
 // binary (cmd/partnersim) and the tests that self-host the simulator both start it through
-// Open, so they run exactly the same thing. It implements the control plane's services over the
-// store (control.go) and plays fixture scenarios through those same services (scenario.go).
+// Open, so they run exactly the same thing. It hands the control plane's service (control) and
+// the scenario runner (scenario) to the server and the QA console through their interfaces.
 //
 // It imports the simulator's packages and fixtures. It must never import the command
 // (cmd/partnersim), the suites (features), the reference receiver, the load harness or the test

@@ -8,16 +8,15 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"net"
 	"runtime/debug"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/partnersim/partnersim/control"
 	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/scenario"
 	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/bolt"
 	"github.com/partnersim/partnersim/simulator/httpapi"
@@ -72,7 +71,8 @@ type Config struct {
 	CheckStore bool
 }
 
-// Sandbox is a running simulator: its store, HTTP handler and webhook dispatcher.
+// Sandbox is a running simulator: its store, HTTP handler and webhook dispatcher, and the
+// control plane's service over them.
 type Sandbox struct {
 	DB         *bolt.DB
 	Server     *httpapi.Server
@@ -85,16 +85,10 @@ type Sandbox struct {
 	// Loaded is true when this start loaded the fixtures into an empty store.
 	Loaded bool
 
-	cfg        Config
-	fixturesFS fs.FS
-	stop       context.CancelFunc
-	runCtx     context.Context
-	done       chan struct{}
-	wakeMu     sync.Mutex
-	wakers     map[int]func() // by registration, so a waker can be removed
-	nextWaker  int
-	runs       sync.WaitGroup // scenario runs waiting on the virtual clock
-	control    *control
+	service   *control.Service
+	scenarios *scenario.Runner
+	stop      context.CancelFunc
+	done      chan struct{}
 }
 
 // errPublishedToken refuses to expose the control plane behind a token anyone can read.
@@ -150,14 +144,9 @@ func IsLoopback(addr string) bool {
 }
 
 // Open opens the store at cfg.DBPath, loads the fixtures when the store is empty (or a previous
-// load was cut short) and builds the server.
+// load was cut short), builds the server and starts the dispatcher.
 func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if len(cfg.APIVersions) == 0 {
-		cfg.APIVersions = []string{"v1"}
-	}
+	cfg = cfg.withDefaults()
 	fsys := cfg.Fixtures
 	if fsys == nil {
 		fsys = fixtures.Default()
@@ -166,6 +155,47 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if cfg.FrozenClock != nil {
 		clock = simulator.NewFrozenClock(*cfg.FrozenClock)
 	}
+	db, err := openStore(cfg, clock)
+	if err != nil {
+		return nil, err
+	}
+	sb := &Sandbox{DB: db, Clock: clock}
+	stored, err := sb.loadFixtures(ctx, fsys, cfg.LoadProgress)
+	if err == nil {
+		err = sb.chooseToken(cfg, stored)
+	}
+	if err == nil {
+		err = sb.wire(cfg, fsys)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	sb.stop, sb.done = stop, make(chan struct{})
+	go func() {
+		defer close(sb.done)
+		if err := sb.Dispatcher.Run(runCtx); err != nil {
+			cfg.Logger.Error("dispatcher stopped", slog.Any("err", err))
+		}
+	}()
+	return sb, nil
+}
+
+// withDefaults fills what cfg leaves out: a discarding logger and the v1 API.
+func (cfg Config) withDefaults() Config {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if len(cfg.APIVersions) == 0 {
+		cfg.APIVersions = []string{"v1"}
+	}
+	return cfg
+}
+
+// openStore opens the bbolt store, its ids seeded in deterministic mode (decisions D8); a
+// damaged file is refused with the ways to recover.
+func openStore(cfg Config, clock *simulator.Clock) (*bolt.DB, error) {
 	var src io.Reader
 	if cfg.Seed != nil {
 		src = rand.NewChaCha8(seedBytes(*cfg.Seed))
@@ -180,124 +210,117 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	db.APIVersions = cfg.APIVersions
-	loaded, stored, err := db.Loaded(ctx)
+	return db, nil
+}
+
+// loadFixtures gives the store its set and sb.Fixtures the set's small files, and returns the
+// sandbox token the store kept ("" for a store loaded now). A store already loaded from the
+// set needs only its small files (keys to print, defaults for new institutions, scenarios); an
+// empty one gets the whole set, checked and written in one pass (Build).
+func (sb *Sandbox) loadFixtures(ctx context.Context, fsys fs.FS, progress Progress) (stored string, err error) {
+	loaded, stored, err := sb.DB.Loaded(ctx)
 	if err != nil {
-		db.Close()
-		return nil, err
+		return "", err
 	}
-	// A store already loaded from the set needs only its small files (keys to print, defaults
-	// for new institutions, scenarios); an empty one gets the whole set, checked and written
-	// in one pass (Build).
 	var set *fixtures.Set
 	if loaded {
 		set, err = fixtures.OpenSettings(fsys)
 	} else {
-		set, err = Build(ctx, db, fsys, cfg.LoadProgress)
+		set, err = Build(ctx, sb.DB, fsys, progress)
 	}
 	if err != nil {
-		db.Close()
 		if fixtures.Problems(err) != nil {
-			return nil, fmt.Errorf("fixtures: %w", err)
+			return "", fmt.Errorf("fixtures: %w", err)
 		}
-		return nil, fmt.Errorf("load fixtures: %w", err)
+		return "", fmt.Errorf("load fixtures: %w", err)
 	}
-	db.Defaults = bolt.Defaults{Prices: set.DefaultPrices, Fees: set.DefaultFees, Portfolios: set.Portfolios}
-	sb := &Sandbox{DB: db, Fixtures: set, Clock: clock, cfg: cfg, fixturesFS: fsys}
-	token := stored
 	if !loaded {
-		sb.Loaded, token = true, set.SandboxToken
+		sb.Loaded, stored = true, set.SandboxToken
 		// Serve with the set's settings only, as a restart does: the checked set's index of
 		// every user (13 MiB at 100,000 users) is the build's, not the server's. Then the
 		// build's decode and write buffers are garbage: give the memory back to the OS rather
 		// than serving with the load's peak heap.
 		if set, err = fixtures.OpenSettings(fsys); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("load fixtures: %w", err)
+			return "", fmt.Errorf("load fixtures: %w", err)
 		}
-		sb.Fixtures = set
 		debug.FreeOSMemory()
 	}
-	sb.Token = token
+	sb.Fixtures = set
+	sb.DB.Defaults = bolt.Defaults{Prices: set.DefaultPrices, Fees: set.DefaultFees, Portfolios: set.Portfolios}
+	return stored, nil
+}
+
+// chooseToken sets the control plane's token: --sandbox-token, else the one the store keeps,
+// else a fresh one; beyond loopback it must pass judgeExposedToken.
+func (sb *Sandbox) chooseToken(cfg Config, stored string) error {
+	sb.Token = stored
 	if cfg.SandboxToken != "" {
 		sb.Token = cfg.SandboxToken
 	}
 	if sb.Token == "" {
-		sb.Token = "sbxtok_" + db.IDs.New("t")[2:]
+		sb.Token = "sbxtok_" + sb.DB.IDs.New("t")[2:]
 	}
 	if cfg.Exposed && !cfg.NoControl {
-		if err := judgeExposedToken(sb.Token, stored, set.SandboxToken, defaultSetToken()); err != nil {
-			db.Close()
-			return nil, err
-		}
+		return judgeExposedToken(sb.Token, stored, sb.Fixtures.SandboxToken, defaultSetToken())
 	}
+	return nil
+}
+
+// wire builds the address guard, the dispatcher, the control service and the scenario runner
+// over the store, and the server (with the QA console when the control plane is on) over them.
+func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
+	db := sb.DB
 	allowLoopback := !cfg.Exposed
 	if cfg.AllowLoopbackCallbacks != nil {
 		allowLoopback = *cfg.AllowLoopbackCallbacks
 	}
 	sb.Guard = netguard.New(netguard.Options{AllowLoopback: allowLoopback})
 	sb.Dispatcher = webhook.New(db, webhook.Config{Workers: cfg.Workers, Schedule: cfg.RetrySchedule, Timeout: cfg.DeliveryTimeout,
-		Dial: sb.Guard.DialContext, Clock: clock, Log: cfg.Logger})
-	sb.addWaker(sb.Dispatcher.Wake)
+		Dial: sb.Guard.DialContext, Clock: sb.Clock, Log: cfg.Logger})
 	db.Notify = sb.Dispatcher.Wake
-	deps := httpapi.Deps{Store: db, Webhooks: db, Sender: sb.Dispatcher, Guard: sb.Guard, IDs: db.IDs, Institution: db.Institution}
-	if !cfg.NoControl {
-		sb.control = &control{DB: db, sb: sb}
-		deps = deps.WithControl(sb.control)
+	sb.service = control.New(control.Config{Store: db, Guard: sb.Guard, Sender: sb.Dispatcher, SnapshotDir: cfg.DBPath + ".snapshots",
+		Reload: func(ctx context.Context) error {
+			// The whole set, checked again: the start may have read only its settings.
+			set, err := fixtures.Open(fsys)
+			if err != nil {
+				return fmt.Errorf("fixtures: %w", err)
+			}
+			return Seed(ctx, db, set, false)
+		}})
+	sb.service.OnClockMove(sb.Dispatcher.Wake)
+	first := ""
+	if len(sb.Fixtures.Institutions) > 0 {
+		first = sb.Fixtures.Institutions[0].ID
 	}
-	sb.Server = httpapi.NewServer(httpapi.Config{APIVersions: cfg.APIVersions, Clock: clock, SandboxToken: sb.Token,
+	sb.scenarios = scenario.NewRunner(scenario.Config{Service: sb.service, Clock: sb.Clock, IDs: db.IDs,
+		Scenarios: sb.Fixtures.Scenarios, Institution: first})
+	deps := httpapi.Deps{Store: db, Webhooks: db, Guard: sb.Guard, Tester: sb.service}
+	if !cfg.NoControl {
+		deps.Tenants, deps.Institutions, deps.Trading, deps.Deliveries, deps.Sandbox = sb.service, sb.service, sb.service, sb.service, sb.service
+		deps.Scenarios = sb.scenarios
+	}
+	sb.Server = httpapi.NewServer(httpapi.Config{APIVersions: cfg.APIVersions, Clock: sb.Clock, SandboxToken: sb.Token,
 		LoopbackOnly: !cfg.Exposed, AllowedHosts: cfg.AllowedHosts, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst}, deps, cfg.Logger)
-	if !cfg.NoControl {
-		// The QA console (decisions D15) is part of the control plane: on and off with it.
-		con, err := console.New(console.Config{Token: sb.Token, Control: sb.control, Server: sb.Server, Throttle: sb.Server.TokenThrottle(), Log: cfg.Logger})
-		if err != nil {
-			db.Close()
-			return nil, err
-		}
-		sb.Server.Mount(console.Prefix, con)
+	sb.service.AfterReset(sb.Server.ClearJournal)
+	if cfg.NoControl {
+		return nil
 	}
-	runCtx, stop := context.WithCancel(context.Background())
-	sb.stop, sb.runCtx, sb.done = stop, runCtx, make(chan struct{})
-	go func() {
-		defer close(sb.done)
-		if err := sb.Dispatcher.Run(runCtx); err != nil {
-			cfg.Logger.Error("dispatcher stopped", slog.Any("err", err))
-		}
-	}()
-	return sb, nil
-}
-
-// wake tells everything scheduled on the virtual clock to look again.
-func (sb *Sandbox) wake() {
-	sb.wakeMu.Lock()
-	ws := slices.Collect(maps.Values(sb.wakers))
-	sb.wakeMu.Unlock()
-	for _, w := range ws {
-		w()
+	// The QA console (decisions D15) is part of the control plane: on and off with it.
+	con, err := console.New(console.Config{Token: sb.Token, Tenants: deps.Tenants, Institutions: deps.Institutions, Trading: deps.Trading,
+		Deliveries: deps.Deliveries, Sandbox: deps.Sandbox, Scenarios: deps.Scenarios, Traffic: sb.Server, Clock: sb.Clock,
+		Throttle: sb.Server.TokenThrottle(), Log: cfg.Logger})
+	if err != nil {
+		return err
 	}
-}
-
-// addWaker registers w to be called when the virtual clock moves; remove unregisters it.
-func (sb *Sandbox) addWaker(w func()) (remove func()) {
-	sb.wakeMu.Lock()
-	defer sb.wakeMu.Unlock()
-	if sb.wakers == nil {
-		sb.wakers = map[int]func(){}
-	}
-	id := sb.nextWaker
-	sb.nextWaker++
-	sb.wakers[id] = w
-	return func() {
-		sb.wakeMu.Lock()
-		delete(sb.wakers, id)
-		sb.wakeMu.Unlock()
-	}
+	sb.Server.Mount(console.Prefix, con)
+	return nil
 }
 
 // Close stops delivery (pending deliveries stay in the outbox for the next start) and
 // scenario runs waiting on the clock (waiting for them to end), and closes the store.
 func (sb *Sandbox) Close() error {
 	sb.stop()
-	sb.runs.Wait()
+	sb.scenarios.Close()
 	<-sb.done
 	return sb.DB.Close()
 }

@@ -134,6 +134,22 @@ var (
 	LastStorableTime  = time.Date(2199, 12, 31, 23, 59, 59, 999999999, time.UTC)
 )
 
+// MaxAdvance bounds one advance of the virtual clock (ten years, decisions D17).
+const MaxAdvance = 10 * 365 * 24 * time.Hour
+
+// CheckAdvance refuses an advance of the virtual clock — the process-wide one, or with instID
+// that institution's — by less than 0 or more than MaxAdvance, or past the storable range
+// (EINVALID either way).
+func (c *Clock) CheckAdvance(instID string, d time.Duration) error {
+	if d < 0 || d > MaxAdvance {
+		return Errorf(EINVALID, "advance by 0 to %d seconds", MaxAdvance/time.Second)
+	}
+	if err := CheckStorable(c.InstitutionNow(instID).Add(d)); err != nil {
+		return Errorf(EINVALID, "the virtual clock cannot move there: %s", ErrorMessage(err))
+	}
+	return nil
+}
+
 // CheckStorable returns an EINVALID error naming the range when t cannot be stored.
 func CheckStorable(t time.Time) error {
 	if t.Before(FirstStorableTime) || t.After(LastStorableTime) {

@@ -3,6 +3,8 @@ package simulator
 import (
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // kycNext is the KYC transition graph of decisions D9.
@@ -21,6 +23,15 @@ func NextKYC(s KYCStatus) []KYCStatus { return kycNext[s] }
 // KYCDelivered reports whether a transition into s is delivered as a kyc event: every state
 // but pending, which is intermediate (spec §3.1, decisions D8).
 func KYCDelivered(s KYCStatus) bool { return s != KYCPending }
+
+// KYCMove is what one KYC move leaves: the account as it now is, its institution's prices
+// (what its market value is counted at) and the kyc event it emitted (nil for a move to
+// pending, which is not delivered).
+type KYCMove struct {
+	Account Account
+	Prices  map[string]decimal.Decimal
+	Event   *Event
+}
 
 // TransitionKYC moves the account to state to at time now. A transition not in the graph is an
 // ECONFLICT error naming the allowed next states. The first move into approved stamps

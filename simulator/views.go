@@ -47,6 +47,15 @@ type UserFilter struct {
 	Limit         int
 }
 
+// MatchesNothing reports a created_at window that can hold no user (start at or after end):
+// the list is an empty page without asking the store.
+func (f UserFilter) MatchesNothing() bool { return emptyWindow(f.CreatedStart, f.CreatedEnd) }
+
+// emptyWindow reports whether a time filter [start, end) can match nothing.
+func emptyWindow(start, end *time.Time) bool {
+	return start != nil && end != nil && !start.Before(*end)
+}
+
 // UserPage is one page of users and the count of every match.
 type UserPage struct {
 	Users  []*User
@@ -66,6 +75,10 @@ type OrderFilter struct {
 	Offset        int
 	Limit         int
 }
+
+// MatchesNothing reports a placed_at window that can hold no order (start at or after end):
+// the list is an empty page without asking the store.
+func (f OrderFilter) MatchesNothing() bool { return emptyWindow(f.PlacedStart, f.PlacedEnd) }
 
 // OrderPage is one page of orders and the count of every match.
 type OrderPage struct {

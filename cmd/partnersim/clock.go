@@ -28,6 +28,16 @@ type dueStep struct {
 	index         int
 }
 
+// fired is what an advance of the virtual clock made due, and what each did once it ran.
+type fired struct {
+	now        string // the virtual clock after the advance
+	listed     int    // deliveries the clock listed as next due before it
+	deliveries []dueDelivery
+	attempted  []gjson.Result // each delivery's state after its attempt
+	steps      []dueStep
+	played     []gjson.Result // each step's outcome
+}
+
 // triggerClock advances the virtual clock and says what that made happen: the delivery
 // attempts and the scenario steps that came due, each once it has run.
 func triggerClock(ctx context.Context, c *controlClient, a *triggerArgs, w io.Writer) error {
@@ -47,79 +57,106 @@ func triggerClock(ctx context.Context, c *controlClient, a *triggerArgs, w io.Wr
 	if err != nil {
 		return fmt.Errorf("the sandbox answered a clock it cannot have: %s", res.Raw)
 	}
-	var deliveries []dueDelivery
+	f := cameDue(before, runs, now)
+	f.now = res.Get("now").String()
+	if err := f.wait(ctx, c); err != nil {
+		return err
+	}
+	if c.json() {
+		return f.printJSON(w)
+	}
+	f.print(w, c)
+	return nil
+}
+
+// cameDue picks, from the clock's list of next due deliveries and the running scenario runs
+// read before the advance, what the clock's move to now made due.
+func cameDue(before, runs gjson.Result, now time.Time) *fired {
+	f := &fired{}
 	listed := before.Get("next_due").Array()
+	f.listed = len(listed)
 	for _, d := range listed {
 		if t, err := time.Parse(time.RFC3339Nano, d.Get("next_attempt_at").String()); err == nil && !t.After(now) {
-			deliveries = append(deliveries, dueDelivery{d.Get("delivery_id").String(), d.Get("event_id").String(), d.Get("attempts.#").Int()})
+			f.deliveries = append(f.deliveries, dueDelivery{d.Get("delivery_id").String(), d.Get("event_id").String(), d.Get("attempts.#").Int()})
 		}
 	}
-	var steps []dueStep
 	for _, r := range runs.Get("runs").Array() {
 		for i, st := range r.Get("steps").Array() {
 			if t, err := time.Parse(time.RFC3339Nano, st.Get("due_at").String()); err == nil && st.Get("status").String() == "pending" && !t.After(now) {
-				steps = append(steps, dueStep{r.Get("run_id").String(), r.Get("scenario").String(), i})
+				f.steps = append(f.steps, dueStep{r.Get("run_id").String(), r.Get("scenario").String(), i})
 			}
 		}
 	}
+	return f
+}
 
+// wait waits, up to firedWait in all, for each due delivery's attempt and each due step.
+func (f *fired) wait(ctx context.Context, c *controlClient) error {
 	deadline := time.Now().Add(firedWait)
-	attempted := make([]gjson.Result, len(deliveries))
-	for i, d := range deliveries {
-		if attempted[i], err = waitAttempt(ctx, c, d, deadline); err != nil {
+	f.attempted = make([]gjson.Result, len(f.deliveries))
+	for i, d := range f.deliveries {
+		var err error
+		if f.attempted[i], err = waitAttempt(ctx, c, d, deadline); err != nil {
 			return err
 		}
 	}
-	played := make([]gjson.Result, len(steps))
-	for i, st := range steps {
-		if played[i], err = waitStep(ctx, c, st, deadline); err != nil {
+	f.played = make([]gjson.Result, len(f.steps))
+	for i, st := range f.steps {
+		var err error
+		if f.played[i], err = waitStep(ctx, c, st, deadline); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	if c.json() {
-		type stepJSON struct {
-			RunID    string          `json:"run_id"`
-			Scenario string          `json:"scenario"`
-			Step     int             `json:"step"`
-			Result   json.RawMessage `json:"result"`
-		}
-		out := struct {
-			Now        string            `json:"now"`
-			Deliveries []json.RawMessage `json:"deliveries"`
-			Steps      []stepJSON        `json:"steps"`
-		}{Now: res.Get("now").String(), Deliveries: []json.RawMessage{}, Steps: []stepJSON{}}
-		for _, d := range attempted {
-			out.Deliveries = append(out.Deliveries, json.RawMessage(d.Raw))
-		}
-		for i, st := range played {
-			out.Steps = append(out.Steps, stepJSON{steps[i].run, steps[i].scenario, steps[i].index + 1, json.RawMessage(st.Raw)})
-		}
-		b, err := json.Marshal(out)
-		if err != nil {
-			return err
-		}
-		printJSON(w, gjson.ParseBytes(b))
-		return nil
+// printJSON writes what came due as one JSON object (--json).
+func (f *fired) printJSON(w io.Writer) error {
+	type stepJSON struct {
+		RunID    string          `json:"run_id"`
+		Scenario string          `json:"scenario"`
+		Step     int             `json:"step"`
+		Result   json.RawMessage `json:"result"`
 	}
-	fmt.Fprintf(w, "virtual clock now %s\n", res.Get("now"))
-	if len(deliveries) == 0 && len(steps) == 0 {
+	out := struct {
+		Now        string            `json:"now"`
+		Deliveries []json.RawMessage `json:"deliveries"`
+		Steps      []stepJSON        `json:"steps"`
+	}{Now: f.now, Deliveries: []json.RawMessage{}, Steps: []stepJSON{}}
+	for _, d := range f.attempted {
+		out.Deliveries = append(out.Deliveries, json.RawMessage(d.Raw))
+	}
+	for i, st := range f.played {
+		out.Steps = append(out.Steps, stepJSON{f.steps[i].run, f.steps[i].scenario, f.steps[i].index + 1, json.RawMessage(st.Raw)})
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	printJSON(w, gjson.ParseBytes(b))
+	return nil
+}
+
+// print writes what came due for people: one line per attempt and per step.
+func (f *fired) print(w io.Writer, c *controlClient) {
+	fmt.Fprintf(w, "virtual clock now %s\n", f.now)
+	if len(f.deliveries) == 0 && len(f.steps) == 0 {
 		fmt.Fprintln(w, "nothing came due: no delivery attempt and no scenario step")
 	}
-	if len(deliveries) > 0 {
-		fmt.Fprintf(w, "%d delivery attempt(s) came due:\n", len(deliveries))
+	if len(f.deliveries) > 0 {
+		fmt.Fprintf(w, "%d delivery attempt(s) came due:\n", len(f.deliveries))
 	}
-	for i, d := range attempted {
-		fmt.Fprintf(w, "  %s (event %s)\n", deliveryLine(d), deliveries[i].event)
+	for i, d := range f.attempted {
+		fmt.Fprintf(w, "  %s (event %s)\n", deliveryLine(d), f.deliveries[i].event)
 	}
-	if len(listed) == 100 && len(deliveries) == 100 {
+	if f.listed == 100 && len(f.deliveries) == 100 {
 		fmt.Fprintf(w, "  … only the first 100 are listed: %s\n", c.hint("deliveries", "--status", "pending"))
 	}
-	if len(steps) > 0 {
-		fmt.Fprintf(w, "%d scenario step(s) came due:\n", len(steps))
+	if len(f.steps) > 0 {
+		fmt.Fprintf(w, "%d scenario step(s) came due:\n", len(f.steps))
 	}
-	for i, st := range played {
-		line := fmt.Sprintf("  %s run %s step %d %s: %s", steps[i].scenario, steps[i].run, steps[i].index+1, st.Get("action"), st.Get("status"))
+	for i, st := range f.played {
+		line := fmt.Sprintf("  %s run %s step %d %s: %s", f.steps[i].scenario, f.steps[i].run, f.steps[i].index+1, st.Get("action"), st.Get("status"))
 		if r := st.Get("result").String(); r != "" {
 			line += " → " + r
 		}
@@ -131,7 +168,6 @@ func triggerClock(ctx context.Context, c *controlClient, a *triggerArgs, w io.Wr
 		}
 		fmt.Fprintln(w, line)
 	}
-	return nil
 }
 
 // waitAttempt polls a due delivery until it has a new attempt or has ended, or the deadline.

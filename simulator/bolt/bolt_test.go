@@ -366,7 +366,7 @@ func TestFilteredCountsFollowWrites(t *testing.T) {
 			continue
 		}
 		if a := u.Account(simulator.ProductCrypto); a != nil && a.KYCStatus == simulator.KYCApproved {
-			_, _, err := db.TransitionKYC(ctx, u.PlatformID, simulator.ProductCrypto, simulator.KYCClosed)
+			_, err := db.TransitionKYC(ctx, u.PlatformID, simulator.ProductCrypto, simulator.KYCClosed)
 			require.NoError(t, err)
 			a.KYCStatus = simulator.KYCClosed
 			moved++
@@ -410,7 +410,7 @@ func TestUserDetailViewsFollowWrites(t *testing.T) {
 			if v.User.Accounts[0].KYCStatus == simulator.KYCApproved {
 				to = simulator.KYCAccountTakeover
 			}
-			if _, _, err := db.TransitionKYC(ctx, u.PlatformID, u.Accounts[0].Product, to); err == nil {
+			if _, err := db.TransitionKYC(ctx, u.PlatformID, u.Accounts[0].Product, to); err == nil {
 				require.Equal(t, to, detail().User.Accounts[0].KYCStatus, "KYC after write %d", i)
 				moved++
 			}

@@ -285,7 +285,7 @@ func TestStoreWithJSONRecordsStillReads(t *testing.T) {
 		assert.Equal(t, byte('{'), storedRecord(tx, userRecords, "usr_07")[0])
 		return nil
 	}))
-	_, _, err = db.TransitionKYC(ctx, "usr_07", simulator.ProductSecurities, simulator.KYCClosed)
+	_, err = db.TransitionKYC(ctx, "usr_07", simulator.ProductSecurities, simulator.KYCClosed)
 	require.NoError(t, err)
 	require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
 		assert.Equal(t, byte(recordV1), storedRecord(tx, userRecords, "usr_07")[0], "a changed record is rewritten in the binary form")

@@ -99,7 +99,7 @@ func (s *DB) CreateUser(ctx context.Context, u *simulator.User) error {
 	})
 }
 
-// SetPrices merges prices into the institution's.
+// SetPrices merges prices into the institution's (the domain's rule: each positive).
 func (s *DB) SetPrices(ctx context.Context, instID string, prices map[string]decimal.Decimal) (map[string]decimal.Decimal, error) {
 	var out map[string]decimal.Decimal
 	err := s.update(ctx, func(w *writeTx) error {
@@ -107,10 +107,9 @@ func (s *DB) SetPrices(ctx context.Context, instID string, prices map[string]dec
 		if err != nil {
 			return err
 		}
-		if in.Prices == nil {
-			in.Prices = map[string]decimal.Decimal{}
+		if err := in.SetPrices(prices); err != nil {
+			return err
 		}
-		maps.Copy(in.Prices, prices)
 		out = in.Prices
 		return w.putInstitution(in)
 	})
@@ -118,36 +117,37 @@ func (s *DB) SetPrices(ctx context.Context, instID string, prices map[string]dec
 }
 
 // TransitionKYC moves one account's KYC status through the state machine and emits a kyc
-// event for every delivered state (not pending), in the same transaction.
-func (s *DB) TransitionKYC(ctx context.Context, platformID string, p simulator.Product, to simulator.KYCStatus) (*simulator.Account, *simulator.Event, error) {
-	var (
-		acct simulator.Account
-		ev   *simulator.Event
-	)
+// event for every delivered state (not pending), in one transaction that also reads the
+// institution's prices the account's market value is counted at.
+func (s *DB) TransitionKYC(ctx context.Context, platformID string, p simulator.Product, to simulator.KYCStatus) (*simulator.KYCMove, error) {
+	var move simulator.KYCMove
 	err := s.update(ctx, func(w *writeTx) error {
 		var u simulator.User
 		if err := userRecords.get(w.Tx, "", platformID, &u); err != nil {
 			return err
 		}
-		old := u
-		old.Accounts = append([]simulator.Account(nil), u.Accounts...)
-		var err error
-		if ev, err = u.TransitionKYC(s.IDs, p, to, s.Clock.Now()); err != nil {
+		in, err := getInstitution(w.Tx, u.InstitutionID)
+		if err != nil {
 			return err
 		}
-		acct = *u.Account(p)
+		old := u
+		old.Accounts = append([]simulator.Account(nil), u.Accounts...)
+		if move.Event, err = u.TransitionKYC(s.IDs, p, to, s.Clock.Now()); err != nil {
+			return err
+		}
+		move.Account, move.Prices = *u.Account(p), in.Prices
 		if err := w.putUser(&old, &u); err != nil {
 			return err
 		}
-		if ev == nil {
+		if move.Event == nil {
 			return nil
 		}
-		return s.emit(w, ev)
+		return s.emit(w, move.Event)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return &acct, ev, nil
+	return &move, nil
 }
 
 // PlaceOrder places a pending order and its transaction.

@@ -56,7 +56,7 @@ func TestDayCountersFollowWrites(t *testing.T) {
 		case n < 9:
 			_, _, _ = db.EndTransaction(ctx, txns[r.IntN(len(txns))], simulator.OrderCanceled)
 		default:
-			_, _, _ = db.TransitionKYC(ctx, fmt.Sprintf("usr_%02d", r.IntN(30)), simulator.ProductSecurities,
+			_, _ = db.TransitionKYC(ctx, fmt.Sprintf("usr_%02d", r.IntN(30)), simulator.ProductSecurities,
 				[]simulator.KYCStatus{simulator.KYCClosed, simulator.KYCAccountTakeover}[r.IntN(2)])
 		}
 	}

@@ -211,11 +211,12 @@ func TestEventToFirstAttemptLatency(t *testing.T) {
 			for i := 0; i < total/producers; i++ {
 				due := start.Add(time.Duration(i)*interval + time.Duration(p)*interval/producers)
 				time.Sleep(time.Until(due))
-				_, ev, err := db.TransitionKYC(context.Background(), pids[p], simulator.ProductCrypto, to[i%2])
+				move, err := db.TransitionKYC(context.Background(), pids[p], simulator.ProductCrypto, to[i%2])
 				if err != nil {
 					t.Error(err)
 					return
 				}
+				ev := move.Event
 				mu.Lock()
 				committed[ev.ID] = time.Now()
 				mu.Unlock()

@@ -92,10 +92,10 @@ func TestWritesAnswerOnceWhenRunTwice(t *testing.T) {
 	})
 	t.Run("a KYC move answers the account it made", func(t *testing.T) {
 		db, _, u := rehearsed(t)
-		acct, ev, err := db.TransitionKYC(ctx, u.PlatformID, simulator.ProductSecurities, simulator.KYCClosed)
+		move, err := db.TransitionKYC(ctx, u.PlatformID, simulator.ProductSecurities, simulator.KYCClosed)
 		require.NoError(t, err)
-		assert.Equal(t, simulator.KYCClosed, acct.KYCStatus)
-		require.NotNil(t, ev)
+		assert.Equal(t, simulator.KYCClosed, move.Account.KYCStatus)
+		require.NotNil(t, move.Event)
 	})
 }
 

@@ -59,9 +59,9 @@ func populate(t *testing.T, db *DB, name string, users int) string {
 			Accounts: []simulator.AccountRequest{{Product: simulator.ProductCrypto, Cash: decimal.NewFromInt(1000)}}}, db.Clock.Now())
 		require.NoError(t, db.CreateUser(ctx, u))
 		pids = append(pids, u.PlatformID)
-		_, ev, err := db.TransitionKYC(ctx, u.PlatformID, simulator.ProductCrypto, simulator.KYCApproved)
+		move, err := db.TransitionKYC(ctx, u.PlatformID, simulator.ProductCrypto, simulator.KYCApproved)
 		require.NoError(t, err)
-		require.NotNil(t, ev)
+		require.NotNil(t, move.Event)
 	}
 	dbpID := name + "-dbp"
 	require.NoError(t, db.CreateMember(ctx, &simulator.Member{InstitutionID: in.ID, CoreID: name + "-core", DBPID: &dbpID, UserIDs: pids}))

@@ -13,8 +13,8 @@ import (
 
 // The control plane's bounds (decisions D17), one home for the handlers here and the QA console.
 const (
-	// MaxAdvanceSeconds bounds one advance of the virtual clock (ten years).
-	MaxAdvanceSeconds = 10 * 365 * 24 * 3600
+	// MaxAdvanceSeconds bounds one advance of the virtual clock (the domain's MaxAdvance).
+	MaxAdvanceSeconds = int(simulator.MaxAdvance / time.Second)
 	// MaxOverlapSeconds bounds a signing-secret rotation's overlap (thirty days).
 	MaxOverlapSeconds = 30 * 24 * 3600
 	// MaxSessions bounds a created user's live sessions.
@@ -34,19 +34,20 @@ const (
 // JournalEntry is one request of the journal (GET /_sandbox/requests).
 type JournalEntry = journalEntry
 
-// The control plane's reads beyond the operations of control.go: what an institution holds
-// (its users and orders with the API's own filters and paging, its keys without plaintexts, its
-// subscriptions), the virtual clock with the deliveries it will make due, the DNS overrides and
-// the rate limit. The QA console (simulator/httpapi/console) calls the same methods.
+// The control plane's reads: what an institution holds (its users and orders with the API's own
+// filters and paging, its keys without plaintexts, its subscriptions), the virtual clock with
+// the deliveries it will make due, the DNS overrides and the rate limit. The QA console
+// (simulator/httpapi/console) calls the same services, and the server's own journal, faults
+// and rate limit through the methods below.
 
 // addControlReads registers the read endpoints of this file; c is the control plane's prefix.
 func (s *Server) addControlReads(c string, t echo.MiddlewareFunc) {
 	d := s.deps
-	s.handle(http.MethodGet, c+"/institutions/:institution_id", handleInstitution(d.Institution), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/users", handleInstitutionUsers(s.InstitutionUsers), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/orders", handleInstitutionOrders(s.InstitutionOrders), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/keys", handleInstitutionKeys(s.InstitutionKeys), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/subscriptions", handleInstitutionSubscriptions(s.InstitutionSubscriptions), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id", handleInstitution(d.Institutions.Institution), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/users", handleInstitutionUsers(d.Institutions.InstitutionUsers), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/orders", handleInstitutionOrders(d.Institutions.InstitutionOrders), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/keys", handleInstitutionKeys(d.Institutions.InstitutionKeys), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/subscriptions", handleInstitutionSubscriptions(d.Institutions.InstitutionSubscriptions), t)
 	s.handle(http.MethodGet, c+"/clock", handleClock(d.Deliveries, s.clock), t)
 	s.handle(http.MethodGet, c+"/dns", handleDNS(d.Sandbox), t)
 	s.handle(http.MethodGet, c+"/rate-limit", handleRateLimit(s.faults), t)
@@ -87,55 +88,9 @@ func (f *faults) rate() (rps float64, burst int) {
 // SetRateLimit sets the per-key rate limit; 0 switches it off.
 func (s *Server) SetRateLimit(rps float64, burst int) { s.faults.setRate(rps, burst) }
 
-// ResetSandbox reloads the fixtures and empties the request journal (POST /_sandbox/reset).
-func (s *Server) ResetSandbox(ctx context.Context) error {
-	return resetSandbox(ctx, s.deps.Sandbox, s.journal)
-}
-
-func resetSandbox(ctx context.Context, ops SandboxOps, j *journal) error {
-	if err := ops.Reset(ctx); err != nil {
-		return err
-	}
-	j.reset()
-	return nil
-}
-
-// Institution returns an institution with its prices and fees (404 when unknown).
-func (s *Server) Institution(ctx context.Context, id string) (*simulator.Institution, error) {
-	return s.deps.Institution(ctx, id)
-}
-
-// InstitutionUsers lists one page of an institution's users with Get User List's filters.
-func (s *Server) InstitutionUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
-	if _, err := s.deps.Institution(ctx, instID); err != nil {
-		return nil, err
-	}
-	return listUsers(ctx, s.deps.Store, instID, f)
-}
-
-// InstitutionOrders lists one page of an institution's orders with Get Order List's filters.
-func (s *Server) InstitutionOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
-	if _, err := s.deps.Institution(ctx, instID); err != nil {
-		return nil, err
-	}
-	return listOrders(ctx, s.deps.Store, instID, f)
-}
-
-// InstitutionKeys lists an institution's keys (never a plaintext).
-func (s *Server) InstitutionKeys(ctx context.Context, instID string) ([]*simulator.APIKey, error) {
-	if _, err := s.deps.Institution(ctx, instID); err != nil {
-		return nil, err
-	}
-	return s.deps.Tenants.Keys(ctx, instID)
-}
-
-// InstitutionSubscriptions lists an institution's live webhook subscriptions.
-func (s *Server) InstitutionSubscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error) {
-	if _, err := s.deps.Institution(ctx, instID); err != nil {
-		return nil, err
-	}
-	return s.deps.Webhooks.Subscriptions(ctx, instID)
-}
+// ClearJournal empties the request journal (a reset does, through the control service's
+// AfterReset).
+func (s *Server) ClearJournal() { s.journal.reset() }
 
 // ParseUserList reads Get User List's query string (the API's own validation) into a filter.
 func ParseUserList(rawQuery string) (simulator.UserFilter, error) {
@@ -342,23 +297,6 @@ func handleRateLimit(f *faults) echo.HandlerFunc {
 		rps, burst := f.rate()
 		return writeJSON(c, http.StatusOK, response{RequestsPerSecond: rps, Burst: burst})
 	}
-}
-
-// AdvanceClock moves the virtual clock by d after checking the bounds POST
-// /_sandbox/clock/advance applies: at most MaxAdvanceSeconds, and never past the storable range.
-func (s *Server) AdvanceClock(ctx context.Context, d time.Duration) (time.Time, error) {
-	return advanceClock(ctx, s.deps.Sandbox, s.clock, "", d)
-}
-
-// advanceClock moves the process-wide virtual clock, or with instID that institution's.
-func advanceClock(ctx context.Context, ops SandboxOps, clock *simulator.Clock, instID string, d time.Duration) (time.Time, error) {
-	if d < 0 || d > MaxAdvanceSeconds*time.Second {
-		return time.Time{}, simulator.Errorf(simulator.EINVALID, "advance by 0 to %d seconds", MaxAdvanceSeconds)
-	}
-	if err := simulator.CheckStorable(clock.InstitutionNow(instID).Add(d)); err != nil {
-		return time.Time{}, simulator.Errorf(simulator.EINVALID, "the virtual clock cannot move there: %s", simulator.ErrorMessage(err))
-	}
-	return ops.AdvanceClock(ctx, instID, d)
 }
 
 // ValidSnapshotName reports whether a snapshot name is letters, digits, '-' and '_' (at most 64).

@@ -12,7 +12,7 @@ import (
 
 // handleAdvanceClock serves POST /_sandbox/clock/advance: the process-wide virtual clock, or
 // with institution_id that institution's alone (decisions D9).
-func handleAdvanceClock(ops SandboxOps, clock *simulator.Clock, reader *bodyReader) echo.HandlerFunc {
+func handleAdvanceClock(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		Now string `json:"now"`
 	}
@@ -27,7 +27,7 @@ func handleAdvanceClock(ops SandboxOps, clock *simulator.Clock, reader *bodyRead
 		if err := v.Err(); err != nil {
 			return err
 		}
-		now, err := advanceClock(c.Request().Context(), ops, clock, instID, time.Duration(secs)*time.Second)
+		now, err := ops.AdvanceClock(c.Request().Context(), instID, time.Duration(secs)*time.Second)
 		if err != nil {
 			return err
 		}
@@ -62,9 +62,9 @@ func handleSetDNS(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 }
 
 // handleReset serves POST /_sandbox/reset.
-func handleReset(ops SandboxOps, j *journal) echo.HandlerFunc {
+func handleReset(ops SandboxOps) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := resetSandbox(c.Request().Context(), ops, j); err != nil {
+		if err := ops.Reset(c.Request().Context()); err != nil {
 			return err
 		}
 		return c.NoContent(http.StatusNoContent)

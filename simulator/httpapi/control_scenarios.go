@@ -5,34 +5,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/partnersim/partnersim/scenario"
+
 	"github.com/partnersim/partnersim/simulator/validate"
 )
-
-// ScenarioRun reports a scenario run: the ids each step bound and what it did.
-type ScenarioRun struct {
-	Scenario string            `json:"scenario"`
-	RunID    string            `json:"run_id"`
-	Status   string            `json:"status"` // running (waiting on the virtual clock) or completed
-	Bound    map[string]string `json:"bound"`
-	Steps    []ScenarioStep    `json:"steps"`
-}
-
-// ScenarioInfo describes a fixture scenario.
-type ScenarioInfo struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Steps       int    `json:"steps"`
-}
-
-// ScenarioStep is one step's outcome.
-type ScenarioStep struct {
-	Action  string `json:"action"`
-	DueAt   string `json:"due_at"`
-	Status  string `json:"status"` // pending, done, failed
-	Result  string `json:"result,omitempty"`
-	EventID string `json:"event_id,omitempty"`
-	Error   string `json:"error,omitempty"`
-}
 
 // handleRunScenario serves POST /_sandbox/scenarios/:name/run.
 func handleRunScenario(scenarios Scenarios, reader *bodyReader) echo.HandlerFunc {
@@ -60,14 +36,14 @@ func handleRunScenario(scenarios Scenarios, reader *bodyReader) echo.HandlerFunc
 // handleScenarios serves GET /_sandbox/scenarios.
 func handleScenarios(scenarios Scenarios) echo.HandlerFunc {
 	type response struct {
-		Scenarios []ScenarioInfo `json:"scenarios"`
+		Scenarios []scenario.Info `json:"scenarios"`
 	}
 	return func(c echo.Context) error {
 		list, err := scenarios.Scenarios(c.Request().Context())
 		if err != nil {
 			return err
 		}
-		return writeJSON(c, http.StatusOK, response{Scenarios: append([]ScenarioInfo{}, list...)})
+		return writeJSON(c, http.StatusOK, response{Scenarios: append([]scenario.Info{}, list...)})
 	}
 }
 
@@ -85,7 +61,7 @@ func handleScenarioRun(scenarios Scenarios) echo.HandlerFunc {
 // handleScenarioRuns serves GET /_sandbox/scenarios/runs: the runs (?status, ?limit).
 func handleScenarioRuns(scenarios Scenarios) echo.HandlerFunc {
 	type response struct {
-		Runs []*ScenarioRun `json:"runs"`
+		Runs []*scenario.Run `json:"runs"`
 	}
 	return func(c echo.Context) error {
 		v := validate.New()

@@ -54,12 +54,12 @@ func handleCreateInstitution(tenants Tenants, reader *bodyReader) echo.HandlerFu
 }
 
 // handleListInstitutions serves GET /_sandbox/institutions.
-func handleListInstitutions(tenants Tenants) echo.HandlerFunc {
+func handleListInstitutions(institutions Institutions) echo.HandlerFunc {
 	type response struct {
 		Institutions []institutionJSON `json:"institutions"`
 	}
 	return func(c echo.Context) error {
-		list, counts, err := tenants.Institutions(c.Request().Context())
+		list, counts, err := institutions.Institutions(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -237,7 +237,7 @@ type holdingJSON struct {
 }
 
 // handleGetUser serves GET /_sandbox/users/:platform_id.
-func handleGetUser(tenants Tenants) echo.HandlerFunc {
+func handleGetUser(institutions Institutions) echo.HandlerFunc {
 	type response struct {
 		PlatformID    string              `json:"platform_id"`
 		InstitutionID string              `json:"institution_id"`
@@ -248,7 +248,7 @@ func handleGetUser(tenants Tenants) echo.HandlerFunc {
 		Accounts      []storedAccountJSON `json:"accounts"`
 	}
 	return func(c echo.Context) error {
-		u, err := tenants.User(c.Request().Context(), c.Param("platform_id"))
+		u, err := institutions.User(c.Request().Context(), c.Param("platform_id"))
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -12,7 +11,7 @@ import (
 )
 
 // handleKYC serves POST /_sandbox/users/:platform_id/kyc.
-func handleKYC(trading Trading, tenants Tenants, institution func(ctx context.Context, id string) (*simulator.Institution, error), reader *bodyReader) echo.HandlerFunc {
+func handleKYC(trading Trading, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		accountJSON
 		EventID string `json:"event_id,omitempty"`
@@ -29,25 +28,17 @@ func handleKYC(trading Trading, tenants Tenants, institution func(ctx context.Co
 		if err := v.Err(); err != nil {
 			return err
 		}
-		ctx := c.Request().Context()
-		a, ev, err := trading.TransitionKYC(ctx, pid, simulator.Product(p), simulator.KYCStatus(st))
+		move, err := trading.TransitionKYC(c.Request().Context(), pid, simulator.Product(p), simulator.KYCStatus(st))
 		if err != nil {
 			return err
 		}
-		u, err := tenants.User(ctx, pid)
-		if err != nil {
-			return err
-		}
-		in, err := institution(ctx, u.InstitutionID)
-		if err != nil {
-			return err
-		}
-		out := response{accountJSON: accountJSON{Product: a.Product, CurrentMarketValue: simulator.FormatMoney(a.MarketValue(in.Prices)), KYCStatus: a.KYCStatus}}
+		a := &move.Account
+		out := response{accountJSON: accountJSON{Product: a.Product, CurrentMarketValue: simulator.FormatMoney(a.MarketValue(move.Prices)), KYCStatus: a.KYCStatus}}
 		if a.ShowsApprovedAt() {
 			out.KYCApprovedAt = simulator.FormatTime(*a.KYCApprovedAt)
 		}
-		if ev != nil {
-			out.EventID = ev.ID
+		if move.Event != nil {
+			out.EventID = move.Event.ID
 		}
 		return writeJSON(c, http.StatusOK, out)
 	}

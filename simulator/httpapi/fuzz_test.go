@@ -169,8 +169,8 @@ func FuzzSubscriptionBody(f *testing.F) {
 	// The sandbox's own guard asks the system resolver; this server, over the same store,
 	// resolves offline so that fuzzed host names never reach a DNS server.
 	sb := a.SB
-	srv := httpapi.NewServer(httpapi.Config{SandboxToken: sb.Token}, httpapi.Deps{Store: sb.DB, Webhooks: sb.DB, Sender: sb.Dispatcher,
-		Guard: netguard.New(netguard.Options{AllowLoopback: true, Resolver: fakeResolver{}}), IDs: sb.DB.IDs, Institution: sb.DB.Institution}, nil)
+	srv := httpapi.NewServer(httpapi.Config{SandboxToken: sb.Token}, httpapi.Deps{Store: sb.DB, Webhooks: sb.DB,
+		Guard: netguard.New(netguard.Options{AllowLoopback: true, Resolver: fakeResolver{}})}, nil)
 	f.Fuzz(func(t *testing.T, body []byte, ct string) {
 		checkD4(t, "POST /v1/webhooks/subscriptions "+ct, a.serveChecked(t, srv, "POST", "/v1/webhooks/subscriptions", "", ct, body, "x-api-key: "+keyAll))
 	})

@@ -58,7 +58,7 @@ func orderListQuery(q *validate.Params) (f simulator.OrderFilter, cursor *big.In
 
 // listOrders lists one page; an empty time window matches nothing without asking the store.
 func listOrders(ctx context.Context, r OrderReader, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
-	if emptyWindow(f.PlacedStart, f.PlacedEnd) {
+	if f.MatchesNothing() {
 		return &simulator.OrderPage{Orders: []*simulator.Order{}}, nil
 	}
 	return r.ListOrders(ctx, instID, f)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math/big"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/shopspring/decimal"
@@ -152,10 +151,4 @@ func handleList[F, P any](
 		bodies.put(body)
 		return nil
 	}
-}
-
-// emptyWindow reports whether a list's time filter [start, end) can match nothing (start at or
-// after end): both lists answer an empty page then without asking the store.
-func emptyWindow(start, end *time.Time) bool {
-	return start != nil && end != nil && !start.Before(*end)
 }

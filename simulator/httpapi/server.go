@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -28,24 +27,16 @@ type Store interface {
 type Deps struct {
 	Store    Store
 	Webhooks Webhooks
-	Sender   Sender
 	Guard    URLChecker
-	IDs      *simulator.IDs
+	Tester   Tester
 	// The control plane by concern (control.go); a nil Sandbox switches /_sandbox/ off (404
-	// like any unknown path). Deps.WithControl fills them all from one implementation.
-	Tenants    Tenants
-	Trading    Trading
-	Deliveries Deliveries
-	Sandbox    SandboxOps
-	Scenarios  Scenarios
-	// Institution reads an institution (prices for control-plane answers).
-	Institution func(ctx context.Context, id string) (*simulator.Institution, error)
-}
-
-// WithControl returns d with every control-plane concern served by c.
-func (d Deps) WithControl(c Control) Deps {
-	d.Tenants, d.Trading, d.Deliveries, d.Sandbox, d.Scenarios = c, c, c, c, c
-	return d
+	// like any unknown path).
+	Tenants      Tenants
+	Institutions Institutions
+	Trading      Trading
+	Deliveries   Deliveries
+	Sandbox      SandboxOps
+	Scenarios    Scenarios
 }
 
 // Config is the server's behaviour.

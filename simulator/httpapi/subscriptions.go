@@ -18,13 +18,14 @@ type Webhooks interface {
 	Subscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error)
 	Subscription(ctx context.Context, instID, id string) (*simulator.Subscription, error)
 	DeleteSubscription(ctx context.Context, instID, id string) error
-	SigningSecrets(ctx context.Context, instID string) (simulator.SigningSecrets, error)
-	RecordTestDelivery(ctx context.Context, e *simulator.Event, d *simulator.Delivery) error
 }
 
-// Sender makes one signed delivery attempt (the dispatcher).
-type Sender interface {
-	Send(ctx context.Context, url string, body []byte, eventID string, secrets []string) simulator.Attempt
+// Tester runs Send Test's use case (the control service's SendTest).
+type Tester interface {
+	// SendTest makes one signed attempt of a synthetic is_test event to the subscription and
+	// records it; the delivery's one attempt says what the callback did (ENOTFOUND for an
+	// unknown subscription, EINVALID when its URL no longer resolves to an allowed address).
+	SendTest(ctx context.Context, instID, subscriptionID string) (*simulator.Delivery, error)
 }
 
 // URLChecker applies the callback address rule (netguard.Guard).
@@ -62,19 +63,16 @@ func renderSubscription(sub *simulator.Subscription) subscriptionJSON {
 		Enabled: sub.Enabled, CreatedAt: simulator.FormatTime(sub.CreatedAt)}
 }
 
-// checkCallback maps the address guard's refusals to 400s (decisions D8); notPublic words the
-// sentence for create ("does not") or test ("no longer"). At test time every refusal is the
-// "no longer" one: an http URL accepted at create for a loopback host that now resolves
-// elsewhere has stopped resolving to an allowed address.
-func checkCallback(ctx context.Context, guard URLChecker, url, notPublic string, atTest bool) error {
+// checkCallback maps the address guard's refusals at create to 400s (decisions D8).
+func checkCallback(ctx context.Context, guard URLChecker, url string) error {
 	err := guard.CheckURL(ctx, url)
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, netguard.ErrHTTPSRequired) && !atTest:
+	case errors.Is(err, netguard.ErrHTTPSRequired):
 		return simulator.Errorf(simulator.EINVALID, "callback URL must use https")
 	default:
-		return simulator.Errorf(simulator.EINVALID, "%s", notPublic)
+		return simulator.Errorf(simulator.EINVALID, "callback URL does not resolve to a public address")
 	}
 }
 
@@ -105,7 +103,7 @@ func handleCreateSubscription(hooks Webhooks, guard URLChecker, reader *bodyRead
 			return err
 		}
 		ctx := c.Request().Context()
-		if err := checkCallback(ctx, guard, url, "callback URL does not resolve to a public address", false); err != nil {
+		if err := checkCallback(ctx, guard, url); err != nil {
 			return err
 		}
 		sub, secret, err := hooks.CreateSubscription(ctx, keyOf(c).InstitutionID, simulator.EventType(typ), url, version)
@@ -137,7 +135,7 @@ func handleDeleteSubscription(hooks Webhooks) echo.HandlerFunc {
 // handleTestSubscription serves POST /{v}/webhooks/subscriptions/{subscription_id}/test
 // (spec §4.7, §2.8): one signed attempt of a synthetic is_test event, no retries; 200 with the
 // outcome whatever the callback did.
-func handleTestSubscription(hooks Webhooks, guard URLChecker, sender Sender, ids *simulator.IDs, clock *simulator.Clock) echo.HandlerFunc {
+func handleTestSubscription(tester Tester) echo.HandlerFunc {
 	type response struct {
 		Delivered          bool   `json:"delivered"`
 		ResponseStatusCode *int   `json:"response_status_code,omitempty"`
@@ -149,28 +147,12 @@ func handleTestSubscription(hooks Webhooks, guard URLChecker, sender Sender, ids
 		if err := v.Err(); err != nil {
 			return err
 		}
-		ctx := c.Request().Context()
-		inst := keyOf(c).InstitutionID
-		sub, err := hooks.Subscription(ctx, inst, id)
+		d, err := tester.SendTest(c.Request().Context(), keyOf(c).InstitutionID, id)
 		if err != nil {
 			return err
 		}
-		if err := checkCallback(ctx, guard, sub.URL, "callback URL no longer resolves to a public address", true); err != nil {
-			return err
-		}
-		secrets, err := hooks.SigningSecrets(ctx, inst)
-		if err != nil {
-			return err
-		}
-		e := simulator.TestEvent(ids, inst, sub.EventType, clock)
-		body := e.Body(sub.APIVersion)
-		a := sender.Send(ctx, sub.URL, body, e.ID, secrets.Active(clock, inst))
-		d := simulator.TestDelivery(ids.New("dlv"), e, sub, inst, body, a)
-		if err := hooks.RecordTestDelivery(ctx, e, d); err != nil {
-			return err
-		}
-		out := response{Delivered: d.Status == simulator.DeliveryDelivered, EventID: e.ID}
-		if a.StatusCode != 0 {
+		out := response{Delivered: d.Status == simulator.DeliveryDelivered, EventID: d.EventID}
+		if a := d.Attempts[0]; a.StatusCode != 0 {
 			out.ResponseStatusCode = &a.StatusCode
 		}
 		return writeJSON(c, http.StatusOK, out)

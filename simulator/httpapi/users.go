@@ -81,7 +81,7 @@ func userListQuery(q *validate.Params) (f simulator.UserFilter, cursor *big.Int)
 
 // listUsers lists one page; an empty time window matches nothing without asking the store.
 func listUsers(ctx context.Context, r UserReader, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
-	if emptyWindow(f.CreatedStart, f.CreatedEnd) {
+	if f.MatchesNothing() {
 		return &simulator.UserPage{Users: []*simulator.User{}}, nil
 	}
 	return r.ListUsers(ctx, instID, f)

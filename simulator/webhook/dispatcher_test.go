@@ -118,9 +118,9 @@ func (e *env) subscribe(tb testing.TB, url string) *simulator.Subscription {
 }
 
 func (e *env) kyc(tb testing.TB, to simulator.KYCStatus) *simulator.Event {
-	_, ev, err := e.db.TransitionKYC(context.Background(), e.user, simulator.ProductCrypto, to)
+	move, err := e.db.TransitionKYC(context.Background(), e.user, simulator.ProductCrypto, to)
 	require.NoError(tb, err)
-	return ev
+	return move.Event
 }
 
 func (e *env) delivery(tb testing.TB, eventID string) *simulator.Delivery {
@@ -252,8 +252,9 @@ func TestDeliveryResumesAfterRestart(t *testing.T) {
 	e.stop()
 	db, err := bolt.Open(path, simulator.NewClock(nil), nil)
 	require.NoError(t, err)
-	_, ev, err := db.TransitionKYC(context.Background(), e.user, simulator.ProductCrypto, simulator.KYCApproved)
+	move, err := db.TransitionKYC(context.Background(), e.user, simulator.ProductCrypto, simulator.KYCApproved)
 	require.NoError(t, err)
+	ev := move.Event
 	require.NoError(t, db.Close())
 	up.Store(true)
 	e2 := newEnv(t, path, nil, 0)

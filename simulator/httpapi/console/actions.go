@@ -115,7 +115,7 @@ func (c *Console) createInstitution(r *http.Request) (string, *flash, error) {
 			*dst = &s
 		}
 	}
-	in, err := c.cfg.Control.CreateInstitution(r.Context(), name, v)
+	in, err := c.cfg.Tenants.CreateInstitution(r.Context(), name, v)
 	if err != nil {
 		return "", nil, err
 	}
@@ -140,7 +140,7 @@ func (c *Console) issueKey(r *http.Request) (string, *flash, error) {
 	if utf8.RuneCountInString(desc) > httpapi.MaxKeyDescription {
 		return "", nil, invalid("A key's description has at most %d characters.", httpapi.MaxKeyDescription)
 	}
-	k, plain, err := c.cfg.Control.IssueKey(r.Context(), r.PathValue("id"), scopes, desc)
+	k, plain, err := c.cfg.Tenants.IssueKey(r.Context(), r.PathValue("id"), scopes, desc)
 	if err != nil {
 		return "", nil, err
 	}
@@ -150,7 +150,7 @@ func (c *Console) issueKey(r *http.Request) (string, *flash, error) {
 }
 
 func (c *Console) revokeKey(r *http.Request) (string, *flash, error) {
-	if err := c.cfg.Control.RevokeKey(r.Context(), r.PathValue("id")); err != nil {
+	if err := c.cfg.Tenants.RevokeKey(r.Context(), r.PathValue("id")); err != nil {
 		return "", nil, err
 	}
 	return "", ok("Revoked key %s: it is refused with 401 from now on.", r.PathValue("id")), nil
@@ -165,7 +165,7 @@ func (c *Console) setPrice(r *http.Request) (string, *flash, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if _, err := c.cfg.Control.SetPrices(r.Context(), r.PathValue("id"), map[string]decimal.Decimal{sym: p}); err != nil {
+	if _, err := c.cfg.Tenants.SetPrices(r.Context(), r.PathValue("id"), map[string]decimal.Decimal{sym: p}); err != nil {
 		return "", nil, err
 	}
 	return "", ok("%s is now %s.", sym, p.StringFixed(2)), nil
@@ -176,7 +176,7 @@ func (c *Console) rotateSecret(r *http.Request) (string, *flash, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	sec, err := c.cfg.Control.RotateSecret(r.Context(), r.PathValue("id"), time.Duration(overlap)*time.Second)
+	sec, err := c.cfg.Tenants.RotateSecret(r.Context(), r.PathValue("id"), time.Duration(overlap)*time.Second)
 	if err != nil {
 		return "", nil, err
 	}
@@ -220,8 +220,8 @@ func (c *Console) createUser(r *http.Request) (string, *flash, error) {
 	if len(req.Accounts) == 0 {
 		return "", nil, invalid("Tick at least one product account for the user.")
 	}
-	u := simulator.NewUser(inst, req, c.cfg.Server.Clock().Now())
-	if err := c.cfg.Control.CreateUser(r.Context(), u); err != nil {
+	u := simulator.NewUser(inst, req, c.cfg.Clock.Now())
+	if err := c.cfg.Tenants.CreateUser(r.Context(), u); err != nil {
 		return "", nil, err
 	}
 	return pathTo("users/", u.PlatformID), ok("Created user %s (%s).", u.UserAccountID, u.PlatformID), nil
@@ -256,7 +256,7 @@ func (c *Console) createMember(r *http.Request) (string, *flash, error) {
 	if len(m.UserIDs) > 100 {
 		return "", nil, invalid("A member names at most 100 platform user ids.")
 	}
-	if err := c.cfg.Control.CreateMember(r.Context(), m); err != nil {
+	if err := c.cfg.Tenants.CreateMember(r.Context(), m); err != nil {
 		return "", nil, err
 	}
 	return "", ok("Created member %s (%s).", m.CoreID, m.CoreIDType), nil
@@ -280,10 +280,11 @@ func (c *Console) moveKYC(r *http.Request) (string, *flash, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	_, ev, err := c.cfg.Control.TransitionKYC(r.Context(), r.PathValue("pid"), p, to)
+	move, err := c.cfg.Trading.TransitionKYC(r.Context(), r.PathValue("pid"), p, to)
 	if err != nil {
 		return "", nil, err
 	}
+	ev := move.Event
 	f := ok("%s KYC is now %s.", p, to)
 	if ev == nil && !simulator.KYCDelivered(to) {
 		f.Message += " A move to pending is intermediate: no event is delivered."
@@ -318,7 +319,7 @@ func (c *Console) placeOrder(r *http.Request) (string, *flash, error) {
 	default:
 		return "", nil, invalid("Choose whether the amount is dollars (notional) or shares (quantity).")
 	}
-	t, _, err := c.cfg.Control.PlaceOrder(r.Context(), req)
+	t, _, err := c.cfg.Trading.PlaceOrder(r.Context(), req)
 	if err != nil {
 		return "", nil, err
 	}
@@ -342,7 +343,7 @@ func (c *Console) placeRobo(r *http.Request) (string, *flash, error) {
 			return "", nil, err
 		}
 	}
-	t, orders, err := c.cfg.Control.PlaceRobo(r.Context(), pid, typ, amt)
+	t, orders, err := c.cfg.Trading.PlaceRobo(r.Context(), pid, typ, amt)
 	if err != nil {
 		return "", nil, err
 	}
@@ -367,7 +368,7 @@ func (c *Console) fill(r *http.Request) (string, *flash, error) {
 		}
 		prices[sym] = p
 	}
-	t, _, ev, err := c.cfg.Control.FillTransaction(r.Context(), r.PathValue("id"), prices)
+	t, _, ev, err := c.cfg.Trading.FillTransaction(r.Context(), r.PathValue("id"), prices)
 	if err != nil {
 		return "", nil, err
 	}
@@ -376,7 +377,7 @@ func (c *Console) fill(r *http.Request) (string, *flash, error) {
 
 func (c *Console) end(to simulator.OrderStatus) func(r *http.Request) (string, *flash, error) {
 	return func(r *http.Request) (string, *flash, error) {
-		t, _, err := c.cfg.Control.EndTransaction(r.Context(), r.PathValue("id"), to)
+		t, _, err := c.cfg.Trading.EndTransaction(r.Context(), r.PathValue("id"), to)
 		if err != nil {
 			return "", nil, err
 		}
@@ -386,7 +387,7 @@ func (c *Console) end(to simulator.OrderStatus) func(r *http.Request) (string, *
 
 func (c *Console) redeliver(r *http.Request) (string, *flash, error) {
 	id := r.PathValue("id")
-	ds, err := c.cfg.Control.Redeliver(r.Context(), id)
+	ds, err := c.cfg.Deliveries.Redeliver(r.Context(), id)
 	if err != nil {
 		return "", nil, err
 	}
@@ -413,7 +414,7 @@ func (c *Console) advance(r *http.Request) (string, *flash, error) {
 	if secs == 0 {
 		return "", nil, invalid("Advance by at least one second: pick a preset or enter an amount.")
 	}
-	now, err := c.cfg.Server.AdvanceClock(r.Context(), time.Duration(secs)*time.Second)
+	now, err := c.cfg.Sandbox.AdvanceClock(r.Context(), "", time.Duration(secs)*time.Second)
 	if err != nil {
 		return "", nil, err
 	}
@@ -426,7 +427,7 @@ func (c *Console) runScenario(r *http.Request) (string, *flash, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	run, err := c.cfg.Control.RunScenario(r.Context(), r.PathValue("name"), inst)
+	run, err := c.cfg.Scenarios.RunScenario(r.Context(), r.PathValue("name"), inst)
 	if err != nil {
 		return "", nil, err
 	}
@@ -471,26 +472,26 @@ func (c *Console) addFault(r *http.Request) (string, *flash, error) {
 		return "", nil, invalid("The probability is a number from 0 to 1, like 0.5.")
 	}
 	fr.Probability = d.InexactFloat64()
-	rules := c.cfg.Server.Faults()
+	rules := c.cfg.Traffic.Faults()
 	if len(rules) >= maxFaultRules {
 		return "", nil, invalid("There are %d rules already: remove some first.", maxFaultRules)
 	}
-	c.cfg.Server.SetFaults(append(rules, fr))
+	c.cfg.Traffic.SetFaults(append(rules, fr))
 	return "", ok("Added a fault rule on %s.", fr.Path), nil
 }
 
 func (c *Console) clearFaults(*http.Request) (string, *flash, error) {
-	c.cfg.Server.SetFaults(nil)
+	c.cfg.Traffic.SetFaults(nil)
 	return "", ok("Removed every fault rule."), nil
 }
 
 func (c *Console) removeFault(r *http.Request) (string, *flash, error) {
-	rules := c.cfg.Server.Faults()
+	rules := c.cfg.Traffic.Faults()
 	i, err := strconv.Atoi(r.PathValue("i"))
 	if err != nil || i < 0 || i >= len(rules) {
 		return "", nil, invalid("That rule is no longer there: reload the page.")
 	}
-	c.cfg.Server.SetFaults(slices.Delete(rules, i, i+1))
+	c.cfg.Traffic.SetFaults(slices.Delete(rules, i, i+1))
 	return "", ok("Removed the rule on %s.", rules[i].Path), nil
 }
 
@@ -503,7 +504,7 @@ func (c *Console) setRateLimit(r *http.Request) (string, *flash, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	c.cfg.Server.SetRateLimit(rps.InexactFloat64(), burst)
+	c.cfg.Traffic.SetRateLimit(rps.InexactFloat64(), burst)
 	if rps.IsZero() {
 		return "", ok("Rate limiting is off."), nil
 	}
@@ -528,7 +529,7 @@ func (c *Console) setDNS(r *http.Request) (string, *flash, error) {
 	if len(ips) > 16 {
 		return "", nil, invalid("Give at most 16 addresses.")
 	}
-	if _, err := c.cfg.Control.SetDNS(r.Context(), map[string][]string{host: ips}); err != nil {
+	if _, err := c.cfg.Sandbox.SetDNS(r.Context(), map[string][]string{host: ips}); err != nil {
 		return "", nil, err
 	}
 	if len(ips) == 0 {
@@ -544,12 +545,12 @@ func (c *Console) snapshot(r *http.Request) (string, *flash, error) {
 	}
 	switch r.PostForm.Get("op") {
 	case "save":
-		if err := c.cfg.Control.SaveSnapshot(r.Context(), name); err != nil {
+		if err := c.cfg.Sandbox.SaveSnapshot(r.Context(), name); err != nil {
 			return "", nil, err
 		}
 		return "", ok("Saved snapshot %s.", name), nil
 	case "restore":
-		if err := c.cfg.Control.RestoreSnapshot(r.Context(), name); err != nil {
+		if err := c.cfg.Sandbox.RestoreSnapshot(r.Context(), name); err != nil {
 			return "", nil, err
 		}
 		return "", ok("Restored snapshot %s.", name), nil
@@ -561,7 +562,7 @@ func (c *Console) reset(r *http.Request) (string, *flash, error) {
 	if r.PostForm.Get("confirm") != "yes" {
 		return "", nil, invalid("Tick the box to confirm: a reset replaces everything with the fixtures.")
 	}
-	if err := c.cfg.Server.ResetSandbox(r.Context()); err != nil {
+	if err := c.cfg.Sandbox.Reset(r.Context()); err != nil {
 		return "", nil, err
 	}
 	return "", ok("The sandbox is back to its fixtures; the request journal is empty."), nil

@@ -2,7 +2,6 @@ package console
 
 import (
 	"bytes"
-	"context"
 	"crypto/subtle"
 	"embed"
 	"errors"
@@ -29,35 +28,39 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// Server is what the console needs of the HTTP server beyond the control-plane services: the
-// journal, faults and rate limit it keeps, its clock, and the control plane's reads
-// (control_reads.go). *httpapi.Server implements it.
-type Server interface {
-	Clock() *simulator.Clock
+// Traffic is what the console needs of the HTTP server it is mounted on: the request journal,
+// the injected faults and the rate limit the server keeps (*httpapi.Server). None of them
+// fails.
+type Traffic interface {
+	// Requests returns up to n journal entries, newest first.
 	Requests(n int) []httpapi.JournalEntry
+	// Faults returns the fault rules in force.
 	Faults() []httpapi.FaultRule
+	// SetFaults replaces the fault rules.
 	SetFaults(rules []httpapi.FaultRule)
-	RateLimit() (float64, int)
+	// RateLimit returns the per-key rate limit (0: off) and its burst.
+	RateLimit() (rps float64, burst int)
+	// SetRateLimit sets the per-key rate limit; 0 switches it off.
 	SetRateLimit(rps float64, burst int)
-	ResetSandbox(ctx context.Context) error
-	AdvanceClock(ctx context.Context, d time.Duration) (time.Time, error)
-	Institution(ctx context.Context, id string) (*simulator.Institution, error)
-	InstitutionUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
-	InstitutionOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error)
-	InstitutionKeys(ctx context.Context, instID string) ([]*simulator.APIKey, error)
-	InstitutionSubscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error)
 }
 
-var _ Server = (*httpapi.Server)(nil)
+var _ Traffic = (*httpapi.Server)(nil)
 
 // Config is what the console runs on.
 type Config struct {
 	// Token is the sandbox token a user signs in with.
 	Token string
-	// Control is the control plane's services, the same the /_sandbox/ handlers call.
-	Control httpapi.Control
-	// Server is the HTTP server the console is mounted on.
-	Server Server
+	// The control plane's services, the same the /_sandbox/ handlers call through the same
+	// interfaces (declared in httpapi, where both use them).
+	Tenants      httpapi.Tenants
+	Institutions httpapi.Institutions
+	Trading      httpapi.Trading
+	Deliveries   httpapi.Deliveries
+	Sandbox      httpapi.SandboxOps
+	Scenarios    httpapi.Scenarios
+	// Traffic is the server the console is mounted on; Clock the server's clock.
+	Traffic Traffic
+	Clock   *simulator.Clock
 	// Throttle counts failed sign-ins with the control plane's failed token checks (decisions
 	// D18); nil throttles nothing.
 	Throttle *httpapi.TokenThrottle

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/partnersim/partnersim/scenario"
 	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/httpapi"
 	"github.com/partnersim/partnersim/simulator/validate"
@@ -121,7 +122,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, sess *session
 		c.fail(w, r, sess, err)
 		return
 	}
-	list, counts, err := c.cfg.Control.Institutions(r.Context())
+	list, counts, err := c.cfg.Institutions.Institutions(r.Context())
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
@@ -151,22 +152,22 @@ type priceRow struct {
 func (c *Console) institution(w http.ResponseWriter, r *http.Request, sess *session) {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	in, err := c.cfg.Server.Institution(ctx, id)
+	in, err := c.cfg.Institutions.Institution(ctx, id)
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
 	}
-	keys, err := c.cfg.Server.InstitutionKeys(ctx, id)
+	keys, err := c.cfg.Institutions.InstitutionKeys(ctx, id)
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
 	}
-	subs, err := c.cfg.Server.InstitutionSubscriptions(ctx, id)
+	subs, err := c.cfg.Institutions.InstitutionSubscriptions(ctx, id)
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
 	}
-	users, err := c.cfg.Server.InstitutionUsers(ctx, id, simulator.UserFilter{Limit: 1, SortKey: simulator.SortCreatedAt})
+	users, err := c.cfg.Institutions.InstitutionUsers(ctx, id, simulator.UserFilter{Limit: 1, SortKey: simulator.SortCreatedAt})
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
@@ -244,7 +245,7 @@ func newPager(base string, q url.Values, offset, limit, n, total int) pager {
 // given (empty fields dropped, so an untouched filter is an absent one).
 func (c *Console) listPage(w http.ResponseWriter, r *http.Request, sess *session) (string, *simulator.Institution, url.Values, bool) {
 	id := r.PathValue("id")
-	in, err := c.cfg.Server.Institution(r.Context(), id)
+	in, err := c.cfg.Institutions.Institution(r.Context(), id)
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return "", nil, nil, false
@@ -278,7 +279,7 @@ func (c *Console) users(w http.ResponseWriter, r *http.Request, sess *session) {
 	if err == nil {
 		start := time.Now()
 		var page *simulator.UserPage
-		if page, err = c.cfg.Server.InstitutionUsers(r.Context(), id, f); err == nil {
+		if page, err = c.cfg.Institutions.InstitutionUsers(r.Context(), id, f); err == nil {
 			data.Elapsed = time.Since(start).Round(time.Microsecond).String()
 			for _, u := range page.Users {
 				data.Users = append(data.Users, userRow{u, simulator.FormatMoney(u.TotalMarketValue(page.Prices))})
@@ -309,7 +310,7 @@ func (c *Console) orders(w http.ResponseWriter, r *http.Request, sess *session) 
 	f, err := httpapi.ParseOrderList(q.Encode())
 	if err == nil {
 		var page *simulator.OrderPage
-		if page, err = c.cfg.Server.InstitutionOrders(r.Context(), id, f); err == nil {
+		if page, err = c.cfg.Institutions.InstitutionOrders(r.Context(), id, f); err == nil {
 			data.Orders = page.Orders
 			data.Pager = newPager(Prefix+"institutions/"+url.PathEscape(id)+"/orders", q, f.Offset, f.Limit, len(page.Orders), page.Total)
 		}
@@ -333,17 +334,17 @@ type holdingView struct {
 
 func (c *Console) user(w http.ResponseWriter, r *http.Request, sess *session) {
 	ctx := r.Context()
-	u, err := c.cfg.Control.User(ctx, r.PathValue("pid"))
+	u, err := c.cfg.Institutions.User(ctx, r.PathValue("pid"))
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
 	}
-	in, err := c.cfg.Server.Institution(ctx, u.InstitutionID)
+	in, err := c.cfg.Institutions.Institution(ctx, u.InstitutionID)
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
 	}
-	orders, err := c.cfg.Server.InstitutionOrders(ctx, u.InstitutionID, simulator.OrderFilter{UserAccountID: &u.UserAccountID, Limit: 25, Desc: true})
+	orders, err := c.cfg.Institutions.InstitutionOrders(ctx, u.InstitutionID, simulator.OrderFilter{UserAccountID: &u.UserAccountID, Limit: 25, Desc: true})
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
@@ -407,7 +408,7 @@ type eventRow struct {
 // userEvents lists the events about u, newest first, each with its deliveries (from the newest
 // userEventsShown deliveries).
 func (c *Console) userEvents(r *http.Request, u *simulator.User) ([]eventRow, error) {
-	page, err := c.cfg.Control.Deliveries(r.Context(), simulator.DeliveryFilter{InstitutionID: u.InstitutionID, PlatformID: u.PlatformID, Limit: userEventsShown})
+	page, err := c.cfg.Deliveries.Deliveries(r.Context(), simulator.DeliveryFilter{InstitutionID: u.InstitutionID, PlatformID: u.PlatformID, Limit: userEventsShown})
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +428,7 @@ func (c *Console) userEvents(r *http.Request, u *simulator.User) ([]eventRow, er
 }
 
 func (c *Console) transaction(w http.ResponseWriter, r *http.Request, sess *session) {
-	t, orders, err := c.cfg.Control.TransactionAny(r.Context(), r.PathValue("id"))
+	t, orders, err := c.cfg.Trading.TransactionAny(r.Context(), r.PathValue("id"))
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
@@ -485,7 +486,7 @@ func (c *Console) deliveries(w http.ResponseWriter, r *http.Request, sess *sessi
 		c.fail(w, r, sess, err)
 		return
 	}
-	page, err := c.cfg.Control.Deliveries(r.Context(), f)
+	page, err := c.cfg.Deliveries.Deliveries(r.Context(), f)
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
@@ -534,7 +535,7 @@ type clockData struct {
 }
 
 func (c *Console) clockNow() clockData {
-	clk := c.cfg.Server.Clock()
+	clk := c.cfg.Clock
 	now, virt := clk.Now(), clk.SchedulerNow()
 	return clockData{Now: simulator.FormatTime(now), Virtual: simulator.FormatTime(virt), Frozen: clk.Frozen(), Offset: virt.Sub(now).Round(time.Second).String()}
 }
@@ -547,7 +548,7 @@ var presets = []struct {
 
 func (c *Console) clock(w http.ResponseWriter, r *http.Request, sess *session) {
 	d := c.clockNow()
-	due, err := c.cfg.Control.PendingDeliveries(r.Context(), 20)
+	due, err := c.cfg.Deliveries.PendingDeliveries(r.Context(), 20)
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
@@ -562,30 +563,30 @@ func (c *Console) clock(w http.ResponseWriter, r *http.Request, sess *session) {
 }
 
 func (c *Console) scenarios(w http.ResponseWriter, r *http.Request, sess *session) {
-	list, err := c.cfg.Control.Scenarios(r.Context())
+	list, err := c.cfg.Scenarios.Scenarios(r.Context())
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
 	}
-	ins, _, err := c.cfg.Control.Institutions(r.Context())
+	ins, _, err := c.cfg.Institutions.Institutions(r.Context())
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
 	}
 	c.show(w, r, sess, "scenarios", "Scenarios", "", struct {
-		Scenarios    []httpapi.ScenarioInfo
+		Scenarios    []scenario.Info
 		Institutions []*simulator.Institution
 	}{list, ins})
 }
 
 func (c *Console) run(w http.ResponseWriter, r *http.Request, sess *session) {
-	run, err := c.cfg.Control.ScenarioRun(r.Context(), r.PathValue("id"))
+	run, err := c.cfg.Scenarios.ScenarioRun(r.Context(), r.PathValue("id"))
 	if err != nil {
 		c.fail(w, r, sess, err)
 		return
 	}
 	c.show(w, r, sess, "run", "Scenario run "+run.RunID, "steps", struct {
-		Run     *httpapi.ScenarioRun
+		Run     *scenario.Run
 		Clock   clockData
 		Presets any
 	}{run, c.clockNow(), presets})
@@ -601,21 +602,21 @@ func (c *Console) requests(w http.ResponseWriter, r *http.Request, sess *session
 		Entries []httpapi.JournalEntry
 		Limit   int
 		Live    string
-	}{c.cfg.Server.Requests(limit), limit, Prefix + "live/requests?limit=" + strconv.Itoa(limit)})
+	}{c.cfg.Traffic.Requests(limit), limit, Prefix + "live/requests?limit=" + strconv.Itoa(limit)})
 }
 
 func (c *Console) faultsPage(w http.ResponseWriter, r *http.Request, sess *session) {
-	rps, burst := c.cfg.Server.RateLimit()
+	rps, burst := c.cfg.Traffic.RateLimit()
 	c.show(w, r, sess, "faults", "Faults and rate limit", "", struct {
 		Rules        []httpapi.FaultRule
 		RPS          string
 		Burst        int
 		MaxLatencyMS int
-	}{c.cfg.Server.Faults(), decimal.NewFromFloat(rps).String(), burst, httpapi.MaxFaultLatencyMS})
+	}{c.cfg.Traffic.Faults(), decimal.NewFromFloat(rps).String(), burst, httpapi.MaxFaultLatencyMS})
 }
 
 func (c *Console) sandboxPage(w http.ResponseWriter, r *http.Request, sess *session) {
-	dns := c.cfg.Control.DNS(r.Context())
+	dns := c.cfg.Sandbox.DNS(r.Context())
 	hosts := make([]string, 0, len(dns))
 	for h := range dns {
 		hosts = append(hosts, h)

@@ -1,0 +1,233 @@
+package scenario
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/simulator"
+)
+
+// Service is what the runner plays steps through: the control plane's own operations (the
+// control package's Service). Each returns the domain's application errors (ENOTFOUND,
+// EINVALID, ECONFLICT), which fail the step and end the run.
+type Service interface {
+	// Institution returns an institution (ENOTFOUND when unknown).
+	Institution(ctx context.Context, id string) (*simulator.Institution, error)
+	// CreateUser adds a user and gives it its platform id (ENOTFOUND for an unknown
+	// institution, ECONFLICT for a taken user_account_id, EINVALID for a holding without a
+	// price).
+	CreateUser(ctx context.Context, u *simulator.User) error
+	// TransitionKYC moves an account through the KYC state machine (ENOTFOUND for an unknown
+	// user or account, ECONFLICT for a refused move).
+	TransitionKYC(ctx context.Context, platformID string, p simulator.Product, to simulator.KYCStatus) (*simulator.KYCMove, error)
+	// PlaceOrder places a pending order (ENOTFOUND, ECONFLICT for an account not approved,
+	// EINVALID for a symbol without a price).
+	PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*simulator.Transaction, []*simulator.Order, error)
+	// PlaceRobo places a robo transaction (errors as PlaceOrder's).
+	PlaceRobo(ctx context.Context, platformID string, typ simulator.TransactionType, amount decimal.Decimal) (*simulator.Transaction, []*simulator.Order, error)
+	// FillTransaction fills a pending transaction (ENOTFOUND, ECONFLICT when not pending,
+	// EINVALID for a bad price).
+	FillTransaction(ctx context.Context, txnID string, prices map[string]decimal.Decimal) (*simulator.Transaction, []*simulator.Order, *simulator.Event, error)
+	// EndTransaction cancels or fails a pending transaction (ENOTFOUND, ECONFLICT when not
+	// pending).
+	EndTransaction(ctx context.Context, txnID string, to simulator.OrderStatus) (*simulator.Transaction, []*simulator.Order, error)
+	// TransactionAny returns a transaction with its orders (ENOTFOUND when unknown).
+	TransactionAny(ctx context.Context, id string) (*simulator.Transaction, []*simulator.Order, error)
+	// SetPrices merges prices into the institution's (ENOTFOUND, EINVALID for a price that
+	// is not positive).
+	SetPrices(ctx context.Context, instID string, prices map[string]decimal.Decimal) (map[string]decimal.Decimal, error)
+	// OnClockMove registers wake to be called whenever the virtual clock moves; remove
+	// unregisters it. It returns no error.
+	OnClockMove(wake func()) (remove func())
+}
+
+// Config is what a Runner plays.
+type Config struct {
+	// Service runs each step.
+	Service Service
+	// Clock is the virtual clock the steps' delays count on; IDs issue run ids.
+	Clock *simulator.Clock
+	IDs   *simulator.IDs
+	// Scenarios are the fixture set's, by name.
+	Scenarios map[string]fixtures.Scenario
+	// Institution is where a scenario runs when none is named (the set's first).
+	Institution string
+}
+
+// Runner plays scenarios and keeps the runs of this process. Steps run in order; a step's
+// delay_seconds counts on the institution's virtual clock from the step before, so advancing
+// the clock (process-wide or for that institution) plays a delayed scenario at once.
+type Runner struct {
+	cfg     Config
+	ctx     context.Context
+	stop    context.CancelFunc
+	waiting sync.WaitGroup // runs waiting on the virtual clock
+
+	mu   sync.Mutex
+	runs map[string]*Run
+}
+
+// NewRunner returns a runner; Close stops the runs still waiting on the clock.
+func NewRunner(cfg Config) *Runner {
+	ctx, stop := context.WithCancel(context.Background())
+	return &Runner{cfg: cfg, ctx: ctx, stop: stop, runs: map[string]*Run{}}
+}
+
+// Close ends the runs waiting on the virtual clock and waits for them to end.
+func (r *Runner) Close() {
+	r.stop()
+	r.waiting.Wait()
+}
+
+// RunScenario starts a scenario in an institution (default: the fixtures' first). Steps due
+// now run before it answers; later ones run when the virtual clock reaches them.
+func (r *Runner) RunScenario(ctx context.Context, name, instID string) (*Run, error) {
+	sc, ok := r.cfg.Scenarios[name]
+	if !ok {
+		return nil, simulator.Errorf(simulator.ENOTFOUND, "no scenario named %q (known: %s)", name, strings.Join(r.names(), ", "))
+	}
+	if instID == "" {
+		instID = r.cfg.Institution
+	}
+	if _, err := r.cfg.Service.Institution(ctx, instID); err != nil {
+		return nil, err
+	}
+	run := &Run{Scenario: name, RunID: r.cfg.IDs.New("run"), Status: "running", Bound: map[string]string{"institution": instID}}
+	due := r.cfg.Clock.InstitutionNow(instID)
+	dues := make([]time.Time, len(sc.Steps))
+	for i, st := range sc.Steps {
+		due = due.Add(time.Duration(st.DelaySeconds) * time.Second)
+		dues[i] = due
+		run.Steps = append(run.Steps, StepOutcome{Action: st.Action, DueAt: simulator.FormatTime(due), Status: "pending"})
+	}
+	r.mu.Lock()
+	r.runs[run.RunID] = run
+	r.mu.Unlock()
+
+	if i := r.playDue(run, sc, dues, 0); i < len(sc.Steps) {
+		r.wait(run, sc, dues, i)
+	}
+	return r.snapshot(run.RunID), nil
+}
+
+// wait plays the steps from i as the virtual clock reaches them: the run is woken when the
+// clock moves, until it ends or the runner closes (Close waits for it).
+func (r *Runner) wait(run *Run, sc fixtures.Scenario, dues []time.Time, i int) {
+	wake := make(chan struct{}, 1)
+	remove := r.cfg.Service.OnClockMove(func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	instID := run.Bound["institution"]
+	r.waiting.Add(1)
+	go func() {
+		defer r.waiting.Done()
+		defer remove()
+		for i < len(sc.Steps) {
+			if wait := dues[i].Sub(r.cfg.Clock.InstitutionNow(instID)); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-wake:
+				case <-t.C:
+				case <-r.ctx.Done():
+					t.Stop()
+					return
+				}
+				t.Stop()
+			}
+			i = r.playDue(run, sc, dues, i)
+		}
+	}()
+}
+
+// playDue runs the steps from i that are due on the virtual clock and returns the next one.
+// A failed step ends the run.
+func (r *Runner) playDue(run *Run, sc fixtures.Scenario, dues []time.Time, i int) int {
+	for ; i < len(sc.Steps); i++ {
+		if dues[i].After(r.cfg.Clock.InstitutionNow(run.Bound["institution"])) {
+			return i
+		}
+		res, ev, err := r.playStep(r.ctx, run, sc.Steps[i])
+		r.mu.Lock()
+		st := &run.Steps[i]
+		if err != nil {
+			st.Status, st.Error = "failed", err.Error()
+			run.Status = "failed"
+			for j := i + 1; j < len(run.Steps); j++ {
+				run.Steps[j].Status = "skipped"
+			}
+			r.mu.Unlock()
+			return len(sc.Steps)
+		}
+		st.Status, st.Result, st.EventID = "done", res, ev
+		if i == len(sc.Steps)-1 {
+			run.Status = "completed"
+		}
+		r.mu.Unlock()
+	}
+	return i
+}
+
+// snapshot copies a run for answering; nil when there is none.
+func (r *Runner) snapshot(id string) *Run {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	run, ok := r.runs[id]
+	if !ok {
+		return nil
+	}
+	cp := *run
+	cp.Steps = slices.Clone(run.Steps)
+	cp.Bound = map[string]string{}
+	for k, v := range run.Bound {
+		cp.Bound[k] = v
+	}
+	return &cp
+}
+
+// ScenarioRun returns a run of this process (ENOTFOUND when there is none).
+func (r *Runner) ScenarioRun(_ context.Context, id string) (*Run, error) {
+	if run := r.snapshot(id); run != nil {
+		return run, nil
+	}
+	return nil, simulator.Errorf(simulator.ENOTFOUND, "no scenario run %s", id)
+}
+
+// ScenarioRuns lists up to limit runs in the given status ("" for any), by run id.
+func (r *Runner) ScenarioRuns(_ context.Context, status string, limit int) ([]*Run, error) {
+	r.mu.Lock()
+	ids := make([]string, 0, len(r.runs))
+	for id, run := range r.runs {
+		if status == "" || run.Status == status {
+			ids = append(ids, id)
+		}
+	}
+	r.mu.Unlock()
+	slices.Sort(ids)
+	out := []*Run{}
+	for _, id := range ids[:min(len(ids), limit)] {
+		out = append(out, r.snapshot(id))
+	}
+	return out, nil
+}
+
+// Scenarios lists the fixture scenarios, by name.
+func (r *Runner) Scenarios(_ context.Context) ([]Info, error) {
+	var out []Info
+	for _, n := range r.names() {
+		sc := r.cfg.Scenarios[n]
+		out = append(out, Info{Name: n, Description: sc.Description, Steps: len(sc.Steps)})
+	}
+	return out, nil
+}
+
+func (r *Runner) names() []string { return slices.Sorted(maps.Keys(r.cfg.Scenarios)) }
