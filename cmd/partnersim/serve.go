@@ -88,53 +88,10 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level, ReplaceAttr: logTime}))
 
-	sbCfg := sandbox.Config{DBPath: cfg.DBPath, SandboxToken: cfg.SandboxToken, Logger: log, NoControl: cfg.NoControl,
-		Exposed: !sandbox.IsLoopback(cfg.Addr), DeliveryTimeout: cfg.Timeout, Workers: cfg.Workers, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, CheckStore: cfg.CheckStore,
-		LoadProgress: afterTwoSeconds(newBuildProgress(stderr, isTerminal(stderr), time.Now()))}
-	for _, part := range strings.Split(cfg.Retry, ",") {
-		if part = strings.TrimSpace(part); part == "" {
-			continue
-		}
-		d, err := time.ParseDuration(part)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("--retry-schedule %q: a comma-separated list of positive durations such as 5s,5m,30m", cfg.Retry)
-		}
-		sbCfg.RetrySchedule = append(sbCfg.RetrySchedule, d)
-	}
-	if sbCfg.RetrySchedule == nil {
-		sbCfg.RetrySchedule = []time.Duration{}
-	}
-	for _, h := range cfg.AllowedHosts {
-		if h = strings.TrimSpace(h); h == "" || strings.ContainsAny(h, "/@ \t") || strings.Count(h, ":") == 1 {
-			return fmt.Errorf("--allowed-host %q: a host name or address without scheme, port or path, e.g. sandbox.internal or .example.test", h)
-		}
-		sbCfg.AllowedHosts = append(sbCfg.AllowedHosts, h)
-	}
-	versions, err := parseAPIVersions(cfg.APIVersions)
+	sbCfg, err := sandboxConfig(cfg, fs, log, stderr)
 	if err != nil {
 		return err
 	}
-	sbCfg.APIVersions = versions
-	if cfg.FixturesDir != "" {
-		if st, err := os.Stat(cfg.FixturesDir); err != nil || !st.IsDir() {
-			return fmt.Errorf("--fixtures %q is not a directory", cfg.FixturesDir)
-		}
-		sbCfg.Fixtures = os.DirFS(cfg.FixturesDir)
-	}
-	if cfg.FrozenClock != "" {
-		t, err := time.Parse(time.RFC3339Nano, cfg.FrozenClock)
-		if err != nil {
-			return fmt.Errorf("--frozen-clock %q: want an RFC 3339 time such as 2026-01-01T00:00:00Z", cfg.FrozenClock)
-		}
-		sbCfg.FrozenClock = &t
-	}
-	if fs.Changed("allow-loopback-callbacks") {
-		sbCfg.AllowLoopbackCallbacks = &cfg.Loopback
-	}
-	if fs.Changed("seed") {
-		sbCfg.Seed = &cfg.Seed
-	}
-
 	start := time.Now()
 	// Listen first: a busy port fails before the store is created, opened or loaded.
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -175,6 +132,58 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	defer cancel()
 	log.Info("shutting down")
 	return srv.Shutdown(shutdownCtx)
+}
+
+// sandboxConfig reads serve's flags into the sandbox's configuration, refusing a bad value with
+// the flag it came from and what to give instead.
+func sandboxConfig(cfg serveConfig, fs *pflag.FlagSet, log *slog.Logger, stderr io.Writer) (sandbox.Config, error) {
+	sbCfg := sandbox.Config{DBPath: cfg.DBPath, SandboxToken: cfg.SandboxToken, Logger: log, NoControl: cfg.NoControl,
+		Exposed: !sandbox.IsLoopback(cfg.Addr), DeliveryTimeout: cfg.Timeout, Workers: cfg.Workers, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, CheckStore: cfg.CheckStore,
+		LoadProgress: afterTwoSeconds(newBuildProgress(stderr, isTerminal(stderr), time.Now()))}
+	for _, part := range strings.Split(cfg.Retry, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		d, err := time.ParseDuration(part)
+		if err != nil || d <= 0 {
+			return sandbox.Config{}, fmt.Errorf("--retry-schedule %q: a comma-separated list of positive durations such as 5s,5m,30m", cfg.Retry)
+		}
+		sbCfg.RetrySchedule = append(sbCfg.RetrySchedule, d)
+	}
+	if sbCfg.RetrySchedule == nil {
+		sbCfg.RetrySchedule = []time.Duration{}
+	}
+	for _, h := range cfg.AllowedHosts {
+		if h = strings.TrimSpace(h); h == "" || strings.ContainsAny(h, "/@ \t") || strings.Count(h, ":") == 1 {
+			return sandbox.Config{}, fmt.Errorf("--allowed-host %q: a host name or address without scheme, port or path, e.g. sandbox.internal or .example.test", h)
+		}
+		sbCfg.AllowedHosts = append(sbCfg.AllowedHosts, h)
+	}
+	versions, err := parseAPIVersions(cfg.APIVersions)
+	if err != nil {
+		return sandbox.Config{}, err
+	}
+	sbCfg.APIVersions = versions
+	if cfg.FixturesDir != "" {
+		if st, err := os.Stat(cfg.FixturesDir); err != nil || !st.IsDir() {
+			return sandbox.Config{}, fmt.Errorf("--fixtures %q is not a directory", cfg.FixturesDir)
+		}
+		sbCfg.Fixtures = os.DirFS(cfg.FixturesDir)
+	}
+	if cfg.FrozenClock != "" {
+		t, err := time.Parse(time.RFC3339Nano, cfg.FrozenClock)
+		if err != nil {
+			return sandbox.Config{}, fmt.Errorf("--frozen-clock %q: want an RFC 3339 time such as 2026-01-01T00:00:00Z", cfg.FrozenClock)
+		}
+		sbCfg.FrozenClock = &t
+	}
+	if fs.Changed("allow-loopback-callbacks") {
+		sbCfg.AllowLoopbackCallbacks = &cfg.Loopback
+	}
+	if fs.Changed("seed") {
+		sbCfg.Seed = &cfg.Seed
+	}
+	return sbCfg, nil
 }
 
 // logTime writes every time in a log line — the line's own and any attribute's — as the sandbox
