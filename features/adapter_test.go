@@ -58,7 +58,7 @@ func adapterProxy(t *testing.T, sandboxURL, token string, caps []string) string 
 // capabilitySteps are the step texts that need an optional capability, by capability.
 var capabilitySteps = map[string]*regexp.Regexp{
 	"virtual_clock":   regexp.MustCompile(`the virtual clock advances|the retries of the event .* come`),
-	"dns_overrides":   regexp.MustCompile(`callback host "[^"]*" (?:now )?resolv`),
+	"dns_overrides":   regexp.MustCompile(`callback host "[^"]*" (?:now )?resolv|a DNS override of|the control plane "/_sandbox/dns"`),
 	"secret_rotation": regexp.MustCompile(`the signing secret is rotated`),
 }
 
@@ -103,7 +103,7 @@ func TestContractThroughTheStateAdapter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the contract suite runs the whole simulator; skipped with -short")
 	}
-	all := []string{"tenants", "kyc", "trading", "secret_rotation", "delivery_log", "virtual_clock", "dns_overrides"}
+	all := []string{"tenants", "kyc", "trading", "secret_rotation", "delivery_log", "virtual_clock", "dns_overrides", "loopback_hosts"}
 	lacking := []string{"virtual_clock", "dns_overrides", "secret_rotation"}
 	cases := map[string][]string{"every capability": all, "fewer capabilities": slices.DeleteFunc(slices.Clone(all), func(c string) bool { return slices.Contains(lacking, c) })}
 	for name, caps := range cases {

@@ -1,6 +1,6 @@
 Feature: Authentication and scopes
   Every endpoint but health needs x-api-key (spec §5). A key lacking an endpoint's scope gets
-  403 with a detail naming the failed check. Missing and unknown keys are 401 (DESIGN D3), and
+  403 with a detail naming the failed check. Missing and unknown keys are 401 (decisions D3), and
   the order of checks is route → 401 → 403 → 422 → business rules.
 
   @assumed @rule:S4.1 @rule:D3.2
@@ -76,7 +76,7 @@ Feature: Authentication and scopes
       | POST   | /webhooks/subscriptions/sub_nope/test         | manage:webhooks |
 
   @assumed @rule:D3.5 @rule:D3.6
-  Scenario Outline: Scopes the spec leaves open are the DESIGN's
+  Scenario Outline: Scopes the spec leaves open are decisions D3's
     Given a key "limited" without the "<scope>" scope
     When I <method> "<path>" with the key "limited"
     Then the response status is 403

@@ -1,10 +1,13 @@
-@assumed @sandbox
+@assumed
 Feature: Control plane
   The sandbox's own operations under /_sandbox/ (decisions D9), which the other features use to
   create their data: they need the sandbox token, and refuse what the state machines do not allow.
+  That the token is needed is checked without it: against a sandbox given no --sandbox-url, at
+  the base URL's origin.
 
   @rule:D9.1
   Scenario: The control plane needs its token
+    Given the deployment is a sandbox
     When I GET the control plane "/_sandbox/capabilities" without a sandbox token
     Then the response status is 401
     And the response is JSON:
@@ -18,7 +21,7 @@ Feature: Control plane
       {"detail":"Invalid sandbox token"}
       """
 
-  @rule:D9.3
+  @sandbox @rule:D9.3
   Scenario: A KYC move the state machine does not allow is 409
     Given a user "alice" with accounts:
       | product | kyc_status | cash |
@@ -27,7 +30,7 @@ Feature: Control plane
     Then the response status is 409
     And the JSON at "detail" is a string
 
-  @rule:D9.5 @rule:D9.3
+  @sandbox @rule:D9.5 @rule:D9.3
   Scenario: Every KYC move of the transition table is allowed, and no other
     Then every KYC move answers as the transition table says:
       | from               | to                                   |

@@ -1,6 +1,6 @@
 Feature: Health and routing
   GET /health needs no API key (spec §4.8). The shapes of health, unknown paths, wrong
-  methods, trailing slashes and request ids are the DESIGN's (D2), modelled on FastAPI.
+  methods, trailing slashes and request ids are decisions D2's, modelled on FastAPI.
 
   @spec @rule:S4.8
   Scenario: Health answers without an API key

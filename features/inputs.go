@@ -31,6 +31,7 @@ type Input struct {
 // Inputs are every input a scenario may name, in the order the README lists them.
 var Inputs = []Input{
 	{Name: "user_id", Doc: "the platform id of a user the key can see, with a funded approved account", make: makeUser},
+	{Name: "unfunded_user_id", Doc: "the platform id of a user the key can see with no funded account (no cash, no holdings)", make: makeUnfundedUser},
 	{Name: "other_institution_key", Doc: "a key with every scope of a second institution, which must not see the first's data", make: makeOtherInstitution},
 	{Name: "core_member_id", Doc: "the core id of a member whose accounts have user records (its sessions are revoked)", make: makeMember},
 	{Name: "dbp_member_id", Doc: "the dbp id of a member whose accounts have user records (its sessions are revoked)", make: makeMember},
@@ -83,6 +84,15 @@ func makeUser(w *world) error {
 		return err
 	}
 	w.vars["user_id"] = w.vars["input-user"]
+	return nil
+}
+
+// makeUnfundedUser makes a user whose only account is pending and holds nothing.
+func makeUnfundedUser(w *world) error {
+	if err := w.createUser("input-unfunded", "", 0, []account{{Product: "roth_ira", KYC: "pending"}}); err != nil {
+		return err
+	}
+	w.vars["unfunded_user_id"] = w.vars["input-unfunded"]
 	return nil
 }
 

@@ -35,6 +35,10 @@ Feature: Laws on the deployment's own data
   Scenario: placed_at bounds split the listed orders, inclusive start, exclusive end
     Then placed_at bounds at the placed_at of listed orders split them inclusive start, exclusive end
 
+  @spec @rule:S4.2.4
+  Scenario: created_at bounds at a user's own created_at include it from the start and exclude it at the end
+    Then created_at bounds at a listed user's own created_at, found by bisection, include it from the start and exclude it at the end
+
   @assumed @rule:D6.5 @rule:D6.6
   Scenario: created_at bounds partition the users the same in every time format
     Then created_at bounds at "2025-06-01T00:00:00Z" partition the users, written as "2025-06-01, 2025-06-01T02:00:00+02:00, 2025-06-01T00:00:00, 1748736000"

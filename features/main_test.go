@@ -121,9 +121,9 @@ func target(t *testing.T) features.Options {
 }
 
 // HarborInputs are the inputs (--var) of the default fixtures' Harbor institution: an
-// existing user, the member naming it (core and dbp ids), a robo deposit, and Prairie's key, an institution
+// existing user, one with no funded account, the member naming it (core and dbp ids), a robo deposit, and Prairie's key, an institution
 // without vendors, which also serves as the other institution.
-var HarborInputs = map[string]string{"user_id": "usr_hfcu_0001", "core_member_id": "100231", "dbp_member_id": "q2-7f3a9c01",
+var HarborInputs = map[string]string{"user_id": "usr_hfcu_0001", "unfunded_user_id": "usr_hfcu_0009", "core_member_id": "100231", "dbp_member_id": "q2-7f3a9c01",
 	"other_institution_key": "sbx_prairieAllScopes000000000000000000000005", "vendorless_key": "sbx_prairieAllScopes000000000000000000000005",
 	"robo_transaction_id": "txn_HA3MZObmicZkE211fC06sbYT"}
 
@@ -218,5 +218,43 @@ func TestScenarioWithoutItsInputIsSkipped(t *testing.T) {
 	}
 	if r := run(map[string]string{"vendorless_key": HarborInputs["vendorless_key"]}); r.Status != features.Passed {
 		t.Errorf("with vendorless_key, expected %q to pass, got %s: %s", name, r.Status, r.Err)
+	}
+}
+
+// TestContractWithLoopbackCallbacksRefused runs the subscription and exposure scenarios that
+// need no delivery and no loopback callback (subscribing at a public address) against a sandbox that refuses loopback callbacks, as one listening
+// beyond loopback does (decisions D8's sandbox rule, D18): https to a public address is still
+// accepted, and every refusal is the same.
+func TestContractWithLoopbackCallbacksRefused(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs scenarios against the simulator; skipped with -short")
+	}
+	refuse := false
+	srv := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.AllowLoopbackCallbacks, c.APIVersions = &refuse, []string{"v1", "v2"} })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := features.Run(ctx, features.Options{BaseURL: srv.URL + "/v1", SandboxURL: srv.URL, SandboxToken: srv.SB.Token,
+		HTTPClient: srv.CheckedClient(), Paths: []string{"subscriptions.feature", "exposure.feature"},
+		// Callbacks at a public address, which this sandbox accepts; no delivery is awaited.
+		ReceiverListen: "127.0.0.1:0", ReceiverURL: "https://93.184.216.34",
+		Tags: "~@webhook && ~@rule:D8.11", Randomize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("loopback callbacks refused: %s", rep.Summary())
+	for _, f := range rep.Failed() {
+		t.Errorf("FAILED %s: %q\n    %s", f.Feature, f.Name, strings.ReplaceAll(f.Err, "\n", "\n    "))
+	}
+	for _, s := range rep.Skipped() {
+		t.Errorf("scenario %q (%s) was skipped: %s", s.Name, s.Feature, s.Err)
+	}
+	if passed := len(rep.Scenarios) - len(rep.Failed()) - len(rep.Skipped()); passed < 30 {
+		t.Errorf("expected at least 30 scenarios to run, %d passed", passed)
+	}
+	// And the sandbox rule is off: plain http to loopback is refused as anywhere else.
+	r := srv.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"http://127.0.0.1:9/hook"}`, "x-api-key: sbx_harborAllScopes0000000000000000000000001")
+	if r.Status != 400 || r.JSON("detail").String() != "callback URL must use https" {
+		t.Errorf("expected http to loopback refused with 400 callback URL must use https, got %d %s", r.Status, r.Body)
 	}
 }

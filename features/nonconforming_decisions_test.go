@@ -29,12 +29,10 @@ type breaker func(r *http.Request, status int, body []byte) (int, []byte)
 
 func breakingProxy(t *testing.T, sandboxURL string, b breaker) string {
 	t.Helper()
-	target, _ := url.Parse(sandboxURL)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.ModifyResponse = func(res *http.Response) error {
-		if b == nil {
-			return nil
-		}
+	if b == nil {
+		return modifyingProxy(t, sandboxURL, nil)
+	}
+	return modifyingProxy(t, sandboxURL, func(res *http.Response) error {
 		body, err := io.ReadAll(res.Body)
 		if err != nil {
 			return err
@@ -46,8 +44,30 @@ func breakingProxy(t *testing.T, sandboxURL string, b breaker) string {
 		res.ContentLength = int64(len(out))
 		res.Header.Del("Content-Length")
 		return nil
-	}
-	srv := httptest.NewServer(proxy)
+	})
+}
+
+// sentBody is the context key of a request's body as the proxy received it.
+type sentBody struct{}
+
+// requestBody is the body of the request a response answers, as the client sent it.
+func requestBody(r *http.Request) []byte {
+	b, _ := r.Context().Value(sentBody{}).([]byte)
+	return b
+}
+
+// modifyingProxy is a proxy in front of the sandbox that lets modify rewrite each answer (nil:
+// an honest proxy). The request's Host passes through, as a browser's would.
+func modifyingProxy(t *testing.T, sandboxURL string, modify func(*http.Response) error) string {
+	t.Helper()
+	target, _ := url.Parse(sandboxURL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ModifyResponse = modify
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sentBody{}, b)))
+	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -119,6 +139,157 @@ func allowReapproval() breaker {
 	}
 }
 
+var institutionPath = regexp.MustCompile(`^/_sandbox/institutions/([^/]+)$`)
+
+// deliveriesOutliveTheirInstitution is a control plane whose institution delete leaves the
+// institution's deliveries in the delivery log.
+func deliveriesOutliveTheirInstitution() breaker {
+	var mu sync.Mutex
+	deleted := map[string]bool{}
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if m := institutionPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodDelete && status == http.StatusNoContent {
+			deleted[m[1]] = true
+		}
+		if r.URL.Path == "/_sandbox/deliveries" && deleted[r.URL.Query().Get("institution_id")] {
+			return http.StatusOK, []byte(`{"deliveries":[{"delivery_id":"dlv_kept","status":"pending"}]}`)
+		}
+		return status, body
+	}
+}
+
+// healthOnlyVersioned is an implementation that serves health only under its version prefix.
+func healthOnlyVersioned() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if r.URL.Path == "/health" {
+			return http.StatusNotFound, []byte(`{"detail":"Not Found"}`)
+		}
+		return status, body
+	}
+}
+
+// controlPlaneVersioned is an implementation that serves its control plane under the version
+// prefix too (/v1/_sandbox/…), where it asks for its token.
+func controlPlaneVersioned() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if strings.HasPrefix(r.URL.Path, "/v1/_sandbox/") {
+			return http.StatusUnauthorized, []byte(`{"detail":"Not authenticated"}`)
+		}
+		return status, body
+	}
+}
+
+// answerAnyHost is a sandbox without decisions D18's Host check: a request naming another
+// server is answered as any other (here, health's answer).
+func answerAnyHost() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if status == http.StatusMisdirectedRequest {
+			return http.StatusOK, []byte(`{"status":"ok"}`)
+		}
+		return status, body
+	}
+}
+
+// localhostSuffixAnswered is a sandbox whose Host check takes any name ending in "localhost"
+// for a loopback name (evillocalhost, localhost.evil.example) and refuses the rest.
+func localhostSuffixAnswered() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if status == http.StatusMisdirectedRequest && strings.Contains(strings.ToLower(r.Host), "localhost") {
+			return http.StatusOK, []byte(`{"status":"ok"}`)
+		}
+		return status, body
+	}
+}
+
+// keyBeforeHost is a sandbox that checks the key before the Host.
+func keyBeforeHost() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if status == http.StatusMisdirectedRequest && r.Header.Get("x-api-key") == "" && strings.Contains(r.URL.Path, "/users/") {
+			return http.StatusUnauthorized, []byte(`{"detail":"Not authenticated"}`)
+		}
+		return status, body
+	}
+}
+
+// onlyBareLocalhost is a sandbox whose Host check knows localhost itself but not the names
+// under it (app.localhost), which RFC 6761 reserves for loopback too.
+func onlyBareLocalhost() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		h := strings.ToLower(r.Host)
+		if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.Contains(h, "]") {
+			h = h[:i]
+		}
+		if strings.HasSuffix(strings.TrimSuffix(h, "."), ".localhost") {
+			return http.StatusMisdirectedRequest, []byte(`{"detail":"Misdirected Request"}`)
+		}
+		return status, body
+	}
+}
+
+// dnsNamesWithoutUnderscore is a control plane whose DNS overrides take RFC 1123 host names
+// only, refusing the underscore that decisions D18 allows.
+func dnsNamesWithoutUnderscore() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if r.URL.Path == "/_sandbox/dns" && bytes.Contains(requestBody(r), []byte("_")) {
+			return http.StatusBadRequest, []byte(`{"detail":"not a DNS host name"}`)
+		}
+		return status, body
+	}
+}
+
+// dnsAnyName is a control plane whose DNS overrides take any name and any number of addresses.
+func dnsAnyName() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if r.URL.Path == "/_sandbox/dns" && status == http.StatusBadRequest {
+			return http.StatusOK, []byte(`{}`)
+		}
+		return status, body
+	}
+}
+
+// embeddedNotJudged is a sandbox that judges a callback's IPv6 address by its own range only,
+// not by the IPv4 address a 6to4 or Teredo address embeds.
+func embeddedNotJudged() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		sent := requestBody(r)
+		if status == http.StatusBadRequest && r.URL.Path == "/v1/webhooks/subscriptions" && (bytes.Contains(sent, []byte("[2002:")) || bytes.Contains(sent, []byte("[2001:0:"))) {
+			return http.StatusCreated, []byte(`{"subscription_id":"sub_embedded","event_type":"kyc","url":"https://[2002::1]/hook","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`)
+		}
+		return status, body
+	}
+}
+
+// embeddedNotJudgedAtTest is a sandbox that judges a callback's addresses at create but sends
+// a test event to wherever the host has come to resolve.
+func embeddedNotJudgedAtTest() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if status == http.StatusBadRequest && strings.HasSuffix(r.URL.Path, "/test") {
+			return http.StatusOK, []byte(`{"delivered":false,"event_id":"evt_embedded"}`)
+		}
+		return status, body
+	}
+}
+
+// controlBodiesUnbounded is a control plane that reads a body of any size.
+func controlBodiesUnbounded() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if strings.HasPrefix(r.URL.Path, "/_sandbox/") && status == http.StatusRequestEntityTooLarge {
+			return http.StatusOK, []byte(`{}`)
+		}
+		return status, body
+	}
+}
+
+// docsFramable is a sandbox whose docs may be framed by any page.
+func docsFramable(res *http.Response) error {
+	if strings.HasPrefix(res.Request.URL.Path, "/docs") {
+		res.Header.Del("X-Frame-Options")
+		res.Header.Del("Content-Security-Policy")
+	}
+	return nil
+}
+
 func TestNonConformingDecisionsFail(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -128,22 +299,61 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 	cases := []struct {
 		defect, feature, scenario, because string
 		breaker                            func() breaker
+		modify                             func(*http.Response) error // instead of breaker: rewrites headers too
 	}{
 		{"kyc_approved_at restamped on every approval", "user_detail.feature", "kyc_approved_at is kept through every later move, back to approved included",
-			`expected accounts.0.kyc_approved_at to be "2026-01-10T12:00:00Z"`, restampApprovals},
+			`expected accounts.0.kyc_approved_at to be "2026-01-10T12:00:00Z"`, restampApprovals, nil},
 		{"kyc_approved_at restamped on every approval", "user_detail.feature", "kyc_approved_at is absent until the first approval, which it then keeps",
-			`accounts.0.kyc_approved_at`, restampApprovals},
+			`accounts.0.kyc_approved_at`, restampApprovals, nil},
 		{"kyc_approved_at shown before any approval", "user_detail.feature", "kyc_approved_at is absent until the first approval, which it then keeps",
-			`expected accounts.0.kyc_approved_at to be absent`, approvedAtTooEarly},
+			`expected accounts.0.kyc_approved_at to be absent`, approvedAtTooEarly, nil},
 		{"a closed account approved again", "control_plane.feature", "Every KYC move of the transition table is allowed, and no other",
-			"closed → approved answered 200, want 409", allowReapproval},
+			"closed → approved answered 200, want 409", allowReapproval, nil},
+		{"deliveries outlive their institution", "webhook_events.feature", "Deleting an institution removes it with its deliveries, and its key stops answering",
+			"a deleted institution's deliveries are deleted with it", deliveriesOutliveTheirInstitution, nil},
+		{"health only under the version", "health.feature", "Health answers at the root too, outside any version",
+			"expected status 200, got GET", healthOnlyVersioned, nil},
+		{"the control plane under the version too", "health.feature", "The control plane is never under an API version",
+			"expected status 404, got GET", controlPlaneVersioned, nil},
+		{"any Host answered", "exposure.feature", "A Host that is not a loopback name is 421 before routing, whatever the path and key",
+			"expected status 421, got GET", answerAnyHost, nil},
+		{"any Host answered", "exposure.feature", "A request without a key from a foreign Host is 421, not 401",
+			"expected status 421, got GET", answerAnyHost, nil},
+		{"names ending in localhost answered", "exposure.feature", "Every Host that is not a loopback name is answered alike, and a refusal is 421 before routing and key",
+			"every Host that is not a loopback name is answered alike", localhostSuffixAnswered, nil},
+		{"names ending in localhost answered", "exposure.feature", "A Host that is not a loopback name is 421 before routing, whatever the path and key",
+			"expected status 421, got GET", localhostSuffixAnswered, nil},
+		{"the key checked before the Host", "exposure.feature", "Every Host that is not a loopback name is answered alike, and a refusal is 421 before routing and key",
+			"every Host that is not a loopback name is answered alike", keyBeforeHost, nil},
+		{"names under localhost refused", "exposure.feature", "Loopback names and addresses are answered",
+			`→ 421 {"detail":"Misdirected Request"}`, onlyBareLocalhost, nil},
+		{"DNS override names without underscores", "exposure.feature", "DNS overrides take DNS host names only",
+			"decisions D18: DNS overrides take DNS host names only", dnsNamesWithoutUnderscore, nil},
+		{"DNS overrides of any name and size", "exposure.feature", "DNS overrides take DNS host names only",
+			"expected 400, got 200", dnsAnyName, nil},
+		{"DNS overrides of any name and size", "exposure.feature", "A DNS override takes at most 16 addresses",
+			"expected 400, got 200", dnsAnyName, nil},
+		{"embedded IPv4 addresses not judged", "exposure.feature", "A callback address embedding a loopback or private IPv4 address is refused at create",
+			"expected status 400, got POST", embeddedNotJudged, nil},
+		{"embedded IPv4 addresses not judged at test", "exposure.feature", "A callback host that comes to resolve to an embedded private address is refused at test",
+			`expected`, embeddedNotJudgedAtTest, nil},
+		{"control-plane bodies unbounded", "exposure.feature", "The control plane reads a body of exactly 1 MiB and refuses one byte more with 413",
+			"expected status 413, got PUT", controlBodiesUnbounded, nil},
+		{"docs framable", "exposure.feature", "The docs refuse framing and sniffing",
+			`expected header X-Frame-Options: "DENY"`, nil, docsFramable},
 	}
 	for _, c := range cases {
 		t.Run(c.defect+": "+c.scenario, func(t *testing.T) {
 			t.Parallel()
-			run := func(b breaker) features.ScenarioResult {
+			run := func(broken bool) features.ScenarioResult {
 				t.Helper()
-				u := breakingProxy(t, srv.URL, b)
+				u := breakingProxy(t, srv.URL, nil)
+				switch {
+				case broken && c.modify != nil:
+					u = modifyingProxy(t, srv.URL, c.modify)
+				case broken:
+					u = breakingProxy(t, srv.URL, c.breaker())
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
 				rep, err := features.Run(ctx, features.Options{BaseURL: u + "/v1", SandboxURL: u, SandboxToken: srv.SB.Token,
@@ -157,10 +367,10 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 				}
 				return r
 			}
-			if r := run(nil); r.Status != features.Passed {
+			if r := run(false); r.Status != features.Passed {
 				t.Fatalf("through the honest proxy, expected %q to pass, got %s: %s", c.scenario, r.Status, r.Err)
 			}
-			r := run(c.breaker())
+			r := run(true)
 			if r.Status != features.Failed {
 				t.Fatalf("with %s, expected %q to fail, got %s", c.defect, c.scenario, r.Status)
 			}

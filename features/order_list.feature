@@ -1,7 +1,7 @@
 Feature: Get Order List
   GET /orders/ lists the institution's orders with filters, sorted on placed_at, with cursor
   pagination (spec §2.5, §4.3). Statuses beyond pending, and which fields may be absent, are
-  the DESIGN's (D6, D7).
+  decisions D6's and D7's.
 
   Background:
     Given the prices are:

@@ -1,7 +1,7 @@
 Feature: Pagination limits
   per_page is 1 to 100 (default 25) and last_record_number at least 0 on both lists (spec §4.2,
   §4.3, §8); a refusal is a validation failure (spec §7). The exact 422 items are FastAPI's
-  (DESIGN D4, reference/pydantic-errors.md).
+  (decisions D4, reference/pydantic-errors.md).
 
   @spec @rule:S4.2.5
   Scenario Outline: per_page outside 1..100 is refused

@@ -36,13 +36,15 @@ var scopeProbes = []struct {
 func preflight(ctx context.Context, o Options) error {
 	var problems []string
 	if o.SandboxURL != "" {
-		st, body, err := call(ctx, o.HTTPClient, http.MethodGet, o.SandboxURL+"/_sandbox/institutions", "", "x-sandbox-token", o.SandboxToken)
+		// GET /_sandbox/capabilities is an operation of the state adapter (every implementation
+		// serves it, with the token), so a wrong token is caught whatever serves the adapter.
+		st, body, err := call(ctx, o.HTTPClient, http.MethodGet, o.SandboxURL+"/_sandbox/capabilities", "", "x-sandbox-token", o.SandboxToken)
 		var dial *net.OpError
 		switch {
 		case errors.As(err, &dial):
 			problems = append(problems, fmt.Sprintf("the control plane at %s cannot be reached: %v", o.SandboxURL, dial))
 		case err == nil && st == http.StatusUnauthorized:
-			problems = append(problems, fmt.Sprintf("the control plane refuses the sandbox token (GET /_sandbox/institutions → 401 %s): give --sandbox-token the token `partnersim serve` printed", truncate(body, 200)))
+			problems = append(problems, fmt.Sprintf("the control plane refuses the sandbox token (GET /_sandbox/capabilities → 401 %s): give --sandbox-token the token `partnersim serve` printed, or the state adapter's", truncate(body, 200)))
 		}
 	}
 	// --api-key must carry every scope; a --key-without key must lack its scope (the 403

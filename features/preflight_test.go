@@ -43,3 +43,21 @@ func TestPreflightStopsWithOneMessage(t *testing.T) {
 		t.Errorf("expected one line per key and problem, got %d:\n%s", n, msg)
 	}
 }
+
+// The preflight probes the token with an operation of the state adapter (GET
+// /_sandbox/capabilities), so a wrong token stops a run against any implementation of the
+// adapter, not only against the sandbox's whole control plane.
+func TestPreflightProbesTheTokenThroughTheStateAdapter(t *testing.T) {
+	t.Parallel()
+	srv := sandboxtest.MustServe(t)
+	state := adapterProxy(t, srv.URL, srv.SB.Token, []string{"tenants"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := features.Run(ctx, features.Options{BaseURL: state + "/v1", SandboxURL: state, SandboxToken: "not-the-token"})
+	if err == nil {
+		t.Fatalf("expected the preflight to stop a run whose token the state adapter refuses, it ran: %s", rep.Summary())
+	}
+	if want := "the control plane refuses the sandbox token (GET /_sandbox/capabilities → 401"; !strings.Contains(err.Error(), want) {
+		t.Errorf("expected the message to say %q, got:\n%s", want, err)
+	}
+}

@@ -1,7 +1,7 @@
 Feature: Revoke Member Sessions
   POST /sessions/revoke/ ends every live session of one member: 204 with an empty body; 400
   without a digital banking platform; 404 for no member or no user record (spec §4.4). The
-  order of checks, platform ids and the validation items are the DESIGN's (D4, D5).
+  order of checks, platform ids and the validation items are decisions D4's and D5's.
 
   @spec @rule:S4.4.1 @rule:D5.3
   Scenario: Revoking a member by its core id and by its dbp id answers 204 with an empty body, also with none live

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/cucumber/godog"
 	"github.com/tidwall/gjson"
 )
 
@@ -295,6 +296,10 @@ func (w *world) controlAs(method, path string, body []byte, token *string) error
 	if err := w.needCapability(method, p); err != nil {
 		return err
 	}
+	return w.controlRequest(w.run.opts.SandboxURL, method, p, body, token)
+}
+
+func (w *world) controlRequest(root, method, path string, body []byte, token *string) error {
 	hdr := http.Header{}
 	if token != nil {
 		hdr.Set("x-sandbox-token", *token)
@@ -303,12 +308,37 @@ func (w *world) controlAs(method, path string, body []byte, token *string) error
 	if body != nil {
 		ct = "application/json"
 	}
-	_, err = w.doHeaders(method, w.run.opts.SandboxURL+p, body, ct, hdr, authNone)
+	_, err := w.doHeaders(method, root+path, body, ct, hdr, authNone)
 	return err
 }
 
+// controlRefusing calls the control plane without its token, which needs none of its
+// capabilities: without --sandbox-url, at the base URL's origin, where a sandbox serves it; a
+// deployment that answers 404 there serves no control plane, and the scenario is skipped.
+func (w *world) controlRefusing(method, path string, token *string) error {
+	p, err := w.expand(path)
+	if err != nil {
+		return err
+	}
+	if w.run.sandbox() {
+		return w.controlRequest(w.run.opts.SandboxURL, method, p, nil, token)
+	}
+	u, err := url.Parse(w.run.opts.BaseURL)
+	if err != nil {
+		return fmt.Errorf("the base URL %q: %w", w.run.opts.BaseURL, err)
+	}
+	if err := w.controlRequest(u.Scheme+"://"+u.Host, method, p, nil, token); err != nil {
+		return err
+	}
+	if w.resp.Status == http.StatusNotFound {
+		w.skip = "the deployment serves no control plane at " + u.Scheme + "://" + u.Host + "/_sandbox/ (404)"
+		return godog.ErrSkip
+	}
+	return nil
+}
+
 func (w *world) controlNoToken(method, path string) error {
-	return w.controlAs(method, unq(path), nil, nil)
+	return w.controlRefusing(method, unq(path), nil)
 }
 
 func (w *world) controlWithToken(method, path, token string) error {
@@ -316,7 +346,10 @@ func (w *world) controlWithToken(method, path, token string) error {
 	if err != nil {
 		return err
 	}
-	return w.controlAs(method, unq(path), nil, &t)
+	if t == w.run.opts.SandboxToken {
+		return w.controlAs(method, unq(path), nil, &t)
+	}
+	return w.controlRefusing(method, unq(path), &t)
 }
 
 // tryKYC asks the control plane to move an account and keeps its answer (e.g. a 409).

@@ -26,6 +26,7 @@ func (w *world) httpSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^I (GET|DELETE|POST|PUT|PATCH) `+q+` with the API key `+q+`$`, w.requestLiteralKey)
 	sc.Step(`^I (GET|DELETE|POST|PUT|PATCH) `+q+` with the key `+q+`$`, w.requestNamedKey)
 	sc.Step(`^I (GET|DELETE|POST|PUT|PATCH|OPTIONS) `+q+` with the header `+q+` set to `+q+`$`, w.requestHeader)
+	sc.Step(`^I (GET|DELETE|POST|PUT|PATCH) `+q+` with the header `+q+` set to `+q+` without an API key$`, w.requestHeaderNoKey)
 	sc.Step(`^I (POST|PUT|PATCH) `+q+` with JSON:$`, w.requestJSON)
 	sc.Step(`^I (POST|PUT|PATCH) `+q+` with the raw body `+q+`$`, w.requestRaw)
 	sc.Step(`^I (POST|PUT|PATCH) `+q+` with the raw body `+q+` and no content type$`, w.requestRawNoType)
@@ -41,6 +42,7 @@ func (w *world) httpSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^the response header `+q+` is present$`, w.headerPresent)
 	sc.Step(`^the response header `+q+` is absent$`, w.headerAbsent)
 	sc.Step(`^the response header `+q+` ends with `+q+`$`, w.headerEndsWith)
+	sc.Step(`^the response header `+q+` has the directive `+q+`$`, w.headerDirective)
 	sc.Step(`^the response header `+q+` lists `+q+`$`, w.headerLists)
 	sc.Step(`^the response is JSON:$`, w.bodyIs)
 	sc.Step(`^the response body is exactly:$`, w.bodyExactly)
@@ -111,11 +113,19 @@ func (w *world) requestNamedKey(method, path, name string) error {
 }
 
 func (w *world) requestHeader(method, path, name, value string) error {
+	return w.requestWithHeader(method, path, name, value, authKey)
+}
+
+func (w *world) requestHeaderNoKey(method, path, name, value string) error {
+	return w.requestWithHeader(method, path, name, value, authNone)
+}
+
+func (w *world) requestWithHeader(method, path, name, value, auth string) error {
 	v, err := w.expand(unq(value))
 	if err != nil {
 		return err
 	}
-	_, err = w.doHeaders(method, unq(path), nil, "", http.Header{http.CanonicalHeaderKey(unq(name)): {v}}, authKey)
+	_, err = w.doHeaders(method, unq(path), nil, "", http.Header{http.CanonicalHeaderKey(unq(name)): {v}}, auth)
 	return err
 }
 
@@ -359,6 +369,24 @@ func (w *world) headerEndsWith(name, suffix string) error {
 }
 
 // headerLists checks a comma-separated header holds exactly these values, in any order.
+// headerDirective checks that a header of ;-separated directives (Content-Security-Policy)
+// holds one, whatever the others.
+func (w *world) headerDirective(name, directive string) error {
+	_, vs, err := w.header(name)
+	if err != nil {
+		return err
+	}
+	want := strings.Join(strings.Fields(unq(directive)), " ")
+	for _, v := range vs {
+		for d := range strings.SplitSeq(v, ";") {
+			if strings.Join(strings.Fields(d), " ") == want {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("expected header %s to hold the directive %q, got %q", name, want, vs)
+}
+
 func (w *world) headerLists(name, values string) error {
 	_, vs, err := w.header(name)
 	if err != nil {

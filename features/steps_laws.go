@@ -28,6 +28,7 @@ func (w *world) lawSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^every order filter selects exactly the orders it names, and counts them$`, w.lawOrderFilters)
 	sc.Step(`^placed_at bounds at the placed_at of listed orders split them inclusive start, exclusive end$`, w.lawPlacedAtBounds)
 	sc.Step(`^created_at bounds at `+q+` partition the users, written as `+q+`$`, w.lawCreatedAtPartition)
+	sc.Step(`^created_at bounds at a listed user's own created_at, found by bisection, include it from the start and exclude it at the end$`, w.lawCreatedAtBisect)
 	sc.Step(`^every listed user's total is the exact sum of its accounts$`, w.lawUserTotals)
 	sc.Step(`^every listed account carries kyc_approved_at while approved and never while pending$`, w.lawApprovedAt)
 	sc.Step(`^every listed order is consistent with its status and belongs to a listed user$`, w.lawOrders)
@@ -498,6 +499,67 @@ func (w *world) lawCreatedAtPartition(instant, forms string) error {
 		if err := w.selects(withQuery(withQuery(base, "created_at_start", f), "created_at_end", f), "user_account_id", nil); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// lawCreatedAtBisect checks spec §4.2's created_at bounds on a user whose created_at the API
+// does not show: bisecting created_at_start (the user alone selected by user_account_id) finds
+// the latest start that still selects it, c, to the microsecond. With an inclusive start, c is
+// its created_at, so created_at_end=c must not select it (exclusive end) and c plus one
+// microsecond must. A start that excluded its bound would put c a microsecond early, and an end
+// that included it would select the user at c: either fails. (Both at once shift every bound
+// alike, which no black-box check can tell from a created_at a microsecond later.)
+func (w *world) lawCreatedAtBisect() error {
+	r, err := w.do(http.MethodGet, "/users/?per_page=1", nil, "", authKey)
+	if err != nil {
+		return err
+	}
+	uid := r.json().Get("items.0.user_account_id").String()
+	if r.Status != http.StatusOK || uid == "" {
+		return fmt.Errorf("expected a listed user, got %s", r)
+	}
+	const us = time.Microsecond
+	stamp := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
+	selects := func(bound string, t time.Time) (bool, error) {
+		p := withQuery(withQuery("/users/", "user_account_id", uid), bound, stamp(t))
+		r, err := w.do(http.MethodGet, p, nil, "", authKey)
+		if err != nil {
+			return false, err
+		}
+		n := r.json().Get("total_records")
+		if r.Status != http.StatusOK || !n.Exists() || n.Int() > 1 {
+			return false, fmt.Errorf("GET %s: expected 200 with total_records 0 or 1, got %s", p, r)
+		}
+		return n.Int() == 1, nil
+	}
+	lo, hi := time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC), time.Now().Add(48*time.Hour).Truncate(us)
+	if ok, err := selects("created_at_start", lo); err != nil || !ok {
+		return errors.Join(err, fmt.Errorf("expected created_at_start=%s to select user %s", stamp(lo), uid))
+	}
+	if ok, err := selects("created_at_start", hi); err != nil || ok {
+		return errors.Join(err, fmt.Errorf("expected created_at_start=%s, in the future, not to select user %s", stamp(hi), uid))
+	}
+	for hi.Sub(lo) > us {
+		mid := lo.Add(hi.Sub(lo) / 2).Truncate(us)
+		ok, err := selects("created_at_start", mid)
+		if err != nil {
+			return err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	c := lo // the latest created_at_start that selects the user
+	if ok, err := selects("created_at_end", c); err != nil || ok {
+		return errors.Join(err, fmt.Errorf("spec §4.2: created_at_end=%s selected user %s, yet created_at_start=%s selects it and %s does not: "+
+			"with an inclusive start that is its created_at, which an exclusive end leaves out", stamp(c), uid, stamp(c), stamp(c.Add(us))))
+	}
+	if ok, err := selects("created_at_end", c.Add(us)); err != nil || !ok {
+		return errors.Join(err, fmt.Errorf("spec §4.2: created_at_end=%s did not select user %s, yet the latest created_at_start that selects it is %s: "+
+			"the start must include its bound (the user's created_at), and an end one microsecond later then selects it", stamp(c.Add(us)), uid, stamp(c)))
 	}
 	return nil
 }

@@ -58,6 +58,8 @@ func (w *world) sandboxSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^the sandbox lists the delivery of the event to `+q+` as `+q+` with (\d+) attempts?$`, w.sandboxDelivery)
 	sc.Step(`^the sandbox lists the delivery of the event to `+q+` as `+q+` with at least (\d+) attempts?$`, w.sandboxDeliveryAtLeast)
 	sc.Step(`^the sandbox redelivers the event$`, w.redeliver)
+	sc.Step(`^my institution is deleted$`, w.deleteInstitution)
+	sc.Step(`^the sandbox lists no delivery of the event, nor any of my institution$`, w.noSandboxDelivery)
 	sc.Step(`^I try to move the `+q+` account of `+q+` to `+q+`$`, w.tryKYC)
 	sc.Step(`^every KYC move answers as the transition table says:$`, w.kycTable)
 	sc.Step(`^I (GET|POST|PUT|DELETE) the control plane `+q+` without a sandbox token$`, w.controlNoToken)
@@ -700,6 +702,40 @@ func (w *world) sandboxDeliveryCheck(recv, status, attempts string, atLeast bool
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// deleteInstitution deletes the scenario's institution through the control plane (decisions
+// D9): 204, with everything of it.
+func (w *world) deleteInstitution() error {
+	in, err := w.institution()
+	if err != nil {
+		return err
+	}
+	_, err = w.control(http.MethodDelete, "/_sandbox/institutions/"+url.PathEscape(in.ID), nil, http.StatusNoContent)
+	return err
+}
+
+// noSandboxDelivery checks that the control plane lists no delivery of the current event, nor
+// any of the scenario's institution (the two filters walk different indexes).
+func (w *world) noSandboxDelivery() error {
+	if w.event == nil {
+		return errors.New("no delivery was received yet")
+	}
+	in, err := w.institution()
+	if err != nil {
+		return err
+	}
+	eventID := gjson.GetBytes(w.event.Body, "event_id").String()
+	for _, q := range []string{"event_id=" + url.QueryEscape(eventID), "institution_id=" + url.QueryEscape(in.ID)} {
+		res, err := w.control(http.MethodGet, "/_sandbox/deliveries?"+q, nil, http.StatusOK)
+		if err != nil {
+			return err
+		}
+		if ds := res.Get("deliveries").Array(); len(ds) > 0 {
+			return fmt.Errorf("decisions D9: a deleted institution's deliveries are deleted with it; GET /_sandbox/deliveries?%s still lists %d: %s", q, len(ds), truncate(ds[0].Raw, 400))
+		}
+	}
+	return nil
 }
 
 func orNone(s string) string {

@@ -1,7 +1,7 @@
 Feature: Webhook subscriptions
   List, create, delete and test subscriptions (spec §2.7, §3.3, §4.5–4.7, §4.9, §9). Create is
   POST /webhooks/subscriptions → 201 and delete DELETE /webhooks/subscriptions/{id} → 204
-  (DESIGN D8: the spec does not show them); the rules they must honour are the spec's.
+  (decisions D8: the spec does not show them); the rules they must honour are the spec's.
 
   @spec @rule:S2.12 @rule:S4.6.2 @rule:D8.2
   Scenario: A subscription has the fields of the spec and is pinned to v1

@@ -1,7 +1,7 @@
 @assumed
 Feature: Get Transaction
   GET /transactions/{transaction_id}/ is the authoritative record a transaction event links to
-  (spec §6.3 names the link; the endpoint is the DESIGN's, D7).
+  (spec §6.3 names the link; the endpoint is decisions D7's).
 
   @sandbox @rule:D7.1 @rule:D7.5 @rule:D7.6
   Scenario: A filled buy is a completed transaction of one order

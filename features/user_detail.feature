@@ -1,7 +1,7 @@
 Feature: Get User Detail
   GET /users/{user_account_id}/?user_account_id_type=platform|core|dbp returns one user's
   accounts, values, history, identities and terms (spec §2.3, §4.1). core and dbp ids are
-  resolved through the institution's members (DESIGN D5).
+  resolved through the institution's members (decisions D5).
 
   @spec @sandbox @rule:S2.0 @rule:S2.4 @rule:S2.6 @rule:S2.8 @rule:S4.1.1
   Scenario: A user's detail has every field the spec names
@@ -158,7 +158,7 @@ Feature: Get User Detail
     And every element of the JSON at "historical_market_value.past_week" has "value" as a decimal string
 
   @assumed @sandbox @rule:D5.9
-  Scenario: Generated history has the DESIGN's resolution and ends at the current value
+  Scenario: Generated history has decisions D5's resolution and ends at the current value
     Given a user "alice" with accounts:
       | product | kyc_status | cash    |
       | crypto  | approved   | 1000.00 |
@@ -174,14 +174,16 @@ Feature: Get User Detail
     And the history "past_year" is 52 points one week apart, the last at the start of the current week worth "1000.00"
     And the history "all_time" is 1 point one month apart, the last at the start of the current month worth "1000.00"
 
-  @assumed @sandbox @rule:D5.10
+  @assumed @rule:D5.10
   Scenario: A user with no funded account has empty history
-    Given a user "bob" with accounts:
-      | product  | kyc_status |
-      | roth_ira | pending    |
-    When I GET "/users/{bob}/?user_account_id_type=platform"
-    Then the JSON at "historical_market_value.all_time" is an empty array
+    Given the inputs "unfunded_user_id"
+    When I GET "/users/{unfunded_user_id}/?user_account_id_type=platform"
+    Then the response status is 200
+    And the JSON at "total_current_market_value" is "0.00"
+    And the JSON at "historical_market_value.all_time" is an empty array
     And the JSON at "historical_market_value.past_day" is an empty array
+    And the JSON at "historical_market_value.past_week" is an empty array
+    And the JSON at "historical_market_value.past_month" is an empty array
     And the JSON at "historical_market_value.past_year" is an empty array
 
   @spec @sandbox @rule:S4.1.2

@@ -1,6 +1,6 @@
 Feature: Get User List
   GET /users/ lists the institution's users with filters and cursor pagination (spec §2.4,
-  §2.6, §4.2, §8). The cursor is an offset and the sort keys are the DESIGN's (D6).
+  §2.6, §4.2, §8). The cursor is an offset and the sort keys are decisions D6's.
 
   Background:
     Given these users:
@@ -69,15 +69,6 @@ Feature: Get User List
       | roth_ira_kyc_status=document_requested | u5     |
       | roth_ira_kyc_status=approved           |        |
       | product=crypto&crypto_kyc_status=approved | u1  |
-
-  @spec @sandbox @rule:S4.2.4
-  Scenario: created_at_start is inclusive and created_at_end exclusive
-    When I GET "/users/?created_at_start=2026-01-02T10:00:00Z"
-    Then the JSON at "items" lists "user_account_id" values "u5, u4, u3, u2"
-    When I GET "/users/?created_at_end=2026-01-04T10:00:00Z"
-    Then the JSON at "items" lists "user_account_id" values "u3, u2, u1"
-    When I GET "/users/?created_at_start=2026-01-02T10:00:00Z&created_at_end=2026-01-04T10:00:00Z"
-    Then the JSON at "items" lists "user_account_id" values "u3, u2"
 
   @assumed @sandbox @rule:D6.5
   Scenario: Time filters accept dates, offsets and naive date-times

@@ -3,7 +3,7 @@ Feature: Event delivery
   kyc and transaction events are delivered to every subscribed callback, signed, at least
   once, with the idempotency key reused on retry; links.self is built at the subscription's
   version and refetching it shows the change (spec §3, §6, §9). Which KYC states are delivered,
-  the envelope beyond the named fields and the retry schedule are the DESIGN's (D8).
+  the envelope beyond the named fields and the retry schedule are decisions D8's.
 
   Background:
     Given the prices are:
@@ -35,7 +35,7 @@ Feature: Event delivery
     And the JSON at "accounts.#(product==crypto).kyc_approved_at" is a timestamp
 
   @assumed @rule:D8.14
-  Scenario: A kyc event has the DESIGN's envelope
+  Scenario: A kyc event has decisions D8's envelope
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
     When the "crypto" account of "alice" moves to "approved"
@@ -152,7 +152,7 @@ Feature: Event delivery
     And the event at "data.fee" is absent
 
   @assumed @rule:D8.15
-  Scenario: A transaction event has the DESIGN's envelope and links the transaction record
+  Scenario: A transaction event has decisions D8's envelope and links the transaction record
     Given a receiver "r1"
     And "r1" is subscribed to "transaction" events
     And "alice" buys "100.00" of "AAPL" in "securities" as "o1"
@@ -283,6 +283,18 @@ Feature: Event delivery
     When I note how many deliveries "r1" has received
     And the virtual clock advances 3600 seconds
     Then "r1" receives no further delivery
+
+  @assumed @rule:D9.6
+  Scenario: Deleting an institution removes it with its deliveries, and its key stops answering
+    Given a receiver "r1" answering 500
+    And "r1" is subscribed to "kyc" events
+    When the "crypto" account of "alice" moves to "approved"
+    Then "r1" receives a delivery
+    And the sandbox lists the delivery of the event to "r1" as "pending" with at least 1 attempt
+    When my institution is deleted
+    Then the sandbox lists no delivery of the event, nor any of my institution
+    When I GET "/users/"
+    Then the response status is 401
 
   @assumed @rule:D8.5
   Scenario: An attempt in flight when its subscription is deleted is still logged

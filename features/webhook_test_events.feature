@@ -2,7 +2,7 @@
 Feature: Test events
   Send Test Webhook makes one signed attempt of a sample event carrying is_test, with no
   retries, and reports the outcome (spec §2.8, §4.7, §6.1, §6.4). The sample's envelope is the
-  DESIGN's (D8).
+  one of decisions D8.
 
   @spec @rule:S6.1.2 @rule:S4.7.2
   Scenario: A test event is signed over t.body with the signing secret
@@ -96,7 +96,7 @@ Feature: Test events
     And "r1" receives 2 deliveries
 
   @assumed @rule:D8.17
-  Scenario: A kyc test event has the DESIGN's envelope and a synthetic user
+  Scenario: A kyc test event has decisions D8's envelope and a synthetic user
     Given a receiver "r1"
     And "r1" is subscribed to "kyc" events
     When I POST "/webhooks/subscriptions/{r1.kyc}/test"

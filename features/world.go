@@ -103,6 +103,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	w.inputSteps(sc)
 	w.webhookSteps(sc)
 	w.lawSteps(sc)
+	w.exposureSteps(sc)
 	w.valueSteps(sc)
 }
 
@@ -273,6 +274,11 @@ func (w *world) doHeaders(method, path string, body []byte, contentType string, 
 		for _, v := range vs {
 			req.Header.Add(k, v)
 		}
+	}
+	// Go sends req.Host, not a Host entry of the header map.
+	if h := req.Header.Get("Host"); h != "" {
+		req.Host = h
+		req.Header.Del("Host")
 	}
 	switch auth {
 	case authKey:

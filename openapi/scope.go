@@ -18,3 +18,10 @@ func Undocumented(path string) bool { return undocumented.MatchString(path) }
 func InjectedFault(body []byte) bool {
 	return bytes.HasPrefix(body, []byte(`{"detail":"Injected fault: `))
 }
+
+// Misdirected reports whether an answer is the Host check's 421 (decisions D18): given before
+// routing to a request that names another server in its Host, so outside the documents, which
+// describe the API as reached by its own name.
+func Misdirected(status int, body []byte) bool {
+	return status == 421 && bytes.Equal(body, []byte(`{"detail":"Misdirected Request"}`))
+}

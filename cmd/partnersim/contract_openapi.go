@@ -63,8 +63,8 @@ func withOpenAPI(ctx context.Context, o *features.Options, spec string) (*check.
 	if err != nil {
 		return nil, "", fmt.Errorf("contract: --openapi: %w", err)
 	}
-	c.Skip = func(r *http.Request, _ int, body []byte) bool {
-		return openapi.Undocumented(r.URL.Path) || openapi.InjectedFault(body)
+	c.Skip = func(r *http.Request, status int, body []byte) bool {
+		return openapi.Undocumented(r.URL.Path) || openapi.InjectedFault(body) || openapi.Misdirected(status, body)
 	}
 	client := *o.HTTPClient
 	client.Transport = c.Transport(o.HTTPClient.Transport)

@@ -50,8 +50,8 @@ func checkedClient(tb testing.TB, base string) (*http.Client, *check.Checker) {
 		if err != nil {
 			tb.Fatalf("the served documents do not load: %v", err)
 		}
-		chk.Skip = func(r *http.Request, _ int, body []byte) bool {
-			return openapi.Undocumented(r.URL.Path) || openapi.InjectedFault(body)
+		chk.Skip = func(r *http.Request, status int, body []byte) bool {
+			return openapi.Undocumented(r.URL.Path) || openapi.InjectedFault(body) || openapi.Misdirected(status, body)
 		}
 		c, _ = checkers.LoadOrStore(key, chk)
 	}

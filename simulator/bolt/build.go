@@ -186,10 +186,7 @@ func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 	if b.err != nil {
 		return b.err
 	}
-	b.w.nameCounts()
-	for _, w := range b.shardTxs() {
-		w.nameCounts()
-	}
+	nameCounts(append([]*writeTx{b.w}, b.shardTxs()...))
 	b.gatherCounts()
 	w := b.w
 	for k, d := range w.counts {
@@ -260,7 +257,6 @@ func (b *Builder) write(ctx context.Context) error {
 	for br := range sorted {
 		appendOnly := !b.written[br.name]
 		next := br.merged()
-		var prev []byte
 		for more := true; more; {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -271,15 +267,14 @@ func (b *Builder) write(ctx context.Context) error {
 					bk.FillPercent = 1.0
 				}
 				for range buildTxEntries {
-					k, v, ok := next()
+					k, v, ok, err := next()
+					if err != nil {
+						return err
+					}
 					if !ok {
 						more = false
 						return nil
 					}
-					if prev != nil && bytes.Compare(prev, k) >= 0 {
-						return fmt.Errorf("build: %s: key %q spooled twice", br.name, k)
-					}
-					prev = k
 					if err := bk.Put(k, v); err != nil {
 						return err
 					}
@@ -306,8 +301,9 @@ func (b *Builder) takeRuns() ([]*bucketRuns, int) {
 	byName := map[string]*bucketRuns{}
 	var runs []*bucketRuns
 	total := 0
-	for _, w := range append([]*writeTx{b.w}, b.shardTxs()...) {
-		w.nameCounts()
+	ws := append([]*writeTx{b.w}, b.shardTxs()...)
+	nameCounts(ws)
+	for _, w := range ws {
 		for name, sp := range w.spools().by {
 			br := byName[name]
 			if br == nil {
@@ -421,11 +417,17 @@ func (br *bucketRuns) rank() {
 	}
 }
 
-// merged returns the bucket's entries one at a time in key order, merging its sorted runs (a
-// key spooled twice comes twice: the writers refuse it).
-func (br *bucketRuns) merged() func() (k, v []byte, ok bool) {
+// merged returns the bucket's entries one at a time in key order, merging its sorted runs,
+// and fails on a key spooled twice. Each entry is compared with the one before by the bytes
+// the entries carry (compareEnts), not by reading both keys: that check, on every key of the
+// file, was a twelfth of a build's CPU.
+func (br *bucketRuns) merged() func() (k, v []byte, ok bool, err error) {
 	pos := make([]int, len(br.runs))
-	return func() ([]byte, []byte, bool) {
+	var (
+		prevSp *spool
+		prev   spoolEnt
+	)
+	return func() ([]byte, []byte, bool, error) {
 		best := -1
 		for r, sp := range br.runs {
 			if pos[r] == len(sp.ents) {
@@ -436,12 +438,16 @@ func (br *bucketRuns) merged() func() (k, v []byte, ok bool) {
 			}
 		}
 		if best < 0 {
-			return nil, nil, false
+			return nil, nil, false, nil
 		}
 		sp := br.runs[best]
-		k, v := sp.key(pos[best]), sp.value(pos[best])
+		e := sp.ents[pos[best]]
 		pos[best]++
-		return k, v, true
+		if prevSp != nil && compareEnts(br.ranked, prevSp, prev, sp, e) >= 0 {
+			return nil, nil, false, fmt.Errorf("build: %s: key %q spooled twice", br.name, sp.keyOf(e))
+		}
+		prevSp, prev = sp, e
+		return sp.keyOf(e), sp.valueOf(e), true, nil
 	}
 }
 
@@ -466,15 +472,16 @@ type spool struct {
 	prefixes map[string]uint32 // index prefix → id (its rank once sorted)
 	byID     []string
 	last     uint32 // the prefix id of the entry added last
-	// The index counters of the spooled entries, by prefix id and by prefix id and day (see
-	// spoolIndex).
+	// The index counters of the spooled entries by prefix id, and the prefix id and day of
+	// each timed one (see spoolIndex).
 	counts []int64
-	days   map[uint64]int64
+	days   []uint64
 }
 
 type spoolEnt struct {
 	head       uint64 // the first 8 bytes after the prefix, big-endian, 0-padded
 	pfx        uint32 // the prefix's id in its spool; its rank in the bucket once ranked
+	plen       uint32 // the prefix's length
 	chunk, off uint32
 	klen, vlen uint32
 }
@@ -487,8 +494,12 @@ const spoolChunk = 32 << 20
 
 var errEntryTooLarge = errors.New("build: an entry is larger than a spool chunk")
 
-func (sp *spool) add(k []byte, plen int, v []byte) error {
-	n := len(k) + len(v)
+func (sp *spool) add(k []byte, plen int, v []byte) error { return sp.addParts(k, nil, plen, v) }
+
+// addParts spools the entry whose key is prefix+rest, the first plen bytes its index prefix.
+func (sp *spool) addParts(prefix, rest []byte, plen int, v []byte) error {
+	klen := len(prefix) + len(rest)
+	n := klen + len(v)
 	if n > spoolChunk {
 		return errEntryTooLarge
 	}
@@ -502,7 +513,8 @@ func (sp *spool) add(k []byte, plen int, v []byte) error {
 	}
 	c := len(sp.chunks) - 1
 	off := len(sp.chunks[c])
-	sp.chunks[c] = append(append(sp.chunks[c], k...), v...)
+	sp.chunks[c] = append(append(append(sp.chunks[c], prefix...), rest...), v...)
+	k := sp.chunks[c][off : off+klen]
 	id, ok := sp.prefixes[string(k[:plen])]
 	if !ok {
 		if sp.prefixes == nil {
@@ -513,56 +525,74 @@ func (sp *spool) add(k []byte, plen int, v []byte) error {
 		sp.byID = append(sp.byID, string(k[:plen]))
 	}
 	sp.last = id
-	var head [8]byte
-	copy(head[:], k[plen:])
-	sp.ents = append(sp.ents, spoolEnt{head: binary.BigEndian.Uint64(head[:]), pfx: id,
-		chunk: uint32(c), off: uint32(off), klen: uint32(len(k)), vlen: uint32(len(v))})
+	sp.ents = append(sp.ents, spoolEnt{head: headAt(k, plen), pfx: id, plen: uint32(plen),
+		chunk: uint32(c), off: uint32(off), klen: uint32(klen), vlen: uint32(len(v))})
 	return nil
 }
 
-func (sp *spool) key(i int) []byte { return sp.keyOf(sp.ents[i]) }
+// headAt is the 8 bytes of k from at, big-endian, 0-padded: an entry's head.
+func headAt(k []byte, at int) uint64 {
+	var head [8]byte
+	if at < len(k) {
+		copy(head[:], k[at:])
+	}
+	return binary.BigEndian.Uint64(head[:])
+}
 
 func (sp *spool) keyOf(e spoolEnt) []byte {
 	return sp.chunks[e.chunk][e.off : e.off+e.klen : e.off+e.klen]
 }
 
-func (sp *spool) value(i int) []byte {
-	e := sp.ents[i]
+func (sp *spool) valueOf(e spoolEnt) []byte {
 	start := e.off + e.klen
 	return sp.chunks[e.chunk][start : start+e.vlen : start+e.vlen]
 }
 
-// put spools one entry of a build; the key's first plen bytes are its index prefix.
-func (s *spools) put(bucket, key []byte, plen int, value []byte) error {
+// spool returns the spool of bucket, new if need be.
+func (s *spools) spool(bucket []byte) *spool {
 	sp := s.by[string(bucket)]
 	if sp == nil {
 		sp = &spool{name: string(bucket)}
 		s.by[string(bucket)] = sp
 	}
+	return sp
+}
+
+// put spools one entry of a build; the key's first plen bytes are its index prefix.
+func (s *spools) put(bucket, key []byte, plen int, value []byte) error {
 	s.bytes += len(key) + len(value) + spoolEntSize
-	return sp.add(key, plen, value)
+	return s.spool(bucket).add(key, plen, value)
 }
 
 // putIndex is writeTx.putIndex in a build: it spools the entry and counts it under its prefix
 // (and day), by the spool's id of the prefix instead of by the counter's name (a lookup of a
-// long string per counter and entry was a tenth of a build); nameCounts names the counters.
+// long string per counter and entry was a tenth of a build); nameCounts names the counters. A
+// day is noted, not counted, here: a map of counters by prefix and day missed the cache on
+// every entry (a twentieth of a build), so nameCounts sorts the notes and counts their runs.
 func (s *spools) putIndex(bucket, prefix, rest, value []byte) error {
-	if err := s.put(bucket, cat(prefix, rest), len(prefix), value); err != nil {
+	sp := s.spool(bucket)
+	s.bytes += len(prefix) + len(rest) + len(value) + spoolEntSize
+	if err := sp.addParts(prefix, rest, len(prefix), value); err != nil {
 		return err
 	}
-	sp := s.by[string(bucket)]
 	id := sp.last
 	if int(id) == len(sp.counts) {
 		sp.counts = append(sp.counts, 0)
 	}
 	sp.counts[id]++
 	if timed(prefix) {
-		if sp.days == nil {
-			sp.days = map[uint64]int64{}
-		}
-		sp.days[uint64(id)<<32|uint64(dayOf(rest[:8]))]++
+		sp.days = append(sp.days, uint64(id)<<32|uint64(dayOf(rest[:8])))
 	}
 	return nil
+}
+
+// nameCounts names the counters of every writeTx of a build, each on a goroutine of its own.
+func nameCounts(ws []*writeTx) {
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Go(w.nameCounts)
+	}
+	wg.Wait()
 }
 
 // nameCounts moves the counters of w's spools (spools.putIndex) into w's counters by name.
@@ -574,8 +604,14 @@ func (w *writeTx) nameCounts() {
 				w.count(countKey(bucket, []byte(sp.byID[id])), n)
 			}
 		}
-		for k, n := range sp.days {
-			w.count(dayCountKey(bucket, []byte(sp.byID[k>>32]), dayKey(uint32(k))), n)
+		slices.Sort(sp.days)
+		for i := 0; i < len(sp.days); {
+			k, j := sp.days[i], i+1
+			for j < len(sp.days) && sp.days[j] == k {
+				j++
+			}
+			w.count(dayCountKey(bucket, []byte(sp.byID[k>>32]), dayKey(uint32(k))), int64(j-i))
+			i = j
 		}
 		sp.counts, sp.days = nil, nil
 	}
@@ -595,9 +631,120 @@ func compareEnts(ranked bool, sa *spool, a spoolEnt, sb *spool, b spoolEnt) int 
 	return bytes.Compare(sa.keyOf(a), sb.keyOf(b))
 }
 
-// sort sorts the entries by key (ranked: see compareEnts).
+// sort sorts the entries by key (ranked: see compareEnts). Ranked, it is a radix sort on the
+// 12 bytes the entries carry (prefix rank, then head) that compares keys only within a run of
+// entries equal in those bytes: a comparison sort of a million entries was twenty compares
+// each, and a compare that reached the key's bytes a cache miss (a fifth of a build's CPU).
 func (sp *spool) sort(ranked bool) {
-	slices.SortFunc(sp.ents, func(a, b spoolEnt) int { return compareEnts(ranked, sp, a, sp, b) })
+	if !ranked {
+		slices.SortFunc(sp.ents, func(a, b spoolEnt) int { return compareEnts(false, sp, a, sp, b) })
+		return
+	}
+	if len(sp.ents) < 2 {
+		return
+	}
+	sp.radixSort(sp.ents, radixDigitsOf(sp.ents, 0), 0)
+}
+
+// radixDigits is how many bytes of an entry the radix sort orders by: the prefix rank's 4,
+// then the head's 8, most significant first (radixDigit).
+const radixDigits = 12
+
+// radixDigitsOf returns the digits from first on that tell some of ents apart (the bytes no
+// two entries differ in order nothing: they are skipped).
+func radixDigitsOf(ents []spoolEnt, first int) []int {
+	var diff spoolEnt
+	for _, e := range ents {
+		diff.pfx |= e.pfx ^ ents[0].pfx
+		diff.head |= e.head ^ ents[0].head
+	}
+	var digits []int
+	for d := first; d < radixDigits; d++ {
+		if radixDigit(&diff, d) != 0 {
+			digits = append(digits, d)
+		}
+	}
+	return digits
+}
+
+func radixDigit(e *spoolEnt, d int) byte {
+	if d < 4 {
+		return byte(e.pfx >> (24 - 8*d))
+	}
+	return byte(e.head >> (56 - 8*(d-4)))
+}
+
+// radixSmall is the run below which the radix sort hands over to a comparison sort.
+const radixSmall = 32
+
+// radixSort sorts ents, ranked entries of sp equal in the bytes before digits[0], by the bytes
+// digits name and then by their keys: an in-place MSD radix sort (American flag sort), one
+// counting pass and one permuting pass per byte that tells entries apart. Entries equal in all
+// 12 bytes (keys alike in their first 8 bytes after the prefix: a count's key, a member's)
+// are sorted by the next 8 bytes of their keys the same way (deeper: how many such rounds
+// came before), and by comparing keys only when fewer than radixSmall are left alike.
+func (sp *spool) radixSort(ents []spoolEnt, digits []int, deeper int) {
+	for len(ents) > radixSmall && len(digits) > 0 {
+		d := digits[0]
+		digits = digits[1:]
+		var count [256]int
+		for i := range ents {
+			count[radixDigit(&ents[i], d)]++
+		}
+		if count[radixDigit(&ents[0], d)] == len(ents) {
+			continue // one value of this byte here
+		}
+		var start, next [256]int
+		sum := 0
+		for b, n := range count {
+			start[b], next[b] = sum, sum
+			sum += n
+		}
+		for b := range 256 {
+			end := start[b] + count[b]
+			for next[b] < end {
+				e := ents[next[b]]
+				db := int(radixDigit(&e, d))
+				for db != b { // move e to its bin, taking up what was there
+					ents[next[db]], e = e, ents[next[db]]
+					next[db]++
+					db = int(radixDigit(&e, d))
+				}
+				ents[next[b]] = e
+				next[b]++
+			}
+		}
+		for b, n := range count {
+			if n > 1 {
+				sp.radixSort(ents[start[b]:start[b]+n], digits, deeper)
+			}
+		}
+		return
+	}
+	if len(ents) > radixSmall {
+		// Alike in every byte the entries carry: their heads become the next 8 bytes of
+		// their keys for the rest of the sort, and then are what they were (all alike).
+		head := ents[0].head
+		at := int(ents[0].plen) + 8*(deeper+1)
+		longer := false
+		for i := range ents {
+			k := sp.keyOf(ents[i])
+			ents[i].head = headAt(k, at)
+			longer = longer || len(k) > at
+		}
+		if longer {
+			sp.radixSort(ents, radixDigitsOf(ents, 4), deeper+1)
+		} else {
+			slices.SortFunc(ents, func(a, b spoolEnt) int { return compareEnts(true, sp, a, sp, b) })
+		}
+		for i := range ents {
+			ents[i].head = head
+		}
+		return
+	}
+	if len(ents) > 1 {
+		slices.SortFunc(ents, func(a, b spoolEnt) int { return compareEnts(true, sp, a, sp, b) })
+	}
 }
 
 // release drops the spool's memory once written (bbolt keeps no reference after commit).

@@ -247,6 +247,8 @@ type treeWriter struct {
 	fw     *fileWriter
 	levels []treeLevel // 0: leaves
 	prev   []byte      // the last key added
+	// ordered: the keys come from bucketRuns.merged, which checked their order already.
+	ordered bool
 }
 
 type treeLevel struct {
@@ -264,10 +266,12 @@ func (t *treeWriter) add(k, v []byte, flags uint32) error {
 	if len(v) > bbolt.MaxValueSize {
 		return fmt.Errorf("build: value of %d bytes", len(v))
 	}
-	if t.prev != nil && bytes.Compare(t.prev, k) >= 0 {
-		return fmt.Errorf("build: key %q spooled twice", k) // or out of order: a builder's bug
+	if !t.ordered {
+		if t.prev != nil && bytes.Compare(t.prev, k) >= 0 {
+			return fmt.Errorf("build: key %q spooled twice", k) // or out of order: a builder's bug
+		}
+		t.prev = k
 	}
-	t.prev = k
 	return t.push(0, elem{k: k, v: v, flags: flags})
 }
 
@@ -367,7 +371,7 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 	roots := map[string]uint64{}
 	done := 0
 	for br := range sorted {
-		tw := &treeWriter{fw: fw}
+		tw := &treeWriter{fw: fw, ordered: true}
 		next := br.merged()
 		for i := 0; ; i++ {
 			if i%buildTxEntries == 0 {
@@ -378,7 +382,10 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 					b.Progress(done+i, total)
 				}
 			}
-			k, v, ok := next()
+			k, v, ok, err := next()
+			if err != nil {
+				return err
+			}
 			if !ok {
 				break
 			}

@@ -172,4 +172,65 @@ func TestBuiltFilePassesBboltCheck(t *testing.T) {
 	require.NoError(t, b.w.sink.put(bOrders, []byte("twice"), 0, nil))
 	require.NoError(t, b.w.sink.put(bOrders, []byte("twice"), 0, nil))
 	assert.ErrorContains(t, b.Finish(ctx, "tok"), "spooled twice")
+
+	// Twice in two shards' runs, among other keys: found where the runs merge.
+	b, err = db.NewBuilder(ctx)
+	require.NoError(t, err)
+	for i, sh := range []*BuildShard{b.Shard(), b.Shard()} {
+		for j := range 100 {
+			require.NoError(t, sh.w.sink.put(bUserIndex, fmt.Appendf(nil, "p%03d", 2*j+i), 1, nil))
+		}
+		require.NoError(t, sh.w.sink.put(bUserIndex, []byte("p050x"), 1, nil))
+	}
+	assert.ErrorContains(t, b.Finish(ctx, "tok"), `"p050x" spooled twice`)
+}
+
+// The radix sort of a build's spool orders entries as their keys' bytes do: many prefixes,
+// heads equal in most bytes or in all (ties decided by the rest of the key), keys alike in
+// many bytes past the head, rests shorter than a head, runs above and below the size where
+// it hands over to a comparison sort.
+func TestSpoolSortOrdersByKeyBytes(t *testing.T) {
+	for _, n := range []int{0, 1, 5, radixSmall + 1, 3000, 70000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			sp := &spool{name: "order_index"}
+			var prefixes []string
+			for p := range 300 {
+				prefixes = append(prefixes, fmt.Sprintf("ins_%d\x00U%05d\x00c", p%3, (p*7919)%1000))
+			}
+			seen := map[string]bool{}
+			for i := range n {
+				p := prefixes[(i*31)%len(prefixes)]
+				var rest []byte
+				switch i % 5 {
+				case 4: // alike far past the head (a count's key): one prefix
+					p = prefixes[0]
+					rest = fmt.Appendf(nil, "order_index\x00ins_gen_full\x00UGEN-%08x\x00c%d", (i*2654435761)%997, i%3)
+				case 0: // a time, equal within groups of three, then an id
+					rest = fmt.Appendf(u64(uint64(1_700_000_000+(i*7919)%(n/3+1))*1e9), "ord_%06d", i)
+				case 1: // heads equal in their first bytes
+					rest = fmt.Appendf(nil, "GEN-%04x%06d", (i*131)%97, i)
+				case 2: // short rests
+					rest = fmt.Appendf(nil, "%d", i%1000)[:1+i%3]
+				default: // bytes above 0x7f
+					rest = []byte{0xff, byte(i), byte(i >> 8), 0x80, byte(i >> 16), 1, 2, 3, byte(i % 7)}
+				}
+				k := append([]byte(p), rest...)
+				if seen[string(k)] {
+					continue
+				}
+				seen[string(k)] = true
+				require.NoError(t, sp.add(k, len(p), []byte{byte(i)}))
+			}
+			br := &bucketRuns{name: sp.name, runs: []*spool{sp}}
+			br.rank()
+			require.True(t, br.ranked)
+			sp.sort(true)
+			var got []string
+			for _, e := range sp.ents {
+				got = append(got, string(sp.keyOf(e)))
+				require.Equal(t, headAt(sp.keyOf(e), int(e.plen)), e.head, "the head the merge compares")
+			}
+			assert.Equal(t, slices.Sorted(maps.Keys(seen)), got)
+		})
+	}
 }

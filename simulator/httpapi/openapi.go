@@ -32,13 +32,15 @@ func handleControlOpenAPI() echo.HandlerFunc { return serveDocument(openapi.Cont
 func handleStateAdapterOpenAPI() echo.HandlerFunc { return serveDocument(openapi.StateAdapter) }
 
 // handleCapabilities serves GET /_sandbox/capabilities: the sandbox offers every capability of
-// the state adapter.
-func handleCapabilities() echo.HandlerFunc {
+// the state adapter, loopback_hosts only while it answers only loopback Hosts (decisions D18).
+func handleCapabilities(loopbackOnly bool) echo.HandlerFunc {
 	names := sync.OnceValues(func() ([]string, error) {
 		caps, err := openapi.StateAdapterCapabilities()
 		out := []string{}
 		for _, c := range caps {
-			out = append(out, c.Name)
+			if c.Name != "loopback_hosts" || loopbackOnly {
+				out = append(out, c.Name)
+			}
 		}
 		return out, err
 	})

@@ -42,7 +42,7 @@ func (s *Server) addRoutes() {
 	t := requireToken(s.cfg.SandboxToken, s.throttle)
 	s.handle(http.MethodGet, c+"/openapi.json", handleControlOpenAPI())
 	s.handle(http.MethodGet, c+"/state-adapter.json", handleStateAdapterOpenAPI())
-	s.handle(http.MethodGet, c+"/capabilities", handleCapabilities(), t)
+	s.handle(http.MethodGet, c+"/capabilities", handleCapabilities(s.cfg.LoopbackOnly), t)
 	s.handle(http.MethodPost, c+"/institutions", handleCreateInstitution(d.Tenants, b), t)
 	s.handle(http.MethodGet, c+"/institutions", handleListInstitutions(d.Institutions), t)
 	s.handle(http.MethodDelete, c+"/institutions/:institution_id", handleDeleteInstitution(d.Tenants), t)
