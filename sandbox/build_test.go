@@ -47,7 +47,7 @@ func dump(t *testing.T, path string) map[string]map[string]string {
 	return out
 }
 
-// The offline builder (issue 15) writes exactly the store the transactional loader writes:
+// The offline builder writes exactly the store the transactional loader writes:
 // every bucket, key and value, index counters included — for the default set and a generated
 // one.
 func TestBuiltStoreEqualsLoadedStore(t *testing.T) {

@@ -133,16 +133,11 @@ func (d *Delivery) Apply(r AttemptRecord) bool {
 	return true
 }
 
-// EndSubscriptionDeleted ends a pending delivery whose subscription was deleted.
-func (d *Delivery) EndSubscriptionDeleted() { d.SetState(d.State().EndSubscriptionDeleted()) }
-
 // TestDelivery is the delivery of a test event (Send Test): its one attempt, delivered or
-// failed, never retried.
+// failed, never retried — a delivery whose retry schedule is empty.
 func TestDelivery(id string, e *Event, sub *Subscription, instID string, body []byte, a Attempt) *Delivery {
 	d := &Delivery{ID: id, EventID: e.ID, SubscriptionID: sub.ID, InstitutionID: instID, URL: sub.URL,
-		Body: body, Status: DeliveryFailed, Attempts: []Attempt{a}, CreatedAt: a.At}
-	if Acknowledged(a) {
-		d.Status = DeliveryDelivered
-	}
+		Body: body, Status: DeliveryPending, NextAttemptAt: a.At, Attempts: []Attempt{}, CreatedAt: a.At}
+	d.Apply(d.Outcome(a, nil, a.At))
 	return d
 }

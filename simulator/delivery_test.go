@@ -53,7 +53,7 @@ func TestDeliveryLifecycle(t *testing.T) {
 	// attempt is still logged, once.
 	d := pending(0)
 	r := d.Outcome(answered(200), schedule, t0)
-	d.EndSubscriptionDeleted()
+	d.SetState(d.State().EndSubscriptionDeleted())
 	assert.Equal(t, simulator.DeliveryFailed, d.Status)
 	assert.Equal(t, simulator.ErrSubscriptionDeleted, d.Error)
 	assert.True(t, d.Apply(r))

@@ -8,16 +8,6 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// GenerateHistory builds the historical market value of a user deterministically, seeded by
-// its platform id (decisions D5): past_day 24 hourly points, past_week 7 daily, past_month 30
-// daily, past_year 52 weekly, all_time monthly since created_at. Each series is anchored to
-// its current period's UTC boundary — the hour, midnight, Monday midnight, the 1st of the
-// month — whose point carries the current value, so every request in the same period sees the
-// same series. A user with no funded account gets empty arrays.
-func GenerateHistory(u *User, prices map[string]decimal.Decimal, now time.Time) History {
-	return NewHistorySeed(u, prices, now).Generate()
-}
-
 // HistorySeed is everything a generated history depends on: the user's id (the series' seed)
 // and creation time, the current hour (every series' anchor derives from it), and the current
 // value and cost basis. Equal seeds generate equal histories, so a seed is a cache key for a
@@ -87,7 +77,12 @@ func newHistorySeedDecimal(u *User, prices map[string]decimal.Decimal, now time.
 	return s
 }
 
-// Generate builds the history the seed describes.
+// Generate builds the historical market value of a user deterministically, seeded by its
+// platform id (decisions D5): past_day 24 hourly points, past_week 7 daily, past_month 30
+// daily, past_year 52 weekly, all_time monthly since created_at. Each series is anchored to
+// its current period's UTC boundary — the hour, midnight, Monday midnight, the 1st of the
+// month — whose point carries the current value, so every request in the same period sees the
+// same series. A user with no funded account gets empty arrays.
 func (sd HistorySeed) Generate() History { return NewHistoryFrame(sd.Hour).Generate(sd) }
 
 // HistoryFrame is what every user's generated history shares within one hour (decisions D5):

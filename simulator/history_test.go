@@ -25,7 +25,7 @@ func TestHistoryAnchoredToPeriodBoundaries(t *testing.T) {
 	u := &simulator.User{PlatformID: "usr_anchor", CreatedAt: time.Date(2025, 3, 17, 9, 0, 0, 0, time.UTC),
 		Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: d("50.00"), Holdings: []simulator.Holding{{Symbol: "BTC", Quantity: d("0.01")}}}}}
 	prices := map[string]decimal.Decimal{"BTC": d("64000")}
-	h := simulator.GenerateHistory(u, prices, at)
+	h := simulator.NewHistorySeed(u, prices, at).Generate()
 
 	last := func(s []simulator.ValuePoint) simulator.ValuePoint { require.NotEmpty(t, s); return s[len(s)-1] }
 	assert.Equal(t, time.Date(2026, 11, 25, 14, 0, 0, 0, time.UTC), last(h.PastDay).AsOf)
@@ -43,9 +43,9 @@ func TestHistoryAnchoredToPeriodBoundaries(t *testing.T) {
 
 	// Seconds and minutes later in the same hour: identical. Later the same day: the daily
 	// series are identical, the hourly one moves.
-	assert.Equal(t, h, simulator.GenerateHistory(u, prices, at.Add(3*time.Second)))
-	assert.Equal(t, h, simulator.GenerateHistory(u, prices, at.Add(52*time.Minute)))
-	later := simulator.GenerateHistory(u, prices, at.Add(5*time.Hour))
+	assert.Equal(t, h, simulator.NewHistorySeed(u, prices, at.Add(3*time.Second)).Generate())
+	assert.Equal(t, h, simulator.NewHistorySeed(u, prices, at.Add(52*time.Minute)).Generate())
+	later := simulator.NewHistorySeed(u, prices, at.Add(5*time.Hour)).Generate()
 	assert.Equal(t, h.PastWeek, later.PastWeek)
 	assert.Equal(t, h.PastMonth, later.PastMonth)
 	assert.Equal(t, h.PastYear, later.PastYear)
@@ -54,7 +54,7 @@ func TestHistoryAnchoredToPeriodBoundaries(t *testing.T) {
 }
 
 // referenceHistory is the history computed point by point, instants and exponentials per
-// request, as it was before the hourly frame (issue 15): the frame must give exactly the same
+// request, as it was before the hourly frame: the frame must give exactly the same
 // series.
 func referenceHistory(u *simulator.User, prices map[string]decimal.Decimal, now time.Time) simulator.History {
 	current := u.TotalMarketValue(prices)
@@ -127,6 +127,6 @@ func TestHistoryFrameMatchesPointByPoint(t *testing.T) {
 			Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: decimal.New(int64(r.IntN(1e6))-1000, -2),
 				Holdings: []simulator.Holding{{Symbol: "BTC", Quantity: decimal.New(int64(r.IntN(1e4)), -4)}}}}}
 		want := referenceHistory(u, prices, now)
-		require.Equal(t, want, simulator.GenerateHistory(u, prices, now), "case %d at %s", i, now)
+		require.Equal(t, want, simulator.NewHistorySeed(u, prices, now).Generate(), "case %d at %s", i, now)
 	}
 }

@@ -1,10 +1,17 @@
 package simulator
 
 import (
-	"time"
+	"math"
+	"math/bits"
+	"strconv"
 
 	"github.com/shopspring/decimal"
 )
+
+// Money in one place: how amounts and quantities are rendered (FormatMoney, FormatQuantity and
+// their Append forms for the hand-written bodies), market values (decisions D5: Σ quantity ×
+// price + cash, exact, rounded half-even to cents) in decimal, and the same sums in whole
+// cents for the read path (Cents).
 
 // FormatMoney renders an amount with exactly two decimals, rounded half-even ("1520.07").
 func FormatMoney(d decimal.Decimal) string {
@@ -16,6 +23,15 @@ func FormatMoney(d decimal.Decimal) string {
 		return formatCents(d.CoefficientInt64())
 	}
 	return d.StringFixedBank(2)
+}
+
+// FormatPrice renders a price as money is rendered, with two decimals at least
+// ("64000.00"), keeping any finer precision it was given ("3120.12345").
+func FormatPrice(p decimal.Decimal) string {
+	if p.Exponent() < -2 {
+		return p.String()
+	}
+	return p.StringFixed(2)
 }
 
 // Cents is an amount in whole cents.
@@ -74,27 +90,6 @@ func appendCents(b []byte, n int64) []byte {
 // FormatQuantity renders a quantity with up to 8 decimals and no trailing zeros ("0.015").
 func FormatQuantity(d decimal.Decimal) string { return d.RoundBank(8).String() }
 
-// FormatTime renders a timestamp as pydantic v2 writes an aware UTC datetime (decisions D5):
-// RFC 3339 with Z, and the microseconds as six digits only when they are not zero. Python's
-// datetime holds no finer time, so nanoseconds are cut, not rounded, as its clock cuts them.
-func FormatTime(t time.Time) string {
-	return string(AppendTime(make([]byte, 0, len(timeLayoutMicro)), t))
-}
-
-// AppendTime appends FormatTime(t) to b.
-func AppendTime(b []byte, t time.Time) []byte {
-	t = t.UTC().Truncate(time.Microsecond)
-	if t.Nanosecond() == 0 {
-		return t.AppendFormat(b, timeLayout)
-	}
-	return t.AppendFormat(b, timeLayoutMicro)
-}
-
-const (
-	timeLayout      = "2006-01-02T15:04:05Z07:00"
-	timeLayoutMicro = "2006-01-02T15:04:05.000000Z07:00"
-)
-
 // MarketValue is Σ holdings quantity × current price + cash, rounded half-even to cents
 // (decisions D5). A symbol without a price counts as zero.
 func (a *Account) MarketValue(prices map[string]decimal.Decimal) decimal.Decimal {
@@ -124,29 +119,213 @@ func (u *User) TotalMarketValue(prices map[string]decimal.Decimal) decimal.Decim
 	return t
 }
 
-// ApplyHolding adds delta (possibly negative) to the account's position in symbol, dropping a
-// position that reaches zero. It fails with EINVALID when the position would go negative.
-func (a *Account) ApplyHolding(symbol string, delta decimal.Decimal) error {
-	for i := range a.Holdings {
-		if a.Holdings[i].Symbol != symbol {
+// AppendMoney appends FormatMoney(d) — d rounded half-even to cents — without
+// allocating when d and its cents fit an int64.
+func AppendMoney(b []byte, d decimal.Decimal) []byte {
+	if d.NumDigits() <= 18 {
+		if c, ok := RoundCents(d.CoefficientInt64(), d.Exponent()); ok {
+			return c.AppendTo(b)
+		}
+	}
+	return append(b, FormatMoney(d)...)
+}
+
+// AppendQuantity appends FormatQuantity(d). A quantity of at most 8
+// decimals that fits an int64 needs no rounding: it is its digits with the point placed and
+// trailing fractional zeros dropped, as decimal's String renders it.
+func AppendQuantity(b []byte, d decimal.Decimal) []byte {
+	exp := d.Exponent()
+	if exp > 0 || exp < -8 || d.NumDigits() > 18 {
+		return append(b, FormatQuantity(d)...)
+	}
+	var buf [24]byte
+	digits := strconv.AppendInt(buf[:0], d.CoefficientInt64(), 10)
+	if digits[0] == '-' {
+		b, digits = append(b, '-'), digits[1:]
+	}
+	point := len(digits) + int(exp) // digits before the point; <= 0: "0." and zeros first
+	frac := digits[max(point, 0):]
+	for len(frac) > 0 && frac[len(frac)-1] == '0' {
+		frac = frac[:len(frac)-1]
+	}
+	if point > 0 {
+		b = append(b, digits[:point]...)
+	} else {
+		b = append(b, '0')
+	}
+	if len(frac) > 0 {
+		b = append(b, '.')
+		for range -point {
+			b = append(b, '0')
+		}
+		b = append(b, frac...)
+	}
+	return b
+}
+
+// Whole-cent arithmetic for the read path. Every list item and Get User Detail shows market
+// values (decisions D5: Σ quantity × price + cash, exact, rounded half-even to cents); the
+// decimal arithmetic allocated a dozen big integers an account. Here the same sums are exact
+// int64 arithmetic when every amount and every step fits one, and report ok false otherwise,
+// where callers take the decimal path (MarketValue, CostBasisHint). TestCentsMatchDecimal
+// holds them to it.
+
+// MarketCents is the account's MarketValue in cents; ok is false when it is not computed
+// exactly in int64.
+func (a *Account) MarketCents(prices map[string]decimal.Decimal) (Cents, bool) {
+	return a.sumCents(prices, 1, 0)
+}
+
+// costBasisHintCents is CostBasisHint in cents (ok as MarketCents').
+func (a *Account) costBasisHintCents(prices map[string]decimal.Decimal) (Cents, bool) {
+	return a.sumCents(prices, 9, -1) // × 0.9
+}
+
+// MarketCents appends each account's MarketCents to into and returns them with their sum
+// (TotalMarketValue); ok is false when any of them is not computed exactly in int64.
+func (u *User) MarketCents(prices map[string]decimal.Decimal, into []Cents) (values []Cents, total Cents, ok bool) {
+	values = into
+	for i := range u.Accounts {
+		v, ok := u.Accounts[i].MarketCents(prices)
+		if ok {
+			total, ok = addCents(total, v)
+		}
+		if !ok {
+			return values, 0, false
+		}
+		values = append(values, v)
+	}
+	return values, total, true
+}
+
+// costBasisCents is the sum of the accounts' CostBasisHint in cents (ok as MarketCents').
+func (u *User) costBasisCents(prices map[string]decimal.Decimal) (total Cents, ok bool) {
+	for i := range u.Accounts {
+		v, ok := u.Accounts[i].costBasisHintCents(prices)
+		if ok {
+			total, ok = addCents(total, v)
+		}
+		if !ok {
+			return 0, false
+		}
+	}
+	return total, true
+}
+
+// sumCents is cash + Σ quantity × price × factor×10^factorExp, rounded half-even to cents.
+func (a *Account) sumCents(prices map[string]decimal.Decimal, factor int64, factorExp int32) (Cents, bool) {
+	type term struct {
+		c   int64
+		exp int32
+	}
+	var buf [8]term
+	terms := buf[:0]
+	if a.Cash.NumDigits() > 18 {
+		return 0, false
+	}
+	terms = append(terms, term{a.Cash.CoefficientInt64(), a.Cash.Exponent()})
+	for _, h := range a.Holdings {
+		p := prices[h.Symbol] // none: zero
+		if h.Quantity.NumDigits() > 18 || p.NumDigits() > 18 {
+			return 0, false
+		}
+		c, ok := mulInt64(h.Quantity.CoefficientInt64(), p.CoefficientInt64())
+		if ok {
+			c, ok = mulInt64(c, factor)
+		}
+		if !ok {
+			return 0, false
+		}
+		terms = append(terms, term{c, h.Quantity.Exponent() + p.Exponent() + factorExp})
+	}
+	exp := int32(-2) // the common exponent: the finest of the terms', cents at least
+	for _, t := range terms {
+		exp = min(exp, t.exp)
+	}
+	var sum int64
+	for _, t := range terms {
+		if t.c == 0 {
 			continue
 		}
-		q := a.Holdings[i].Quantity.Add(delta)
-		if q.IsNegative() {
-			return Errorf(EINVALID, "insufficient %s holdings: have %s, need %s", symbol, FormatQuantity(a.Holdings[i].Quantity), FormatQuantity(delta.Neg()))
+		k := int64(t.exp) - int64(exp)
+		if k >= int64(len(pow10s)) {
+			return 0, false
 		}
-		if q.IsZero() {
-			a.Holdings = append(a.Holdings[:i], a.Holdings[i+1:]...)
-		} else {
-			a.Holdings[i].Quantity = q
+		c, ok := mulInt64(t.c, pow10s[k])
+		if ok {
+			sum, ok = addInt64(sum, c)
 		}
-		return nil
+		if !ok {
+			return 0, false
+		}
 	}
-	if delta.IsNegative() {
-		return Errorf(EINVALID, "insufficient %s holdings: have 0, need %s", symbol, FormatQuantity(delta.Neg()))
+	return RoundCents(sum, exp)
+}
+
+// RoundCents returns c×10^exp rounded half-even to cents, and whether that fits an int64.
+func RoundCents(c int64, exp int32) (Cents, bool) {
+	if exp >= -2 { // whole cents already: scale up
+		k := int64(exp) + 2
+		if k >= int64(len(pow10s)) {
+			return 0, c == 0
+		}
+		v, ok := mulInt64(c, pow10s[k])
+		return Cents(v), ok
 	}
-	if !delta.IsZero() {
-		a.Holdings = append(a.Holdings, Holding{Symbol: symbol, Quantity: delta})
+	k := int64(-2) - int64(exp) // digits below a cent
+	if k >= int64(len(pow10s)) {
+		return 0, false
 	}
-	return nil
+	unit := pow10s[k]
+	q, r := c/unit, c%unit // truncated toward zero; r has c's sign
+	if r != 0 {
+		half := absInt64(r) * 2
+		if half > uint64(unit) || half == uint64(unit) && q%2 != 0 {
+			if c < 0 {
+				q--
+			} else {
+				q++
+			}
+		}
+	}
+	return Cents(q), true
+}
+
+// pow10s are the powers of ten that fit an int64.
+var pow10s = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+func absInt64(n int64) uint64 {
+	if n < 0 {
+		return uint64(-n) // math.MinInt64 too: -n wraps to itself, whose uint64 is 2^63
+	}
+	return uint64(n)
+}
+
+// mulInt64 returns a×b and whether it fits an int64.
+func mulInt64(a, b int64) (int64, bool) {
+	hi, lo := bits.Mul64(absInt64(a), absInt64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	if a < 0 != (b < 0) {
+		return -int64(lo), true
+	}
+	return int64(lo), true
+}
+
+// addInt64 returns a+b and whether it fits an int64.
+func addInt64(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (s > a) == (b > 0) || b == 0
+}
+
+func addCents(a, b Cents) (Cents, bool) {
+	s, ok := addInt64(int64(a), int64(b))
+	return Cents(s), ok
 }

@@ -128,3 +128,30 @@ func RoboLegs(typ TransactionType, amount decimal.Decimal, pf Portfolio, a *Acco
 	}
 	return nil, Errorf(EINVALID, "a robo transaction is a deposit, withdrawal or rebalance, not %s", typ)
 }
+
+// ApplyHolding adds delta (possibly negative) to the account's position in symbol, dropping a
+// position that reaches zero. It fails with EINVALID when the position would go negative.
+func (a *Account) ApplyHolding(symbol string, delta decimal.Decimal) error {
+	for i := range a.Holdings {
+		if a.Holdings[i].Symbol != symbol {
+			continue
+		}
+		q := a.Holdings[i].Quantity.Add(delta)
+		if q.IsNegative() {
+			return Errorf(EINVALID, "insufficient %s holdings: have %s, need %s", symbol, FormatQuantity(a.Holdings[i].Quantity), FormatQuantity(delta.Neg()))
+		}
+		if q.IsZero() {
+			a.Holdings = append(a.Holdings[:i], a.Holdings[i+1:]...)
+		} else {
+			a.Holdings[i].Quantity = q
+		}
+		return nil
+	}
+	if delta.IsNegative() {
+		return Errorf(EINVALID, "insufficient %s holdings: have 0, need %s", symbol, FormatQuantity(delta.Neg()))
+	}
+	if !delta.IsZero() {
+		a.Holdings = append(a.Holdings, Holding{Symbol: symbol, Quantity: delta})
+	}
+	return nil
+}

@@ -26,7 +26,7 @@ import (
 	"github.com/partnersim/partnersim/simulator"
 )
 
-// Issue 11 item 10: -h and --help print the command's help and succeed (exit 0) everywhere.
+// -h and --help print the command's help and succeed (exit 0) everywhere.
 func TestHelpSucceedsEverywhere(t *testing.T) {
 	for _, args := range [][]string{
 		{"serve"}, {"receive"}, {"send"}, {"certify"}, {"contract"}, {"load"},
@@ -45,7 +45,7 @@ func TestHelpSucceedsEverywhere(t *testing.T) {
 	}
 }
 
-// Issue 11 item 10: flags after positional arguments are flags: `snapshot save -h` must not
+// Flags after positional arguments are flags: `snapshot save -h` must not
 // save a snapshot named "-h", and `snapshot save NAME --sandbox-url …` reaches that URL.
 func TestFlagsAfterPositionalArguments(t *testing.T) {
 	var mu sync.Mutex
@@ -69,7 +69,7 @@ func TestFlagsAfterPositionalArguments(t *testing.T) {
 	assert.ErrorContains(t, err, "one NAME")
 }
 
-// Issue 11 item 10: serve on a busy port fails before touching the store.
+// Serve on a busy port fails before touching the store.
 func TestServeOnBusyPortLeavesTheStoreAlone(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -83,7 +83,7 @@ func TestServeOnBusyPortLeavesTheStoreAlone(t *testing.T) {
 	assert.True(t, os.IsNotExist(statErr), "the store file was created: %v", statErr)
 }
 
-// Issue 11 item 6: serve refuses a non-loopback address with the published token, saying why.
+// Serve refuses a non-loopback address with the published token, saying why.
 func TestServeExposedRefusesThePublishedToken(t *testing.T) {
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"partnersim", "serve", "--addr", "0.0.0.0:0", "--db", filepath.Join(t.TempDir(), "s.db")}, noEnv, &out, &out)
@@ -235,7 +235,7 @@ func TestServeAllowedHost(t *testing.T) {
 }
 
 // The samples certify and send deliver are events as the sandbox writes them: their created_at
-// is simulator.FormatTime's (pydantic v2's datetime, decisions D5), which certify may not import.
+// is simulator.FormatTime's (pydantic v2's datetime, decisions D5).
 func TestSampleTimesAreTheSandboxs(t *testing.T) {
 	for _, ns := range []int{0, 1_000, 123_456_789, 999_999_999, 999} {
 		at := time.Date(2026, 3, 1, 12, 0, 0, ns, time.UTC)

@@ -134,8 +134,8 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	return srv.Shutdown(shutdownCtx)
 }
 
-// sandboxConfig reads serve's flags into the sandbox's configuration, refusing a bad value with
-// the flag it came from and what to give instead.
+// sandboxConfig is the sandbox's configuration from serve's flags (fs tells which were given),
+// each checked with an error that says what to pass instead.
 func sandboxConfig(cfg serveConfig, fs *pflag.FlagSet, log *slog.Logger, stderr io.Writer) (sandbox.Config, error) {
 	sbCfg := sandbox.Config{DBPath: cfg.DBPath, SandboxToken: cfg.SandboxToken, Logger: log, NoControl: cfg.NoControl,
 		Exposed: !sandbox.IsLoopback(cfg.Addr), DeliveryTimeout: cfg.Timeout, Workers: cfg.Workers, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, CheckStore: cfg.CheckStore,

@@ -75,7 +75,7 @@ var rules = map[string]rule{
 	"github.com/partnersim/partnersim/scenario":                    {ours: []string{"github.com/partnersim/partnersim/simulator", "github.com/partnersim/partnersim/fixtures"}, outside: []string{decimal}},
 	"github.com/partnersim/partnersim/simulator/webhook":           {never: []string{bbolt, echo, "github.com/partnersim/partnersim/simulator/bolt", "github.com/partnersim/partnersim/simulator/httpapi/...", "github.com/partnersim/partnersim/sandbox"}},
 	"github.com/partnersim/partnersim/receiver":                    {ours: []string{"github.com/partnersim/partnersim/simulator/webhook/signature"}, outside: []string{bbolt}},
-	"github.com/partnersim/partnersim/receiver/certify":            {ours: []string{"github.com/partnersim/partnersim/simulator/webhook/signature"}, outside: []string{}},
+	"github.com/partnersim/partnersim/receiver/certify":            {ours: []string{"github.com/partnersim/partnersim/simulator/webhook/signature", "github.com/partnersim/partnersim/simulator"}, outside: []string{}},
 	"github.com/partnersim/partnersim/fixtures":                    {ours: []string{"github.com/partnersim/partnersim/simulator"}, outside: []string{decimal}},
 	"github.com/partnersim/partnersim/fixtures/generate":           {ours: []string{"github.com/partnersim/partnersim/simulator", "github.com/partnersim/partnersim/fixtures"}, outside: []string{decimal}},
 	"github.com/partnersim/partnersim/features":                    {never: []string{"github.com/partnersim/partnersim/simulator/...", "github.com/partnersim/partnersim/sandbox", "github.com/partnersim/partnersim/fixtures", harness}},

@@ -120,42 +120,12 @@ func (c *Checker) check(req *http.Request, reqBody []byte, res *http.Response, r
 	// is a path separator there too.
 	req = withBody(req, reqBody)
 	req.URL.RawPath = ""
-	var (
-		e     *entry
-		route *routers.Route
-		path  map[string]string
-	)
-	for _, d := range c.docs {
-		r, p, err := d.router.FindRoute(req)
-		if err == nil {
-			e, route, path = d, r, p
-			break
+	route, path, ok := c.findRoute(req, res.StatusCode, f)
+	if !ok {
+		if len(f.Problems) > 0 {
+			return f
 		}
-		if e == nil && errors.Is(err, routers.ErrMethodNotAllowed) {
-			e = d
-		}
-	}
-	if route == nil {
-		if e == nil && len(c.docs) > 0 {
-			e = c.docs[0]
-		}
-		if e == nil {
-			return nil
-		}
-		name, ok := routingResponses[res.StatusCode]
-		if !ok || e.doc.Components == nil || e.doc.Components.Responses[name] == nil {
-			if !ok {
-				f.Problems = append(f.Problems, fmt.Sprintf("no operation of %s has this path and method, and %d is not a routing answer", e.name, res.StatusCode))
-				return f
-			}
-			return nil // a document without routing responses says nothing about them
-		}
-		op := openapi3.NewOperation()
-		op.Responses = openapi3.NewResponses(openapi3.WithStatus(res.StatusCode, e.doc.Components.Responses[name]))
-		route = &routers.Route{Spec: e.doc, Path: req.URL.Path, Method: req.Method, Operation: op}
-		f.Operation = "components/responses/" + name
-	} else {
-		f.Operation = route.Operation.OperationID
+		return nil
 	}
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: path, Route: route,
 		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true, SkipSettingDefaults: true}}
@@ -177,15 +147,67 @@ func (c *Checker) check(req *http.Request, reqBody []byte, res *http.Response, r
 	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
 		f.Problems = append(f.Problems, problems(err)...)
 	}
-	resp := documented(route.Operation, res.StatusCode)
+	f.Problems = append(f.Problems, documentedProblems(req, res, resBody, documented(route.Operation, res.StatusCode))...)
+	if len(f.Problems) == 0 {
+		return nil
+	}
+	slices.Sort(f.Problems)
+	return f
+}
+
+// findRoute finds the operation of the first document that has the request's path and
+// method. With none, an answer with a routing status (404, 405…) is checked against the
+// document's routing response instead. ok false means there is nothing to check, or f says why
+// the exchange is wrong.
+func (c *Checker) findRoute(req *http.Request, status int, f *Failure) (route *routers.Route, path map[string]string, ok bool) {
+	var e *entry
+	for _, d := range c.docs {
+		r, p, err := d.router.FindRoute(req)
+		if err == nil {
+			e, route, path = d, r, p
+			break
+		}
+		if e == nil && errors.Is(err, routers.ErrMethodNotAllowed) {
+			e = d
+		}
+	}
+	if route == nil {
+		if e == nil && len(c.docs) > 0 {
+			e = c.docs[0]
+		}
+		if e == nil {
+			return nil, nil, false
+		}
+		name, ok := routingResponses[status]
+		if !ok || e.doc.Components == nil || e.doc.Components.Responses[name] == nil {
+			if !ok {
+				f.Problems = append(f.Problems, fmt.Sprintf("no operation of %s has this path and method, and %d is not a routing answer", e.name, status))
+			}
+			return nil, nil, false // a document without routing responses says nothing about them
+		}
+		op := openapi3.NewOperation()
+		op.Responses = openapi3.NewResponses(openapi3.WithStatus(status, e.doc.Components.Responses[name]))
+		route = &routers.Route{Spec: e.doc, Path: req.URL.Path, Method: req.Method, Operation: op}
+		f.Operation = "components/responses/" + name
+	} else {
+		f.Operation = route.Operation.OperationID
+	}
+	return route, path, true
+}
+
+// documentedProblems checks an answer against what the document says of its status (resp, nil
+// when it says nothing) where kin-openapi does not: HEAD's and redirects' status and required
+// headers, headers the document does not name, and a body where it documents none.
+func documentedProblems(req *http.Request, res *http.Response, resBody []byte, resp *openapi3.Response) []string {
+	var out []string
 	if unvalidated(req.Method, res.StatusCode) {
 		// kin-openapi leaves HEAD and redirects alone: their status and required headers here.
 		if resp == nil {
-			f.Problems = append(f.Problems, fmt.Sprintf("status %d is not documented", res.StatusCode))
+			out = append(out, fmt.Sprintf("status %d is not documented", res.StatusCode))
 		}
 		for name, h := range headersOf(resp) {
 			if h.Value != nil && h.Value.Required && res.Header.Get(name) == "" {
-				f.Problems = append(f.Problems, fmt.Sprintf("required header %s is missing", name))
+				out = append(out, fmt.Sprintf("required header %s is missing", name))
 			}
 		}
 	}
@@ -193,18 +215,14 @@ func (c *Checker) check(req *http.Request, reqBody []byte, res *http.Response, r
 		for name := range res.Header {
 			if !slices.ContainsFunc(baseHeaders, func(h string) bool { return strings.EqualFold(h, name) }) && resp.Headers[name] == nil &&
 				!hasHeaderFold(resp.Headers, name) {
-				f.Problems = append(f.Problems, fmt.Sprintf("header %s is not documented for %d", name, res.StatusCode))
+				out = append(out, fmt.Sprintf("header %s is not documented for %d", name, res.StatusCode))
 			}
 		}
 		if len(resp.Content) == 0 && len(resBody) > 0 {
-			f.Problems = append(f.Problems, fmt.Sprintf("%d is documented without a body, got %s", res.StatusCode, clip(resBody)))
+			out = append(out, fmt.Sprintf("%d is documented without a body, got %s", res.StatusCode, clip(resBody)))
 		}
 	}
-	if len(f.Problems) == 0 {
-		return nil
-	}
-	slices.Sort(f.Problems)
-	return f
+	return out
 }
 
 // CheckEvent validates one webhook delivery — its headers and its body — against the

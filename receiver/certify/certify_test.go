@@ -68,16 +68,22 @@ func TestOurReceiverPassesEveryCaseRunAfterRun(t *testing.T) {
 
 	// What the receiver saw, per run: five new events, one duplicate (the redelivery), seven
 	// refusals; the test event acknowledged but skipped.
-	arrivals, err := rcv.Arrivals()
-	require.NoError(t, err)
+	var seen struct {
+		Events []receiver.Arrival `json:"events"`
+	}
+	inspect(t, rcv, "/_receiver/events", &seen)
+	arrivals := seen.Events
 	require.Len(t, arrivals, 2*len(certify.Cases()))
 	count := map[receiver.Verdict]int{}
 	for _, a := range arrivals {
 		count[a.Verdict]++
 	}
 	assert.Equal(t, map[receiver.Verdict]int{receiver.VerdictAccepted: 2 * 5, receiver.VerdictDuplicate: 2, receiver.VerdictRefused: 2 * 7}, count)
-	skipped, err := rcv.Records(receiver.StateSkipped)
-	require.NoError(t, err)
+	var processed struct {
+		Processed []receiver.Record `json:"processed"`
+	}
+	inspect(t, rcv, "/_receiver/processed?state=skipped", &processed)
+	skipped := processed.Processed
 	require.Len(t, skipped, 2)
 	assert.True(t, skipped[0].IsTest)
 }
@@ -525,4 +531,13 @@ func TestSamples(t *testing.T) {
 	assert.ErrorContains(t, err, `unknown sample kind "fill"`)
 	assert.Regexp(t, `^evt_[0-9A-Za-z]{24}$`, certify.NewID("evt"))
 	assert.NotEqual(t, certify.NewID("evt"), certify.NewID("evt"))
+}
+
+// inspect GETs path from the receiver's Inspector and decodes its JSON answer into v.
+func inspect(t *testing.T, rcv *receiver.Receiver, path string, v any) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	rcv.Inspector().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), v))
 }

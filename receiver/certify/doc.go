@@ -8,6 +8,9 @@
 // (as a correct one does) behaves the same. The events name users and transactions that do not
 // exist: a correct receiver acknowledges before it processes, so that cannot change its answer.
 //
-// It speaks only HTTP, signs with partnersim/simulator/webhook/signature and imports nothing
-// else of this module: it must never import the reference receiver, whose rules it checks.
+// It speaks only HTTP, signs with partnersim/simulator/webhook/signature, writes its sample
+// bodies with the domain's own event body (partnersim/simulator, so that a sample is the
+// simulator's bytes, not a copy of its format) and imports nothing else of this module: it must
+// never import the reference receiver, whose rules it checks, nor the store, HTTP layer or
+// dispatcher.
 package certify

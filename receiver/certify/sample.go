@@ -2,9 +2,10 @@ package certify
 
 import (
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // Kind names a sample event body.
@@ -23,56 +24,29 @@ const (
 // Kinds lists the sample kinds.
 func Kinds() []Kind { return []Kind{KindKYC, KindTransaction, KindTest} }
 
-// The envelopes of decisions D8, fields in their published order.
-type (
-	envelope struct {
-		EventID    string `json:"event_id"`
-		EventType  string `json:"event_type"`
-		APIVersion string `json:"api_version"`
-		CreatedAt  string `json:"created_at"`
-		IsTest     bool   `json:"is_test"`
-		Data       any    `json:"data"`
-		Links      links  `json:"links"`
-	}
-	kycData struct {
-		UserAccountID string `json:"user_account_id"`
-		Product       string `json:"product"`
-		KYCStatus     string `json:"kyc_status"`
-	}
-	transactionData struct {
-		TransactionID string `json:"transaction_id"`
-		Status        string `json:"status"`
-		UserAccountID string `json:"user_account_id"`
-		Product       string `json:"product"`
-	}
-	links struct {
-		Self string `json:"self"`
-	}
-)
-
-// Sample returns the delivery body of a sample event of kind, shaped exactly like the
-// simulator's (compact JSON, D8's field order), with the given event_id and created_at. The
-// user and transaction ids it names are fresh and exist nowhere.
+// Sample returns the delivery body of a sample event of kind, written by the simulator's own
+// event body (simulator.Event.Body: compact JSON, D8's field order, the one time format), with
+// the given event_id and created_at. The user and transaction ids it names are fresh and exist
+// nowhere.
 func Sample(kind Kind, eventID string, createdAt time.Time) ([]byte, error) {
-	env := envelope{EventID: eventID, APIVersion: "v1", CreatedAt: formatTime(createdAt)}
+	e := simulator.Event{ID: eventID, CreatedAt: createdAt}
 	switch kind {
 	case KindKYC:
-		env.EventType = "kyc"
-		env.Data = kycData{UserAccountID: "partner-" + randomBase62(8), Product: "crypto", KYCStatus: "approved"}
-		env.Links.Self = "/v1/users/" + NewID("usr") + "/?user_account_id_type=platform"
+		e.Type = simulator.EventKYC
+		e.Data = simulator.EventData{UserAccountID: "partner-" + randomBase62(8), Product: simulator.ProductCrypto,
+			KYCStatus: simulator.KYCApproved, PlatformID: NewID("usr")}
 	case KindTransaction:
-		txn := NewID("txn")
-		env.EventType = "transaction"
-		env.Data = transactionData{TransactionID: txn, Status: "completed", UserAccountID: "partner-" + randomBase62(8), Product: "robo"}
-		env.Links.Self = "/v1/transactions/" + txn + "/"
+		e.Type = simulator.EventTransaction
+		e.Data = simulator.EventData{TransactionID: NewID("txn"), Status: simulator.OrderCompleted,
+			UserAccountID: "partner-" + randomBase62(8), Product: simulator.ProductRobo}
 	case KindTest:
-		env.EventType, env.IsTest = "kyc", true
-		env.Data = kycData{UserAccountID: "test_user", Product: "crypto", KYCStatus: "approved"}
-		env.Links.Self = "/v1/users/" + NewID("usr_test") + "/?user_account_id_type=platform"
+		e.Type, e.IsTest = simulator.EventKYC, true
+		e.Data = simulator.EventData{UserAccountID: "test_user", Product: simulator.ProductCrypto,
+			KYCStatus: simulator.KYCApproved, PlatformID: NewID("usr_test")}
 	default:
 		return nil, fmt.Errorf("certify: unknown sample kind %q (use kyc, transaction or test)", kind)
 	}
-	return json.Marshal(env)
+	return e.Body("v1"), nil
 }
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -93,15 +67,4 @@ func randomBase62(n int) string {
 		}
 	}
 	return string(out)
-}
-
-// formatTime writes t as the simulator writes an event's created_at (simulator.FormatTime,
-// which this package may not import; a test in cmd/partnersim holds the two equal): pydantic
-// v2's datetime — Z, microseconds as six digits only when not zero.
-func formatTime(t time.Time) string {
-	t = t.UTC().Truncate(time.Microsecond)
-	if t.Nanosecond() == 0 {
-		return t.Format(time.RFC3339)
-	}
-	return t.Format("2006-01-02T15:04:05.000000Z07:00")
 }

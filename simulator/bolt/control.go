@@ -238,24 +238,14 @@ func (s *DB) FillTransaction(ctx context.Context, txnID string, prices map[strin
 		}
 		old := u
 		old.Accounts = append([]simulator.Account(nil), u.Accounts...)
-		olds := make([]simulator.Order, 0, len(t.OrderIDs))
-		for _, id := range t.OrderIDs {
-			o, err := getOrder(w.Tx, t.InstitutionID, id)
-			if err != nil {
-				return err
-			}
-			olds = append(olds, *o)
-			os = append(os, o)
+		var olds []simulator.Order
+		if olds, os, err = legs(w.Tx, &t); err != nil {
+			return err
 		}
 		if ev, err = simulator.Fill(s.IDs, in, &u, &t, os, prices, s.Clock.Now()); err != nil {
 			return err
 		}
-		for i, o := range os {
-			if err := w.putOrder(&olds[i], o); err != nil {
-				return err
-			}
-		}
-		if err := w.putRecord(bTransactions, []byte(t.ID), &t); err != nil {
+		if err := w.putLegs(&t, olds, os); err != nil {
 			return err
 		}
 		if err := w.putUser(&old, &u); err != nil {
@@ -281,28 +271,44 @@ func (s *DB) EndTransaction(ctx context.Context, txnID string, to simulator.Orde
 			return err
 		}
 		var olds []simulator.Order
-		for _, id := range t.OrderIDs {
-			o, err := getOrder(w.Tx, t.InstitutionID, id)
-			if err != nil {
-				return err
-			}
-			olds = append(olds, *o)
-			os = append(os, o)
+		var err error
+		if olds, os, err = legs(w.Tx, &t); err != nil {
+			return err
 		}
 		if err := simulator.End(&t, os, to); err != nil {
 			return err
 		}
-		for i, o := range os {
-			if err := w.putOrder(&olds[i], o); err != nil {
-				return err
-			}
-		}
-		return w.putRecord(bTransactions, []byte(t.ID), &t)
+		return w.putLegs(&t, olds, os)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	return &t, os, nil
+}
+
+// legs reads a transaction's orders for a change: each as stored (olds, whose index entries
+// the change replaces) and a copy to change.
+func legs(tx *bbolt.Tx, t *simulator.Transaction) (olds []simulator.Order, orders []*simulator.Order, err error) {
+	olds = make([]simulator.Order, 0, len(t.OrderIDs))
+	for _, id := range t.OrderIDs {
+		o, err := getOrder(tx, t.InstitutionID, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		olds = append(olds, *o)
+		orders = append(orders, o)
+	}
+	return olds, orders, nil
+}
+
+// putLegs saves a changed transaction and its orders (olds as legs read them).
+func (w *writeTx) putLegs(t *simulator.Transaction, olds []simulator.Order, orders []*simulator.Order) error {
+	for i, o := range orders {
+		if err := w.putOrder(&olds[i], o); err != nil {
+			return err
+		}
+	}
+	return w.putRecord(bTransactions, []byte(t.ID), t)
 }
 
 // TransactionAny returns a transaction of any institution (control plane).

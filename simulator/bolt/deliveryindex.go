@@ -88,25 +88,12 @@ func (s *DB) Deliveries(ctx context.Context, f simulator.DeliveryFilter) (*simul
 	if limit <= 0 {
 		limit = 100
 	}
-	// Keys from lo (inclusive) to hi (exclusive), walked from hi down.
-	var lo, hi []byte
-	if f.CreatedStart != nil {
-		lo = timeKey(*f.CreatedStart)
-	}
-	if f.CreatedEnd != nil {
-		hi = timeKey(*f.CreatedEnd)
-	}
-	if f.Cursor != "" {
-		at, id, ok := simulator.ParseDeliveryCursor(f.Cursor)
-		if !ok {
-			return nil, simulator.Errorf(simulator.EINVALID, "cursor %q: pass the next_cursor of an earlier page", f.Cursor)
-		}
-		if after := cat(timeKey(at), []byte(id)); hi == nil || bytes.Compare(after, hi) < 0 {
-			hi = after
-		}
+	lo, hi, err := deliveryRange(f)
+	if err != nil {
+		return nil, err
 	}
 	page := &simulator.DeliveryPage{Deliveries: []*simulator.Delivery{}}
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
+	err = s.view(ctx, func(tx *bbolt.Tx) error {
 		idx := tx.Bucket(bDeliveryTime)
 		walk := newestFirst(idx.Cursor(), hi)
 		if f.EventID != "" {
@@ -165,6 +152,28 @@ func (s *DB) Deliveries(ctx context.Context, f simulator.DeliveryFilter) (*simul
 		return nil, err
 	}
 	return page, nil
+}
+
+// deliveryRange is the range of the delivery-time index a listing walks: keys from lo
+// (inclusive) to hi (exclusive; nil for the end), walked from hi down — the filter's creation
+// window, and below the cursor of an earlier page.
+func deliveryRange(f simulator.DeliveryFilter) (lo, hi []byte, err error) {
+	if f.CreatedStart != nil {
+		lo = timeKey(*f.CreatedStart)
+	}
+	if f.CreatedEnd != nil {
+		hi = timeKey(*f.CreatedEnd)
+	}
+	if f.Cursor != "" {
+		at, id, ok := simulator.ParseDeliveryCursor(f.Cursor)
+		if !ok {
+			return nil, nil, simulator.Errorf(simulator.EINVALID, "cursor %q: pass the next_cursor of an earlier page", f.Cursor)
+		}
+		if after := cat(timeKey(at), []byte(id)); hi == nil || bytes.Compare(after, hi) < 0 {
+			hi = after
+		}
+	}
+	return lo, hi, nil
 }
 
 // cursorAfter is the cursor of the position after the index key k.

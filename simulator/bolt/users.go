@@ -274,41 +274,9 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 		page.Prices = in.Prices
 		match := userMatcher(f)
 		if f.UserAccountID != nil {
-			pid := tx.Bucket(bUserUAID).Get(cat(inst(instID), []byte(*f.UserAccountID)))
-			if pid == nil {
-				return nil
-			}
-			u, err := getUser(tx, instID, string(pid))
-			if err != nil {
-				return err
-			}
-			if match(summarize(u).encode()) {
-				page.Total = 1
-				if f.Offset == 0 && f.Limit > 0 {
-					page.Users = append(page.Users, u)
-				}
-			}
-			return nil
+			return userByUAID(tx, instID, f, match, page)
 		}
-		// Choose the narrowest index: the KYC filter with the fewest entries (the counters
-		// say), else a product filter, else all users.
-		filter, residual := []byte{kindAll}, len(f.KYC) > 1
-		best := -1
-		for _, p := range simulator.Products {
-			if st, ok := f.KYC[p]; ok {
-				cand := []byte{kindKYC, byte(simulator.ProductIndex(p)), byte(simulator.KYCIndex(st))}
-				if n := countOf(tx, bUserIndex, cat(inst(instID), cand, []byte{sortCreated})); best < 0 || n < best {
-					filter, best = cand, n
-				}
-			}
-		}
-		if f.Product != nil {
-			if filter[0] == kindKYC && filter[1] != byte(simulator.ProductIndex(*f.Product)) {
-				residual = true
-			} else if filter[0] == kindAll {
-				filter = []byte{kindProduct, byte(simulator.ProductIndex(*f.Product))}
-			}
-		}
+		filter, residual := userIndexFor(tx, instID, f)
 		sortKind := byte(sortCreated)
 		if f.SortKey == simulator.SortUserAccountID {
 			sortKind = sortUAID
@@ -357,6 +325,50 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 		return nil, err
 	}
 	return page, nil
+}
+
+// userByUAID is ListUsers filtered by user_account_id: the one user it names, if it matches
+// the other filters, on the page at offset 0.
+func userByUAID(tx *bbolt.Tx, instID string, f simulator.UserFilter, match func([]byte) bool, page *simulator.UserPage) error {
+	pid := tx.Bucket(bUserUAID).Get(cat(inst(instID), []byte(*f.UserAccountID)))
+	if pid == nil {
+		return nil
+	}
+	u, err := getUser(tx, instID, string(pid))
+	if err != nil {
+		return err
+	}
+	if match(summarize(u).encode()) {
+		page.Total = 1
+		if f.Offset == 0 && f.Limit > 0 {
+			page.Users = append(page.Users, u)
+		}
+	}
+	return nil
+}
+
+// userIndexFor chooses the narrowest user index for f: the KYC filter with the fewest entries
+// (the counters say), else a product filter, else all users. residual says whether f filters
+// on more than the index answers.
+func userIndexFor(tx *bbolt.Tx, instID string, f simulator.UserFilter) (filter []byte, residual bool) {
+	filter, residual = []byte{kindAll}, len(f.KYC) > 1
+	best := -1
+	for _, p := range simulator.Products {
+		if st, ok := f.KYC[p]; ok {
+			cand := []byte{kindKYC, byte(simulator.ProductIndex(p)), byte(simulator.KYCIndex(st))}
+			if n := countOf(tx, bUserIndex, cat(inst(instID), cand, []byte{sortCreated})); best < 0 || n < best {
+				filter, best = cand, n
+			}
+		}
+	}
+	if f.Product != nil {
+		if filter[0] == kindKYC && filter[1] != byte(simulator.ProductIndex(*f.Product)) {
+			residual = true
+		} else if filter[0] == kindAll {
+			filter = []byte{kindProduct, byte(simulator.ProductIndex(*f.Product))}
+		}
+	}
+	return filter, residual
 }
 
 // userFilterKey names the filters userMatcher checks, for the count cache (pageFiltered).

@@ -141,7 +141,7 @@ func handleInstitution(institution func(ctx context.Context, id string) (*simula
 		}
 		out := response{institutionJSON: renderInstitution(in), Prices: map[string]string{}, Fees: map[string]feeJSON{}}
 		for sym, p := range in.Prices {
-			out.Prices[sym] = formatPrice(p)
+			out.Prices[sym] = simulator.FormatPrice(p)
 		}
 		for p, r := range in.Fees {
 			out.Fees[string(p)] = feeJSON{Rate: r.Rate.String(), Minimum: simulator.FormatMoney(r.Minimum)}

@@ -289,7 +289,7 @@ func handleSetPrices(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 		}
 		rendered := make(map[string]string, len(out))
 		for k, p := range out {
-			rendered[k] = formatPrice(p)
+			rendered[k] = simulator.FormatPrice(p)
 		}
 		return writeJSON(c, http.StatusOK, rendered)
 	}

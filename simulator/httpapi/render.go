@@ -58,15 +58,6 @@ type transactionJSON struct {
 	Orders        []orderJSON               `json:"orders"`
 }
 
-// formatPrice renders a price as money is rendered, with two decimals at least
-// ("64000.00"), keeping any finer precision it was given ("3120.12345").
-func formatPrice(p decimal.Decimal) string {
-	if p.Exponent() < -2 {
-		return p.String()
-	}
-	return p.StringFixed(2)
-}
-
 // pageParams reads the pagination parameters both lists share, in the spec tables' order
 // (decisions D6): per_page (1–100, default 25), last_record_number (an offset, exact beyond
 // int64 for the answer) and sort_order (default desc).
@@ -117,51 +108,6 @@ func appendTime(b []byte, t time.Time) []byte {
 	return append(b, '"')
 }
 
-// appendMoney appends simulator.FormatMoney(d) — d rounded half-even to cents — without
-// allocating when d and its cents fit an int64.
-func appendMoney(b []byte, d decimal.Decimal) []byte {
-	if d.NumDigits() <= 18 {
-		if c, ok := simulator.RoundCents(d.CoefficientInt64(), d.Exponent()); ok {
-			return c.AppendTo(b)
-		}
-	}
-	return append(b, simulator.FormatMoney(d)...)
-}
-
-// appendQuantity appends simulator.FormatQuantity(d) as a JSON string. A quantity of at most 8
-// decimals that fits an int64 needs no rounding: it is its digits with the point placed and
-// trailing fractional zeros dropped, as decimal's String renders it.
-func appendQuantity(b []byte, d decimal.Decimal) []byte {
-	exp := d.Exponent()
-	if exp > 0 || exp < -8 || d.NumDigits() > 18 {
-		return appendJSONString(b, simulator.FormatQuantity(d))
-	}
-	var buf [24]byte
-	digits := strconv.AppendInt(buf[:0], d.CoefficientInt64(), 10)
-	b = append(b, '"')
-	if digits[0] == '-' {
-		b, digits = append(b, '-'), digits[1:]
-	}
-	point := len(digits) + int(exp) // digits before the point; <= 0: "0." and zeros first
-	frac := digits[max(point, 0):]
-	for len(frac) > 0 && frac[len(frac)-1] == '0' {
-		frac = frac[:len(frac)-1]
-	}
-	if point > 0 {
-		b = append(b, digits[:point]...)
-	} else {
-		b = append(b, '0')
-	}
-	if len(frac) > 0 {
-		b = append(b, '.')
-		for range -point {
-			b = append(b, '0')
-		}
-		b = append(b, frac...)
-	}
-	return append(b, '"')
-}
-
 // appendAccounts appends the accounts array of a user item and returns the total market value.
 func appendAccounts(b []byte, u *simulator.User, prices map[string]decimal.Decimal) ([]byte, decimal.Decimal) {
 	total := decimal.Zero
@@ -174,7 +120,7 @@ func appendAccounts(b []byte, u *simulator.User, prices map[string]decimal.Decim
 			b = append(b, ',')
 		}
 		b = appendAccountOpen(b, a)
-		b = appendMoney(b, v)
+		b = simulator.AppendMoney(b, v)
 		b = appendAccountClose(b, a)
 	}
 	return append(b, ']'), total
@@ -223,7 +169,7 @@ func appendUserItemOpen(b []byte, u *simulator.User, prices map[string]decimal.D
 	// An amount beyond int64: render the accounts aside first, through decimal.
 	accts, sum := appendAccounts(make([]byte, 0, 96*len(u.Accounts)+2), u, prices)
 	b = append(b, `,"total_current_market_value":"`...)
-	b = appendMoney(b, sum)
+	b = simulator.AppendMoney(b, sum)
 	b = append(b, `","accounts":`...)
 	return append(b, accts...)
 }
@@ -547,11 +493,11 @@ func appendOrder(b []byte, o *simulator.Order) []byte {
 	b = append(b, `,"symbol":`...)
 	b = appendJSONString(b, o.Symbol)
 	b = append(b, `,"quantity":`...)
-	b = appendQuantity(b, o.Quantity)
+	b = append(simulator.AppendQuantity(append(b, '"'), o.Quantity), '"')
 	b = append(b, `,"notional":"`...)
-	b = appendMoney(b, o.Notional)
+	b = simulator.AppendMoney(b, o.Notional)
 	b = append(b, `","fee":"`...)
-	b = appendMoney(b, o.Fee)
+	b = simulator.AppendMoney(b, o.Fee)
 	b = append(b, `","status":`...)
 	b = appendJSONString(b, string(o.Status))
 	b = append(b, `,"placed_at":`...)

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/big"
 	"math/rand/v2"
 	"testing"
@@ -97,7 +96,7 @@ func refRenderDetail(t *testing.T, v *simulator.UserView, now time.Time) string 
 	item := refItem(u, v.Prices)
 	h := u.History
 	if h == nil {
-		g := simulator.GenerateHistory(u, v.Prices, now)
+		g := simulator.NewHistorySeed(u, v.Prices, now).Generate()
 		h = &g
 	}
 	d := refDetail{UserAccountID: item.UserAccountID, TotalCurrentMarketValue: item.TotalCurrentMarketValue, Accounts: item.Accounts,
@@ -270,43 +269,6 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 		want, err := simulator.EncodeJSON(pageJSON[orderJSON]{Items: items, TotalRecords: page.Total, LastRecordNumber: nextCursor(cursor, len(items)), PerPage: 100})
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(renderOrderPage(nil, page, cursor, 100)), "page %d", i)
-	}
-}
-
-// appendMoney and appendQuantity compute in int64 what simulator's decimal arithmetic
-// computes: they must agree on every amount, ties to even and amounts near and beyond int64
-// included (there they fall back, never answer wrongly).
-func TestIntegerMoneyMatchesDecimal(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 15))
-	coefs := []int64{0, 1, -1, 5, -5, 15, 25, -25, 50, 99, 100, 12345, 1e9 + 5, math.MaxInt64, math.MinInt64, math.MaxInt64 / 10, 999999999999999999, -999999999999999999}
-	dec := func() decimal.Decimal {
-		switch r.IntN(6) {
-		case 0:
-			return decimal.New(coefs[r.IntN(len(coefs))], int32(r.IntN(23)-20))
-		case 1:
-			d, _ := decimal.NewFromString([]string{"0.005", "0.015", "-0.025", "1E+3", "123456789012345678901234.565", "0.00000000000000000001", "2.5", "-0.5"}[r.IntN(8)])
-			return d
-		case 2:
-			return decimal.Decimal{} // a price that is not there
-		}
-		return decimal.New(r.Int64N(2e12)-1e12, -int32(r.IntN(12)))
-	}
-	for i := range 200000 {
-		a := simulator.Account{Cash: dec()}
-		prices := map[string]decimal.Decimal{}
-		for j := range r.IntN(4) {
-			sym := fmt.Sprint("S", j)
-			a.Holdings = append(a.Holdings, simulator.Holding{Symbol: sym, Quantity: dec()})
-			if r.IntN(5) > 0 {
-				prices[sym] = dec()
-			}
-		}
-		want := simulator.FormatMoney(a.MarketValue(prices))
-		require.Equal(t, want, string(appendMoney(nil, a.MarketValue(prices))), "account %d", i)
-		q := dec()
-		require.Equal(t, simulator.FormatMoney(q), string(appendMoney(nil, q)), "amount %s (coefficient %s, exponent %d)", q, q.Coefficient(), q.Exponent())
-		wantQ, _ := simulator.EncodeJSON(simulator.FormatQuantity(q))
-		require.Equal(t, string(wantQ), string(appendQuantity(nil, q)), "quantity %s (coefficient %s, exponent %d)", q, q.Coefficient(), q.Exponent())
 	}
 }
 
