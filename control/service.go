@@ -15,6 +15,7 @@ import (
 // Sender makes one signed delivery attempt (the dispatcher's Send). A failed attempt is
 // reported in the Attempt it returns, never as an error.
 type Sender interface {
+	// Send posts body to url, signed with each of secrets, once.
 	Send(ctx context.Context, url string, body []byte, eventID string, secrets []string) simulator.Attempt
 }
 

@@ -20,7 +20,7 @@ func (r *Runner) playStep(ctx context.Context, run *Run, st fixtures.Step) (resu
 	args := bind(run, st.Args)
 	inst := run.Bound["institution"]
 	r.mu.Unlock()
-	decoded, err := fixtures.DecodeArgs(st.Action, args)
+	decoded, err := decodeArgs(st.Action, args)
 	if err != nil {
 		return "", "", err
 	}
@@ -59,7 +59,7 @@ func (r *Runner) playStep(ctx context.Context, run *Run, st fixtures.Step) (resu
 // createUser plays create_user and returns the new platform id. Without a user_account_id
 // each run makes its own user, so a scenario can be played again and again.
 func (r *Runner) createUser(ctx context.Context, run *Run, inst string, a *fixtures.CreateUserArgs) (string, error) {
-	req, err := a.Request()
+	req, err := userRequest(a)
 	if err != nil {
 		return "", err
 	}
@@ -75,7 +75,7 @@ func (r *Runner) createUser(ctx context.Context, run *Run, inst string, a *fixtu
 
 // placeOrder plays place_order and returns the transaction id.
 func (r *Runner) placeOrder(ctx context.Context, a *fixtures.PlaceOrderArgs) (string, error) {
-	req, err := a.Request()
+	req, err := orderRequest(a)
 	if err != nil {
 		return "", err
 	}
@@ -88,7 +88,7 @@ func (r *Runner) placeOrder(ctx context.Context, a *fixtures.PlaceOrderArgs) (st
 
 // placeTxn plays place_transaction and returns the transaction id.
 func (r *Runner) placeTxn(ctx context.Context, a *fixtures.PlaceTxnArgs) (string, error) {
-	amount, err := a.AmountValue()
+	amount, err := optDecimal(a.Amount) // zero for a rebalance
 	if err != nil {
 		return "", err
 	}
@@ -113,7 +113,7 @@ func (r *Runner) settle(ctx context.Context, action string, a *fixtures.SettleAr
 	if err != nil {
 		return "", nil, err
 	}
-	prices, err := a.Prices(orders[0].Symbol) // a single price is checked to name a one-order transaction
+	prices, err := fillPrices(a, orders[0].Symbol) // a single price is checked to name a one-order transaction
 	if err != nil {
 		return "", nil, err
 	}

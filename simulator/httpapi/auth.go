@@ -13,6 +13,8 @@ const ctxKey = "partnersim.key"
 
 // KeyAuthenticator finds the API key a plaintext names (storage).
 type KeyAuthenticator interface {
+	// Authenticate returns the live key whose plaintext this is (EUNAUTHORIZED when none is,
+	// or it is revoked).
 	Authenticate(ctx context.Context, plaintext string) (*simulator.APIKey, error)
 }
 

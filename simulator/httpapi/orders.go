@@ -12,6 +12,7 @@ import (
 
 // OrderReader lists an institution's orders (storage).
 type OrderReader interface {
+	// ListOrders answers one page of Get Order List; it returns the store's errors only.
 	ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error)
 }
 

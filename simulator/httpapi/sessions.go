@@ -12,6 +12,8 @@ import (
 
 // SessionRevoker ends a user's live sessions (storage).
 type SessionRevoker interface {
+	// RevokeSessions ends every live session of the users the member names (ENOTFOUND when
+	// no member or user matches, EINVALID for an id type the institution has no vendor for).
 	RevokeSessions(ctx context.Context, instID, id string, t simulator.IDType) error
 }
 

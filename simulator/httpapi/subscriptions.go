@@ -14,9 +14,14 @@ import (
 
 // Webhooks is what the subscription endpoints need from storage.
 type Webhooks interface {
+	// CreateSubscription subscribes url to an event type at an API version and returns the
+	// signing secret when this call issued it (ECONFLICT for an enabled twin).
 	CreateSubscription(ctx context.Context, instID string, t simulator.EventType, url, version string) (*simulator.Subscription, string, error)
+	// Subscriptions lists the institution's enabled subscriptions; it returns the store's
+	// errors only.
 	Subscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error)
-	Subscription(ctx context.Context, instID, id string) (*simulator.Subscription, error)
+	// DeleteSubscription disables a subscription for good (ENOTFOUND when unknown or already
+	// deleted).
 	DeleteSubscription(ctx context.Context, instID, id string) error
 }
 
@@ -30,6 +35,8 @@ type Tester interface {
 
 // URLChecker applies the callback address rule (netguard.Guard).
 type URLChecker interface {
+	// CheckURL refuses a callback URL the rule does not allow (netguard's ErrInvalidURL,
+	// ErrHTTPSRequired or ErrNotPublic naming the refused address).
 	CheckURL(ctx context.Context, raw string) error
 }
 

@@ -12,6 +12,8 @@ import (
 
 // TransactionReader reads one of an institution's transactions with its orders (storage).
 type TransactionReader interface {
+	// Transaction returns the institution's transaction with its orders (ENOTFOUND when
+	// unknown, or another institution's).
 	Transaction(ctx context.Context, instID, id string) (*simulator.Transaction, []*simulator.Order, error)
 }
 

@@ -13,7 +13,10 @@ import (
 
 // UserReader reads an institution's users (storage).
 type UserReader interface {
+	// UserDetail resolves id of type t to one of the institution's users, with its accounts
+	// priced (ENOTFOUND when no member or user matches).
 	UserDetail(ctx context.Context, instID, id string, t simulator.IDType) (*simulator.UserView, error)
+	// ListUsers answers one page of Get User List; it returns the store's errors only.
 	ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
 }
 
