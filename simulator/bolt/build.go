@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -473,10 +474,25 @@ type spool struct {
 	byID     []string
 	last     uint32 // the prefix id of the entry added last
 	// The index counters of the spooled entries by prefix id, and the prefix id and day of
-	// each timed one (see spoolIndex).
+	// each timed one (see spools.putIndex).
 	counts []int64
 	days   []uint64
+	// mapped holds the chunks mapped outside Go's heap (newChunk), freed by release or, should
+	// a failed build drop the spool unreleased, once the spool is collected.
+	mapped *mappedChunks
 }
+
+type mappedChunks struct{ list [][]byte }
+
+func (m *mappedChunks) free() {
+	for _, b := range m.list {
+		freeChunk(b)
+	}
+	m.list = nil
+}
+
+// hugeChunk is the smallest chunk mapped outside Go's heap (newChunk): a huge page.
+const hugeChunk = 2 << 20
 
 type spoolEnt struct {
 	head       uint64 // the first 8 bytes after the prefix, big-endian, 0-padded
@@ -509,7 +525,15 @@ func (sp *spool) addParts(prefix, rest []byte, plen int, v []byte) error {
 		if len(sp.chunks) > 0 {
 			size = min(2*cap(sp.chunks[len(sp.chunks)-1]), spoolChunk)
 		}
-		sp.chunks = append(sp.chunks, make([]byte, 0, max(size, n)))
+		chunk, mapped := newChunk(max(size, n))
+		if mapped {
+			if sp.mapped == nil {
+				sp.mapped = &mappedChunks{}
+				runtime.AddCleanup(sp, (*mappedChunks).free, sp.mapped)
+			}
+			sp.mapped.list = append(sp.mapped.list, chunk)
+		}
+		sp.chunks = append(sp.chunks, chunk)
 	}
 	c := len(sp.chunks) - 1
 	off := len(sp.chunks[c])
@@ -748,4 +772,9 @@ func (sp *spool) radixSort(ents []spoolEnt, digits []int, deeper int) {
 }
 
 // release drops the spool's memory once written (bbolt keeps no reference after commit).
-func (sp *spool) release() { sp.chunks, sp.ents = nil, nil }
+func (sp *spool) release() {
+	if sp.mapped != nil {
+		sp.mapped.free()
+	}
+	sp.chunks, sp.ents = nil, nil
+}

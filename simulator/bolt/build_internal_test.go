@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -232,5 +233,30 @@ func TestSpoolSortOrdersByKeyBytes(t *testing.T) {
 			}
 			assert.Equal(t, slices.Sorted(maps.Keys(seen)), got)
 		})
+	}
+}
+
+// A spool past a huge page keeps its later chunks outside Go's heap on Linux (newChunk): the
+// entries read back whole, and release gives the chunks back.
+func TestSpoolChunksMappedAndReleased(t *testing.T) {
+	sp := &spool{name: "order_records"}
+	v := bytes.Repeat([]byte{'v'}, 1000)
+	for i := range 8000 { // ~8 MB: chunks of 64 KiB doubling past 2 MiB
+		v[0] = byte(i)
+		require.NoError(t, sp.add(fmt.Appendf(nil, "k%06d", i), 0, v))
+	}
+	if runtime.GOOS == "linux" {
+		require.NotNil(t, sp.mapped)
+		assert.NotEmpty(t, sp.mapped.list)
+	}
+	for i, e := range sp.ents {
+		require.Equal(t, fmt.Sprintf("k%06d", i), string(sp.keyOf(e)))
+		require.Equal(t, byte(i), sp.valueOf(e)[0])
+		require.Len(t, sp.valueOf(e), 1000)
+	}
+	sp.release()
+	assert.Nil(t, sp.chunks)
+	if sp.mapped != nil {
+		assert.Empty(t, sp.mapped.list)
 	}
 }
