@@ -150,10 +150,18 @@ func (w *world) checkExactly(r *receiver, want int) ([]*delivery, error) {
 
 // retrySchedule checks the whole retry schedule of the current event's delivery to a receiver
 // that refuses every attempt (decisions D8): after each attempt the log's next attempt lies
-// exactly the schedule's delay ahead on the virtual clock (less the time the suite took to read
-// it, under 2 s), the attempt does not come a second early and comes when due, every attempt
-// carries the same id and body bytes with a fresh signature, and after the last the delivery
-// is failed for good. The scenario must be @serial: nothing else may move the clock meanwhile.
+// exactly the schedule's delay after the attempt started on the virtual clock, the attempt does
+// not come a second early and comes when due, every attempt carries the same id and body bytes
+// with a fresh signature, and after the last the delivery is failed for good. The scenario must
+// be @serial: nothing else may move the clock meanwhile.
+//
+// The virtual clock runs on with the wall clock between moves, so the next attempt is ahead of
+// the clock by the delay less however long ago the attempt started — which is as long as the
+// suite takes to notice the attempt and read the clock, unbounded on a loaded machine. The
+// step bounds it by what it observed instead (retryAhead): the attempt started before it
+// arrived at the receiver, at most sendSlack before, and the clock was read between two
+// instants of the suite's wall clock. Only differences of the suite's wall clock and of the
+// sandbox's virtual clock are compared, so a deployment whose clock is skewed is judged alike.
 func (w *world) retrySchedule(recv, schedule string) error {
 	if !hasTag(w.tags, "serial") {
 		return errors.New("the retry schedule step moves the process-wide virtual clock: tag the scenario @serial")
@@ -170,7 +178,6 @@ func (w *world) retrySchedule(recv, schedule string) error {
 		}
 		delays = append(delays, d)
 	}
-	const slack = 2 * time.Second
 	for k, d := range delays {
 		attempt := k + 1 // attempts made so far
 		ld, err := w.waitLogged(r, attempt)
@@ -180,32 +187,41 @@ func (w *world) retrySchedule(recv, schedule string) error {
 		if ld.Status != "pending" {
 			return fmt.Errorf("expected the delivery to be pending after attempt %d of %d, got %s", attempt, len(delays)+1, truncate(ld.Raw, 400))
 		}
+		seen, _ := r.snapshot()
+		if len(seen) < attempt {
+			return fmt.Errorf("the delivery log records attempt %d, but %q got %d: %s", attempt, r.name, len(seen), describeDeliveries(seen))
+		}
+		arrived := seen[attempt-1].At
 		read := time.Now() // the virtual clock reads at least this late
 		now, err := w.virtualNow()
 		if err != nil {
 			return err
 		}
+		read2 := time.Now() // and at most this late
 		rem := ld.Next.Sub(now)
-		if rem > d || rem <= d-slack {
-			return fmt.Errorf("expected retry %d %s after attempt %d (no jitter), got the next attempt %s ahead of the virtual clock (%s)",
-				attempt, d, attempt, rem.Round(time.Millisecond), truncate(ld.Raw, 300))
+		if lo, hi := retryAhead(d, read.Sub(arrived), read2.Sub(arrived)); rem <= lo || rem > hi {
+			return fmt.Errorf("expected retry %d %s after attempt %d (no jitter): the next attempt more than %s and at most %s ahead of the virtual clock, read %s to %s after the attempt arrived; got it %s ahead (%s)",
+				attempt, d, attempt, lo.Round(time.Millisecond), hi.Round(time.Millisecond), read.Sub(arrived).Round(time.Millisecond),
+				read2.Sub(arrived).Round(time.Millisecond), rem.Round(time.Millisecond), truncate(ld.Raw, 300))
 		}
-		secs := int64(math.Ceil(rem.Seconds()))
 		// The virtual clock runs on with the wall clock after an advance: the retry is left
 		// margin ahead. On a machine so loaded that the margin passes before the checks below
-		// are done, an attempt then is on time, not early: the check is inconclusive, not failed.
-		margin := rem - time.Duration(secs-1)*time.Second
-		if _, err := w.advance(secs - 1); err != nil {
-			return err
-		}
-		early, earlyErr := w.waitLogged(r, attempt)
-		before, _ := r.snapshot()
-		if inTime := time.Since(read) < margin; inTime {
-			if earlyErr != nil || early.Attempts != attempt {
-				return fmt.Errorf("expected no attempt a second before retry %d was due, got %v %s", attempt, earlyErr, truncate(early.Raw, 300))
+		// are done, an attempt then is on time, not early: the check is inconclusive, not failed
+		// — and so it is when the retry fell due while the suite was reading (secs < 1).
+		if secs := int64(math.Ceil(rem.Seconds())); secs >= 1 {
+			margin := rem - time.Duration(secs-1)*time.Second
+			if _, err := w.advance(secs - 1); err != nil {
+				return err
 			}
-			if len(before) != attempt {
-				return fmt.Errorf("expected %d attempts a second before retry %d was due, %q got %d", attempt, attempt, r.name, len(before))
+			early, earlyErr := w.waitLogged(r, attempt)
+			before, _ := r.snapshot()
+			if inTime := time.Since(read) < margin; inTime {
+				if earlyErr != nil || early.Attempts != attempt {
+					return fmt.Errorf("expected no attempt a second before retry %d was due, got %v %s", attempt, earlyErr, truncate(early.Raw, 300))
+				}
+				if len(before) != attempt {
+					return fmt.Errorf("expected %d attempts a second before retry %d was due, %q got %d", attempt, attempt, r.name, len(before))
+				}
 			}
 		}
 		if _, err := w.advance(1); err != nil {
@@ -240,11 +256,25 @@ func (w *world) retrySchedule(recv, schedule string) error {
 		if err != nil {
 			return fmt.Errorf("attempt %d: %w", i+1, err)
 		}
-		if skew := d.At.Sub(s.Time()); skew > slack || skew < -slack {
+		if skew := d.At.Sub(s.Time()); skew > sendSlack || skew < -sendSlack {
 			return fmt.Errorf("expected attempt %d to be signed with a fresh t (the wall clock when it was sent), got t=%s, %s before it arrived", i+1, s.T, skew.Round(time.Millisecond))
 		}
 	}
 	return nil
+}
+
+// sendSlack bounds how long an attempt takes from its start on the sandbox to its arrival at
+// the receiver, and how far a signature's t may be from the arrival.
+const sendSlack = 2 * time.Second
+
+// retryAhead bounds how far ahead of the virtual clock a retry delay after an attempt's start
+// may lie, the clock read between sinceBefore and sinceAfter after the attempt arrived at the
+// receiver (the suite's wall clock). The clock ran on with the wall clock from the start, which
+// came at most sendSlack before the arrival: the retry is ahead by more than delay less
+// sinceAfter and sendSlack, and by at most delay less sinceBefore — plus a millisecond, as the
+// log and the clock are rendered to the microsecond.
+func retryAhead(delay, sinceBefore, sinceAfter time.Duration) (lo, hi time.Duration) {
+	return delay - sinceAfter - sendSlack, delay - sinceBefore + time.Millisecond
 }
 
 // waitLogged polls the log until the receiver's one delivery has at least n attempts recorded.
