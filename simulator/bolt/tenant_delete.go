@@ -60,12 +60,20 @@ func (s *DB) deleteInstitution(ctx context.Context, id string, batch int) error 
 	if err != nil {
 		return err
 	}
+	// A write may run twice (DB.update): each transaction starts from the events left after
+	// the last one that committed, and what it leaves counts only once it has committed. A
+	// rerun that started from the list its rolled-back run had emptied left the events and
+	// their deliveries behind, listed in the delivery log after the institution was gone.
 	for {
-		done := false
+		var (
+			left [][]byte
+			done bool
+		)
 		err := s.update(ctx, func(w *writeTx) error {
+			done = false
 			budget := batch
 			var err error
-			if events, err = w.deleteEvents(events, &budget); err != nil || budget == 0 {
+			if left, err = w.deleteEvents(events, &budget); err != nil || budget == 0 {
 				return err
 			}
 			for _, c := range clusteredRecords {
@@ -96,6 +104,7 @@ func (s *DB) deleteInstitution(ctx context.Context, id string, batch int) error 
 		if done {
 			return nil
 		}
+		events = left
 	}
 }
 

@@ -95,43 +95,94 @@ func TestDeleteInstitutionLeavesTheStoreAsBefore(t *testing.T) {
 			db, err := Open(filepath.Join(t.TempDir(), "s.db"), simulator.NewClock(nil), nil)
 			require.NoError(t, err)
 			t.Cleanup(func() { db.Close() })
-			ctx := context.Background()
 			kept := populate(t, db, "kept", 3)
 			before := dump(t, db)
 
 			gone := populate(t, db, "gone", 12)
-			during := dump(t, db)
-			require.Greater(t, len(during), len(before)+100, "the institution wrote its records")
-			require.NoError(t, db.deleteInstitution(ctx, gone, batch))
-
-			after := dump(t, db)
-			for k, v := range after {
-				if strings.Contains(k, gone) || strings.Contains(v, gone) {
-					t.Errorf("left behind: %q", k)
-				}
-			}
-			for k := range during {
-				if _, ok := after[k]; !ok {
-					if _, was := before[k]; was {
-						t.Errorf("deleted what was not the institution's: %q", k)
-					}
-				}
-			}
-			for k, v := range after {
-				if w, ok := before[k]; !ok || w != v {
-					t.Errorf("changed or added: %q", k)
-				}
-			}
-			assert.Equal(t, len(before), len(after), "entries before the institution and after its deletion")
-
-			_, err = db.Institution(ctx, gone)
-			assert.True(t, simulator.IsNotFound(err), "the institution is gone: %v", err)
-			assert.True(t, simulator.IsNotFound(db.DeleteInstitution(ctx, gone)), "deleting it again is not found")
-			list, counts, err := db.Institutions(ctx)
-			require.NoError(t, err)
-			require.Len(t, list, 1)
-			assert.Equal(t, kept, list[0].ID)
-			assert.Equal(t, 3, counts[0])
+			require.NoError(t, db.deleteInstitution(context.Background(), gone, batch))
+			assertDeleted(t, db, before, kept, gone)
 		})
 	}
+}
+
+// A retry in flight while its institution is deleted (a refusing receiver, decisions D9) is
+// recorded after the delete removed the institution's keys and outbox entries, or after the
+// whole delete: either way the record changes nothing and nothing of the institution is left.
+// Every write may run twice (bbolt's Batch reruns a group one of whose calls failed, DB.update):
+// the delete's transactions must then remove the same things as when run once.
+func TestDeleteInstitutionWithARetryInFlight(t *testing.T) {
+	for _, batch := range []int{deleteBatch, 7} {
+		for _, rerun := range []bool{false, true} {
+			for _, when := range []string{"between its transactions", "after it"} {
+				t.Run(fmt.Sprintf("batch %d, writes rerun %t, recorded %s", batch, rerun, when), func(t *testing.T) {
+					db, err := Open(filepath.Join(t.TempDir(), "s.db"), simulator.NewClock(nil), nil)
+					require.NoError(t, err)
+					t.Cleanup(func() { db.Close() })
+					ctx := context.Background()
+					kept := populate(t, db, "kept", 3)
+					before := dump(t, db)
+					gone := populate(t, db, "gone", 12)
+
+					// The dispatcher takes the institution's due deliveries and its receiver
+					// answers 500: each is to be retried a minute later.
+					due, err := db.DueDeliveries(ctx, db.Clock.SchedulerNow().Add(time.Hour), 100, nil)
+					require.NoError(t, err)
+					var recs []simulator.AttemptRecord
+					for _, d := range due {
+						if d.InstitutionID == gone {
+							recs = append(recs, d.Outcome(simulator.Attempt{At: db.Clock.Now(), StatusCode: 500}, []time.Duration{time.Minute, time.Hour}, db.Clock.SchedulerNow()))
+						}
+					}
+					require.NotEmpty(t, recs, "the institution has pending deliveries")
+
+					db.rehearse = rerun
+					if when == "between its transactions" {
+						require.NoError(t, db.update(ctx, func(w *writeTx) error { return w.deleteAccess(gone) }))
+						require.NoError(t, db.RecordAttempts(ctx, recs))
+						require.NoError(t, db.deleteInstitution(ctx, gone, batch))
+					} else {
+						require.NoError(t, db.deleteInstitution(ctx, gone, batch))
+						require.NoError(t, db.RecordAttempts(ctx, recs))
+					}
+					assertDeleted(t, db, before, kept, gone)
+					page, err := db.Deliveries(ctx, simulator.DeliveryFilter{InstitutionID: gone})
+					require.NoError(t, err)
+					assert.Empty(t, page.Deliveries, "the delivery log lists none of the institution's deliveries")
+				})
+			}
+		}
+	}
+}
+
+// assertDeleted checks that the store holds exactly what it held before (a dump) the
+// institution gone was created, kept's included.
+func assertDeleted(t *testing.T, db *DB, before map[string]string, kept, gone string) {
+	t.Helper()
+	ctx := context.Background()
+	after := dump(t, db)
+	for k, v := range after {
+		if strings.Contains(k, gone) || strings.Contains(v, gone) {
+			t.Errorf("left behind: %q", k)
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			t.Errorf("deleted what was not the institution's: %q", k)
+		}
+	}
+	for k, v := range after {
+		if w, ok := before[k]; !ok || w != v {
+			t.Errorf("changed or added: %q", k)
+		}
+	}
+	assert.Equal(t, len(before), len(after), "entries before the institution and after its deletion")
+
+	_, err := db.Institution(ctx, gone)
+	assert.True(t, simulator.IsNotFound(err), "the institution is gone: %v", err)
+	assert.True(t, simulator.IsNotFound(db.DeleteInstitution(ctx, gone)), "deleting it again is not found")
+	list, counts, err := db.Institutions(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, kept, list[0].ID)
+	assert.Equal(t, 3, counts[0])
 }
