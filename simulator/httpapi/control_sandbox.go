@@ -17,14 +17,13 @@ func handleAdvanceClock(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 		Now string `json:"now"`
 	}
 	return func(c echo.Context) error {
-		v := validate.New()
-		b, err := reader.object(c, v)
+		var secs int
+		var instID string
+		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
+			secs = b.Int("seconds", validate.Ge(0), validate.Le(MaxAdvanceSeconds))
+			instID = optStr(b, "institution_id", "")
+		})
 		if err != nil {
-			return err
-		}
-		secs := b.Int("seconds", validate.Ge(0), validate.Le(MaxAdvanceSeconds))
-		instID := optStr(b, "institution_id", "")
-		if err := v.Err(); err != nil {
 			return err
 		}
 		now, err := ops.AdvanceClock(c.Request().Context(), instID, time.Duration(secs)*time.Second)
@@ -41,16 +40,13 @@ func handleSetDNS(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 		Overrides map[string][]string `json:"overrides"`
 	}
 	return func(c echo.Context) error {
-		v := validate.New()
-		b, err := reader.object(c, v)
-		if err != nil {
-			return err
-		}
 		overrides := map[string][]string{}
-		for _, host := range b.Keys() {
-			overrides[host] = b.StrList(host)
-		}
-		if err := v.Err(); err != nil {
+		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
+			for _, host := range b.Keys() {
+				overrides[host] = b.StrList(host)
+			}
+		})
+		if err != nil {
 			return err
 		}
 		out, err := ops.SetDNS(c.Request().Context(), overrides)
