@@ -56,3 +56,15 @@ func handleSetRateLimit(f *faults, reader *bodyReader) echo.HandlerFunc {
 		return writeJSON(c, http.StatusOK, response{RequestsPerSecond: rps, Burst: burst})
 	}
 }
+
+// handleRateLimit serves GET /_sandbox/rate-limit: the per-key limit in force (0: off).
+func handleRateLimit(f *faults) echo.HandlerFunc {
+	type response struct {
+		RequestsPerSecond float64 `json:"requests_per_second"`
+		Burst             int     `json:"burst"`
+	}
+	return func(c echo.Context) error {
+		rps, burst := f.rate()
+		return writeJSON(c, http.StatusOK, response{RequestsPerSecond: rps, Burst: burst})
+	}
+}

@@ -34,6 +34,40 @@ func handleAdvanceClock(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 	}
 }
 
+// handleClock serves GET /_sandbox/clock: the stamped time, the virtual (scheduler) time and
+// the next deliveries waiting for an attempt, soonest first (?limit, default 20).
+func handleClock(deliveries Deliveries, clock *simulator.Clock) echo.HandlerFunc {
+	type response struct {
+		Now        string         `json:"now"`
+		VirtualNow string         `json:"virtual_now"`
+		Frozen     bool           `json:"frozen"`
+		NextDue    []deliveryJSON `json:"next_due"`
+	}
+	return func(c echo.Context) error {
+		v := validate.New()
+		limit := v.Query(validate.ParseQuery(c.Request().URL.RawQuery)).Int("limit", 20, validate.Ge(1), validate.Le(MaxPendingListed))
+		if err := v.Err(); err != nil {
+			return err
+		}
+		due, err := deliveries.PendingDeliveries(c.Request().Context(), limit)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, response{Now: simulator.FormatTime(clock.Now()), VirtualNow: simulator.FormatTime(clock.SchedulerNow()),
+			Frozen: clock.Frozen(), NextDue: renderDeliveries(due).Deliveries})
+	}
+}
+
+// handleDNS serves GET /_sandbox/dns: the callback-host overrides in force.
+func handleDNS(ops SandboxOps) echo.HandlerFunc {
+	type response struct {
+		Overrides map[string][]string `json:"overrides"`
+	}
+	return func(c echo.Context) error {
+		return writeJSON(c, http.StatusOK, response{Overrides: ops.DNS(c.Request().Context())})
+	}
+}
+
 // handleSetDNS serves PUT /_sandbox/dns.
 func handleSetDNS(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
@@ -75,7 +109,7 @@ func handleSnapshot(ops SandboxOps, restore bool) echo.HandlerFunc {
 	}
 	return func(c echo.Context) error {
 		name := c.Param("name")
-		if !validSnapshotName(name) {
+		if !ValidSnapshotName(name) {
 			return simulator.Errorf(simulator.EINVALID, "snapshot name %q: use letters, digits, '-' and '_' (at most 64)", name)
 		}
 		ctx := c.Request().Context()
@@ -92,7 +126,9 @@ func handleSnapshot(ops SandboxOps, restore bool) echo.HandlerFunc {
 	}
 }
 
-func validSnapshotName(n string) bool {
+// ValidSnapshotName reports whether a snapshot name is letters, digits, '-' and '_' (at most 64);
+// the QA console checks its form with it.
+func ValidSnapshotName(n string) bool {
 	if n == "" || len(n) > 64 {
 		return false
 	}

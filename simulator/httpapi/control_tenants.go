@@ -51,26 +51,6 @@ func handleCreateInstitution(tenants Tenants, reader *bodyReader) echo.HandlerFu
 	}
 }
 
-// handleListInstitutions serves GET /_sandbox/institutions.
-func handleListInstitutions(institutions Institutions) echo.HandlerFunc {
-	type response struct {
-		Institutions []institutionJSON `json:"institutions"`
-	}
-	return func(c echo.Context) error {
-		list, counts, err := institutions.Institutions(c.Request().Context())
-		if err != nil {
-			return err
-		}
-		out := response{Institutions: make([]institutionJSON, 0, len(list))}
-		for i, in := range list {
-			j := renderInstitution(in)
-			j.Users = &counts[i]
-			out.Institutions = append(out.Institutions, j)
-		}
-		return writeJSON(c, http.StatusOK, out)
-	}
-}
-
 // handleDeleteInstitution serves DELETE /_sandbox/institutions/:institution_id: the
 // institution and everything of it (keys, users, members, orders, subscriptions, deliveries,
 // its own virtual clock) are gone; 404 when there is no such institution.
@@ -212,54 +192,6 @@ func userRequest(b *validate.Object, v *validate.Collector) simulator.UserReques
 		r.Accounts = append(r.Accounts, acct)
 	}
 	return r
-}
-
-type storedAccountJSON struct {
-	Product       simulator.Product   `json:"product"`
-	KYCStatus     simulator.KYCStatus `json:"kyc_status"`
-	KYCApprovedAt string              `json:"kyc_approved_at,omitempty"`
-	Cash          string              `json:"cash"`
-	Holdings      []holdingJSON       `json:"holdings"`
-	Portfolio     string              `json:"portfolio,omitempty"`
-}
-
-type holdingJSON struct {
-	Symbol   string `json:"symbol"`
-	Quantity string `json:"quantity"`
-}
-
-// handleGetUser serves GET /_sandbox/users/:platform_id.
-func handleGetUser(institutions Institutions) echo.HandlerFunc {
-	type response struct {
-		PlatformID    string              `json:"platform_id"`
-		InstitutionID string              `json:"institution_id"`
-		UserAccountID string              `json:"user_account_id"`
-		CreatedAt     string              `json:"created_at"`
-		LiveSessions  int                 `json:"live_sessions"`
-		Terms         termsJSON           `json:"terms_and_conditions"`
-		Accounts      []storedAccountJSON `json:"accounts"`
-	}
-	return func(c echo.Context) error {
-		u, err := institutions.User(c.Request().Context(), c.Param("platform_id"))
-		if err != nil {
-			return err
-		}
-		out := response{PlatformID: u.PlatformID, InstitutionID: u.InstitutionID, UserAccountID: u.UserAccountID,
-			CreatedAt: simulator.FormatTime(u.CreatedAt), LiveSessions: u.LiveSessions,
-			Terms:    termsJSON{AcceptedAt: simulator.FormatTime(u.Terms.AcceptedAt), Version: u.Terms.Version},
-			Accounts: []storedAccountJSON{}}
-		for _, a := range u.Accounts {
-			aj := storedAccountJSON{Product: a.Product, KYCStatus: a.KYCStatus, Cash: simulator.FormatMoney(a.Cash), Holdings: []holdingJSON{}, Portfolio: a.Portfolio}
-			if a.KYCApprovedAt != nil {
-				aj.KYCApprovedAt = simulator.FormatTime(*a.KYCApprovedAt)
-			}
-			for _, h := range a.Holdings {
-				aj.Holdings = append(aj.Holdings, holdingJSON{Symbol: h.Symbol, Quantity: simulator.FormatQuantity(h.Quantity)})
-			}
-			out.Accounts = append(out.Accounts, aj)
-		}
-		return writeJSON(c, http.StatusOK, out)
-	}
 }
 
 // handleSetPrices serves PUT /_sandbox/institutions/:institution_id/prices.
