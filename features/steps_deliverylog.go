@@ -391,6 +391,17 @@ func (w *world) controlRefusing(method, path string, token *string) error {
 	return nil
 }
 
+// controlCallJSON calls the control plane with its token and a JSON body, its {variables}
+// expanded, and keeps the answer as the response.
+func (w *world) controlCallJSON(method, path string, doc *godog.DocString) error {
+	b, err := w.expand(doc.Content)
+	if err != nil {
+		return err
+	}
+	tok := w.run.opts.SandboxToken
+	return w.controlAs(method, unq(path), []byte(b), &tok)
+}
+
 func (w *world) controlNoToken(method, path string) error {
 	return w.controlRefusing(method, unq(path), nil)
 }

@@ -62,6 +62,7 @@ func (w *world) sandboxSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^the sandbox lists no delivery of the event, nor any of my institution$`, w.noSandboxDelivery)
 	sc.Step(`^I try to move the `+q+` account of `+q+` to `+q+`$`, w.tryKYC)
 	sc.Step(`^every KYC move answers as the transition table says:$`, w.kycTable)
+	sc.Step(`^I (POST|PUT) the control plane `+q+` with JSON:$`, w.controlCallJSON)
 	sc.Step(`^I (GET|POST|PUT|DELETE) the control plane `+q+` without a sandbox token$`, w.controlNoToken)
 	sc.Step(`^I (GET|POST|PUT|DELETE) the control plane `+q+` with the sandbox token `+q+`$`, w.controlWithToken)
 	sc.Step(`^the key `+q+` matches `+q+`$`, w.keyMatches)
