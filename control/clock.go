@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"maps"
 	"net/netip"
 	"slices"
 	"time"
@@ -84,16 +83,22 @@ func (s *Service) SetDNS(_ context.Context, overrides map[string][]string) (map[
 			s.dns[name] = slices.Clone(given[name])
 		}
 	}
-	return maps.Clone(s.dns), nil
+	return s.copyDNS(), nil
+}
+
+// copyDNS copies the overrides in force, their lists too, so that no caller shares them
+// (s.dnsMu held).
+func (s *Service) copyDNS() map[string][]string {
+	out := make(map[string][]string, len(s.dns))
+	for name, ips := range s.dns {
+		out[name] = slices.Clone(ips)
+	}
+	return out
 }
 
 // DNS returns the callback-host overrides in force.
 func (s *Service) DNS(_ context.Context) map[string][]string {
 	s.dnsMu.Lock()
 	defer s.dnsMu.Unlock()
-	out := maps.Clone(s.dns)
-	if out == nil {
-		out = map[string][]string{}
-	}
-	return out
+	return s.copyDNS()
 }
