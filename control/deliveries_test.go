@@ -87,6 +87,9 @@ func TestDeliveriesPagesAndPending(t *testing.T) {
 	assert.Equal(t, events[1], one.Deliveries[0].EventID)
 	assert.Equal(t, "usr_hfcu_0016", one.Deliveries[0].PlatformID)
 
+	_, err = r.svc.Deliveries(ctx, simulator.DeliveryFilter{Cursor: "not-a-cursor"})
+	assert.Equal(t, simulator.EINVALID, code(err), "%v", err)
+
 	pending, err := r.svc.PendingDeliveries(ctx, 2)
 	require.NoError(t, err)
 	assert.Len(t, pending, 2)

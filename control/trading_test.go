@@ -197,12 +197,13 @@ func TestPlaceRefused(t *testing.T) {
 			return err
 		}
 	}
-	robo := func(user string) func() error {
+	roboOf := func(user, amount string) func() error {
 		return func() error {
-			_, _, err := r.svc.PlaceRobo(ctx, user, simulator.TxnDeposit, dec("100.00"))
+			_, _, err := r.svc.PlaceRobo(ctx, user, simulator.TxnDeposit, dec(amount))
 			return err
 		}
 	}
+	robo := func(user string) func() error { return roboOf(user, "100.00") }
 	for _, tc := range []struct {
 		name, user string
 		place      func() error
@@ -215,6 +216,8 @@ func TestPlaceRefused(t *testing.T) {
 		{"robo: unknown user", "usr_hfcu_0001", robo("usr_nobody"), simulator.ENOTFOUND},
 		{"robo: no robo account", "usr_hfcu_0025", robo("usr_hfcu_0025"), simulator.ENOTFOUND},
 		{"robo: account not approved", "usr_hfcu_0009", robo("usr_hfcu_0009"), simulator.ECONFLICT},
+		{"robo: amount not positive", "usr_hfcu_0001", roboOf("usr_hfcu_0001", "0"), simulator.EINVALID},
+		{"robo: too small to trade after fees", "usr_hfcu_0001", roboOf("usr_hfcu_0001", "0.01"), simulator.EINVALID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := r.held(t, tc.user, "ins_harbor")
