@@ -26,41 +26,23 @@ func (s *Service) User(ctx context.Context, platformID string) (*simulator.User,
 // InstitutionUsers lists one page of an institution's users with Get User List's filters
 // (ENOTFOUND when the institution is unknown).
 func (s *Service) InstitutionUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
-	if f.MatchesNothing() {
-		if _, err := s.db.Institution(ctx, instID); err != nil {
-			return nil, err
-		}
-		return &simulator.UserPage{Users: []*simulator.User{}}, nil
-	}
 	return s.db.ListUsers(ctx, instID, f) // it reads the institution in the same transaction
 }
 
 // InstitutionOrders lists one page of an institution's orders with Get Order List's filters
 // (ENOTFOUND when the institution is unknown).
 func (s *Service) InstitutionOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
-	if _, err := s.db.Institution(ctx, instID); err != nil {
-		return nil, err
-	}
-	if f.MatchesNothing() {
-		return &simulator.OrderPage{Orders: []*simulator.Order{}}, nil
-	}
-	return s.db.ListOrders(ctx, instID, f)
+	return s.db.ListOrders(ctx, instID, f) // it reads the institution in the same transaction
 }
 
 // InstitutionKeys lists an institution's keys, never a plaintext (ENOTFOUND when the
 // institution is unknown).
 func (s *Service) InstitutionKeys(ctx context.Context, instID string) ([]*simulator.APIKey, error) {
-	if _, err := s.db.Institution(ctx, instID); err != nil {
-		return nil, err
-	}
-	return s.db.Keys(ctx, instID)
+	return s.db.Keys(ctx, instID) // it reads the institution in the same transaction
 }
 
 // InstitutionSubscriptions lists an institution's live webhook subscriptions (ENOTFOUND when
 // the institution is unknown).
 func (s *Service) InstitutionSubscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error) {
-	if _, err := s.db.Institution(ctx, instID); err != nil {
-		return nil, err
-	}
-	return s.db.Subscriptions(ctx, instID)
+	return s.db.Subscriptions(ctx, instID) // it reads the institution in the same transaction
 }

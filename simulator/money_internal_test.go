@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -65,4 +66,26 @@ func TestCentsMatchDecimal(t *testing.T) {
 		require.Equal(t, newHistorySeedDecimal(u, prices, now), NewHistorySeed(u, prices, now), "user %d: %+v at %v", i, u.Accounts, prices)
 	}
 	require.Positive(t, declined, "amounts beyond int64 were tried")
+}
+
+// mulInt64 keeps a product of exactly math.MaxInt64 (2^63−1 = 64,897 × 142,123,242,012,031)
+// and refuses one just over it.
+func TestMulInt64AtTheBoundary(t *testing.T) {
+	for _, c := range []struct {
+		a, b, want int64
+		ok         bool
+	}{
+		{64_897, 142_123_242_012_031, math.MaxInt64, true},
+		{-64_897, 142_123_242_012_031, -math.MaxInt64, true},
+		{64_897, -142_123_242_012_031, -math.MaxInt64, true},
+		{1 << 32, 1 << 31, 0, false},            // 2^63
+		{64_897, 142_123_242_012_032, 0, false}, // 2^63−1 + 64,897
+		{math.MinInt64, 1, 0, false},            // |a| is 2^63 (refused though -2^63 fits: conservative)
+	} {
+		got, ok := mulInt64(c.a, c.b)
+		assert.Equal(t, c.ok, ok, "mulInt64(%d, %d) fits: got %v, want %v", c.a, c.b, ok, c.ok)
+		if c.ok {
+			assert.Equal(t, c.want, got, "mulInt64(%d, %d)", c.a, c.b)
+		}
+	}
 }

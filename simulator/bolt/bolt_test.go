@@ -419,3 +419,50 @@ func TestUserDetailViewsFollowWrites(t *testing.T) {
 	stop()
 	require.Positive(t, moved, "some KYC moves were allowed")
 }
+
+// An institution's lists answer in one read transaction that also finds the institution:
+// ENOTFOUND for an unknown or deleted one, never the empty list a second transaction would
+// read after the delete had removed the keys and subscriptions but not yet the institution.
+func TestInstitutionListsOfAnUnknownInstitutionAreNotFound(t *testing.T) {
+	db := MustOpen(t)
+	ctx := context.Background()
+	in, err := db.CreateInstitution(ctx, "gone", simulator.Vendors{})
+	require.NoError(t, err)
+	_, _, err = db.IssueKey(ctx, in.ID, simulator.Scopes, "")
+	require.NoError(t, err)
+	_, _, err = db.CreateSubscription(ctx, in.ID, simulator.EventKYC, "https://hooks.example/kyc", "v1")
+	require.NoError(t, err)
+	require.NoError(t, db.DeleteInstitution(ctx, in.ID))
+	for _, id := range []string{in.ID, "ins_never"} {
+		_, err := db.Keys(ctx, id)
+		assert.True(t, simulator.IsNotFound(err), "Keys(%s): got %v, want ENOTFOUND", id, err)
+		_, err = db.Subscriptions(ctx, id)
+		assert.True(t, simulator.IsNotFound(err), "Subscriptions(%s): got %v, want ENOTFOUND", id, err)
+		_, err = db.ListOrders(ctx, id, simulator.OrderFilter{Limit: 10})
+		assert.True(t, simulator.IsNotFound(err), "ListOrders(%s): got %v, want ENOTFOUND", id, err)
+		_, err = db.ListUsers(ctx, id, simulator.UserFilter{Limit: 10})
+		assert.True(t, simulator.IsNotFound(err), "ListUsers(%s): got %v, want ENOTFOUND", id, err)
+		_, err = db.ListOrders(ctx, id, simulator.OrderFilter{PlacedStart: &base, PlacedEnd: &base, Limit: 10})
+		assert.True(t, simulator.IsNotFound(err), "ListOrders(%s) of an empty window: got %v, want ENOTFOUND", id, err)
+		_, err = db.ListUsers(ctx, id, simulator.UserFilter{CreatedStart: &base, CreatedEnd: &base, Limit: 10})
+		assert.True(t, simulator.IsNotFound(err), "ListUsers(%s) of an empty window: got %v, want ENOTFOUND", id, err)
+	}
+}
+
+// A window that can hold nothing (start at or after end) is an empty page of a known
+// institution.
+func TestEmptyWindowIsAnEmptyPage(t *testing.T) {
+	db := MustOpen(t)
+	ctx := context.Background()
+	w := seedWorld(t, db, 20, 40, 7)
+	instID := w.users[0].InstitutionID
+	end := base.Add(-time.Hour)
+	orders, err := db.ListOrders(ctx, instID, simulator.OrderFilter{PlacedStart: &base, PlacedEnd: &end, Limit: 10})
+	require.NoError(t, err)
+	assert.Empty(t, orders.Orders)
+	assert.Zero(t, orders.Total)
+	users, err := db.ListUsers(ctx, instID, simulator.UserFilter{CreatedStart: &base, CreatedEnd: &end, Limit: 10})
+	require.NoError(t, err)
+	assert.Empty(t, users.Users)
+	assert.Zero(t, users.Total)
+}

@@ -122,11 +122,7 @@ func (s *DB) SetPrices(ctx context.Context, instID string, prices map[string]dec
 func (s *DB) TransitionKYC(ctx context.Context, platformID string, p simulator.Product, to simulator.KYCStatus) (*simulator.KYCMove, error) {
 	var move simulator.KYCMove
 	err := s.update(ctx, func(w *writeTx) error {
-		var u simulator.User
-		if err := userRecords.get(w.Tx, "", platformID, &u); err != nil {
-			return err
-		}
-		in, err := getInstitution(w.Tx, u.InstitutionID)
+		u, in, err := userOfAnyInstitution(w.Tx, platformID)
 		if err != nil {
 			return err
 		}
@@ -150,6 +146,18 @@ func (s *DB) TransitionKYC(ctx context.Context, platformID string, p simulator.P
 	return &move, nil
 }
 
+// userOfAnyInstitution reads a user by platform id, in any institution (the control plane's
+// reach), with the institution whose prices and fees a change to the user applies; the user
+// is a copy the caller may change.
+func userOfAnyInstitution(tx *bbolt.Tx, platformID string) (simulator.User, *simulator.Institution, error) {
+	var u simulator.User
+	if err := userRecords.get(tx, "", platformID, &u); err != nil {
+		return u, nil, err
+	}
+	in, err := getInstitution(tx, u.InstitutionID)
+	return u, in, err
+}
+
 // PlaceOrder places a pending order and its transaction.
 func (s *DB) PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*simulator.Transaction, []*simulator.Order, error) {
 	var (
@@ -157,11 +165,7 @@ func (s *DB) PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*simulat
 		os []*simulator.Order
 	)
 	err := s.update(ctx, func(w *writeTx) error {
-		var u simulator.User
-		if err := userRecords.get(w.Tx, "", r.PlatformID, &u); err != nil {
-			return err
-		}
-		in, err := getInstitution(w.Tx, u.InstitutionID)
+		u, in, err := userOfAnyInstitution(w.Tx, r.PlatformID)
 		if err != nil {
 			return err
 		}
@@ -181,11 +185,7 @@ func (s *DB) PlaceRobo(ctx context.Context, platformID string, typ simulator.Tra
 		os []*simulator.Order
 	)
 	err := s.update(ctx, func(w *writeTx) error {
-		var u simulator.User
-		if err := userRecords.get(w.Tx, "", platformID, &u); err != nil {
-			return err
-		}
-		in, err := getInstitution(w.Tx, u.InstitutionID)
+		u, in, err := userOfAnyInstitution(w.Tx, platformID)
 		if err != nil {
 			return err
 		}
@@ -228,12 +228,8 @@ func (s *DB) FillTransaction(ctx context.Context, txnID string, prices map[strin
 		if err := getRecord(w.Tx, bTransactions, []byte(txnID), &t, "transaction not found"); err != nil {
 			return err
 		}
-		in, err := getInstitution(w.Tx, t.InstitutionID)
+		u, in, err := userOfAnyInstitution(w.Tx, t.PlatformID)
 		if err != nil {
-			return err
-		}
-		var u simulator.User
-		if err := userRecords.get(w.Tx, "", t.PlatformID, &u); err != nil {
 			return err
 		}
 		old := u

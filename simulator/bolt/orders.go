@@ -98,10 +98,14 @@ func (s *DB) Transaction(ctx context.Context, instID, id string) (*simulator.Tra
 }
 
 // ListOrders answers Get Order List (decisions D6): sorted by placed_at then order id, from the
-// narrowest index (user, else status, else product, else all).
+// narrowest index (user, else status, else product, else all); ENOTFOUND when the
+// institution is unknown, an empty page when the placed_at window matches nothing.
 func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
 	page := &simulator.OrderPage{Orders: []*simulator.Order{}}
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		if _, err := s.readInstitution(tx, instID); err != nil || f.MatchesNothing() {
+			return err
+		}
 		filter, residual := planOrders(tx, instID, f)
 		prefix := cat(inst(instID), filter, []byte{sortCreated})
 		lo, hi := prefix, prefixEnd(prefix)

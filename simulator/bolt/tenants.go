@@ -134,10 +134,14 @@ func (s *DB) Institutions(ctx context.Context) ([]*simulator.Institution, []int,
 	return list, counts, err
 }
 
-// Keys lists the keys of an institution (hashes and prefixes only; plaintexts are never stored).
+// Keys lists the keys of an institution (hashes and prefixes only; plaintexts are never
+// stored); ENOTFOUND when the institution is unknown.
 func (s *DB) Keys(ctx context.Context, instID string) ([]*simulator.APIKey, error) {
 	var list []*simulator.APIKey
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		if _, err := s.readInstitution(tx, instID); err != nil {
+			return err
+		}
 		return tx.Bucket(bKeys).ForEach(func(_, v []byte) error {
 			var k simulator.APIKey
 			if err := json.Unmarshal(v, &k); err != nil {

@@ -263,12 +263,14 @@ func (s *DB) RevokeSessions(ctx context.Context, instID, id string, t simulator.
 
 // ListUsers answers Get User List (decisions D6) from the user indexes: the page costs
 // O(offset + limit) entries plus, when a filter the index cannot answer is present, one pass
-// over the chosen index's range to count matches. Users are decoded only for the page.
+// over the chosen index's range to count matches. Users are decoded only for the page. It is
+// ENOTFOUND when the institution is unknown, an empty page when the created_at window matches
+// nothing.
 func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
 	page := &simulator.UserPage{Users: []*simulator.User{}}
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		in, err := s.readInstitution(tx, instID)
-		if err != nil {
+		if err != nil || f.MatchesNothing() {
 			return err
 		}
 		page.Prices = in.Prices

@@ -73,10 +73,14 @@ func listSubs(tx *bbolt.Tx, instID string) ([]*simulator.Subscription, error) {
 	return out, nil
 }
 
-// Subscriptions lists the institution's enabled subscriptions, oldest first.
+// Subscriptions lists the institution's enabled subscriptions, oldest first; ENOTFOUND when
+// the institution is unknown.
 func (s *DB) Subscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error) {
 	var out []*simulator.Subscription
 	err := s.view(ctx, func(tx *bbolt.Tx) (err error) {
+		if _, err := s.readInstitution(tx, instID); err != nil {
+			return err
+		}
 		out, err = listSubs(tx, instID)
 		return err
 	})
