@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,25 @@ var kycNext = map[KYCStatus][]KYCStatus{
 
 // NextKYC returns the states an account in state s may move to.
 func NextKYC(s KYCStatus) []KYCStatus { return kycNext[s] }
+
+// CheckKYCMove returns nil when an account in state from may move to state to, and otherwise
+// the ECONFLICT error naming the allowed next states. The state machine applies it, and the
+// fixture checker applies it to a scenario's scripted moves.
+func CheckKYCMove(from, to KYCStatus) error {
+	allowed := kycNext[from]
+	if slices.Contains(allowed, to) {
+		return nil
+	}
+	names := make([]string, len(allowed))
+	for i, s := range allowed {
+		names[i] = string(s)
+	}
+	next := strings.Join(names, ", ")
+	if next == "" {
+		next = "none"
+	}
+	return Errorf(ECONFLICT, "kyc transition not allowed: %s -> %s (allowed next states: %s)", from, to, next)
+}
 
 // KYCDelivered reports whether a transition into s is delivered as a kyc event: every state
 // but pending, which is intermediate (spec §3.1, decisions D8).
@@ -40,21 +60,8 @@ func (a *Account) TransitionKYC(to KYCStatus, now time.Time) error {
 	if KYCIndex(to) < 0 {
 		return Errorf(EINVALID, "unknown kyc status: %s", to)
 	}
-	allowed := kycNext[a.KYCStatus]
-	ok := false
-	for _, s := range allowed {
-		ok = ok || s == to
-	}
-	if !ok {
-		names := make([]string, len(allowed))
-		for i, s := range allowed {
-			names[i] = string(s)
-		}
-		next := strings.Join(names, ", ")
-		if next == "" {
-			next = "none"
-		}
-		return Errorf(ECONFLICT, "kyc transition not allowed: %s -> %s (allowed next states: %s)", a.KYCStatus, to, next)
+	if err := CheckKYCMove(a.KYCStatus, to); err != nil {
+		return err
 	}
 	a.KYCStatus = to
 	if to == KYCApproved && a.KYCApprovedAt == nil {
