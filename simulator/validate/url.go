@@ -614,18 +614,25 @@ func percentDecode(s string) string {
 	}
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) {
-			h, ok1 := hexVal(s[i+1])
-			l, ok2 := hexVal(s[i+2])
-			if ok1 && ok2 {
-				b = append(b, byte(h<<4|l))
-				i += 2
-				continue
-			}
+		if c, ok := escapeAt(s, i); ok {
+			b = append(b, c)
+			i += 2
+			continue
 		}
 		b = append(b, s[i])
 	}
 	return string(b)
+}
+
+// escapeAt reports whether s[i:] begins with a %XX escape (two hex digits of either case),
+// and the byte it stands for. A '%' without them is no escape: decoders keep it as it is.
+func escapeAt(s string, i int) (byte, bool) {
+	if s[i] != '%' || i+2 >= len(s) {
+		return 0, false
+	}
+	h, ok1 := hexVal(s[i+1])
+	l, ok2 := hexVal(s[i+2])
+	return byte(h<<4 | l), ok1 && ok2
 }
 
 // parsePathQueryFragment serializes the rest of a special URL: path with dot
