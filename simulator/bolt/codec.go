@@ -196,9 +196,9 @@ func (e *encoder) user(u *simulator.User) {
 	}
 	e.bool(u.History != nil)
 	if h := u.History; h != nil {
-		for _, s := range [][]simulator.ValuePoint{h.AllTime, h.PastDay, h.PastWeek, h.PastMonth, h.PastYear} {
-			e.length(len(s), s == nil)
-			for _, p := range s {
+		for _, s := range h.Series() {
+			e.length(len(*s), *s == nil)
+			for _, p := range *s {
 				e.time(p.AsOf)
 				e.varint(int64(p.CostBasis))
 				e.varint(int64(p.Value))
@@ -453,7 +453,7 @@ func (d *decoder) user(u *simulator.User) {
 			return
 		}
 		h := &simulator.History{}
-		for _, s := range []*[]simulator.ValuePoint{&h.AllTime, &h.PastDay, &h.PastWeek, &h.PastMonth, &h.PastYear} {
+		for _, s := range h.Series() {
 			if n := d.length(); n >= 0 {
 				*s = make([]simulator.ValuePoint, n)
 				for i := range *s {

@@ -111,7 +111,7 @@ func (g recordGen) user() *simulator.User {
 	}
 	if g.r.IntN(3) == 0 {
 		h := &simulator.History{}
-		for _, s := range []*[]simulator.ValuePoint{&h.AllTime, &h.PastDay, &h.PastWeek, &h.PastMonth, &h.PastYear} {
+		for _, s := range h.Series() {
 			if g.r.IntN(4) > 0 {
 				*s = []simulator.ValuePoint{}
 			}
