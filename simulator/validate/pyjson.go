@@ -89,36 +89,17 @@ func writePy(buf *bytes.Buffer, v any, depth int) {
 	case string:
 		writeString(buf, x, false)
 	case *jsonObject:
-		buf.WriteByte('{')
-		for i, k := range x.keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeString(buf, k, true)
+		writeSeq(buf, '{', '}', len(x.keys), func(i int) {
+			writeString(buf, x.keys[i], true)
 			buf.WriteByte(':')
 			writePy(buf, x.vals[i], depth+1)
-		}
-		buf.WriteByte('}')
+		})
 	case []any:
-		buf.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writePy(buf, e, depth+1)
-		}
-		buf.WriteByte(']')
+		writeSeq(buf, '[', ']', len(x), func(i int) { writePy(buf, x[i], depth+1) })
 	case Loc:
 		writePy(buf, []any(x), depth)
 	case []string:
-		buf.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeString(buf, e, false)
-		}
-		buf.WriteByte(']')
+		writeSeq(buf, '[', ']', len(x), func(i int) { writeString(buf, x[i], false) })
 	case map[string]any:
 		writePyMap(buf, x, depth)
 	case fmt.Stringer:
@@ -191,16 +172,24 @@ func writePyMap(buf *bytes.Buffer, x map[string]any, depth int) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	buf.WriteByte('{')
-	for i, k := range keys {
+	writeSeq(buf, '{', '}', len(keys), func(i int) {
+		writeString(buf, keys[i], false)
+		buf.WriteByte(':')
+		writePy(buf, x[keys[i]], depth+1)
+	})
+}
+
+// writeSeq writes start, the n items each writes separated by ',' (Python's separators), then
+// end.
+func writeSeq(buf *bytes.Buffer, start, end byte, n int, each func(i int)) {
+	buf.WriteByte(start)
+	for i := range n {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		writeString(buf, k, false)
-		buf.WriteByte(':')
-		writePy(buf, x[k], depth+1)
+		each(i)
 	}
-	buf.WriteByte('}')
+	buf.WriteByte(end)
 }
 
 // writePyViaJSON renders anything else through encoding/json, re-rendered with Python's
