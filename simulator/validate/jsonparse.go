@@ -135,28 +135,17 @@ func decodeUTF8(b []byte) ([]byte, bool) {
 	return b, true
 }
 
-// decodeUTF16 decodes UTF-16; with bom set the first two bytes are a BOM
-// choosing the byte order ('utf-16' codec), else big selects it. Unpaired
-// surrogates pass ('surrogatepass'); an odd length fails ("truncated data").
+// decodeUTF16 decodes UTF-16 (wideUnits). Unpaired surrogates pass ('surrogatepass').
 func decodeUTF16(b []byte, bom, big bool) ([]byte, bool) {
-	if bom {
-		big = b[0] == 0xFE
-		b = b[2:]
-	}
-	if len(b)%2 != 0 {
+	b, unit, ok := wideUnits(b, 2, bom, big)
+	if !ok {
 		return nil, false
 	}
 	out := make([]byte, 0, len(b))
-	unit := func(i int) rune {
-		if big {
-			return rune(b[i])<<8 | rune(b[i+1])
-		}
-		return rune(b[i+1])<<8 | rune(b[i])
-	}
 	for i := 0; i < len(b); i += 2 {
-		u := unit(i)
+		u := rune(unit(i))
 		if u >= 0xD800 && u <= 0xDBFF && i+3 < len(b) {
-			if u2 := unit(i + 2); u2 >= 0xDC00 && u2 <= 0xDFFF {
+			if u2 := rune(unit(i + 2)); u2 >= 0xDC00 && u2 <= 0xDFFF {
 				out = utf8.AppendRune(out, 0x10000+(u-0xD800)<<10+(u2-0xDC00))
 				i += 2
 				continue
@@ -167,30 +156,46 @@ func decodeUTF16(b []byte, bom, big bool) ([]byte, bool) {
 	return out, true
 }
 
-// decodeUTF32 decodes UTF-32 like decodeUTF16; code points above U+10FFFF
-// fail, surrogates pass.
+// decodeUTF32 decodes UTF-32 (wideUnits); code points above U+10FFFF fail, surrogates pass.
 func decodeUTF32(b []byte, bom, big bool) ([]byte, bool) {
-	if bom {
-		big = b[0] == 0
-		b = b[4:]
-	}
-	if len(b)%4 != 0 {
+	b, unit, ok := wideUnits(b, 4, bom, big)
+	if !ok {
 		return nil, false
 	}
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); i += 4 {
-		var u uint32
-		if big {
-			u = uint32(b[i])<<24 | uint32(b[i+1])<<16 | uint32(b[i+2])<<8 | uint32(b[i+3])
-		} else {
-			u = uint32(b[i+3])<<24 | uint32(b[i+2])<<16 | uint32(b[i+1])<<8 | uint32(b[i])
-		}
+		u := unit(i)
 		if u > 0x10FFFF {
 			return nil, false
 		}
 		out = appendWTF8(out, rune(u))
 	}
 	return out, true
+}
+
+// wideUnits reads b as code units of width bytes (2: UTF-16, 4: UTF-32): with bom set the
+// first unit is a BOM choosing the byte order (the 'utf-16' and 'utf-32' codecs), else big
+// selects it. A length that is not a whole number of units fails ("truncated data"). It
+// returns the units' bytes (without the BOM) and unit, the unit starting at byte i.
+func wideUnits(b []byte, width int, bom, big bool) ([]byte, func(i int) uint32, bool) {
+	if bom {
+		big = b[0] != 0xFF // FE FF or 00 00 FE FF; the little-endian BOMs start FF FE
+		b = b[width:]
+	}
+	if len(b)%width != 0 {
+		return nil, nil, false
+	}
+	return b, func(i int) uint32 {
+		var u uint32
+		for j := range width {
+			k := i + j
+			if !big {
+				k = i + width - 1 - j
+			}
+			u = u<<8 | uint32(b[k])
+		}
+		return u
+	}, true
 }
 
 // scanner is the C scanner (Modules/_json.c scan_once_unicode and friends)
