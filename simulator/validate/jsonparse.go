@@ -421,17 +421,11 @@ func (s *scanner) scanString(end int) (pyStr, int, error) {
 func hex4(b []byte) (rune, bool) {
 	var r rune
 	for _, d := range b {
-		r <<= 4
-		switch {
-		case d >= '0' && d <= '9':
-			r |= rune(d - '0')
-		case d >= 'a' && d <= 'f':
-			r |= rune(d-'a') + 10
-		case d >= 'A' && d <= 'F':
-			r |= rune(d-'A') + 10
-		default:
+		v, ok := hexVal(d)
+		if !ok {
 			return 0, false
 		}
+		r = r<<4 | rune(v)
 	}
 	return r, true
 }
@@ -461,16 +455,11 @@ func (s *scanner) parseObject(idx int) (any, int, error) {
 				return nil, 0, err
 			}
 			obj.set(string(key), val)
-			idx = s.skipWS(next)
-			if idx <= end && str[idx] == '}' {
+			var done bool
+			if idx, done, err = s.nextItem(next, '}', "object"); err != nil {
+				return nil, 0, err
+			} else if done {
 				break
-			}
-			if idx > end || str[idx] != ',' {
-				return nil, 0, &jsonDecodeError{"Expecting ',' delimiter"}
-			}
-			idx = s.skipWS(idx + 1)
-			if idx <= end && str[idx] == '}' && !s.legacy {
-				return nil, 0, &jsonDecodeError{"Illegal trailing comma before end of object"}
 			}
 		}
 	}
@@ -490,18 +479,32 @@ func (s *scanner) parseArray(idx int) (any, int, error) {
 				return nil, 0, err
 			}
 			arr = append(arr, val)
-			idx = s.skipWS(next)
-			if idx <= end && str[idx] == ']' {
+			var done bool
+			if idx, done, err = s.nextItem(next, ']', "array"); err != nil {
+				return nil, 0, err
+			} else if done {
 				break
-			}
-			if idx > end || str[idx] != ',' {
-				return nil, 0, &jsonDecodeError{"Expecting ',' delimiter"}
-			}
-			idx = s.skipWS(idx + 1)
-			if idx <= end && str[idx] == ']' && !s.legacy {
-				return nil, 0, &jsonDecodeError{"Illegal trailing comma before end of array"}
 			}
 		}
 	}
 	return arr, idx + 1, nil
+}
+
+// nextItem reads what follows an item of an object or array (what), from idx on: its closing
+// byte (done, at the index returned), or a ',' and the start of the next item. Anything else,
+// or a trailing comma outside legacy mode, is the C scanner's error.
+func (s *scanner) nextItem(idx int, closing byte, what string) (int, bool, error) {
+	str, end := s.s, len(s.s)-1
+	idx = s.skipWS(idx)
+	if idx <= end && str[idx] == closing {
+		return idx, true, nil
+	}
+	if idx > end || str[idx] != ',' {
+		return 0, false, &jsonDecodeError{"Expecting ',' delimiter"}
+	}
+	idx = s.skipWS(idx + 1)
+	if idx <= end && str[idx] == closing && !s.legacy {
+		return 0, false, &jsonDecodeError{"Illegal trailing comma before end of " + what}
+	}
+	return idx, false, nil
 }
