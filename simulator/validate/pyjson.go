@@ -117,26 +117,8 @@ func writePyNumber(buf *bytes.Buffer, v any) bool {
 		buf.WriteString(pyFloatRepr(x))
 	case float32:
 		buf.WriteString(pyFloatRepr(float64(x)))
-	case int:
-		buf.WriteString(strconv.FormatInt(int64(x), 10))
-	case int8:
-		buf.WriteString(strconv.FormatInt(int64(x), 10))
-	case int16:
-		buf.WriteString(strconv.FormatInt(int64(x), 10))
-	case int32:
-		buf.WriteString(strconv.FormatInt(int64(x), 10))
-	case int64:
-		buf.WriteString(strconv.FormatInt(x, 10))
-	case uint:
-		buf.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint8:
-		buf.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint16:
-		buf.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint32:
-		buf.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint64:
-		buf.WriteString(strconv.FormatUint(x, 10))
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		fmt.Fprint(buf, x) // decimal digits, as Python writes an int
 	case *big.Int:
 		if x == nil {
 			buf.WriteString("null")

@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"bytes"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,4 +36,12 @@ func TestDecodeJSONBytes(t *testing.T) {
 			assert.Equal(t, c.want, string(got), c.name)
 		}
 	}
+}
+
+// Go's integers render as Python's ints: their decimal digits, at every width and both ends.
+func TestWritePyIntegers(t *testing.T) {
+	var buf bytes.Buffer
+	writePy(&buf, []any{int8(-128), int16(32767), int32(-5), int64(math.MinInt64), 7,
+		uint8(255), uint16(0), uint32(4294967295), uint64(math.MaxUint64), uint(1)}, 0)
+	assert.Equal(t, "[-128,32767,-5,-9223372036854775808,7,255,0,4294967295,18446744073709551615,1]", buf.String())
 }
