@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,24 @@ func NextKYC(s KYCStatus) []KYCStatus { return kycNext[s] }
 // but pending, which is intermediate (spec §3.1, decisions D8).
 func KYCDelivered(s KYCStatus) bool { return s != KYCPending }
 
+// CheckKYCTransition is nil when the graph lets an account in state from move to to, else an
+// ECONFLICT error naming the allowed next states ("none" from closed).
+func CheckKYCTransition(from, to KYCStatus) error {
+	allowed := kycNext[from]
+	if slices.Contains(allowed, to) {
+		return nil
+	}
+	names := make([]string, len(allowed))
+	for i, s := range allowed {
+		names[i] = string(s)
+	}
+	next := strings.Join(names, ", ")
+	if next == "" {
+		next = "none"
+	}
+	return Errorf(ECONFLICT, "kyc transition not allowed: %s -> %s (allowed next states: %s)", from, to, next)
+}
+
 // KYCMove is what one KYC move leaves: the account as it now is, its institution's prices
 // (what its market value is counted at) and the kyc event it emitted (nil for a move to
 // pending, which is not delivered).
@@ -40,21 +59,8 @@ func (a *Account) TransitionKYC(to KYCStatus, now time.Time) error {
 	if KYCIndex(to) < 0 {
 		return Errorf(EINVALID, "unknown kyc status: %s", to)
 	}
-	allowed := kycNext[a.KYCStatus]
-	ok := false
-	for _, s := range allowed {
-		ok = ok || s == to
-	}
-	if !ok {
-		names := make([]string, len(allowed))
-		for i, s := range allowed {
-			names[i] = string(s)
-		}
-		next := strings.Join(names, ", ")
-		if next == "" {
-			next = "none"
-		}
-		return Errorf(ECONFLICT, "kyc transition not allowed: %s -> %s (allowed next states: %s)", a.KYCStatus, to, next)
+	if err := CheckKYCTransition(a.KYCStatus, to); err != nil {
+		return err
 	}
 	a.KYCStatus = to
 	if to == KYCApproved && a.KYCApprovedAt == nil {
