@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"maps"
 	"net/netip"
 	"slices"
 	"time"
@@ -13,7 +12,9 @@ import (
 
 // AdvanceClock moves the virtual clock by d — the process-wide one, or with instID only that
 // institution's (decisions D9) — within the domain's bounds, wakes everything waiting on it and
-// returns the virtual time it moved to.
+// returns the virtual time it moved to (EINVALID for d below 0 or beyond simulator.MaxAdvance,
+// or a move that would take any institution's time past the storable range; ENOTFOUND for an
+// unknown institution: then no clock moves).
 func (s *Service) AdvanceClock(ctx context.Context, instID string, d time.Duration) (time.Time, error) {
 	if err := s.clock.CheckAdvance(instID, d); err != nil {
 		return time.Time{}, err
@@ -34,7 +35,9 @@ func (s *Service) AdvanceClock(ctx context.Context, instID string, d time.Durati
 // SetDNS overrides callback-host DNS answers; an empty list removes a host's override. Names
 // are DNS host names, keyed as the guard compares them (lower case, no trailing dot); at most
 // netguard.MaxOverrides names are overridden at once, each with at most
-// netguard.MaxOverrideAddrs addresses (decisions D18). A refused call changes nothing.
+// netguard.MaxOverrideAddrs addresses (decisions D18). It returns the overrides then in force
+// (EINVALID for a name that is not a DNS host name, an address that is not an IP, or too many
+// of either: then nothing changes).
 func (s *Service) SetDNS(_ context.Context, overrides map[string][]string) (map[string][]string, error) {
 	parsed := map[string][]netip.Addr{}
 	given := map[string][]string{}
@@ -84,16 +87,22 @@ func (s *Service) SetDNS(_ context.Context, overrides map[string][]string) (map[
 			s.dns[name] = slices.Clone(given[name])
 		}
 	}
-	return maps.Clone(s.dns), nil
+	return s.copyDNS(), nil
 }
 
-// DNS returns the callback-host overrides in force.
+// copyDNS copies the overrides in force, their lists too, so that no caller shares them
+// (s.dnsMu held).
+func (s *Service) copyDNS() map[string][]string {
+	out := make(map[string][]string, len(s.dns))
+	for name, ips := range s.dns {
+		out[name] = slices.Clone(ips)
+	}
+	return out
+}
+
+// DNS returns the callback-host overrides in force; it cannot fail.
 func (s *Service) DNS(_ context.Context) map[string][]string {
 	s.dnsMu.Lock()
 	defer s.dnsMu.Unlock()
-	out := maps.Clone(s.dns)
-	if out == nil {
-		out = map[string][]string{}
-	}
-	return out
+	return s.copyDNS()
 }

@@ -6,18 +6,21 @@ import (
 	"github.com/partnersim/partnersim/simulator"
 )
 
-// Deliveries lists one page of the delivery log, newest first.
+// Deliveries lists one page of the delivery log, newest first (EINVALID for a cursor that is
+// not an earlier page's next_cursor; otherwise the store's errors only).
 func (s *Service) Deliveries(ctx context.Context, f simulator.DeliveryFilter) (*simulator.DeliveryPage, error) {
 	return s.db.Deliveries(ctx, f)
 }
 
-// Redeliver queues the event again, one new delivery per subscription it went to (ENOTFOUND
-// when the event is unknown).
+// Redeliver queues the event again, one new pending delivery per enabled subscription of its
+// type, with the same event id and body bytes (ENOTFOUND for an unknown event, or one with no
+// enabled subscription to go to).
 func (s *Service) Redeliver(ctx context.Context, eventID string) ([]*simulator.Delivery, error) {
 	return s.db.Redeliver(ctx, eventID)
 }
 
-// PendingDeliveries lists up to limit deliveries waiting for an attempt, soonest first.
+// PendingDeliveries lists up to limit deliveries waiting for an attempt, soonest first (the
+// store's errors only).
 func (s *Service) PendingDeliveries(ctx context.Context, limit int) ([]*simulator.Delivery, error) {
 	return s.db.PendingDeliveries(ctx, limit)
 }

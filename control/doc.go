@@ -6,6 +6,9 @@
 // the store is the virtual clock's moves (and who waits on them), the DNS overrides and the
 // hooks run after a reset.
 //
+// Each method's comment says what it returns on error, once: it is the one home of that
+// contract, and the interfaces the consumers declare point here instead of restating it.
+//
 // Its consumers never see it: the HTTP handlers (simulator/httpapi), the console
 // (simulator/httpapi/console) and the scenario runner (scenario) each declare the small
 // interfaces they use, and the sandbox hands them this one Service.

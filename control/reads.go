@@ -8,7 +8,7 @@ import (
 
 // The reads: what the institutions hold, as the control plane and the console show it.
 
-// Institutions lists every institution with its count of users.
+// Institutions lists every institution with its count of users (the store's errors only).
 func (s *Service) Institutions(ctx context.Context) ([]*simulator.Institution, []int, error) {
 	return s.db.Institutions(ctx)
 }

@@ -92,7 +92,8 @@ func (s *Service) wake() {
 	}
 }
 
-// Reset empties the store and loads the fixtures again, then runs the AfterReset hooks.
+// Reset empties the store and loads the fixtures again, then runs the AfterReset hooks. It
+// returns the reload's errors (the fixture set's problems, the store's): then no hook runs.
 func (s *Service) Reset(ctx context.Context) error {
 	if err := s.reload(ctx); err != nil {
 		return err
@@ -108,7 +109,8 @@ func (s *Service) Reset(ctx context.Context) error {
 
 func (s *Service) snapshotPath(name string) string { return filepath.Join(s.snaps, name+".db") }
 
-// SaveSnapshot copies the store to the snapshot called name.
+// SaveSnapshot copies the store to the snapshot called name (the store's and the file system's
+// errors only).
 func (s *Service) SaveSnapshot(ctx context.Context, name string) error {
 	return s.db.SaveSnapshot(ctx, s.snapshotPath(name))
 }

@@ -12,7 +12,8 @@ import (
 // The tenants' operations: institutions, their keys, members and users, prices and signing
 // secrets. Each is one write transaction of the store.
 
-// CreateInstitution creates an isolated tenant with the fixtures' default prices and fees.
+// CreateInstitution creates an isolated tenant with the fixtures' default prices and fees (the
+// store's errors only).
 func (s *Service) CreateInstitution(ctx context.Context, name string, v simulator.Vendors) (*simulator.Institution, error) {
 	return s.db.CreateInstitution(ctx, name, v)
 }

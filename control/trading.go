@@ -25,20 +25,23 @@ func (s *Service) PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*si
 }
 
 // PlaceRobo places a robo deposit, withdrawal or rebalance across the account's model
-// portfolio (errors as PlaceOrder's).
+// portfolio (ENOTFOUND for an unknown user or robo account, ECONFLICT for an account that is
+// not approved, EINVALID for an amount that is not positive or too small to trade after fees,
+// or a portfolio symbol without a price).
 func (s *Service) PlaceRobo(ctx context.Context, platformID string, typ simulator.TransactionType, amount decimal.Decimal) (*simulator.Transaction, []*simulator.Order, error) {
 	return s.db.PlaceRobo(ctx, platformID, typ, amount)
 }
 
 // FillTransaction fills a pending transaction at prices (by symbol; the institution's for
 // those not given) and emits its transaction event (ENOTFOUND when unknown, ECONFLICT when not
-// pending, EINVALID for a bad price).
+// pending or when the account lacks the cash or the position the fill needs, EINVALID for a
+// price that is not positive or a symbol without one: then nothing changes).
 func (s *Service) FillTransaction(ctx context.Context, txnID string, prices map[string]decimal.Decimal) (*simulator.Transaction, []*simulator.Order, *simulator.Event, error) {
 	return s.db.FillTransaction(ctx, txnID, prices)
 }
 
-// EndTransaction cancels or fails a pending transaction (ENOTFOUND when unknown, ECONFLICT
-// when not pending).
+// EndTransaction cancels or fails a pending transaction — to is simulator.OrderCanceled or
+// simulator.OrderFailed — with no event (ENOTFOUND when unknown, ECONFLICT when not pending).
 func (s *Service) EndTransaction(ctx context.Context, txnID string, to simulator.OrderStatus) (*simulator.Transaction, []*simulator.Order, error) {
 	return s.db.EndTransaction(ctx, txnID, to)
 }

@@ -41,20 +41,8 @@ func Build(ctx context.Context, db *bolt.DB, fsys fs.FS, progress Progress) (*fi
 	if err != nil {
 		return nil, err
 	}
-	for _, in := range set.Institutions {
-		if err := b.Institution(in); err != nil {
-			return nil, err
-		}
-	}
-	for _, k := range set.Keys {
-		if err := b.Key(k.APIKey); err != nil {
-			return nil, err
-		}
-	}
-	for _, m := range set.Members {
-		if err := b.Member(m); err != nil {
-			return nil, err
-		}
+	if err := writeTenants(b, set); err != nil {
+		return nil, err
 	}
 	if progress != nil {
 		b.Progress = func(done, total int) { progress("write", done, total) }
@@ -63,6 +51,35 @@ func Build(ctx context.Context, db *bolt.DB, fsys fs.FS, progress Progress) (*fi
 		return nil, err
 	}
 	return set, nil
+}
+
+// tenantWriter writes a set's institutions, keys and members: a store's offline builder or
+// its loader.
+type tenantWriter interface {
+	Institution(in simulator.Institution) error
+	Key(k simulator.APIKey) error
+	Member(m simulator.Member) error
+}
+
+// writeTenants writes the set's institutions, keys and members, in that order (a key and a
+// member name their institution).
+func writeTenants(w tenantWriter, set *fixtures.Set) error {
+	for _, in := range set.Institutions {
+		if err := w.Institution(in); err != nil {
+			return err
+		}
+	}
+	for _, k := range set.Keys {
+		if err := w.Key(k.APIKey); err != nil {
+			return err
+		}
+	}
+	for _, m := range set.Members {
+		if err := w.Member(m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // buildGCPercent is the garbage collector's GOGC while a set is built.

@@ -332,20 +332,8 @@ func Seed(ctx context.Context, db *bolt.DB, set *fixtures.Set, exclusive bool) e
 	if err != nil {
 		return err
 	}
-	for _, in := range set.Institutions {
-		if err := l.Institution(in); err != nil {
-			return err
-		}
-	}
-	for _, k := range set.Keys {
-		if err := l.Key(k.APIKey); err != nil {
-			return err
-		}
-	}
-	for _, m := range set.Members {
-		if err := l.Member(m); err != nil {
-			return err
-		}
+	if err := writeTenants(l, set); err != nil {
+		return err
 	}
 	// Decoding the streamed files and writing bbolt are both CPU-bound: decode in one goroutine
 	// and write in this one, so a large set loads on two cores.

@@ -14,37 +14,31 @@ import (
 	"github.com/partnersim/partnersim/simulator"
 )
 
-// Service is what the runner plays steps through: the control plane's own operations (the
-// control package's Service). Each returns the domain's application errors (ENOTFOUND,
-// EINVALID, ECONFLICT), which fail the step and end the run.
+// Service is what the runner plays steps through: the control plane's own operations, served
+// by control.Service. The runner treats every error alike — the step fails with its message
+// and the run ends — so the codes each method returns (ENOTFOUND, ECONFLICT, EINVALID) are
+// documented once, on control.Service's method of the same name.
 type Service interface {
-	// Institution returns an institution (ENOTFOUND when unknown).
+	// Institution reads the institution a run plays in, checked before the run starts.
 	Institution(ctx context.Context, id string) (*simulator.Institution, error)
-	// CreateUser adds a user and gives it its platform id (ENOTFOUND for an unknown
-	// institution, ECONFLICT for a taken user_account_id, EINVALID for a holding without a
-	// price).
+	// CreateUser plays create_user; it gives u its platform id.
 	CreateUser(ctx context.Context, u *simulator.User) error
-	// TransitionKYC moves an account through the KYC state machine (ENOTFOUND for an unknown
-	// user or account, ECONFLICT for a refused move).
+	// TransitionKYC plays kyc.
 	TransitionKYC(ctx context.Context, platformID string, p simulator.Product, to simulator.KYCStatus) (*simulator.KYCMove, error)
-	// PlaceOrder places a pending order (ENOTFOUND, ECONFLICT for an account not approved,
-	// EINVALID for a symbol without a price).
+	// PlaceOrder plays place_order.
 	PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*simulator.Transaction, []*simulator.Order, error)
-	// PlaceRobo places a robo transaction (errors as PlaceOrder's).
+	// PlaceRobo plays place_transaction.
 	PlaceRobo(ctx context.Context, platformID string, typ simulator.TransactionType, amount decimal.Decimal) (*simulator.Transaction, []*simulator.Order, error)
-	// FillTransaction fills a pending transaction (ENOTFOUND, ECONFLICT when not pending,
-	// EINVALID for a bad price).
+	// FillTransaction plays fill.
 	FillTransaction(ctx context.Context, txnID string, prices map[string]decimal.Decimal) (*simulator.Transaction, []*simulator.Order, *simulator.Event, error)
-	// EndTransaction cancels or fails a pending transaction (ENOTFOUND, ECONFLICT when not
-	// pending).
+	// EndTransaction plays cancel and fail.
 	EndTransaction(ctx context.Context, txnID string, to simulator.OrderStatus) (*simulator.Transaction, []*simulator.Order, error)
-	// TransactionAny returns a transaction with its orders (ENOTFOUND when unknown).
+	// TransactionAny reads the transaction a fill names, whose one order a single price fills.
 	TransactionAny(ctx context.Context, id string) (*simulator.Transaction, []*simulator.Order, error)
-	// SetPrices merges prices into the institution's (ENOTFOUND, EINVALID for a price that
-	// is not positive).
+	// SetPrices plays set_prices in the run's institution.
 	SetPrices(ctx context.Context, instID string, prices map[string]decimal.Decimal) (map[string]decimal.Decimal, error)
-	// OnClockMove registers wake to be called whenever the virtual clock moves; remove
-	// unregisters it. It returns no error.
+	// OnClockMove registers wake to be called whenever the virtual clock moves, for the runs
+	// waiting on it; remove unregisters it. It cannot fail.
 	OnClockMove(wake func()) (remove func())
 }
 

@@ -138,13 +138,18 @@ var (
 const MaxAdvance = 10 * 365 * 24 * time.Hour
 
 // CheckAdvance refuses an advance of the virtual clock — the process-wide one, or with instID
-// that institution's — by less than 0 or more than MaxAdvance, or past the storable range
-// (EINVALID either way).
+// that institution's — by less than 0 or more than MaxAdvance, or that would take any
+// institution's virtual time past the storable range (EINVALID either way). A process-wide
+// advance moves every institution's time, so the one furthest ahead must stay storable.
 func (c *Clock) CheckAdvance(instID string, d time.Duration) error {
 	if d < 0 || d > MaxAdvance {
 		return Errorf(EINVALID, "advance by 0 to %d seconds", MaxAdvance/time.Second)
 	}
-	if err := CheckStorable(c.InstitutionNow(instID).Add(d)); err != nil {
+	latest := c.InstitutionNow(instID)
+	if instID == "" {
+		latest = latest.Add(c.Ahead())
+	}
+	if err := CheckStorable(latest.Add(d)); err != nil {
 		return Errorf(EINVALID, "the virtual clock cannot move there: %s", ErrorMessage(err))
 	}
 	return nil

@@ -21,13 +21,10 @@ var kycNext = map[KYCStatus][]KYCStatus{
 // NextKYC returns the states an account in state s may move to.
 func NextKYC(s KYCStatus) []KYCStatus { return kycNext[s] }
 
-// KYCDelivered reports whether a transition into s is delivered as a kyc event: every state
-// but pending, which is intermediate (spec §3.1, decisions D8).
-func KYCDelivered(s KYCStatus) bool { return s != KYCPending }
-
-// CheckKYCTransition is nil when the graph lets an account in state from move to to, else an
-// ECONFLICT error naming the allowed next states ("none" from closed).
-func CheckKYCTransition(from, to KYCStatus) error {
+// CheckKYCMove returns nil when an account in state from may move to state to, and otherwise
+// the ECONFLICT error naming the allowed next states. The state machine applies it, and the
+// fixture checker applies it to a scenario's scripted moves.
+func CheckKYCMove(from, to KYCStatus) error {
 	allowed := kycNext[from]
 	if slices.Contains(allowed, to) {
 		return nil
@@ -42,6 +39,10 @@ func CheckKYCTransition(from, to KYCStatus) error {
 	}
 	return Errorf(ECONFLICT, "kyc transition not allowed: %s -> %s (allowed next states: %s)", from, to, next)
 }
+
+// KYCDelivered reports whether a transition into s is delivered as a kyc event: every state
+// but pending, which is intermediate (spec §3.1, decisions D8).
+func KYCDelivered(s KYCStatus) bool { return s != KYCPending }
 
 // KYCMove is what one KYC move leaves: the account as it now is, its institution's prices
 // (what its market value is counted at) and the kyc event it emitted (nil for a move to
@@ -59,7 +60,7 @@ func (a *Account) TransitionKYC(to KYCStatus, now time.Time) error {
 	if KYCIndex(to) < 0 {
 		return Errorf(EINVALID, "unknown kyc status: %s", to)
 	}
-	if err := CheckKYCTransition(a.KYCStatus, to); err != nil {
+	if err := CheckKYCMove(a.KYCStatus, to); err != nil {
 		return err
 	}
 	a.KYCStatus = to

@@ -140,6 +140,26 @@ type Scenarios interface {
 	Scenarios(ctx context.Context) ([]scenario.Info, error)
 }
 
+// The control plane's bounds (decisions D17), one home for the handlers here and the QA console.
+const (
+	// MaxAdvanceSeconds bounds one advance of the virtual clock (the domain's MaxAdvance).
+	MaxAdvanceSeconds = int(simulator.MaxAdvance / time.Second)
+	// MaxOverlapSeconds bounds a signing-secret rotation's overlap (thirty days).
+	MaxOverlapSeconds = 30 * 24 * 3600
+	// MaxSessions bounds a created user's live sessions.
+	MaxSessions = 1000
+	// MaxFaultLatencyMS bounds an injected latency (one minute).
+	MaxFaultLatencyMS = 60000
+	// MaxRateLimit bounds the rate limit's requests a second and its burst.
+	MaxRateLimit = 1000000
+	// MaxPendingListed bounds GET /_sandbox/clock's list of due deliveries.
+	MaxPendingListed = 100
+	// MaxKeyDescription bounds an issued key's description, in characters.
+	MaxKeyDescription = 200
+	// MaxDeliveryPage bounds a page of the delivery log (GET /_sandbox/deliveries).
+	MaxDeliveryPage = 1000
+)
+
 // requireToken guards the control plane with x-sandbox-token (decisions D9); an address with
 // too many wrong tokens lately is answered 429 whatever it sends (decisions D18).
 func requireToken(token string, throttle *TokenThrottle) echo.MiddlewareFunc {

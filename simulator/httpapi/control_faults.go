@@ -18,20 +18,17 @@ func handleFaults(f *faults, reader *bodyReader) echo.HandlerFunc {
 		if c.Request().Method == http.MethodGet {
 			return writeJSON(c, http.StatusOK, response{Rules: f.get()})
 		}
-		v := validate.New()
-		b, err := reader.object(c, v)
-		if err != nil {
-			return err
-		}
 		var rules []FaultRule
-		for _, o := range objects(b, "rules") {
-			fr := FaultRule{Method: optStr(o, "method", ""), Path: o.Str("path")}
-			fr.LatencyMS = optInt(o, "latency_ms", 0, validate.Ge(0), validate.Le(MaxFaultLatencyMS))
-			fr.Status = optInt(o, "status", 0, validate.Ge(0), validate.Le(599))
-			fr.Probability = optDecimal(o, "probability", decimal.NewFromInt(1), validate.Ge(0), validate.Le(1)).InexactFloat64()
-			rules = append(rules, fr)
-		}
-		if err := v.Err(); err != nil {
+		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
+			for _, o := range objects(b, "rules") {
+				fr := FaultRule{Method: optStr(o, "method", ""), Path: o.Str("path")}
+				fr.LatencyMS = optInt(o, "latency_ms", 0, validate.Ge(0), validate.Le(MaxFaultLatencyMS))
+				fr.Status = optInt(o, "status", 0, validate.Ge(0), validate.Le(599))
+				fr.Probability = optDecimal(o, "probability", decimal.NewFromInt(1), validate.Ge(0), validate.Le(1)).InexactFloat64()
+				rules = append(rules, fr)
+			}
+		})
+		if err != nil {
 			return err
 		}
 		f.set(rules)
@@ -46,17 +43,28 @@ func handleSetRateLimit(f *faults, reader *bodyReader) echo.HandlerFunc {
 		Burst             int     `json:"burst"`
 	}
 	return func(c echo.Context) error {
-		v := validate.New()
-		b, err := reader.object(c, v)
+		var rps float64
+		var burst int
+		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
+			rps = optDecimal(b, "requests_per_second", decimal.Zero, validate.Ge(0), validate.Le(MaxRateLimit)).InexactFloat64()
+			burst = optInt(b, "burst", 1, validate.Ge(1), validate.Le(MaxRateLimit))
+		})
 		if err != nil {
 			return err
 		}
-		rps := optDecimal(b, "requests_per_second", decimal.Zero, validate.Ge(0), validate.Le(MaxRateLimit)).InexactFloat64()
-		burst := optInt(b, "burst", 1, validate.Ge(1), validate.Le(MaxRateLimit))
-		if err := v.Err(); err != nil {
-			return err
-		}
 		f.setRate(rps, burst)
+		return writeJSON(c, http.StatusOK, response{RequestsPerSecond: rps, Burst: burst})
+	}
+}
+
+// handleRateLimit serves GET /_sandbox/rate-limit: the per-key limit in force (0: off).
+func handleRateLimit(f *faults) echo.HandlerFunc {
+	type response struct {
+		RequestsPerSecond float64 `json:"requests_per_second"`
+		Burst             int     `json:"burst"`
+	}
+	return func(c echo.Context) error {
+		rps, burst := f.rate()
 		return writeJSON(c, http.StatusOK, response{RequestsPerSecond: rps, Burst: burst})
 	}
 }

@@ -17,14 +17,13 @@ func handleAdvanceClock(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 		Now string `json:"now"`
 	}
 	return func(c echo.Context) error {
-		v := validate.New()
-		b, err := reader.object(c, v)
+		var secs int
+		var instID string
+		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
+			secs = b.Int("seconds", validate.Ge(0), validate.Le(MaxAdvanceSeconds))
+			instID = optStr(b, "institution_id", "")
+		})
 		if err != nil {
-			return err
-		}
-		secs := b.Int("seconds", validate.Ge(0), validate.Le(MaxAdvanceSeconds))
-		instID := optStr(b, "institution_id", "")
-		if err := v.Err(); err != nil {
 			return err
 		}
 		now, err := ops.AdvanceClock(c.Request().Context(), instID, time.Duration(secs)*time.Second)
@@ -35,22 +34,53 @@ func handleAdvanceClock(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 	}
 }
 
+// handleClock serves GET /_sandbox/clock: the stamped time, the virtual (scheduler) time and
+// the next deliveries waiting for an attempt, soonest first (?limit, default 20).
+func handleClock(deliveries Deliveries, clock *simulator.Clock) echo.HandlerFunc {
+	type response struct {
+		Now        string         `json:"now"`
+		VirtualNow string         `json:"virtual_now"`
+		Frozen     bool           `json:"frozen"`
+		NextDue    []deliveryJSON `json:"next_due"`
+	}
+	return func(c echo.Context) error {
+		v := validate.New()
+		limit := v.Query(validate.ParseQuery(c.Request().URL.RawQuery)).Int("limit", 20, validate.Ge(1), validate.Le(MaxPendingListed))
+		if err := v.Err(); err != nil {
+			return err
+		}
+		due, err := deliveries.PendingDeliveries(c.Request().Context(), limit)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, response{Now: simulator.FormatTime(clock.Now()), VirtualNow: simulator.FormatTime(clock.SchedulerNow()),
+			Frozen: clock.Frozen(), NextDue: renderDeliveries(due).Deliveries})
+	}
+}
+
+// handleDNS serves GET /_sandbox/dns: the callback-host overrides in force.
+func handleDNS(ops SandboxOps) echo.HandlerFunc {
+	type response struct {
+		Overrides map[string][]string `json:"overrides"`
+	}
+	return func(c echo.Context) error {
+		return writeJSON(c, http.StatusOK, response{Overrides: ops.DNS(c.Request().Context())})
+	}
+}
+
 // handleSetDNS serves PUT /_sandbox/dns.
 func handleSetDNS(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		Overrides map[string][]string `json:"overrides"`
 	}
 	return func(c echo.Context) error {
-		v := validate.New()
-		b, err := reader.object(c, v)
-		if err != nil {
-			return err
-		}
 		overrides := map[string][]string{}
-		for _, host := range b.Keys() {
-			overrides[host] = b.StrList(host)
-		}
-		if err := v.Err(); err != nil {
+		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
+			for _, host := range b.Keys() {
+				overrides[host] = b.StrList(host)
+			}
+		})
+		if err != nil {
 			return err
 		}
 		out, err := ops.SetDNS(c.Request().Context(), overrides)
@@ -79,7 +109,7 @@ func handleSnapshot(ops SandboxOps, restore bool) echo.HandlerFunc {
 	}
 	return func(c echo.Context) error {
 		name := c.Param("name")
-		if !validSnapshotName(name) {
+		if !ValidSnapshotName(name) {
 			return simulator.Errorf(simulator.EINVALID, "snapshot name %q: use letters, digits, '-' and '_' (at most 64)", name)
 		}
 		ctx := c.Request().Context()
@@ -96,7 +126,9 @@ func handleSnapshot(ops SandboxOps, restore bool) echo.HandlerFunc {
 	}
 }
 
-func validSnapshotName(n string) bool {
+// ValidSnapshotName reports whether a snapshot name is letters, digits, '-' and '_' (at most 64);
+// the QA console checks its form with it.
+func ValidSnapshotName(n string) bool {
 	if n == "" || len(n) > 64 {
 		return false
 	}

@@ -14,7 +14,6 @@ import (
 func handleRunScenario(scenarios Scenarios, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
-		name := v.PathStr("name", c.Param("name"))
 		inst := ""
 		if raw, err := reader.read(c); err != nil {
 			return err
@@ -25,7 +24,7 @@ func handleRunScenario(scenarios Scenarios, reader *bodyReader) echo.HandlerFunc
 		if err := v.Err(); err != nil {
 			return err
 		}
-		run, err := scenarios.RunScenario(c.Request().Context(), name, inst)
+		run, err := scenarios.RunScenario(c.Request().Context(), c.Param("name"), inst)
 		if err != nil {
 			return err
 		}

@@ -33,43 +33,21 @@ func renderInstitution(in *simulator.Institution) institutionJSON {
 // handleCreateInstitution serves POST /_sandbox/institutions.
 func handleCreateInstitution(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		v := validate.New()
-		b, err := reader.object(c, v)
+		var name string
+		var vendors simulator.Vendors
+		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
+			name = b.Str("name")
+			vend := b.Object("vendors")
+			vendors = simulator.Vendors{Core: nullableStr(vend, "core"), DBP: nullableStr(vend, "dbp")}
+		})
 		if err != nil {
 			return err
 		}
-		name := b.Str("name")
-		vend := b.Object("vendors")
-		core := nullableStr(vend, "core")
-		dbp := nullableStr(vend, "dbp")
-		if err := v.Err(); err != nil {
-			return err
-		}
-		in, err := tenants.CreateInstitution(c.Request().Context(), name, simulator.Vendors{Core: core, DBP: dbp})
+		in, err := tenants.CreateInstitution(c.Request().Context(), name, vendors)
 		if err != nil {
 			return err
 		}
 		return writeJSON(c, http.StatusCreated, renderInstitution(in))
-	}
-}
-
-// handleListInstitutions serves GET /_sandbox/institutions.
-func handleListInstitutions(institutions Institutions) echo.HandlerFunc {
-	type response struct {
-		Institutions []institutionJSON `json:"institutions"`
-	}
-	return func(c echo.Context) error {
-		list, counts, err := institutions.Institutions(c.Request().Context())
-		if err != nil {
-			return err
-		}
-		out := response{Institutions: make([]institutionJSON, 0, len(list))}
-		for i, in := range list {
-			j := renderInstitution(in)
-			j.Users = &counts[i]
-			out.Institutions = append(out.Institutions, j)
-		}
-		return writeJSON(c, http.StatusOK, out)
 	}
 }
 
@@ -94,24 +72,21 @@ func handleIssueKey(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 		InstitutionID string            `json:"institution_id"`
 	}
 	return func(c echo.Context) error {
-		v := validate.New()
-		inst := v.PathStr("institution_id", c.Param("institution_id"))
-		b, err := reader.object(c, v)
+		var scopes []simulator.Scope
+		var desc string
+		err := reader.fields(c, func(b *validate.Object, v *validate.Collector) {
+			b.List("scopes").Each(func(_ int, s validate.Value) {
+				scopes = append(scopes, simulator.Scope(s.Enum(enumStrings(simulator.Scopes)...)))
+			})
+			desc = optStr(b, "description", "")
+			if utf8.RuneCountInString(desc) > MaxKeyDescription {
+				v.Add(validate.ValueError(validate.Loc{"body", "description"}, desc, fmt.Sprintf("a key's description has at most %d characters", MaxKeyDescription)))
+			}
+		})
 		if err != nil {
 			return err
 		}
-		var scopes []simulator.Scope
-		b.List("scopes").Each(func(_ int, s validate.Value) {
-			scopes = append(scopes, simulator.Scope(s.Enum(enumStrings(simulator.Scopes)...)))
-		})
-		desc := optStr(b, "description", "")
-		if utf8.RuneCountInString(desc) > MaxKeyDescription {
-			v.Add(validate.ValueError(validate.Loc{"body", "description"}, desc, fmt.Sprintf("a key's description has at most %d characters", MaxKeyDescription)))
-		}
-		if err := v.Err(); err != nil {
-			return err
-		}
-		k, plain, err := tenants.IssueKey(c.Request().Context(), inst, scopes, desc)
+		k, plain, err := tenants.IssueKey(c.Request().Context(), c.Param("institution_id"), scopes, desc)
 		if err != nil {
 			return err
 		}
@@ -141,18 +116,14 @@ type memberJSON struct {
 // handleCreateMember serves POST /_sandbox/institutions/:institution_id/members.
 func handleCreateMember(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		v := validate.New()
-		inst := v.PathStr("institution_id", c.Param("institution_id"))
-		b, err := reader.object(c, v)
+		m := &simulator.Member{InstitutionID: c.Param("institution_id")}
+		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
+			m.CoreID = b.Str("core_id")
+			m.CoreIDType = b.Enum("core_id_type", simulator.CoreIDMemberNumber, simulator.CoreIDCIF)
+			m.DBPID = nullableStr(b, "dbp_id")
+			m.UserIDs = b.StrList("user_ids")
+		})
 		if err != nil {
-			return err
-		}
-		m := &simulator.Member{InstitutionID: inst}
-		m.CoreID = b.Str("core_id")
-		m.CoreIDType = b.Enum("core_id_type", simulator.CoreIDMemberNumber, simulator.CoreIDCIF)
-		m.DBPID = nullableStr(b, "dbp_id")
-		m.UserIDs = b.StrList("user_ids")
-		if err := v.Err(); err != nil {
 			return err
 		}
 		if err := tenants.CreateMember(c.Request().Context(), m); err != nil {
@@ -171,50 +142,11 @@ func handleCreateUser(tenants Tenants, reader *bodyReader, clock *simulator.Cloc
 		InstitutionID string `json:"institution_id"`
 	}
 	return func(c echo.Context) error {
-		v := validate.New()
-		inst := v.PathStr("institution_id", c.Param("institution_id"))
-		b, err := reader.object(c, v)
-		if err != nil {
-			return err
-		}
 		var r simulator.UserRequest
-		r.UserAccountID = b.Str("user_account_id")
-		if t, ok := b.OptDateTime("created_at"); ok {
-			r.CreatedAt = &t
-			if err := simulator.CheckStorable(t); err != nil {
-				v.Add(validate.ValueError(b.Loc().With("created_at"), b.Field("created_at").Raw(), simulator.ErrorMessage(err)))
-			}
-		}
-		r.Sessions = optInt(b, "sessions", 0, validate.Ge(0), validate.Le(MaxSessions))
-		terms, _ := b.OptObject("terms_and_conditions")
-		if t, ok := terms.OptDateTime("accepted_at"); ok {
-			r.TermsAcceptedAt = &t
-		}
-		r.TermsVersion = optStr(terms, "version", "")
-		seen := map[simulator.Product]bool{}
-		for _, a := range objects(b, "accounts") {
-			acct := simulator.AccountRequest{Product: simulator.Product(a.Enum("product", products...))}
-			if st, ok := a.OptEnum("kyc_status", kycValues...); ok {
-				acct.KYCStatus = simulator.KYCStatus(st)
-			}
-			if t, ok := a.OptDateTime("kyc_approved_at"); ok {
-				acct.KYCApprovedAt = &t
-			}
-			acct.Cash = optDecimal(a, "cash", decimal.Zero)
-			acct.Portfolio = optStr(a, "portfolio", "")
-			for _, h := range objects(a, "holdings") {
-				acct.Holdings = append(acct.Holdings, simulator.Holding{Symbol: h.Str("symbol"), Quantity: h.Decimal("quantity")})
-			}
-			if seen[acct.Product] && acct.Product != "" {
-				v.Add(validate.ValueError(a.Loc().With("product"), string(acct.Product), "one account per product"))
-			}
-			seen[acct.Product] = true
-			r.Accounts = append(r.Accounts, acct)
-		}
-		u := simulator.NewUser(inst, r, clock.Now())
-		if err := v.Err(); err != nil {
+		if err := reader.fields(c, func(b *validate.Object, v *validate.Collector) { r = userRequest(b, v) }); err != nil {
 			return err
 		}
+		u := simulator.NewUser(c.Param("institution_id"), r, clock.Now())
 		if err := tenants.CreateUser(c.Request().Context(), u); err != nil {
 			return err
 		}
@@ -222,68 +154,54 @@ func handleCreateUser(tenants Tenants, reader *bodyReader, clock *simulator.Cloc
 	}
 }
 
-type storedAccountJSON struct {
-	Product       simulator.Product   `json:"product"`
-	KYCStatus     simulator.KYCStatus `json:"kyc_status"`
-	KYCApprovedAt string              `json:"kyc_approved_at,omitempty"`
-	Cash          string              `json:"cash"`
-	Holdings      []holdingJSON       `json:"holdings"`
-	Portfolio     string              `json:"portfolio,omitempty"`
-}
-
-type holdingJSON struct {
-	Symbol   string `json:"symbol"`
-	Quantity string `json:"quantity"`
-}
-
-// handleGetUser serves GET /_sandbox/users/:platform_id.
-func handleGetUser(institutions Institutions) echo.HandlerFunc {
-	type response struct {
-		PlatformID    string              `json:"platform_id"`
-		InstitutionID string              `json:"institution_id"`
-		UserAccountID string              `json:"user_account_id"`
-		CreatedAt     string              `json:"created_at"`
-		LiveSessions  int                 `json:"live_sessions"`
-		Terms         termsJSON           `json:"terms_and_conditions"`
-		Accounts      []storedAccountJSON `json:"accounts"`
-	}
-	return func(c echo.Context) error {
-		u, err := institutions.User(c.Request().Context(), c.Param("platform_id"))
-		if err != nil {
-			return err
+// userRequest reads a created user's fields: its dates, sessions, terms and one account per
+// product with its cash and holdings.
+func userRequest(b *validate.Object, v *validate.Collector) simulator.UserRequest {
+	var r simulator.UserRequest
+	r.UserAccountID = b.Str("user_account_id")
+	if t, ok := b.OptDateTime("created_at"); ok {
+		r.CreatedAt = &t
+		if err := simulator.CheckStorable(t); err != nil {
+			v.Add(validate.ValueError(b.Loc().With("created_at"), b.Field("created_at").Raw(), simulator.ErrorMessage(err)))
 		}
-		out := response{PlatformID: u.PlatformID, InstitutionID: u.InstitutionID, UserAccountID: u.UserAccountID,
-			CreatedAt: simulator.FormatTime(u.CreatedAt), LiveSessions: u.LiveSessions,
-			Terms:    termsJSON{AcceptedAt: simulator.FormatTime(u.Terms.AcceptedAt), Version: u.Terms.Version},
-			Accounts: []storedAccountJSON{}}
-		for _, a := range u.Accounts {
-			aj := storedAccountJSON{Product: a.Product, KYCStatus: a.KYCStatus, Cash: simulator.FormatMoney(a.Cash), Holdings: []holdingJSON{}, Portfolio: a.Portfolio}
-			if a.KYCApprovedAt != nil {
-				aj.KYCApprovedAt = simulator.FormatTime(*a.KYCApprovedAt)
-			}
-			for _, h := range a.Holdings {
-				aj.Holdings = append(aj.Holdings, holdingJSON{Symbol: h.Symbol, Quantity: simulator.FormatQuantity(h.Quantity)})
-			}
-			out.Accounts = append(out.Accounts, aj)
-		}
-		return writeJSON(c, http.StatusOK, out)
 	}
+	r.Sessions = optInt(b, "sessions", 0, validate.Ge(0), validate.Le(MaxSessions))
+	terms, _ := b.OptObject("terms_and_conditions")
+	if t, ok := terms.OptDateTime("accepted_at"); ok {
+		r.TermsAcceptedAt = &t
+	}
+	r.TermsVersion = optStr(terms, "version", "")
+	seen := map[simulator.Product]bool{}
+	for _, a := range objects(b, "accounts") {
+		acct := simulator.AccountRequest{Product: simulator.Product(a.Enum("product", products...))}
+		if st, ok := a.OptEnum("kyc_status", kycValues...); ok {
+			acct.KYCStatus = simulator.KYCStatus(st)
+		}
+		if t, ok := a.OptDateTime("kyc_approved_at"); ok {
+			acct.KYCApprovedAt = &t
+		}
+		acct.Cash = optDecimal(a, "cash", decimal.Zero)
+		acct.Portfolio = optStr(a, "portfolio", "")
+		for _, h := range objects(a, "holdings") {
+			acct.Holdings = append(acct.Holdings, simulator.Holding{Symbol: h.Str("symbol"), Quantity: h.Decimal("quantity")})
+		}
+		if seen[acct.Product] && acct.Product != "" {
+			v.Add(validate.ValueError(a.Loc().With("product"), string(acct.Product), "one account per product"))
+		}
+		seen[acct.Product] = true
+		r.Accounts = append(r.Accounts, acct)
+	}
+	return r
 }
 
 // handleSetPrices serves PUT /_sandbox/institutions/:institution_id/prices.
 func handleSetPrices(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		v := validate.New()
-		inst := v.PathStr("institution_id", c.Param("institution_id"))
-		raw, err := reader.read(c)
-		if err != nil {
+		var prices map[string]decimal.Decimal
+		if err := reader.value(c, func(body validate.Value, _ *validate.Collector) { prices = body.DecimalMap() }); err != nil {
 			return err
 		}
-		prices := v.BodyValue(c.Request().Header.Get(echo.HeaderContentType), raw).DecimalMap()
-		if err := v.Err(); err != nil {
-			return err
-		}
-		out, err := tenants.SetPrices(c.Request().Context(), inst, prices)
+		out, err := tenants.SetPrices(c.Request().Context(), c.Param("institution_id"), prices)
 		if err != nil {
 			return err
 		}
@@ -302,17 +220,14 @@ func handleRotateSecret(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 		OverlapSeconds int    `json:"overlap_seconds"`
 	}
 	return func(c echo.Context) error {
-		v := validate.New()
-		inst := v.PathStr("institution_id", c.Param("institution_id"))
-		b, err := reader.object(c, v)
+		var overlap int
+		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
+			overlap = optInt(b, "overlap_seconds", 0, validate.Ge(0), validate.Le(MaxOverlapSeconds))
+		})
 		if err != nil {
 			return err
 		}
-		overlap := optInt(b, "overlap_seconds", 0, validate.Ge(0), validate.Le(MaxOverlapSeconds))
-		if err := v.Err(); err != nil {
-			return err
-		}
-		sec, err := tenants.RotateSecret(c.Request().Context(), inst, time.Duration(overlap)*time.Second)
+		sec, err := tenants.RotateSecret(c.Request().Context(), c.Param("institution_id"), time.Duration(overlap)*time.Second)
 		if err != nil {
 			return err
 		}

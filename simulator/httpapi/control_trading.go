@@ -17,18 +17,15 @@ func handleKYC(trading Trading, reader *bodyReader) echo.HandlerFunc {
 		EventID string `json:"event_id,omitempty"`
 	}
 	return func(c echo.Context) error {
-		v := validate.New()
-		pid := v.PathStr("platform_id", c.Param("platform_id"))
-		b, err := reader.object(c, v)
+		var p, st string
+		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
+			p = b.Enum("product", products...)
+			st = b.Enum("status", kycValues...)
+		})
 		if err != nil {
 			return err
 		}
-		p := b.Enum("product", products...)
-		st := b.Enum("status", kycValues...)
-		if err := v.Err(); err != nil {
-			return err
-		}
-		move, err := trading.TransitionKYC(c.Request().Context(), pid, simulator.Product(p), simulator.KYCStatus(st))
+		move, err := trading.TransitionKYC(c.Request().Context(), c.Param("platform_id"), simulator.Product(p), simulator.KYCStatus(st))
 		if err != nil {
 			return err
 		}
@@ -52,25 +49,22 @@ func handlePlaceOrder(trading Trading, reader *bodyReader) echo.HandlerFunc {
 		Status        string `json:"status"`
 	}
 	return func(c echo.Context) error {
-		v := validate.New()
-		b, err := reader.object(c, v)
+		var r simulator.OrderRequest
+		err := reader.fields(c, func(b *validate.Object, v *validate.Collector) {
+			r.PlatformID = b.Str("platform_id")
+			r.Product = simulator.Product(b.Enum("product", products...))
+			r.Side = simulator.Side(b.Enum("side", sides...))
+			r.Symbol = b.Str("symbol")
+			r.Notional = optDecimalPtr(b, "notional")
+			r.Quantity = optDecimalPtr(b, "quantity")
+			r.RecurringOrderID = optStr(b, "recurring_order_id", "")
+			if b.OK() && (r.Notional == nil) == (r.Quantity == nil) {
+				v.Add(validate.ValueError(b.Loc(), b.Raw(), "give exactly one of notional or quantity"))
+			} else if r.Notional != nil && !r.Notional.IsPositive() || r.Quantity != nil && !r.Quantity.IsPositive() {
+				v.Add(validate.ValueError(b.Loc(), b.Raw(), "notional or quantity must be positive"))
+			}
+		})
 		if err != nil {
-			return err
-		}
-		r := simulator.OrderRequest{}
-		r.PlatformID = b.Str("platform_id")
-		r.Product = simulator.Product(b.Enum("product", products...))
-		r.Side = simulator.Side(b.Enum("side", sides...))
-		r.Symbol = b.Str("symbol")
-		r.Notional = optDecimalPtr(b, "notional")
-		r.Quantity = optDecimalPtr(b, "quantity")
-		r.RecurringOrderID = optStr(b, "recurring_order_id", "")
-		if b.OK() && (r.Notional == nil) == (r.Quantity == nil) {
-			v.Add(validate.ValueError(b.Loc(), b.Raw(), "give exactly one of notional or quantity"))
-		} else if r.Notional != nil && !r.Notional.IsPositive() || r.Quantity != nil && !r.Quantity.IsPositive() {
-			v.Add(validate.ValueError(b.Loc(), b.Raw(), "notional or quantity must be positive"))
-		}
-		if err := v.Err(); err != nil {
 			return err
 		}
 		t, orders, err := trading.PlaceOrder(c.Request().Context(), r)
@@ -103,16 +97,15 @@ func renderControlTransaction(t *simulator.Transaction, orders []*simulator.Orde
 // handlePlaceTransaction serves POST /_sandbox/transactions.
 func handlePlaceTransaction(trading Trading, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		v := validate.New()
-		b, err := reader.object(c, v)
+		var pid, typ string
+		var amount decimal.Decimal
+		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
+			pid = b.Str("platform_id")
+			b.Enum("product", string(simulator.ProductRobo))
+			typ = b.Enum("type", string(simulator.TxnDeposit), string(simulator.TxnWithdrawal), string(simulator.TxnRebalance))
+			amount = optDecimal(b, "amount", decimal.Zero)
+		})
 		if err != nil {
-			return err
-		}
-		pid := b.Str("platform_id")
-		b.Enum("product", string(simulator.ProductRobo))
-		typ := b.Enum("type", string(simulator.TxnDeposit), string(simulator.TxnWithdrawal), string(simulator.TxnRebalance))
-		amount := optDecimal(b, "amount", decimal.Zero)
-		if err := v.Err(); err != nil {
 			return err
 		}
 		t, orders, err := trading.PlaceRobo(c.Request().Context(), pid, simulator.TransactionType(typ), amount)

@@ -38,6 +38,9 @@ type journalEntry struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
+// JournalEntry is one request of the journal (GET /_sandbox/requests).
+type JournalEntry = journalEntry
+
 // journalFieldMax bounds what one entry keeps of a path or a query (decisions D17), so the
 // journal's 1,000 entries hold at most ~8 MiB whatever clients send.
 const journalFieldMax = 4 << 10
@@ -156,6 +159,13 @@ func (f *faults) setRate(rps float64, burst int) {
 	f.mu.Lock()
 	f.rps, f.burst, f.limiters = rps, burst, map[string]*rate.Limiter{}
 	f.mu.Unlock()
+}
+
+// rate returns the rate limit in force and its burst.
+func (f *faults) rate() (rps float64, burst int) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.rps, max(f.burst, 1)
 }
 
 // limiter returns the token bucket of the key named by key(), or nil when rate limiting is off

@@ -57,6 +57,13 @@ func orderListQuery(q *validate.Params) (f simulator.OrderFilter, cursor *big.In
 	return f, cursor
 }
 
+// ParseOrderList reads Get Order List's query string (the API's own validation) into a filter.
+func ParseOrderList(rawQuery string) (simulator.OrderFilter, error) {
+	v := validate.New()
+	f, _ := orderListQuery(v.Query(validate.ParseQuery(rawQuery)))
+	return f, v.Err()
+}
+
 // listOrders lists one page; an empty time window matches nothing without asking the store.
 func listOrders(ctx context.Context, r OrderReader, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
 	if f.MatchesNothing() {

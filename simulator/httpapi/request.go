@@ -69,13 +69,23 @@ func (br *bodyReader) read(c echo.Context) ([]byte, error) {
 // largeBody is the size above which a body waits for one of the few large-body slots.
 const largeBody = 64 << 10
 
-// object reads and opens the request's JSON body for validation.
-func (br *bodyReader) object(c echo.Context, v *validate.Collector) (*validate.Object, error) {
+// fields reads the request's JSON object body and hands it to read, which takes the fields it
+// needs (adding its own checks to v); it returns the body's own refusal (413, an undecodable
+// body) or every validation error collected (FastAPI's 422), else nil. Every handler that
+// takes a JSON body reads it here, or through value when the body is not an object.
+func (br *bodyReader) fields(c echo.Context, read func(b *validate.Object, v *validate.Collector)) error {
+	return br.value(c, func(body validate.Value, v *validate.Collector) { read(body.Object(), v) })
+}
+
+// value is fields for a body of any JSON type: read picks the validator.
+func (br *bodyReader) value(c echo.Context, read func(body validate.Value, v *validate.Collector)) error {
 	raw, err := br.read(c)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return v.Body(c.Request().Header.Get(echo.HeaderContentType), raw), nil
+	v := validate.New()
+	read(v.BodyValue(c.Request().Header.Get(echo.HeaderContentType), raw), v)
+	return v.Err()
 }
 
 // Optional control-plane fields with defaults.

@@ -122,6 +122,38 @@ func (s *Server) route(c echo.Context) error {
 // to share (decisions D18).
 func (s *Server) TokenThrottle() *TokenThrottle { return s.throttle }
 
+// Mount serves h for every method under prefix (which ends in "/"), behind the server's own
+// request-id, head-bound and path middleware. The sandbox mounts the QA console with it.
+func (s *Server) Mount(prefix string, h http.Handler) {
+	wrapped := echo.WrapHandler(h)
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
+		s.handle(m, prefix, wrapped)
+		s.handle(m, prefix+"*", wrapped)
+	}
+}
+
+// Clock is the server's clock: the stamped time and the virtual clock.
+func (s *Server) Clock() *simulator.Clock { return s.clock }
+
+// Requests returns up to n journal entries, newest first.
+func (s *Server) Requests(n int) []JournalEntry { return s.journal.last(n) }
+
+// Faults returns the fault rules in force.
+func (s *Server) Faults() []FaultRule { return s.faults.get() }
+
+// SetFaults replaces the fault rules (bounded as PUT /_sandbox/faults bounds them).
+func (s *Server) SetFaults(rules []FaultRule) { s.faults.set(rules) }
+
+// RateLimit returns the per-key rate limit (0: off) and its burst.
+func (s *Server) RateLimit() (rps float64, burst int) { return s.faults.rate() }
+
+// SetRateLimit sets the per-key rate limit; 0 switches it off.
+func (s *Server) SetRateLimit(rps float64, burst int) { s.faults.setRate(rps, burst) }
+
+// ClearJournal empties the request journal (a reset does, through the control service's
+// AfterReset).
+func (s *Server) ClearJournal() { s.journal.reset() }
+
 // ServeHTTP implements http.Handler. It is echo's ServeHTTP with the checks every request
 // passes before routing (s.serve: request id, Host, head size, OPTIONS, decoded path) wrapped
 // around the routing once, at NewServer: echo's own pre-middleware is wrapped anew on every

@@ -20,15 +20,12 @@ type SessionRevoker interface {
 // handleRevokeSessions serves POST /{v}/sessions/revoke/ (spec §4.4, decisions D5): 204, empty.
 func handleRevokeSessions(sessions SessionRevoker, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		v := validate.New()
-		raw, err := reader.read(c)
+		var id, typ string
+		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
+			id = b.Str("user_account_id")
+			typ = b.Enum("user_account_id_type", idTypes...)
+		})
 		if err != nil {
-			return err
-		}
-		b := v.Body(c.Request().Header.Get(echo.HeaderContentType), raw)
-		id := b.Str("user_account_id")
-		typ := b.Enum("user_account_id_type", idTypes...)
-		if err := v.Err(); err != nil {
 			return err
 		}
 		if err := sessions.RevokeSessions(c.Request().Context(), keyOf(c).InstitutionID, id, simulator.IDType(typ)); err != nil {

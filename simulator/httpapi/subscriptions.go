@@ -98,15 +98,12 @@ func handleListSubscriptions(hooks Webhooks) echo.HandlerFunc {
 // 201 with the subscription pinned to version, and signing_secret on the issuing call only.
 func handleCreateSubscription(hooks Webhooks, guard URLChecker, reader *bodyReader, version string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		raw, err := reader.read(c)
+		var typ, url string
+		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
+			typ = b.Enum("event_type", eventTypes...)
+			url, _ = b.URL("url")
+		})
 		if err != nil {
-			return err
-		}
-		v := validate.New()
-		b := v.Body(c.Request().Header.Get(echo.HeaderContentType), raw)
-		typ := b.Enum("event_type", eventTypes...)
-		url, _ := b.URL("url")
-		if err := v.Err(); err != nil {
 			return err
 		}
 		ctx := c.Request().Context()
@@ -127,11 +124,7 @@ func handleCreateSubscription(hooks Webhooks, guard URLChecker, reader *bodyRead
 // (decisions D8): 204, or 404 when unknown or already deleted.
 func handleDeleteSubscription(hooks Webhooks) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		v := validate.New()
-		id := v.PathStr("subscription_id", c.Param("subscription_id"))
-		if err := v.Err(); err != nil {
-			return err
-		}
+		id := c.Param("subscription_id")
 		if err := hooks.DeleteSubscription(c.Request().Context(), keyOf(c).InstitutionID, id); err != nil {
 			return err
 		}
@@ -149,11 +142,7 @@ func handleTestSubscription(tester Tester) echo.HandlerFunc {
 		EventID            string `json:"event_id"`
 	}
 	return func(c echo.Context) error {
-		v := validate.New()
-		id := v.PathStr("subscription_id", c.Param("subscription_id"))
-		if err := v.Err(); err != nil {
-			return err
-		}
+		id := c.Param("subscription_id")
 		d, err := tester.SendTest(c.Request().Context(), keyOf(c).InstitutionID, id)
 		if err != nil {
 			return err

@@ -7,7 +7,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/partnersim/partnersim/simulator"
-	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // TransactionReader reads one of an institution's transactions with its orders (storage).
@@ -20,12 +19,7 @@ type TransactionReader interface {
 // handleTransaction serves GET /{v}/transactions/{transaction_id}/ (decisions D7).
 func handleTransaction(txns TransactionReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		v := validate.New()
-		id := v.PathStr("transaction_id", c.Param("transaction_id"))
-		if err := v.Err(); err != nil {
-			return err
-		}
-		t, orders, err := txns.Transaction(c.Request().Context(), keyOf(c).InstitutionID, id)
+		t, orders, err := txns.Transaction(c.Request().Context(), keyOf(c).InstitutionID, c.Param("transaction_id"))
 		if err != nil {
 			return err
 		}

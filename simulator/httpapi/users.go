@@ -82,6 +82,13 @@ func userListQuery(q *validate.Params) (f simulator.UserFilter, cursor *big.Int)
 	return f, cursor
 }
 
+// ParseUserList reads Get User List's query string (the API's own validation) into a filter.
+func ParseUserList(rawQuery string) (simulator.UserFilter, error) {
+	v := validate.New()
+	f, _ := userListQuery(v.Query(validate.ParseQuery(rawQuery)))
+	return f, v.Err()
+}
+
 // listUsers lists one page; an empty time window matches nothing without asking the store.
 func listUsers(ctx context.Context, r UserReader, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
 	if f.MatchesNothing() {

@@ -118,8 +118,22 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mux.ServeHTTP(w, r)
 }
 
-// route registers a page (GET) or an action (POST) that needs a signed-in session.
-func (c *Console) page(pattern string, h func(w http.ResponseWriter, r *http.Request, sess *session)) {
+// page registers a page (GET) that needs a signed-in session: load reads what it shows, and a
+// page that could not be loaded says why and what to do (fail).
+func (c *Console) page(pattern string, load func(r *http.Request) (loaded, error)) {
+	c.signedIn(pattern, func(w http.ResponseWriter, r *http.Request, sess *session) {
+		p, err := load(r)
+		if err != nil {
+			c.fail(w, r, sess, err)
+			return
+		}
+		c.show(w, r, sess, p)
+	})
+}
+
+// signedIn registers a GET that needs a signed-in session: without one a page goes to the
+// sign-in form and a live fragment answers 401.
+func (c *Console) signedIn(pattern string, h func(w http.ResponseWriter, r *http.Request, sess *session)) {
 	c.mux.HandleFunc("GET "+Prefix+pattern, func(w http.ResponseWriter, r *http.Request) {
 		sess := c.sessions.get(r)
 		if sess == nil {

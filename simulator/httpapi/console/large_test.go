@@ -2,21 +2,22 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
-
-	"github.com/shopspring/decimal"
 
 	"github.com/partnersim/partnersim/fixtures"
 	"github.com/partnersim/partnersim/internal/sandboxtest"
 	"github.com/partnersim/partnersim/sandbox"
 	"github.com/partnersim/partnersim/simulator"
-	"github.com/partnersim/partnersim/simulator/bolt"
 )
 
 // largeUsers is the institution size the users page must stay responsive at (issue 13).
@@ -54,45 +55,51 @@ func startSeedingLarge() (cleanup func()) {
 	}
 }
 
-// seedLarge writes the default fixtures' institutions and keys plus n users of ins_harbor into
-// a new store file at path, the way a fixture load does.
+// seedLarge loads into a new store file at path, the way a sandbox's first start does, the
+// default fixtures' institutions, keys and settings with n users of ins_harbor in place of the
+// set's own users, members and transactions.
 func seedLarge(path string, n int) error {
-	db, err := bolt.Open(path, simulator.NewClock(nil), simulator.NewIDs(nil))
+	fsys, err := largeSet(n)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	set, err := fixtures.Open(fixtures.Default())
+	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: path, Fixtures: fsys})
 	if err != nil {
 		return err
 	}
-	db.Defaults = bolt.Defaults{Prices: set.DefaultPrices, Fees: set.DefaultFees, Portfolios: set.Portfolios}
-	l, err := db.NewLoader(context.Background(), true)
-	if err != nil {
-		return err
-	}
-	for _, in := range set.Institutions {
-		if err := l.Institution(in); err != nil {
+	return sb.Close()
+}
+
+// largeSet is the fixture set seedLarge loads: users LARGE-000000… created a minute apart, each
+// with a crypto account whose KYC status cycles through every status.
+func largeSet(n int) (fstest.MapFS, error) {
+	fsys := fstest.MapFS{}
+	err := fs.WalkDir(fixtures.Default(), ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
 			return err
 		}
+		data, err := fs.ReadFile(fixtures.Default(), name)
+		fsys[name] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	for _, k := range set.Keys {
-		if err := l.Key(k.APIKey); err != nil {
-			return err
-		}
-	}
+	users := make([]fixtures.UserRecord, n)
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	statuses := simulator.KYCStatuses
-	for i := range n {
-		created := base.Add(time.Duration(i) * time.Minute)
-		u := simulator.User{PlatformID: fmt.Sprintf("usr_large_%06d", i), InstitutionID: "ins_harbor", UserAccountID: fmt.Sprintf("LARGE-%06d", i),
-			CreatedAt: created, Terms: simulator.Terms{AcceptedAt: created, Version: "2024-01"},
-			Accounts: []simulator.Account{{Product: simulator.ProductCrypto, KYCStatus: statuses[i%len(statuses)], Cash: decimal.NewFromInt(int64(i % 1000))}}}
-		if err := l.User(u); err != nil {
-			return err
-		}
+	for i := range users {
+		created := simulator.FormatTime(base.Add(time.Duration(i) * time.Minute))
+		users[i] = fixtures.UserRecord{InstitutionID: "ins_harbor", PlatformID: fmt.Sprintf("usr_large_%06d", i), UserAccountID: fmt.Sprintf("LARGE-%06d", i),
+			CreatedAt: created, Terms: &fixtures.TermsRecord{AcceptedAt: created, Version: "2024-01"},
+			Accounts: []fixtures.AccountRecord{{Product: string(simulator.ProductCrypto), KYCStatus: string(statuses[i%len(statuses)]),
+				Cash: strconv.Itoa(i % 1000), Holdings: []fixtures.HoldingRecord{}}}}
 	}
-	return l.Finish(set.SandboxToken)
+	data, err := json.Marshal(users)
+	fsys[fixtures.FileUsers] = &fstest.MapFile{Data: data}
+	fsys[fixtures.FileMembers] = &fstest.MapFile{Data: []byte("[]")}
+	fsys[fixtures.FileTransactions] = &fstest.MapFile{Data: []byte("[]")}
+	return fsys, err
 }
 
 // TestUsersPageStaysResponsiveWith100kUsers: an institution of 100,000 users is listed a page

@@ -42,7 +42,7 @@ func (c *Console) routes() {
 	c.page("live/clock", c.clock)
 	c.page("live/runs/{id}", c.run)
 	c.page("live/requests", c.requests)
-	c.page("", func(w http.ResponseWriter, r *http.Request, sess *session) {
+	c.signedIn("", func(w http.ResponseWriter, r *http.Request, sess *session) {
 		c.render(w, r, http.StatusNotFound, "notfound", sess, nil)
 	})
 
@@ -76,17 +76,24 @@ func live(r *http.Request) bool {
 	return len(r.URL.Path) > len(Prefix)+5 && r.URL.Path[len(Prefix):len(Prefix)+5] == "live/"
 }
 
-// show renders a page, or only its live fragment (the template named fragment) when polled.
-// A fragment gets the page's view, so its forms carry the CSRF token and come back to the page.
-func (c *Console) show(w http.ResponseWriter, r *http.Request, sess *session, name, title, fragment string, data any) {
-	v := view{Title: title, Nav: name, Path: r.URL.RequestURI(), Prefix: Prefix, Data: data, CSRF: sess.csrf}
-	if live(r) && fragment != "" {
+// loaded is what a page's handler read for it: the page (its template set), its title, the
+// template a live poll renders ("" for none) and the templates' data.
+type loaded struct {
+	name, title, fragment string
+	data                  any
+}
+
+// show renders a page, or only its live fragment when polled. A fragment gets the page's
+// view, so its forms carry the CSRF token and come back to the page.
+func (c *Console) show(w http.ResponseWriter, r *http.Request, sess *session, p loaded) {
+	v := view{Title: p.title, Nav: p.name, Path: r.URL.RequestURI(), Prefix: Prefix, Data: p.data, CSRF: sess.csrf}
+	if live(r) && p.fragment != "" {
 		v.Path = Prefix + strings.TrimPrefix(v.Path, Prefix+"live/")
-		c.write(w, http.StatusOK, name, fragment, v)
+		c.write(w, http.StatusOK, p.name, p.fragment, v)
 		return
 	}
 	v.Flash = c.sessions.takeFlash(sess)
-	c.write(w, http.StatusOK, name, "layout", v)
+	c.write(w, http.StatusOK, p.name, "layout", v)
 }
 
 // fail renders a page that could not be loaded, saying why and what to do.
@@ -110,22 +117,19 @@ type institutionRow struct {
 // institutionsPage is the institutions page's size: a contract run leaves hundreds of tenants.
 const institutionsPage = 50
 
-func (c *Console) overview(w http.ResponseWriter, r *http.Request, sess *session) {
+func (c *Console) overview(r *http.Request) (loaded, error) {
 	q := cleanQuery(r.URL.Query())
 	search := strings.TrimSpace(q.Get("q"))
 	if len(search) > 200 {
-		c.fail(w, r, sess, invalid("Search for at most 200 characters of a name or an id."))
-		return
+		return loaded{}, invalid("Search for at most 200 characters of a name or an id.")
 	}
 	offset, err := boundedInt(q.Get("last_record_number"), "The position", 0, 0, 1<<31-1)
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	list, counts, err := c.cfg.Institutions.Institutions(r.Context())
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	var rows []institutionRow
 	needle := strings.ToLower(search)
@@ -136,12 +140,12 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, sess *session
 	}
 	total := len(rows)
 	rows = rows[min(offset, total):min(offset+institutionsPage, total)]
-	c.show(w, r, sess, "overview", "Institutions", "", struct {
+	return loaded{"overview", "Institutions", "", struct {
 		Institutions []institutionRow
 		Search       string
 		Pager        pager
 		Clock        clockData
-	}{rows, search, newPager(Prefix, q, offset, institutionsPage, len(rows), total), c.clockNow()})
+	}{rows, search, newPager(Prefix, q, offset, institutionsPage, len(rows), total), c.clockNow()}}, nil
 }
 
 type priceRow struct {
@@ -149,28 +153,24 @@ type priceRow struct {
 	Price  string
 }
 
-func (c *Console) institution(w http.ResponseWriter, r *http.Request, sess *session) {
+func (c *Console) institution(r *http.Request) (loaded, error) {
 	ctx := r.Context()
 	id := r.PathValue("id")
 	in, err := c.cfg.Institutions.Institution(ctx, id)
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	keys, err := c.cfg.Institutions.InstitutionKeys(ctx, id)
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	subs, err := c.cfg.Institutions.InstitutionSubscriptions(ctx, id)
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	users, err := c.cfg.Institutions.InstitutionUsers(ctx, id, simulator.UserFilter{Limit: 1, SortKey: simulator.SortCreatedAt})
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	prices := make([]priceRow, 0, len(in.Prices))
 	for sym, p := range in.Prices {
@@ -187,7 +187,7 @@ func (c *Console) institution(w http.ResponseWriter, r *http.Request, sess *sess
 			fees = append(fees, feeRow{p, f.Rate.String(), simulator.FormatMoney(f.Minimum)})
 		}
 	}
-	c.show(w, r, sess, "institution", in.Name, "", struct {
+	return loaded{"institution", in.Name, "", struct {
 		In       *simulator.Institution
 		Users    int
 		Keys     []*simulator.APIKey
@@ -197,7 +197,7 @@ func (c *Console) institution(w http.ResponseWriter, r *http.Request, sess *sess
 		Scopes   []simulator.Scope
 		Products []simulator.Product
 		KYC      []simulator.KYCStatus
-	}{in, users.Total, keys, subs, prices, fees, simulator.Scopes, simulator.Products, simulator.KYCStatuses})
+	}{in, users.Total, keys, subs, prices, fees, simulator.Scopes, simulator.Products, simulator.KYCStatuses}}, nil
 }
 
 // cleanQuery drops a GET form's empty fields, so an untouched filter is an absent one.
@@ -243,14 +243,13 @@ func newPager(base string, q url.Values, offset, limit, n, total int) pager {
 
 // listPage reads what an institution's list page starts from: the institution and the filters
 // given (empty fields dropped, so an untouched filter is an absent one).
-func (c *Console) listPage(w http.ResponseWriter, r *http.Request, sess *session) (string, *simulator.Institution, url.Values, bool) {
+func (c *Console) listPage(r *http.Request) (string, *simulator.Institution, url.Values, error) {
 	id := r.PathValue("id")
 	in, err := c.cfg.Institutions.Institution(r.Context(), id)
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return "", nil, nil, false
+		return "", nil, nil, err
 	}
-	return id, in, cleanQuery(r.URL.Query()), true
+	return id, in, cleanQuery(r.URL.Query()), nil
 }
 
 type userRow struct {
@@ -258,10 +257,10 @@ type userRow struct {
 	Value string
 }
 
-func (c *Console) users(w http.ResponseWriter, r *http.Request, sess *session) {
-	id, in, q, ok := c.listPage(w, r, sess)
-	if !ok {
-		return
+func (c *Console) users(r *http.Request) (loaded, error) {
+	id, in, q, err := c.listPage(r)
+	if err != nil {
+		return loaded{}, err
 	}
 	data := struct {
 		In       *simulator.Institution
@@ -290,13 +289,13 @@ func (c *Console) users(w http.ResponseWriter, r *http.Request, sess *session) {
 	if err != nil {
 		data.Error = c.errorFlash(err).Message
 	}
-	c.show(w, r, sess, "users", "Users of "+in.Name, "", data)
+	return loaded{"users", "Users of " + in.Name, "", data}, nil
 }
 
-func (c *Console) orders(w http.ResponseWriter, r *http.Request, sess *session) {
-	id, in, q, ok := c.listPage(w, r, sess)
-	if !ok {
-		return
+func (c *Console) orders(r *http.Request) (loaded, error) {
+	id, in, q, err := c.listPage(r)
+	if err != nil {
+		return loaded{}, err
 	}
 	data := struct {
 		In       *simulator.Institution
@@ -318,7 +317,7 @@ func (c *Console) orders(w http.ResponseWriter, r *http.Request, sess *session) 
 	if err != nil {
 		data.Error = c.errorFlash(err).Message
 	}
-	c.show(w, r, sess, "orders", "Orders of "+in.Name, "", data)
+	return loaded{"orders", "Orders of " + in.Name, "", data}, nil
 }
 
 type accountView struct {
@@ -332,27 +331,23 @@ type holdingView struct {
 	Symbol, Quantity, Price, Value string
 }
 
-func (c *Console) user(w http.ResponseWriter, r *http.Request, sess *session) {
+func (c *Console) user(r *http.Request) (loaded, error) {
 	ctx := r.Context()
 	u, err := c.cfg.Institutions.User(ctx, r.PathValue("pid"))
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	in, err := c.cfg.Institutions.Institution(ctx, u.InstitutionID)
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	orders, err := c.cfg.Institutions.InstitutionOrders(ctx, u.InstitutionID, simulator.OrderFilter{UserAccountID: &u.UserAccountID, Limit: 25, Desc: true})
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	events, err := c.userEvents(r, u)
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	var accounts []accountView
 	var tradable []simulator.Product
@@ -379,7 +374,7 @@ func (c *Console) user(w http.ResponseWriter, r *http.Request, sess *session) {
 		symbols = append(symbols, s)
 	}
 	slices.Sort(symbols)
-	c.show(w, r, sess, "user", u.UserAccountID, "", struct {
+	return loaded{"user", u.UserAccountID, "", struct {
 		U        *simulator.User
 		In       *simulator.Institution
 		Value    string
@@ -390,7 +385,7 @@ func (c *Console) user(w http.ResponseWriter, r *http.Request, sess *session) {
 		Robo     bool
 		Symbols  []string
 		Events   []eventRow
-	}{u, in, simulator.FormatMoney(u.TotalMarketValue(in.Prices)), accounts, orders.Orders, orders.Total, tradable, robo, symbols, events})
+	}{u, in, simulator.FormatMoney(u.TotalMarketValue(in.Prices)), accounts, orders.Orders, orders.Total, tradable, robo, symbols, events}}, nil
 }
 
 // userEventsShown bounds the deliveries a user's page reads for its events.
@@ -427,16 +422,15 @@ func (c *Console) userEvents(r *http.Request, u *simulator.User) ([]eventRow, er
 	return rows, nil
 }
 
-func (c *Console) transaction(w http.ResponseWriter, r *http.Request, sess *session) {
+func (c *Console) transaction(r *http.Request) (loaded, error) {
 	t, orders, err := c.cfg.Trading.TransactionAny(r.Context(), r.PathValue("id"))
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
-	c.show(w, r, sess, "transaction", "Transaction "+t.ID, "", struct {
+	return loaded{"transaction", "Transaction " + t.ID, "", struct {
 		T      *simulator.Transaction
 		Orders []*simulator.Order
-	}{t, orders})
+	}{t, orders}}, nil
 }
 
 // deliveryView is one delivery as the log shows it.
@@ -474,7 +468,7 @@ func viewDelivery(d *simulator.Delivery) deliveryView {
 // deliveryPageSize is the delivery log's page unless the filter form asks for another.
 const deliveryPageSize = 50
 
-func (c *Console) deliveries(w http.ResponseWriter, r *http.Request, sess *session) {
+func (c *Console) deliveries(r *http.Request) (loaded, error) {
 	q := cleanQuery(r.URL.Query())
 	if q.Get("limit") == "" {
 		q.Set("limit", strconv.Itoa(deliveryPageSize))
@@ -483,13 +477,11 @@ func (c *Console) deliveries(w http.ResponseWriter, r *http.Request, sess *sessi
 	v := validate.New()
 	f := httpapi.DeliveryFilterQuery(v, v.Query(q))
 	if err := v.Err(); err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	page, err := c.cfg.Deliveries.Deliveries(r.Context(), f)
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	views := make([]deliveryView, len(page.Deliveries))
 	for i, d := range page.Deliveries {
@@ -524,7 +516,7 @@ func (c *Console) deliveries(w http.ResponseWriter, r *http.Request, sess *sessi
 		// Only the first page follows new deliveries; an older page stays as it was read.
 		data.Live = Prefix + "live/deliveries?" + q.Encode()
 	}
-	c.show(w, r, sess, "deliveries", "Deliveries", "rows", data)
+	return loaded{"deliveries", "Deliveries", "rows", data}, nil
 }
 
 type clockData struct {
@@ -546,84 +538,79 @@ var presets = []struct {
 	Seconds int
 }{{"+5 s", 5}, {"+1 min", 60}, {"+5 min", 300}, {"+30 min", 1800}, {"+1 h", 3600}, {"+2 h", 7200}, {"+5 h", 18000}, {"+10 h", 36000}, {"+1 day", 86400}}
 
-func (c *Console) clock(w http.ResponseWriter, r *http.Request, sess *session) {
+func (c *Console) clock(r *http.Request) (loaded, error) {
 	d := c.clockNow()
 	due, err := c.cfg.Deliveries.PendingDeliveries(r.Context(), 20)
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	for _, x := range due {
 		d.Due = append(d.Due, viewDelivery(x))
 	}
-	c.show(w, r, sess, "clock", "Virtual clock", "due", struct {
+	return loaded{"clock", "Virtual clock", "due", struct {
 		clockData
 		Presets any
-	}{d, presets})
+	}{d, presets}}, nil
 }
 
-func (c *Console) scenarios(w http.ResponseWriter, r *http.Request, sess *session) {
+func (c *Console) scenarios(r *http.Request) (loaded, error) {
 	list, err := c.cfg.Scenarios.Scenarios(r.Context())
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
 	ins, _, err := c.cfg.Institutions.Institutions(r.Context())
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
-	c.show(w, r, sess, "scenarios", "Scenarios", "", struct {
+	return loaded{"scenarios", "Scenarios", "", struct {
 		Scenarios    []scenario.Info
 		Institutions []*simulator.Institution
-	}{list, ins})
+	}{list, ins}}, nil
 }
 
-func (c *Console) run(w http.ResponseWriter, r *http.Request, sess *session) {
+func (c *Console) run(r *http.Request) (loaded, error) {
 	run, err := c.cfg.Scenarios.ScenarioRun(r.Context(), r.PathValue("id"))
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
-	c.show(w, r, sess, "run", "Scenario run "+run.RunID, "steps", struct {
+	return loaded{"run", "Scenario run " + run.RunID, "steps", struct {
 		Run     *scenario.Run
 		Clock   clockData
 		Presets any
-	}{run, c.clockNow(), presets})
+	}{run, c.clockNow(), presets}}, nil
 }
 
-func (c *Console) requests(w http.ResponseWriter, r *http.Request, sess *session) {
+func (c *Console) requests(r *http.Request) (loaded, error) {
 	limit, err := boundedInt(r.URL.Query().Get("limit"), "limit", 100, 1, 1000)
 	if err != nil {
-		c.fail(w, r, sess, err)
-		return
+		return loaded{}, err
 	}
-	c.show(w, r, sess, "requests", "Request journal", "entries", struct {
+	return loaded{"requests", "Request journal", "entries", struct {
 		Entries []httpapi.JournalEntry
 		Limit   int
 		Live    string
-	}{c.cfg.Traffic.Requests(limit), limit, Prefix + "live/requests?limit=" + strconv.Itoa(limit)})
+	}{c.cfg.Traffic.Requests(limit), limit, Prefix + "live/requests?limit=" + strconv.Itoa(limit)}}, nil
 }
 
-func (c *Console) faultsPage(w http.ResponseWriter, r *http.Request, sess *session) {
+func (c *Console) faultsPage(r *http.Request) (loaded, error) {
 	rps, burst := c.cfg.Traffic.RateLimit()
-	c.show(w, r, sess, "faults", "Faults and rate limit", "", struct {
+	return loaded{"faults", "Faults and rate limit", "", struct {
 		Rules        []httpapi.FaultRule
 		RPS          string
 		Burst        int
 		MaxLatencyMS int
-	}{c.cfg.Traffic.Faults(), decimal.NewFromFloat(rps).String(), burst, httpapi.MaxFaultLatencyMS})
+	}{c.cfg.Traffic.Faults(), decimal.NewFromFloat(rps).String(), burst, httpapi.MaxFaultLatencyMS}}, nil
 }
 
-func (c *Console) sandboxPage(w http.ResponseWriter, r *http.Request, sess *session) {
+func (c *Console) sandboxPage(r *http.Request) (loaded, error) {
 	dns := c.cfg.Sandbox.DNS(r.Context())
 	hosts := make([]string, 0, len(dns))
 	for h := range dns {
 		hosts = append(hosts, h)
 	}
 	slices.Sort(hosts)
-	c.show(w, r, sess, "sandbox", "Snapshots, reset and DNS", "", struct {
+	return loaded{"sandbox", "Snapshots, reset and DNS", "", struct {
 		Hosts []string
 		DNS   map[string][]string
-	}{hosts, dns})
+	}{hosts, dns}}, nil
 }
