@@ -29,6 +29,7 @@ func TestDecodeJSONBytes(t *testing.T) {
 		{"utf-32 le", "[\x00\x00\x00]\x00\x00\x00", "[]"},
 		{"utf-32 above U+10FFFF", "\x00\x00\xfe\xff\x00\x11\x00\x00", ""},
 		{"utf-32 truncated", "\x00\x00\xfe\xff\x00\x00\x00", ""},
+		{"utf-32 at 2^31", "\x00\x00\xfe\xff\x80\x00\x00\x00", ""},
 	} {
 		got, ok := decodeJSONBytes([]byte(c.in))
 		assert.Equal(t, c.want != "", ok, "%s: decodes", c.name)

@@ -72,31 +72,31 @@ func parseJSONAs(body []byte, legacy bool) (any, error) {
 func decodeJSONBytes(b []byte) ([]byte, bool) {
 	switch {
 	case hasPrefix(b, 0x00, 0x00, 0xFE, 0xFF), hasPrefix(b, 0xFF, 0xFE, 0x00, 0x00):
-		return decodeUTF32(b, true, false)
+		return decodeWide(b, 4, true, false)
 	case hasPrefix(b, 0xFE, 0xFF), hasPrefix(b, 0xFF, 0xFE):
-		return decodeUTF16(b, true, false)
+		return decodeWide(b, 2, true, false)
 	case hasPrefix(b, 0xEF, 0xBB, 0xBF):
 		return decodeUTF8(b[3:])
 	}
 	if len(b) >= 4 {
 		if b[0] == 0 {
 			if b[1] != 0 {
-				return decodeUTF16(b, false, true)
+				return decodeWide(b, 2, false, true)
 			}
-			return decodeUTF32(b, false, true)
+			return decodeWide(b, 4, false, true)
 		}
 		if b[1] == 0 {
 			if b[2] != 0 || b[3] != 0 {
-				return decodeUTF16(b, false, false)
+				return decodeWide(b, 2, false, false)
 			}
-			return decodeUTF32(b, false, false)
+			return decodeWide(b, 4, false, false)
 		}
 	} else if len(b) == 2 {
 		if b[0] == 0 {
-			return decodeUTF16(b, false, true)
+			return decodeWide(b, 2, false, true)
 		}
 		if b[1] == 0 {
-			return decodeUTF16(b, false, false)
+			return decodeWide(b, 2, false, false)
 		}
 	}
 	return decodeUTF8(b)
@@ -135,57 +135,19 @@ func decodeUTF8(b []byte) ([]byte, bool) {
 	return b, true
 }
 
-// decodeUTF16 decodes UTF-16 (wideUnits). Unpaired surrogates pass ('surrogatepass').
-func decodeUTF16(b []byte, bom, big bool) ([]byte, bool) {
-	b, unit, ok := wideUnits(b, 2, bom, big)
-	if !ok {
-		return nil, false
-	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i += 2 {
-		u := rune(unit(i))
-		if u >= 0xD800 && u <= 0xDBFF && i+3 < len(b) {
-			if u2 := rune(unit(i + 2)); u2 >= 0xDC00 && u2 <= 0xDFFF {
-				out = utf8.AppendRune(out, 0x10000+(u-0xD800)<<10+(u2-0xDC00))
-				i += 2
-				continue
-			}
-		}
-		out = appendWTF8(out, u)
-	}
-	return out, true
-}
-
-// decodeUTF32 decodes UTF-32 (wideUnits); code points above U+10FFFF fail, surrogates pass.
-func decodeUTF32(b []byte, bom, big bool) ([]byte, bool) {
-	b, unit, ok := wideUnits(b, 4, bom, big)
-	if !ok {
-		return nil, false
-	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i += 4 {
-		u := unit(i)
-		if u > 0x10FFFF {
-			return nil, false
-		}
-		out = appendWTF8(out, rune(u))
-	}
-	return out, true
-}
-
-// wideUnits reads b as code units of width bytes (2: UTF-16, 4: UTF-32): with bom set the
-// first unit is a BOM choosing the byte order (the 'utf-16' and 'utf-32' codecs), else big
-// selects it. A length that is not a whole number of units fails ("truncated data"). It
-// returns the units' bytes (without the BOM) and unit, the unit starting at byte i.
-func wideUnits(b []byte, width int, bom, big bool) ([]byte, func(i int) uint32, bool) {
+// decodeWide decodes UTF-16 (width 2) or UTF-32 (width 4): with bom set the first unit is a
+// BOM choosing the byte order (the 'utf-16' and 'utf-32' codecs), else big selects it. A length
+// that is not a whole number of units fails ("truncated data"). Surrogates pass
+// ('surrogatepass'; UTF-16 joins a pair); a UTF-32 code point above U+10FFFF fails.
+func decodeWide(b []byte, width int, bom, big bool) ([]byte, bool) {
 	if bom {
 		big = b[0] != 0xFF // FE FF or 00 00 FE FF; the little-endian BOMs start FF FE
 		b = b[width:]
 	}
 	if len(b)%width != 0 {
-		return nil, nil, false
+		return nil, false
 	}
-	return b, func(i int) uint32 {
+	unit := func(i int) rune {
 		var u uint32
 		for j := range width {
 			k := i + j
@@ -194,8 +156,24 @@ func wideUnits(b []byte, width int, bom, big bool) ([]byte, func(i int) uint32, 
 			}
 			u = u<<8 | uint32(b[k])
 		}
-		return u
-	}, true
+		return rune(u) // negative from 2^31 on: refused below with the rest above U+10FFFF
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i += width {
+		u := unit(i)
+		switch {
+		case width == 2 && u >= 0xD800 && u <= 0xDBFF && i+3 < len(b):
+			if u2 := unit(i + 2); u2 >= 0xDC00 && u2 <= 0xDFFF {
+				out = utf8.AppendRune(out, 0x10000+(u-0xD800)<<10+(u2-0xDC00))
+				i += 2
+				continue
+			}
+		case u < 0 || u > 0x10FFFF:
+			return nil, false
+		}
+		out = appendWTF8(out, u)
+	}
+	return out, true
 }
 
 // scanner is the C scanner (Modules/_json.c scan_once_unicode and friends)
