@@ -515,19 +515,11 @@ func imageFiles(t *testing.T, archive string) map[string]imageFile {
 	f, err := os.Open(archive)
 	require.NoError(t, err)
 	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
+	readTar(t, f, func(h *tar.Header, b []byte) {
 		if h.Typeflag == tar.TypeReg {
-			b, err := io.ReadAll(tr)
-			require.NoError(t, err)
 			blobs[strings.TrimPrefix(h.Name, "./")] = b
 		}
-	}
+	})
 	blob := func(digest string) []byte {
 		algo, hex, _ := strings.Cut(digest, ":")
 		b, ok := blobs["blobs/"+algo+"/"+hex]
@@ -554,23 +546,31 @@ func imageFiles(t *testing.T, archive string) map[string]imageFile {
 			require.NoError(t, err)
 			rd = gz
 		}
-		lr := tar.NewReader(rd)
-		for {
-			h, err := lr.Next()
-			if err == io.EOF {
-				break
-			}
-			require.NoError(t, err)
+		readTar(t, rd, func(h *tar.Header, b []byte) {
 			name := strings.TrimPrefix(h.Name, "./")
 			if h.Typeflag == tar.TypeDir && !strings.HasSuffix(name, "/") {
 				name += "/"
 			}
-			b, err := io.ReadAll(lr)
-			require.NoError(t, err)
 			files[name] = imageFile{Uid: h.Uid, data: b}
-		}
+		})
 	}
 	return files
+}
+
+// readTar calls fn with each entry of a tar stream, in order, and the entry's bytes.
+func readTar(t *testing.T, r io.Reader, fn func(h *tar.Header, data []byte)) {
+	t.Helper()
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return
+		}
+		require.NoError(t, err)
+		b, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		fn(h, b)
+	}
 }
 
 func keys[V any](m map[string]V) []string {

@@ -40,3 +40,47 @@ Feature: Control plane
       | account_takeover   | approved, closed                     |
       | rejected           | pending, closed                      |
       | closed             | none                                 |
+
+  @sandbox @rule:D9.7
+  Scenario: Set prices come back as money is written, and are the prices values and fills read
+    # Each price's exponent as given differs: 100 (0), 1E+2 (+2), 0.5 (−1), 64000.00 and 0.50
+    # (−2), 123.4500 (−4), 3120.12345 (−5).
+    Given a user "alice" with accounts:
+      | product    | kyc_status | cash  | holdings               |
+      | securities | approved   | 10.00 | AAPL 2; MSFT 1; BND 2  |
+      | crypto     | approved   | 0.00  | BTC 0.5; ETH 3; SOL 10 |
+    When I PUT the control plane "/_sandbox/institutions/{institution_id}/prices" with JSON:
+      """
+      {"AAPL": "100", "MSFT": "1E+2", "VTI": "0.5", "BTC": "64000.00", "ETH": "0.50", "BND": "123.4500", "SOL": "3120.12345"}
+      """
+    Then the response status is 200
+    And the JSON at "AAPL" is "100.00"
+    And the JSON at "MSFT" is "100.00"
+    And the JSON at "VTI" is "0.50"
+    And the JSON at "BTC" is "64000.00"
+    And the JSON at "ETH" is "0.50"
+    And the JSON at "BND" is "123.45"
+    And the JSON at "SOL" is "3120.12345"
+    # A second PUT merges: the answer reads the prices set before back from the store.
+    When I PUT the control plane "/_sandbox/institutions/{institution_id}/prices" with JSON:
+      """
+      {"VOO": "1"}
+      """
+    Then the response status is 200
+    And the JSON at "VOO" is "1.00"
+    And the JSON at "AAPL" is "100.00"
+    And the JSON at "MSFT" is "100.00"
+    And the JSON at "VTI" is "0.50"
+    And the JSON at "BTC" is "64000.00"
+    And the JSON at "ETH" is "0.50"
+    And the JSON at "BND" is "123.45"
+    And the JSON at "SOL" is "3120.12345"
+    # 2 × 100 + 1 × 100 + 2 × 123.45 + 10.00 cash; 0.5 × 64000 + 3 × 0.50 + 10 × 3120.12345.
+    When I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.#(product==securities).current_market_value" is "556.90"
+    And the JSON at "accounts.#(product==crypto).current_market_value" is "63202.73"
+    And the JSON at "total_current_market_value" is "63759.63"
+    When "alice" buys 4 shares of "VTI" in "securities" as "o1"
+    And the transaction of "o1" fills
+    And I GET "/transactions/{o1.transaction_id}/"
+    Then the JSON at "orders.0.notional" is "2.00"

@@ -118,6 +118,9 @@ type delivery struct {
 	Answer int
 }
 
+// signature is the delivery's X-Partner-Webhook-Signature header as written (spec §6.1).
+func (d *delivery) signature() string { return d.Header.Get("X-Partner-Webhook-Signature") }
+
 func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
 	r.mu.Lock()

@@ -59,15 +59,7 @@ func (w *world) virtualNow() (time.Time, error) {
 	if w.run.can("virtual_clock") {
 		return w.advance(0)
 	}
-	r, err := w.control(http.MethodGet, "/_sandbox/clock?limit=1", nil, http.StatusOK)
-	if err != nil {
-		return time.Time{}, err
-	}
-	t, err := time.Parse(time.RFC3339Nano, r.Get("virtual_now").String())
-	if err != nil {
-		return time.Time{}, fmt.Errorf("control plane: GET /_sandbox/clock answered virtual_now %s: %w", orAbsent(r.Get("virtual_now")), err)
-	}
-	return t, nil
+	return w.controlTime(http.MethodGet, "/_sandbox/clock?limit=1", nil, "virtual_now")
 }
 
 // advance moves the virtual clock by secs and returns its new time: the clock of the
@@ -78,13 +70,18 @@ func (w *world) advance(secs int64) (time.Time, error) {
 	if in := w.insts[w.active]; in != nil && in.ID != "" {
 		body["institution_id"] = in.ID
 	}
-	r, err := w.control(http.MethodPost, "/_sandbox/clock/advance", body, http.StatusOK)
+	return w.controlTime(http.MethodPost, "/_sandbox/clock/advance", body, "now")
+}
+
+// controlTime makes a control-plane call answering 200 and reads the time at field of its answer.
+func (w *world) controlTime(method, path string, body any, field string) (time.Time, error) {
+	r, err := w.control(method, path, body, http.StatusOK)
 	if err != nil {
 		return time.Time{}, err
 	}
-	t, err := time.Parse(time.RFC3339Nano, r.Get("now").String())
+	t, err := time.Parse(time.RFC3339Nano, r.Get(field).String())
 	if err != nil {
-		return time.Time{}, fmt.Errorf("control plane: clock/advance answered now %s: %w", orAbsent(r.Get("now")), err)
+		return time.Time{}, fmt.Errorf("control plane: %s %s answered %s %s: %w", method, path, field, orAbsent(r.Get(field)), err)
 	}
 	return t, nil
 }
@@ -179,63 +176,90 @@ func (w *world) retrySchedule(recv, schedule string) error {
 		delays = append(delays, d)
 	}
 	for k, d := range delays {
-		attempt := k + 1 // attempts made so far
-		ld, err := w.waitLogged(r, attempt)
-		if err != nil {
+		if err := w.retryWhenDue(r, k+1, len(delays)+1, d); err != nil {
 			return err
-		}
-		if ld.Status != "pending" {
-			return fmt.Errorf("expected the delivery to be pending after attempt %d of %d, got %s", attempt, len(delays)+1, truncate(ld.Raw, 400))
-		}
-		seen, _ := r.snapshot()
-		if len(seen) < attempt {
-			return fmt.Errorf("the delivery log records attempt %d, but %q got %d: %s", attempt, r.name, len(seen), describeDeliveries(seen))
-		}
-		arrived := seen[attempt-1].At
-		read := time.Now() // the virtual clock reads at least this late
-		now, err := w.virtualNow()
-		if err != nil {
-			return err
-		}
-		read2 := time.Now() // and at most this late
-		rem := ld.Next.Sub(now)
-		if lo, hi := retryAhead(d, read.Sub(arrived), read2.Sub(arrived)); rem <= lo || rem > hi {
-			return fmt.Errorf("expected retry %d %s after attempt %d (no jitter): the next attempt more than %s and at most %s ahead of the virtual clock, read %s to %s after the attempt arrived; got it %s ahead (%s)",
-				attempt, d, attempt, lo.Round(time.Millisecond), hi.Round(time.Millisecond), read.Sub(arrived).Round(time.Millisecond),
-				read2.Sub(arrived).Round(time.Millisecond), rem.Round(time.Millisecond), truncate(ld.Raw, 300))
-		}
-		// The virtual clock runs on with the wall clock after an advance: the retry is left
-		// margin ahead. On a machine so loaded that the margin passes before the checks below
-		// are done, an attempt then is on time, not early: the check is inconclusive, not failed
-		// — and so it is when the retry fell due while the suite was reading (secs < 1).
-		if secs := int64(math.Ceil(rem.Seconds())); secs >= 1 {
-			margin := rem - time.Duration(secs-1)*time.Second
-			if _, err := w.advance(secs - 1); err != nil {
-				return err
-			}
-			early, earlyErr := w.waitLogged(r, attempt)
-			before, _ := r.snapshot()
-			if inTime := time.Since(read) < margin; inTime {
-				if earlyErr != nil || early.Attempts != attempt {
-					return fmt.Errorf("expected no attempt a second before retry %d was due, got %v %s", attempt, earlyErr, truncate(early.Raw, 300))
-				}
-				if len(before) != attempt {
-					return fmt.Errorf("expected %d attempts a second before retry %d was due, %q got %d", attempt, attempt, r.name, len(before))
-				}
-			}
-		}
-		if _, err := w.advance(1); err != nil {
-			return err
-		}
-		got, err := r.waitCount(w.ctx, attempt+1, w.run.opts.Wait)
-		if err != nil {
-			return fmt.Errorf("retry %d (due %s after attempt %d): %w", attempt, d, attempt, err)
-		}
-		if err := sameDelivery(got[0], got[attempt]); err != nil {
-			return fmt.Errorf("attempt %d: %w", attempt+1, err)
 		}
 	}
-	last := len(delays) + 1
+	return w.retriesEnd(r, len(delays)+1, delays[len(delays)-1])
+}
+
+// retryWhenDue checks the retry after attempt (of all the schedule's attempts) lies delay
+// after the attempt on the virtual clock, does not come a second early, comes when due, and
+// resends the first attempt's id and bytes.
+func (w *world) retryWhenDue(r *receiver, attempt, of int, delay time.Duration) error {
+	ld, err := w.waitLogged(r, attempt)
+	if err != nil {
+		return err
+	}
+	if ld.Status != "pending" {
+		return fmt.Errorf("expected the delivery to be pending after attempt %d of %d, got %s", attempt, of, truncate(ld.Raw, 400))
+	}
+	seen, _ := r.snapshot()
+	if len(seen) < attempt {
+		return fmt.Errorf("the delivery log records attempt %d, but %q got %d: %s", attempt, r.name, len(seen), describeDeliveries(seen))
+	}
+	arrived := seen[attempt-1].At
+	read := time.Now() // the virtual clock reads at least this late
+	now, err := w.virtualNow()
+	if err != nil {
+		return err
+	}
+	read2 := time.Now() // and at most this late
+	rem := ld.Next.Sub(now)
+	if lo, hi := retryAhead(delay, read.Sub(arrived), read2.Sub(arrived)); rem <= lo || rem > hi {
+		return fmt.Errorf("expected retry %d %s after attempt %d (no jitter): the next attempt more than %s and at most %s ahead of the virtual clock, read %s to %s after the attempt arrived; got it %s ahead (%s)",
+			attempt, delay, attempt, lo.Round(time.Millisecond), hi.Round(time.Millisecond), read.Sub(arrived).Round(time.Millisecond),
+			read2.Sub(arrived).Round(time.Millisecond), rem.Round(time.Millisecond), truncate(ld.Raw, 300))
+	}
+	if err := w.retryNotEarly(r, attempt, rem, read); err != nil {
+		return err
+	}
+	if _, err := w.advance(1); err != nil {
+		return err
+	}
+	got, err := r.waitCount(w.ctx, attempt+1, w.run.opts.Wait)
+	if err != nil {
+		return fmt.Errorf("retry %d (due %s after attempt %d): %w", attempt, delay, attempt, err)
+	}
+	if err := sameDelivery(got[0], got[attempt]); err != nil {
+		return fmt.Errorf("attempt %d: %w", attempt+1, err)
+	}
+	return nil
+}
+
+// retryNotEarly moves the virtual clock to a second before the retry after attempt, due rem
+// ahead of the clock as read at read, and checks no attempt came.
+//
+// The virtual clock runs on with the wall clock after an advance: the retry is left margin
+// ahead. On a machine so loaded that the margin passes before the checks are done, an attempt
+// then is on time, not early: the check is inconclusive, not failed — and so it is when the
+// retry fell due while the suite was reading (under a second ahead).
+func (w *world) retryNotEarly(r *receiver, attempt int, rem time.Duration, read time.Time) error {
+	secs := int64(math.Ceil(rem.Seconds()))
+	if secs < 1 {
+		return nil
+	}
+	margin := rem - time.Duration(secs-1)*time.Second
+	if _, err := w.advance(secs - 1); err != nil {
+		return err
+	}
+	early, earlyErr := w.waitLogged(r, attempt)
+	before, _ := r.snapshot()
+	if inTime := time.Since(read) < margin; !inTime {
+		return nil
+	}
+	if earlyErr != nil || early.Attempts != attempt {
+		return fmt.Errorf("expected no attempt a second before retry %d was due, got %v %s", attempt, earlyErr, truncate(early.Raw, 300))
+	}
+	if len(before) != attempt {
+		return fmt.Errorf("expected %d attempts a second before retry %d was due, %q got %d", attempt, attempt, r.name, len(before))
+	}
+	return nil
+}
+
+// retriesEnd checks the delivery is failed for good after its last attempt: nothing more comes
+// once the last delay has passed too, and every attempt was signed when it was sent.
+func (w *world) retriesEnd(r *receiver, last int, lastDelay time.Duration) error {
 	ld, err := w.waitLogged(r, last)
 	if err != nil {
 		return err
@@ -243,7 +267,7 @@ func (w *world) retrySchedule(recv, schedule string) error {
 	if ld.Status != "failed" || ld.Attempts != last {
 		return fmt.Errorf("expected the delivery to be failed after %d attempts, got %s", last, truncate(ld.Raw, 400))
 	}
-	if _, err := w.advance(int64(delays[len(delays)-1] / time.Second)); err != nil {
+	if _, err := w.advance(int64(lastDelay / time.Second)); err != nil {
 		return err
 	}
 	if _, err := w.checkExactly(r, last); err != nil {
@@ -252,7 +276,7 @@ func (w *world) retrySchedule(recv, schedule string) error {
 	w.event = nil
 	got, _ := r.snapshot()
 	for i, d := range got {
-		s, err := parseSignature(d.Header.Get("X-Partner-Webhook-Signature"))
+		s, err := parseSignature(d.signature())
 		if err != nil {
 			return fmt.Errorf("attempt %d: %w", i+1, err)
 		}
@@ -365,6 +389,17 @@ func (w *world) controlRefusing(method, path string, token *string) error {
 		return godog.ErrSkip
 	}
 	return nil
+}
+
+// controlCallJSON calls the control plane with its token and a JSON body, its {variables}
+// expanded, and keeps the answer as the response.
+func (w *world) controlCallJSON(method, path string, doc *godog.DocString) error {
+	b, err := w.expand(doc.Content)
+	if err != nil {
+		return err
+	}
+	tok := w.run.opts.SandboxToken
+	return w.controlAs(method, unq(path), []byte(b), &tok)
 }
 
 func (w *world) controlNoToken(method, path string) error {

@@ -130,29 +130,24 @@ func (w *world) requestWithHeader(method, path, name, value, auth string) error 
 }
 
 func (w *world) requestJSON(method, path string, doc *godog.DocString) error {
-	body, err := w.expand(doc.Content)
-	if err != nil {
-		return err
-	}
-	_, err = w.do(method, unq(path), []byte(body), "application/json", authKey)
-	return err
+	return w.sendExpanded(method, path, doc.Content, "application/json")
 }
 
 func (w *world) requestRaw(method, path, body string) error {
-	b, err := w.expand(unq(body))
-	if err != nil {
-		return err
-	}
-	_, err = w.do(method, unq(path), []byte(b), "application/json", authKey)
-	return err
+	return w.sendExpanded(method, path, unq(body), "application/json")
 }
 
 func (w *world) requestRawNoType(method, path, body string) error {
-	b, err := w.expand(unq(body))
+	return w.sendExpanded(method, path, unq(body), "")
+}
+
+// sendExpanded sends a step's body, its {variables} expanded, with the scenario's key.
+func (w *world) sendExpanded(method, path, body, contentType string) error {
+	b, err := w.expand(body)
 	if err != nil {
 		return err
 	}
-	_, err = w.do(method, unq(path), []byte(b), "", authKey)
+	_, err = w.do(method, unq(path), []byte(b), contentType, authKey)
 	return err
 }
 
@@ -557,12 +552,17 @@ func (w *world) at(which, path string) (gjson.Result, string, error) {
 	return s.Get(p), desc, nil
 }
 
-func (w *world) atIsString(which, path, want string) error {
-	want, err := w.expand(unq(want))
-	if err != nil {
-		return err
+// atArg is at's value together with the step's other argument, its {variables} expanded.
+func (w *world) atArg(which, path, arg string) (v gjson.Result, expanded, desc string, err error) {
+	if expanded, err = w.expand(unq(arg)); err != nil {
+		return gjson.Result{}, "", "", err
 	}
-	v, desc, err := w.at(which, path)
+	v, desc, err = w.at(which, path)
+	return v, expanded, desc, err
+}
+
+func (w *world) atIsString(which, path, want string) error {
+	v, want, desc, err := w.atArg(which, path, want)
 	if err != nil {
 		return err
 	}
@@ -574,17 +574,13 @@ func (w *world) atIsString(which, path, want string) error {
 
 // atIsJSON compares the value at a path with a JSON text (often a remembered value).
 func (w *world) atIsJSON(which, path, raw string) error {
-	raw, err := w.expand(unq(raw))
+	v, raw, desc, err := w.atArg(which, path, raw)
 	if err != nil {
 		return err
 	}
 	want, err := decodeJSON([]byte(raw))
 	if err != nil {
 		return fmt.Errorf("the scenario's expected JSON %q does not parse: %w", raw, err)
-	}
-	v, desc, err := w.at(which, path)
-	if err != nil {
-		return err
 	}
 	if !v.Exists() {
 		return fmt.Errorf("expected %s to be %s, got nothing in %s", unq(path), raw, desc)
@@ -600,11 +596,7 @@ func (w *world) atIsJSON(which, path, raw string) error {
 }
 
 func (w *world) atIsNot(which, path, notWant string) error {
-	notWant, err := w.expand(unq(notWant))
-	if err != nil {
-		return err
-	}
-	v, desc, err := w.at(which, path)
+	v, notWant, desc, err := w.atArg(which, path, notWant)
 	if err != nil {
 		return err
 	}
@@ -700,15 +692,11 @@ func (w *world) atLenMore(which, path, n string) error {
 }
 
 func (w *world) atMatches(which, path, pattern string) error {
-	pattern, err := w.expand(unq(pattern))
+	v, pattern, desc, err := w.atArg(which, path, pattern)
 	if err != nil {
 		return err
 	}
 	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return err
-	}
-	v, desc, err := w.at(which, path)
 	if err != nil {
 		return err
 	}
@@ -719,11 +707,7 @@ func (w *world) atMatches(which, path, pattern string) error {
 }
 
 func (w *world) atStartsWith(which, path, prefix string) error {
-	prefix, err := w.expand(unq(prefix))
-	if err != nil {
-		return err
-	}
-	v, desc, err := w.at(which, path)
+	v, prefix, desc, err := w.atArg(which, path, prefix)
 	if err != nil {
 		return err
 	}
@@ -820,6 +804,14 @@ func parseCents(s string) (int64, bool) {
 		n = -n
 	}
 	return n, true
+}
+
+// moneyCents reads a money string (exactly two decimals) as an integer number of cents.
+func moneyCents(s string) (int64, bool) {
+	if !moneyRe.MatchString(s) {
+		return 0, false
+	}
+	return parseCents(s)
 }
 
 func centsString(c int64) string {

@@ -564,53 +564,61 @@ func (w *world) lawCreatedAtBisect() error {
 	return nil
 }
 
-func (w *world) lawUserTotals() error {
+// everyUser checks a law that holds user by user on every user of the deployment.
+func (w *world) everyUser(law func(u gjson.Result) error) error {
 	users, _, err := w.walkAll("/users/", 100)
 	if err != nil {
 		return err
 	}
 	for _, u := range users {
-		id := u.Get("user_account_id").String()
-		total, ok := parseCents(u.Get("total_current_market_value").String())
-		if !ok || !moneyRe.MatchString(u.Get("total_current_market_value").String()) {
-			return fmt.Errorf("user %s: expected total_current_market_value to be money with two decimals, got %s", id, orAbsent(u.Get("total_current_market_value")))
-		}
-		var sum int64
-		for _, a := range u.Get("accounts").Array() {
-			if err := hasKeys(a, "account", []string{"product", "current_market_value", "kyc_status"}, id); err != nil {
-				return err
-			}
-			v := a.Get("current_market_value").String()
-			c, ok := parseCents(v)
-			if !ok || !moneyRe.MatchString(v) {
-				return fmt.Errorf("user %s: expected current_market_value to be money with two decimals, got %q", id, v)
-			}
-			sum += c
-		}
-		if sum != total {
-			return fmt.Errorf("user %s: expected total_current_market_value = Σ accounts = %s, got %s", id, centsString(sum), u.Get("total_current_market_value").Str)
+		if err := law(u); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func (w *world) lawApprovedAt() error {
-	users, _, err := w.walkAll("/users/", 100)
-	if err != nil {
-		return err
+func (w *world) lawUserTotals() error { return w.everyUser(userTotalsLaw) }
+func (w *world) lawApprovedAt() error { return w.everyUser(approvedAtLaw) }
+
+// userTotalsLaw: a user's total_current_market_value is the sum of its accounts' values, all
+// money with two decimals.
+func userTotalsLaw(u gjson.Result) error {
+	id := u.Get("user_account_id").String()
+	total, ok := moneyCents(u.Get("total_current_market_value").String())
+	if !ok {
+		return fmt.Errorf("user %s: expected total_current_market_value to be money with two decimals, got %s", id, orAbsent(u.Get("total_current_market_value")))
 	}
-	for _, u := range users {
-		for _, a := range u.Get("accounts").Array() {
-			at := a.Get("kyc_approved_at")
-			switch a.Get("kyc_status").String() {
-			case "approved":
-				if err := checkKind(at, "timestamp"); err != nil {
-					return fmt.Errorf("user %s, %s account (approved): kyc_approved_at: %w", u.Get("user_account_id").Str, a.Get("product").Str, err)
-				}
-			case "pending":
-				if at.Exists() {
-					return fmt.Errorf("user %s, %s account (pending): expected no kyc_approved_at, got %s", u.Get("user_account_id").Str, a.Get("product").Str, at.Raw)
-				}
+	var sum int64
+	for _, a := range u.Get("accounts").Array() {
+		if err := hasKeys(a, "account", []string{"product", "current_market_value", "kyc_status"}, id); err != nil {
+			return err
+		}
+		v := a.Get("current_market_value").String()
+		c, ok := moneyCents(v)
+		if !ok {
+			return fmt.Errorf("user %s: expected current_market_value to be money with two decimals, got %q", id, v)
+		}
+		sum += c
+	}
+	if sum != total {
+		return fmt.Errorf("user %s: expected total_current_market_value = Σ accounts = %s, got %s", id, centsString(sum), u.Get("total_current_market_value").Str)
+	}
+	return nil
+}
+
+// approvedAtLaw: an approved account carries kyc_approved_at, a pending one does not.
+func approvedAtLaw(u gjson.Result) error {
+	for _, a := range u.Get("accounts").Array() {
+		at := a.Get("kyc_approved_at")
+		switch a.Get("kyc_status").String() {
+		case "approved":
+			if err := checkKind(at, "timestamp"); err != nil {
+				return fmt.Errorf("user %s, %s account (approved): kyc_approved_at: %w", u.Get("user_account_id").Str, a.Get("product").Str, err)
+			}
+		case "pending":
+			if at.Exists() {
+				return fmt.Errorf("user %s, %s account (pending): expected no kyc_approved_at, got %s", u.Get("user_account_id").Str, a.Get("product").Str, at.Raw)
 			}
 		}
 	}

@@ -62,6 +62,7 @@ func (w *world) sandboxSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^the sandbox lists no delivery of the event, nor any of my institution$`, w.noSandboxDelivery)
 	sc.Step(`^I try to move the `+q+` account of `+q+` to `+q+`$`, w.tryKYC)
 	sc.Step(`^every KYC move answers as the transition table says:$`, w.kycTable)
+	sc.Step(`^I (POST|PUT) the control plane `+q+` with JSON:$`, w.controlCallJSON)
 	sc.Step(`^I (GET|POST|PUT|DELETE) the control plane `+q+` without a sandbox token$`, w.controlNoToken)
 	sc.Step(`^I (GET|POST|PUT|DELETE) the control plane `+q+` with the sandbox token `+q+`$`, w.controlWithToken)
 	sc.Step(`^the key `+q+` matches `+q+`$`, w.keyMatches)
@@ -110,20 +111,17 @@ func (w *world) actAsMine() error {
 	return nil
 }
 
-func (w *world) issueKey(name string, scopes []string) error {
+// issueNamedKey issues a key to the active institution and names it.
+func (w *world) issueNamedKey(name string, scopes []string) error {
 	in, err := w.institution()
 	if err != nil {
 		return err
 	}
-	r, err := w.control(http.MethodPost, "/_sandbox/institutions/"+url.PathEscape(in.ID)+"/keys", map[string]any{"scopes": scopes}, http.StatusCreated)
+	k, id, err := w.issueKey(in.ID, scopes)
 	if err != nil {
 		return err
 	}
-	k := r.Get("key").String()
-	if k == "" {
-		return fmt.Errorf("control plane: expected key in %s", r.Raw)
-	}
-	w.keys[name], w.keyIDs[name] = k, r.Get("key_id").String()
+	w.keys[name], w.keyIDs[name] = k, id
 	return nil
 }
 
@@ -150,7 +148,7 @@ func (w *world) issueKeys(n, scopes string) error {
 	}
 	count, _ := strconv.Atoi(n)
 	for i := 1; i <= count; i++ {
-		if err := w.issueKey("issued-"+strconv.Itoa(i), splitList(unq(scopes))); err != nil {
+		if err := w.issueNamedKey("issued-"+strconv.Itoa(i), splitList(unq(scopes))); err != nil {
 			return err
 		}
 	}
@@ -187,7 +185,7 @@ func (w *world) issuedKeysWork(path string) error {
 }
 
 func (w *world) givenKeyScopes(name, scopes string) error {
-	return w.issueKey(unq(name), splitList(unq(scopes)))
+	return w.issueNamedKey(unq(name), splitList(unq(scopes)))
 }
 
 // givenKeyWithout issues a key with every scope but one; without a control plane it is the
@@ -209,7 +207,7 @@ func (w *world) givenKeyWithout(name, scope string) error {
 			scopes = append(scopes, s)
 		}
 	}
-	return w.issueKey(unq(name), scopes)
+	return w.issueNamedKey(unq(name), scopes)
 }
 
 func (w *world) useKey(name string) error {
@@ -280,11 +278,10 @@ func (w *world) createUser(alias, createdAt string, sessions int, accts []accoun
 	if err != nil {
 		return err
 	}
-	pid := r.Get("platform_id").String()
-	if pid == "" {
-		return fmt.Errorf("control plane: expected platform_id in %s", r.Raw)
+	if err := answered(r, "platform_id"); err != nil {
+		return err
 	}
-	w.vars[alias] = pid
+	w.vars[alias] = r.Get("platform_id").String()
 	w.vars[alias+".user_account_id"] = alias
 	return nil
 }
@@ -476,12 +473,12 @@ func (w *world) placeOrder(alias, verb, symbol, product, as string, amount map[s
 	if err != nil {
 		return err
 	}
+	if err := answered(r, "order_id", "transaction_id"); err != nil {
+		return err
+	}
 	name := unq(as)
 	w.vars[name] = r.Get("order_id").String()
 	w.vars[name+".transaction_id"] = r.Get("transaction_id").String()
-	if w.vars[name] == "" || w.vars[name+".transaction_id"] == "" {
-		return fmt.Errorf("control plane: expected order_id and transaction_id in %s", r.Raw)
-	}
 	// Orders placed one after another must not share a placed_at (the filters on placed_at
 	// are checked at order boundaries): let the wall clock move past this one.
 	time.Sleep(2 * time.Millisecond)
@@ -509,11 +506,10 @@ func (w *world) placeRobo(alias, typ, amount, as string) error {
 	if err != nil {
 		return err
 	}
-	name := unq(as)
-	id := r.Get("transaction_id").String()
-	if id == "" {
-		return fmt.Errorf("control plane: expected transaction_id in %s", r.Raw)
+	if err := answered(r, "transaction_id"); err != nil {
+		return err
 	}
+	name, id := unq(as), r.Get("transaction_id").String()
 	w.vars[name], w.vars[name+".transaction_id"] = id, id
 	w.vars[name+".legs"] = strconv.Itoa(len(r.Get("orders").Array()))
 	return nil
@@ -637,11 +633,10 @@ func (w *world) rotateSecret(overlap string) error {
 	if err != nil {
 		return err
 	}
-	s := r.Get("signing_secret").String()
-	if s == "" {
-		return fmt.Errorf("control plane: expected signing_secret in %s", r.Raw)
+	if err := answered(r, "signing_secret"); err != nil {
+		return err
 	}
-	in.OldSecret, in.Secret = in.Secret, s
+	in.OldSecret, in.Secret = in.Secret, r.Get("signing_secret").String()
 	return nil
 }
 

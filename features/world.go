@@ -356,6 +356,28 @@ func (w *world) control(method, path string, body any, want int) (gjson.Result, 
 	return gjson.ParseBytes(b), nil
 }
 
+// answered checks that a control-plane answer carries each of fields as a non-empty value.
+func answered(r gjson.Result, fields ...string) error {
+	for _, f := range fields {
+		if r.Get(f).String() == "" {
+			return fmt.Errorf("control plane: expected %s in %s", strings.Join(fields, " and "), r.Raw)
+		}
+	}
+	return nil
+}
+
+// issueKey issues a key with these scopes to an institution.
+func (w *world) issueKey(instID string, scopes []string) (key, keyID string, err error) {
+	r, err := w.control(http.MethodPost, "/_sandbox/institutions/"+url.PathEscape(instID)+"/keys", map[string]any{"scopes": scopes}, http.StatusCreated)
+	if err != nil {
+		return "", "", err
+	}
+	if err := answered(r, "key"); err != nil {
+		return "", "", err
+	}
+	return r.Get("key").String(), r.Get("key_id").String(), nil
+}
+
 func wantWord(want int) string {
 	if want == 0 {
 		return "2xx"
@@ -391,18 +413,14 @@ func (w *world) createInstitution(name string, vendors map[string]any) (*institu
 	if err != nil {
 		return nil, err
 	}
-	id := r.Get("institution_id").String()
-	if id == "" {
-		return nil, fmt.Errorf("control plane: expected institution_id in %s", r.Raw)
-	}
-	w.run.track(id)
-	k, err := w.control(http.MethodPost, "/_sandbox/institutions/"+url.PathEscape(id)+"/keys", map[string]any{"scopes": AllScopes}, http.StatusCreated)
-	if err != nil {
+	if err := answered(r, "institution_id"); err != nil {
 		return nil, err
 	}
-	in := &institution{ID: id, Key: k.Get("key").String(), KeyID: k.Get("key_id").String()}
-	if in.Key == "" {
-		return nil, fmt.Errorf("control plane: expected key in %s", k.Raw)
+	id := r.Get("institution_id").String()
+	w.run.track(id)
+	in := &institution{ID: id}
+	if in.Key, in.KeyID, err = w.issueKey(id, AllScopes); err != nil {
+		return nil, err
 	}
 	w.insts[name] = in
 	if name == "" {

@@ -97,18 +97,20 @@ func detailKind(d *Data, weight int) Kind {
 	}}
 }
 
-// window returns a random [start, end) of length span inside [from, to) (the whole range when it
-// is shorter), formatted alternately as dates and as RFC 3339 date-times.
-func window(r *rand.Rand, from, to time.Time, span time.Duration) (string, string) {
+// setWindow sets the filters field_start and field_end to a random [start, end) of length span
+// inside [from, to) (the whole range when it is shorter), written alternately as dates and as
+// RFC 3339 date-times.
+func setWindow(q url.Values, r *rand.Rand, field string, from, to time.Time, span time.Duration) {
 	start := from
 	if room := to.Sub(from) - span; room > 0 {
 		start = from.Add(time.Duration(r.Int64N(int64(room))))
 	}
-	end := start.Add(span)
+	end, layout := start.Add(span), time.RFC3339
 	if r.IntN(2) == 0 {
-		return start.UTC().Format(time.DateOnly), end.UTC().Format(time.DateOnly)
+		layout = time.DateOnly
 	}
-	return start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339)
+	q.Set(field+"_start", start.UTC().Format(layout))
+	q.Set(field+"_end", end.UTC().Format(layout))
 }
 
 // mix is 40% Get User Detail, 25% filtered user lists, 20% filtered order lists and 15% deep
@@ -123,9 +125,7 @@ func mix(d *Data) *Scenario {
 			q.Set("product", oneOf(r, products))
 			q.Set(oneOf(r, products)+"_kyc_status", "approved")
 		case 2:
-			s, e := window(r, d.CreatedFrom, d.CreatedTo, 30*24*time.Hour)
-			q.Set("created_at_start", s)
-			q.Set("created_at_end", e)
+			setWindow(q, r, "created_at", d.CreatedFrom, d.CreatedTo, 30*24*time.Hour)
 		case 3:
 			q.Set("user_account_id", oneOf(r, d.UserAccountIDs))
 		case 4:
@@ -147,9 +147,7 @@ func mix(d *Data) *Scenario {
 			q.Set("side", oneOf(r, sides))
 			q.Set("product", oneOf(r, products))
 		case 2:
-			s, e := window(r, d.PlacedFrom, d.PlacedTo, 7*24*time.Hour)
-			q.Set("placed_at_start", s)
-			q.Set("placed_at_end", e)
+			setWindow(q, r, "placed_at", d.PlacedFrom, d.PlacedTo, 7*24*time.Hour)
 		case 3:
 			q.Set("user_account_id", oneOf(r, d.UserAccountIDs))
 		default:

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/partnersim/partnersim/internal/sandboxtest"
 	"github.com/partnersim/partnersim/receiver/certify"
 	"github.com/partnersim/partnersim/simulator"
 )
@@ -245,29 +246,11 @@ func TestSampleTimesAreTheSandboxs(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe to write from serve's goroutines and read from the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // serve's log lines write their times as every other value the sandbox emits (pydantic v2's
 // datetime: Z, microseconds at most; decisions D5), so one parser reads them all.
 func TestServeLogTimesAreThePydanticForm(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
+	var stdout, stderr sandboxtest.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"partnersim", "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db")}, noEnv, &stdout, &stderr)

@@ -156,17 +156,7 @@ func (f *fired) print(w io.Writer, c *controlClient) {
 		fmt.Fprintf(w, "%d scenario step(s) came due:\n", len(f.steps))
 	}
 	for i, st := range f.played {
-		line := fmt.Sprintf("  %s run %s step %d %s: %s", f.steps[i].scenario, f.steps[i].run, f.steps[i].index+1, st.Get("action"), st.Get("status"))
-		if r := st.Get("result").String(); r != "" {
-			line += " → " + r
-		}
-		if e := st.Get("event_id").String(); e != "" {
-			line += ", event " + e
-		}
-		if e := st.Get("error").String(); e != "" {
-			line += ", error: " + e
-		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintf(w, "  %s run %s step %d %s: %s%s\n", f.steps[i].scenario, f.steps[i].run, f.steps[i].index+1, st.Get("action"), st.Get("status"), stepOutcome(st, ", "))
 	}
 }
 

@@ -129,17 +129,23 @@ func runScenario(ctx context.Context, c *controlClient, name, inst string, wait 
 
 // stepLine says what a scenario step did or will do.
 func stepLine(i int, st gjson.Result) string {
-	line := fmt.Sprintf("%d. %-18s %-8s due %s", i+1, st.Get("action"), st.Get("status"), st.Get("due_at"))
+	return fmt.Sprintf("%d. %-18s %-8s due %s", i+1, st.Get("action"), st.Get("status"), st.Get("due_at")) + stepOutcome(st, " ")
+}
+
+// stepOutcome is what a played scenario step gave: " → result", then its event and its error
+// where it has them, each after sep.
+func stepOutcome(st gjson.Result, sep string) string {
+	out := ""
 	if r := st.Get("result").String(); r != "" {
-		line += " → " + r
+		out += " → " + r
 	}
 	if e := st.Get("event_id").String(); e != "" {
-		line += " event " + e
+		out += sep + "event " + e
 	}
 	if e := st.Get("error").String(); e != "" {
-		line += " error: " + e
+		out += sep + "error: " + e
 	}
-	return line
+	return out
 }
 
 // clockHint is the trigger clock command that makes a running run's next step due.
