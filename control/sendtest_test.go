@@ -2,11 +2,8 @@ package control_test
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,41 +11,20 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/partnersim/partnersim/internal/sandboxtest"
 	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
-// callback is a partner's receiver on loopback: it records what it is sent and answers status.
-type callback struct {
-	*httptest.Server
-	mu  sync.Mutex
-	got []received
-}
-
-type received struct {
-	header http.Header
-	body   []byte
-}
-
-func newCallback(tb testing.TB, status int) *callback {
+// subscribeCallback starts a partner's callback on loopback answering status, subscribes it
+// to events of type t of institution instID, and returns it with the subscription's id and the
+// secret its first subscribe issued.
+func (r *rig) subscribeCallback(tb testing.TB, instID string, t simulator.EventType, status int) (*sandboxtest.Callback, string, string) {
 	tb.Helper()
-	c := &callback{}
-	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		b, _ := io.ReadAll(req.Body)
-		c.mu.Lock()
-		c.got = append(c.got, received{header: req.Header.Clone(), body: b})
-		c.mu.Unlock()
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(`{"ok":true}`))
-	}))
-	tb.Cleanup(c.Close)
-	return c
-}
-
-func (c *callback) received() []received {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]received(nil), c.got...)
+	cb := sandboxtest.NewCallback(tb, sandboxtest.Answering(status))
+	sub, secret, err := r.db.CreateSubscription(context.Background(), instID, t, cb.URL, "v1")
+	require.NoError(tb, err)
+	return cb, sub.ID, secret
 }
 
 // Send Test makes one signed attempt of a test event to the subscription's URL and records it
@@ -57,19 +33,17 @@ func (c *callback) received() []received {
 func TestSendTestSendsOnceSignedAndRecordsIt(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
-	cb := newCallback(t, http.StatusOK)
-	sub, secret, err := r.db.CreateSubscription(ctx, "ins_harbor", simulator.EventTransaction, cb.URL, "v1")
+	cb, subID, secret := r.subscribeCallback(t, "ins_harbor", simulator.EventTransaction, http.StatusOK)
+
+	d, err := r.svc.SendTest(ctx, "ins_harbor", subID)
 	require.NoError(t, err)
 
-	d, err := r.svc.SendTest(ctx, "ins_harbor", sub.ID)
-	require.NoError(t, err)
-
-	got := cb.received()
+	got := cb.Received()
 	require.Len(t, got, 1, "one attempt")
-	assert.Equal(t, []byte(d.Body), got[0].body, "the bytes sent are the bytes recorded")
-	assert.NoError(t, signature.Verify(got[0].header.Get(signature.HeaderSignature), got[0].body, []string{secret}, 0, r.clock.Now()))
-	assert.Equal(t, d.EventID, got[0].header.Get(signature.HeaderID))
-	body := gjson.ParseBytes(got[0].body)
+	assert.Equal(t, []byte(d.Body), got[0].Body, "the bytes sent are the bytes recorded")
+	assert.NoError(t, signature.Verify(got[0].Header.Get(signature.HeaderSignature), got[0].Body, []string{secret}, 0, r.clock.Now()))
+	assert.Equal(t, d.EventID, got[0].Header.Get(signature.HeaderID))
+	body := gjson.ParseBytes(got[0].Body)
 	assert.True(t, body.Get("is_test").Bool())
 	assert.Equal(t, "transaction", body.Get("event_type").String())
 	assert.Equal(t, d.EventID, body.Get("event_id").String())
@@ -77,7 +51,7 @@ func TestSendTestSendsOnceSignedAndRecordsIt(t *testing.T) {
 	assert.Equal(t, simulator.DeliveryDelivered, d.Status)
 	require.Len(t, d.Attempts, 1)
 	assert.Equal(t, http.StatusOK, d.Attempts[0].StatusCode)
-	assert.Equal(t, sub.ID, d.SubscriptionID)
+	assert.Equal(t, subID, d.SubscriptionID)
 	logged := r.deliveries(t, "ins_harbor")
 	require.Len(t, logged, 1)
 	assert.Equal(t, d.ID, logged[0].ID)
@@ -89,13 +63,12 @@ func TestSendTestSendsOnceSignedAndRecordsIt(t *testing.T) {
 func TestSendTestNeverRetries(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
-	cb := newCallback(t, http.StatusInternalServerError)
-	subID := r.subscribe(t, "ins_harbor", simulator.EventKYC, cb.URL)
+	cb, subID, _ := r.subscribeCallback(t, "ins_harbor", simulator.EventKYC, http.StatusInternalServerError)
 
 	d, err := r.svc.SendTest(ctx, "ins_harbor", subID)
 	require.NoError(t, err)
 
-	assert.Len(t, cb.received(), 1)
+	assert.Len(t, cb.Received(), 1)
 	assert.Equal(t, simulator.DeliveryFailed, d.Status)
 	require.Len(t, d.Attempts, 1)
 	assert.Equal(t, http.StatusInternalServerError, d.Attempts[0].StatusCode)
@@ -114,19 +87,17 @@ func TestSendTestNeverRetries(t *testing.T) {
 func TestSendTestSignsWithEveryActiveSecret(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
-	cb := newCallback(t, http.StatusOK)
-	sub, old, err := r.db.CreateSubscription(ctx, "ins_harbor", simulator.EventKYC, cb.URL, "v1")
-	require.NoError(t, err)
+	cb, subID, old := r.subscribeCallback(t, "ins_harbor", simulator.EventKYC, http.StatusOK)
 	current, err := r.svc.RotateSecret(ctx, "ins_harbor", time.Hour)
 	require.NoError(t, err)
 
-	_, err = r.svc.SendTest(ctx, "ins_harbor", sub.ID)
+	_, err = r.svc.SendTest(ctx, "ins_harbor", subID)
 	require.NoError(t, err)
 
-	got := cb.received()
+	got := cb.Received()
 	require.Len(t, got, 1)
 	for _, secret := range []string{old, current} {
-		assert.NoError(t, signature.Verify(got[0].header.Get(signature.HeaderSignature), got[0].body, []string{secret}, 0, r.clock.Now()))
+		assert.NoError(t, signature.Verify(got[0].Header.Get(signature.HeaderSignature), got[0].Body, []string{secret}, 0, r.clock.Now()))
 	}
 }
 
@@ -135,8 +106,7 @@ func TestSendTestSignsWithEveryActiveSecret(t *testing.T) {
 func TestSendTestOfNoSubscriptionOfTheInstitution(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
-	cb := newCallback(t, http.StatusOK)
-	harbors := r.subscribe(t, "ins_harbor", simulator.EventKYC, cb.URL)
+	cb, harbors, _ := r.subscribeCallback(t, "ins_harbor", simulator.EventKYC, http.StatusOK)
 	deleted := r.subscribe(t, "ins_prairie", simulator.EventKYC, cb.URL)
 	require.NoError(t, r.db.DeleteSubscription(ctx, "ins_prairie", deleted))
 
@@ -147,7 +117,7 @@ func TestSendTestOfNoSubscriptionOfTheInstitution(t *testing.T) {
 			assert.Equal(t, simulator.ENOTFOUND, code(err), "%v", err)
 		})
 	}
-	assert.Empty(t, cb.received())
+	assert.Empty(t, cb.Received())
 	assert.Empty(t, r.deliveries(t, "ins_prairie"))
 	assert.Empty(t, r.deliveries(t, "ins_harbor"))
 }
@@ -158,7 +128,7 @@ func TestSendTestOfNoSubscriptionOfTheInstitution(t *testing.T) {
 func TestSendTestChecksTheURLAgain(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
-	cb := newCallback(t, http.StatusOK)
+	cb := sandboxtest.NewCallback(t, sandboxtest.Answering(http.StatusOK))
 	u, err := url.Parse(cb.URL)
 	require.NoError(t, err)
 	_, err = r.svc.SetDNS(ctx, map[string][]string{"hooks.partner.example": {"127.0.0.1"}})
@@ -168,7 +138,7 @@ func TestSendTestChecksTheURLAgain(t *testing.T) {
 	subID := r.subscribe(t, "ins_harbor", simulator.EventKYC, hook)
 	_, err = r.svc.SendTest(ctx, "ins_harbor", subID)
 	require.NoError(t, err)
-	require.Len(t, cb.received(), 1, "sent while it resolves to loopback")
+	require.Len(t, cb.Received(), 1, "sent while it resolves to loopback")
 
 	_, err = r.svc.SetDNS(ctx, map[string][]string{"hooks.partner.example": {"10.0.0.7"}})
 	require.NoError(t, err)
@@ -177,6 +147,6 @@ func TestSendTestChecksTheURLAgain(t *testing.T) {
 	assert.Nil(t, d)
 	assert.Equal(t, simulator.EINVALID, code(err), "%v", err)
 	assert.Equal(t, "callback URL no longer resolves to a public address", simulator.ErrorMessage(err))
-	assert.Len(t, cb.received(), 1, "nothing more was sent")
+	assert.Len(t, cb.Received(), 1, "nothing more was sent")
 	assert.Len(t, r.deliveries(t, "ins_harbor"), 1, "nothing more was recorded")
 }

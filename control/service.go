@@ -5,6 +5,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/partnersim/partnersim/simulator"
@@ -107,16 +108,32 @@ func (s *Service) Reset(ctx context.Context) error {
 	return nil
 }
 
-func (s *Service) snapshotPath(name string) string { return filepath.Join(s.snaps, name+".db") }
+// snapshotPath is the file of the snapshot called name in the snapshot folder. Whatever names
+// its consumers accept, the service itself keeps every snapshot in its folder: a name that is
+// empty, starts with a dot or holds a path separator is EINVALID.
+func (s *Service) snapshotPath(name string) (string, error) {
+	if name == "" || name[0] == '.' || strings.ContainsAny(name, "/\\\x00") {
+		return "", simulator.Errorf(simulator.EINVALID, "snapshot name %q: give a plain name such as before-test (no path separator, no leading dot)", name)
+	}
+	return filepath.Join(s.snaps, name+".db"), nil
+}
 
-// SaveSnapshot copies the store to the snapshot called name (the store's and the file system's
-// errors only).
+// SaveSnapshot copies the store to the snapshot called name (EINVALID for a name that is not a
+// plain file name; otherwise the store's and the file system's errors only).
 func (s *Service) SaveSnapshot(ctx context.Context, name string) error {
-	return s.db.SaveSnapshot(ctx, s.snapshotPath(name))
+	path, err := s.snapshotPath(name)
+	if err != nil {
+		return err
+	}
+	return s.db.SaveSnapshot(ctx, path)
 }
 
 // RestoreSnapshot replaces the store's contents with the snapshot called name (ENOTFOUND when
-// there is none).
+// there is none, EINVALID for a name that is not a plain file name).
 func (s *Service) RestoreSnapshot(ctx context.Context, name string) error {
-	return s.db.RestoreSnapshot(ctx, s.snapshotPath(name))
+	path, err := s.snapshotPath(name)
+	if err != nil {
+		return err
+	}
+	return s.db.RestoreSnapshot(ctx, path)
 }

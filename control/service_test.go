@@ -158,6 +158,26 @@ func TestSnapshotSaveAndRestore(t *testing.T) {
 	assert.Equal(t, simulator.ENOTFOUND, code(err), "%v", err)
 }
 
+// A snapshot's name names a file in the snapshot folder and nothing else: a name that would
+// lead outside it, or to no file, is EINVALID for both save and restore, and nothing is
+// written.
+func TestSnapshotNamesStayInTheirFolder(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	require.NoError(t, r.svc.SaveSnapshot(ctx, "kept"))
+	for _, name := range []string{"", ".", "..", "../escape", "a/b", `a\b`, "/abs"} {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, simulator.EINVALID, code(r.svc.SaveSnapshot(ctx, name)), "save %q", name)
+			assert.Equal(t, simulator.EINVALID, code(r.svc.RestoreSnapshot(ctx, name)), "restore %q", name)
+		})
+	}
+	assert.NoFileExists(t, filepath.Join(r.dir, "escape.db"))
+	entries, err := os.ReadDir(filepath.Join(r.dir, "snapshots"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "kept.db", entries[0].Name())
+}
+
 // OnClockMove's wakers are called on every move of the virtual clock, process-wide or an
 // institution's, and no longer once removed.
 func TestOnClockMoveWakesUntilRemoved(t *testing.T) {

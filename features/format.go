@@ -2,13 +2,13 @@ package features
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/partnersim/partnersim/internal/junit"
 )
 
 // Formats are the report formats Run writes to Options.Output.
@@ -94,67 +94,14 @@ func indent(s, pre string) string {
 	return pre + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+pre)
 }
 
-// JUnit XML: the schema Jenkins, GitLab, GitHub test reporters and Surefire read. One testcase
-// per scenario; a skip is <skipped message="why"/>, a failure <failure message="step: expected,
-// got"> with the scenario's steps as its text; every count is the count of its testcases.
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name      string `xml:"name,attr"`
-	Tests     int    `xml:"tests,attr"`
-	Failures  int    `xml:"failures,attr"`
-	Errors    int    `xml:"errors,attr"`
-	Skipped   int    `xml:"skipped,attr"`
-	Time      string `xml:"time,attr"`
-	Timestamp string `xml:"timestamp,attr,omitempty"`
-	File      string `xml:"file,attr,omitempty"`
-	// Properties, on the rule inventory's suite only: one per unchecked rule and why.
-	Properties *junitProperties `xml:"properties,omitempty"`
-	Cases      []junitCase      `xml:"testcase"`
-}
-
-type junitProperties struct {
-	Props []junitProperty `xml:"property"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	File      string        `xml:"file,attr,omitempty"`
-	Line      int           `xml:"line,attr,omitempty"`
-	Time      string        `xml:"time,attr"`
-	Skipped   *junitMessage `xml:"skipped,omitempty"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
-}
-
-func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
-
-// WriteJUnit writes the report as JUnit XML: a testsuite per feature, a testcase per scenario.
+// WriteJUnit writes the report as JUnit XML (package junit): a testsuite per feature, a
+// testcase per scenario; a skip is <skipped message="why"/>, a failure <failure message="step:
+// expected, got"> with the scenario's steps as its text; every count is the count of its
+// testcases.
 func (r *Report) WriteJUnit(w io.Writer) error {
-	all := junitSuites{Name: "partner-api", Time: seconds(r.Duration)}
+	all := junit.Suites{Name: "partner-api", Time: junit.Seconds(r.Duration)}
 	for _, scs := range r.sorted() {
-		s := junitSuite{Name: r.featureName(scs[0].Feature), File: scs[0].Feature}
+		s := junit.Suite{Name: r.featureName(scs[0].Feature), File: scs[0].Feature}
 		var span time.Duration
 		first := scs[0].Start
 		for _, sc := range scs {
@@ -162,13 +109,13 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 				first = sc.Start
 			}
 			span += sc.Duration
-			c := junitCase{Name: sc.Title(), Classname: s.Name, File: sc.Feature, Line: sc.Line, Time: seconds(sc.Duration)}
+			c := junit.Case{Name: sc.Title(), Classname: s.Name, File: sc.Feature, Line: sc.Line, Time: junit.Seconds(sc.Duration)}
 			switch sc.Status {
 			case Skipped:
-				c.Skipped = &junitMessage{Message: sc.Err}
+				c.Skipped = &junit.Message{Message: sc.Err}
 				s.Skipped++
 			case Failed:
-				c.Failure = &junitMessage{Message: sc.Err, Type: "failed", Text: scenarioBlock(sc)}
+				c.Failure = &junit.Message{Message: sc.Err, Type: "failed", Text: scenarioBlock(sc)}
 				s.Failures++
 			default:
 				c.SystemOut = scenarioBlock(sc)
@@ -176,7 +123,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			s.Tests++
 			s.Cases = append(s.Cases, c)
 		}
-		s.Time, s.Timestamp = seconds(span), first.UTC().Format(time.RFC3339)
+		s.Time, s.Timestamp = junit.Seconds(span), first.UTC().Format(time.RFC3339)
 		all.Tests += s.Tests
 		all.Failures += s.Failures
 		all.Skipped += s.Skipped
@@ -184,22 +131,13 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	// The rule inventory: a suite of no testcases (the counts stay the scenarios'), whose
 	// properties are the run's rule summary and every unchecked rule with what it lacked.
-	inv := junitSuite{Name: "rule inventory", File: "rules.tsv", Time: "0.000",
-		Properties: &junitProperties{Props: []junitProperty{{Name: "rules", Value: r.RulesSummary()}}}}
+	inv := junit.Suite{Name: "rule inventory", File: "rules.tsv", Time: "0.000",
+		Properties: &junit.Properties{Props: []junit.Property{{Name: "rules", Value: r.RulesSummary()}}}}
 	for _, o := range r.UncheckedRules() {
-		inv.Properties.Props = append(inv.Properties.Props, junitProperty{Name: "unchecked " + o.ID, Value: o.Lacked()})
+		inv.Properties.Props = append(inv.Properties.Props, junit.Property{Name: "unchecked " + o.ID, Value: o.Lacked()})
 	}
 	all.Suites = append(all.Suites, inv)
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(all); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return junit.Write(w, all)
 }
 
 // Cucumber JSON: the format of cucumber-jvm/-js reports (Jenkins' cucumber-reports, Allure,

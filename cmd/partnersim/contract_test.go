@@ -19,6 +19,13 @@ func cli(command string, args ...string) []string {
 	return append([]string{"partnersim", command}, args...)
 }
 
+// runCLI runs `partnersim command args…` and returns its stdout, stderr and error.
+func runCLI(command string, args ...string) (stdout, stderr string, err error) {
+	var out, errOut bytes.Buffer
+	err = run(context.Background(), cli(command, args...), noEnv, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
 // healthServer answers GET /v1/health with the given status and everything else 404.
 func healthServer(t *testing.T, status int) *httptest.Server {
 	t.Helper()

@@ -17,18 +17,10 @@ import (
 	"github.com/partnersim/partnersim/sandbox"
 )
 
-// runFixturesArgs runs `partnersim fixtures args…` and returns its stdout, stderr and error.
-func runFixturesArgs(tb testing.TB, args ...string) (stdout, stderr string, err error) {
-	tb.Helper()
-	var out, errOut bytes.Buffer
-	err = run(context.Background(), cli("fixtures", args...), noEnv, &out, &errOut)
-	return out.String(), errOut.String(), err
-}
-
 func TestFixturesCheckClean(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, generate.Write(dir, generate.Options{Users: 40, Orders: 150, Seed: 2}))
-	out, _, err := runFixturesArgs(t, "check", dir)
+	out, _, err := runCLI("fixtures", "check", dir)
 	require.NoError(t, err)
 	assert.Regexp(t, `^ok: 2 institutions, 8 keys, \d+ members, 40 users, \d+ transactions, 150 orders, 5 scenarios\n$`, out)
 }
@@ -39,7 +31,7 @@ func TestFixturesCheckReportsEveryProblem(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "prices.json"), []byte(`{"AAPL":"-1"}`), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644))
 
-	out, errOut, err := runFixturesArgs(t, "check", dir)
+	out, errOut, err := runCLI("fixtures", "check", dir)
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, errReported), "main must not print the problems again: %v", err)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -53,16 +45,16 @@ func TestFixturesCheckReportsEveryProblem(t *testing.T) {
 }
 
 func TestFixturesCheckBadArguments(t *testing.T) {
-	_, _, err := runFixturesArgs(t, "check")
+	_, _, err := runCLI("fixtures", "check")
 	assert.ErrorContains(t, err, "want one set folder")
-	_, _, err = runFixturesArgs(t, "check", filepath.Join(t.TempDir(), "nope"))
+	_, _, err = runCLI("fixtures", "check", filepath.Join(t.TempDir(), "nope"))
 	assert.ErrorContains(t, err, "is not a folder")
-	_, _, err = runFixturesArgs(t, "frobnicate")
+	_, _, err = runCLI("fixtures", "frobnicate")
 	assert.ErrorContains(t, err, "unknown subcommand")
-	_, errOut, err := runFixturesArgs(t)
+	_, errOut, err := runCLI("fixtures")
 	assert.Error(t, err)
 	assert.Contains(t, errOut, "usage:")
-	out, _, err := runFixturesArgs(t, "help")
+	out, _, err := runCLI("fixtures", "help")
 	assert.NoError(t, err)
 	assert.Contains(t, out, "fixtures generate")
 }
@@ -70,13 +62,13 @@ func TestFixturesCheckBadArguments(t *testing.T) {
 func TestFixturesGenerate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "set")
 	// Flags may come after the folder too.
-	out, _, err := runFixturesArgs(t, "generate", dir, "--users", "60", "--orders", "300", "--seed", "9")
+	out, _, err := runCLI("fixtures", "generate", dir, "--users", "60", "--orders", "300", "--seed", "9")
 	require.NoError(t, err)
 	assert.Contains(t, out, "generate: 100% (360/360 records)", "plain progress lines off a terminal")
 	assert.NotContains(t, out, "\r", "no bar off a terminal")
 	assert.Contains(t, out, "wrote "+dir+": 60 users, 300 orders (seed 9)")
 
-	out, _, err = runFixturesArgs(t, "check", dir)
+	out, _, err = runCLI("fixtures", "check", dir)
 	require.NoError(t, err)
 	assert.Contains(t, out, "60 users")
 	assert.Contains(t, out, "300 orders")
@@ -92,13 +84,13 @@ func TestFixturesGenerate(t *testing.T) {
 		assert.True(t, bytes.Equal(a, b), "%s: same seed, same bytes", f)
 	}
 
-	_, _, err = runFixturesArgs(t, "generate", "--users", "5", "--orders", "5", dir)
+	_, _, err = runCLI("fixtures", "generate", "--users", "5", "--orders", "5", dir)
 	assert.ErrorContains(t, err, "--force", "a folder that is not empty is not overwritten by accident")
-	_, _, err = runFixturesArgs(t, "generate", "--users", "5", "--orders", "5", "--force", dir)
+	_, _, err = runCLI("fixtures", "generate", "--users", "5", "--orders", "5", "--force", dir)
 	assert.NoError(t, err)
-	_, _, err = runFixturesArgs(t, "generate", "--users", "-1", filepath.Join(t.TempDir(), "x"))
+	_, _, err = runCLI("fixtures", "generate", "--users", "-1", filepath.Join(t.TempDir(), "x"))
 	assert.ErrorContains(t, err, "must not be negative")
-	_, _, err = runFixturesArgs(t, "generate", "--userz", "1", filepath.Join(t.TempDir(), "x"))
+	_, _, err = runCLI("fixtures", "generate", "--userz", "1", filepath.Join(t.TempDir(), "x"))
 	assert.Error(t, err, "unknown flags are refused")
 }
 
@@ -121,7 +113,7 @@ func TestFixturesBuild(t *testing.T) {
 	set := t.TempDir()
 	require.NoError(t, generate.Write(set, generate.Options{Users: 60, Orders: 300, Seed: 4}))
 	db := filepath.Join(t.TempDir(), "big.db")
-	out, errOut, err := runFixturesArgs(t, "build", set, db)
+	out, errOut, err := runCLI("fixtures", "build", set, db)
 	require.NoError(t, err)
 	assert.Regexp(t, `^built .*big.db from .*: 60 users, \d+ transactions, 300 orders in .* \([0-9.]+ MB\)\nserve it with: partnersim serve --db .*big.db --fixtures `, out)
 	assert.Regexp(t, `(?m)^build: write .*100%.* entries .*/s  ETA 0s`, errOut, "the write phase's last line")
@@ -131,11 +123,11 @@ func TestFixturesBuild(t *testing.T) {
 	defer sb.Close()
 	assert.False(t, sb.Loaded, "the built store is opened as it is, not loaded again")
 
-	_, _, err = runFixturesArgs(t, "build", set, db)
+	_, _, err = runCLI("fixtures", "build", set, db)
 	assert.ErrorContains(t, err, "pass --force")
-	_, _, err = runFixturesArgs(t, "build", "--force", set, db)
+	_, _, err = runCLI("fixtures", "build", "--force", set, db)
 	assert.NoError(t, err)
-	_, _, err = runFixturesArgs(t, "build", set)
+	_, _, err = runCLI("fixtures", "build", set)
 	assert.ErrorContains(t, err, "want a set folder and a store file")
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -14,17 +13,9 @@ import (
 	"github.com/partnersim/partnersim/loadtest"
 )
 
-// runLoadArgs runs `partnersim load args…` and returns its stdout, stderr and error.
-func runLoadArgs(tb testing.TB, args ...string) (stdout, stderr string, err error) {
-	tb.Helper()
-	var out, errOut bytes.Buffer
-	err = run(context.Background(), cli("load", args...), noEnv, &out, &errOut)
-	return out.String(), errOut.String(), err
-}
-
 func TestLoadSelfHostedReportsRatiosToTheCeiling(t *testing.T) {
 	js := filepath.Join(t.TempDir(), "load.json")
-	out, errOut, err := runLoadArgs(t, "--scenario", "detail,mix", "--connections", "1,2", "--duration", "200ms", "--warmup", "50ms",
+	out, errOut, err := runCLI("load", "--scenario", "detail,mix", "--connections", "1,2", "--duration", "200ms", "--warmup", "50ms",
 		"--db", filepath.Join(t.TempDir(), "load.db"), "--json", js)
 	require.NoError(t, err, errOut)
 	assert.Contains(t, errOut, "8 runs of 200ms")
@@ -46,7 +37,7 @@ func TestLoadSelfHostedReportsRatiosToTheCeiling(t *testing.T) {
 }
 
 func TestLoadGeneratesASet(t *testing.T) {
-	out, errOut, err := runLoadArgs(t, "--users", "60", "--orders", "300", "--scenario", "mix", "--connections", "2",
+	out, errOut, err := runCLI("load", "--users", "60", "--orders", "300", "--scenario", "mix", "--connections", "2",
 		"--duration", "150ms", "--warmup", "0s", "--no-ceiling")
 	require.NoError(t, err, errOut)
 	assert.Contains(t, errOut, "generating 60 users and 300 orders")
@@ -58,19 +49,19 @@ func TestLoadAgainstARunningTarget(t *testing.T) {
 	h, err := loadtest.SelfHost(context.Background(), loadtest.HostConfig{DBPath: filepath.Join(t.TempDir(), "t.db")})
 	require.NoError(t, err)
 	defer h.Close()
-	out, errOut, err := runLoadArgs(t, "--target", h.URL+"/v1", "--api-key", "sbx_harborAllScopes0000000000000000000000001",
+	out, errOut, err := runCLI("load", "--target", h.URL+"/v1", "--api-key", "sbx_harborAllScopes0000000000000000000000001",
 		"--scenario", "detail", "--connections", "1", "--duration", "150ms", "--warmup", "0s")
 	require.NoError(t, err, errOut)
 	assert.Contains(t, out, "(serving the embedded default set)")
 	assert.Contains(t, out, "ceiling")
 
-	_, _, err = runLoadArgs(t, "--target", h.URL, "--api-key", "sbx_notInTheSet", "--duration", "1s")
+	_, _, err = runCLI("load", "--target", h.URL, "--api-key", "sbx_notInTheSet", "--duration", "1s")
 	assert.ErrorContains(t, err, "not one of the fixture set's keys")
 }
 
 func TestLoadGoesOnlyToLoopback(t *testing.T) {
 	for _, target := range []string{"http://93.184.216.34:8080", "https://example.com", "http://10.0.0.1", "http://[2001:db8::1]:80", "http://127.0.0.1.nip.io"} {
-		_, _, err := runLoadArgs(t, "--target", target, "--duration", "1s")
+		_, _, err := runCLI("load", "--target", target, "--duration", "1s")
 		assert.ErrorContains(t, err, "is not loopback", target)
 	}
 	for _, target := range []string{"http://127.0.0.1:8080", "http://localhost:8080/v1", "http://[::1]:9", "http://127.9.9.9"} {
@@ -98,7 +89,7 @@ func TestLoadRefusesBadFlags(t *testing.T) {
 		{[]string{"--target", "127.0.0.1:8080"}, "want a base URL"},
 		{[]string{"extra"}, "takes no arguments"},
 	} {
-		_, _, err := runLoadArgs(t, c.args...)
+		_, _, err := runCLI("load", c.args...)
 		assert.ErrorContains(t, err, c.want, "%v", c.args)
 	}
 }

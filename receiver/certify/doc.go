@@ -10,7 +10,8 @@
 //
 // It speaks only HTTP, signs with partnersim/simulator/webhook/signature, writes its sample
 // bodies with the domain's own event body (partnersim/simulator, so that a sample is the
-// simulator's bytes, not a copy of its format) and imports nothing else of this module: it must
+// simulator's bytes, not a copy of its format), writes JUnit XML with partnersim/internal/junit
+// (the contract suite's writer too) and imports nothing else of this module: it must
 // never import the reference receiver, whose rules it checks, nor the store, HTTP layer or
 // dispatcher.
 package certify

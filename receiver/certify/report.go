@@ -1,12 +1,13 @@
 package certify
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/partnersim/partnersim/internal/junit"
 )
 
 // Report is a run's outcome: every case, in the order sent.
@@ -96,92 +97,22 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// JUnit XML (the shape Jenkins, GitLab and GitHub reporters read).
-type (
-	junitSuites struct {
-		XMLName xml.Name     `xml:"testsuites"`
-		Name    string       `xml:"name,attr"`
-		Tests   int          `xml:"tests,attr"`
-		Fails   int          `xml:"failures,attr"`
-		Errors  int          `xml:"errors,attr"`
-		Time    string       `xml:"time,attr"`
-		Suites  []junitSuite `xml:"testsuite"`
-	}
-	junitSuite struct {
-		Name       string          `xml:"name,attr"`
-		Tests      int             `xml:"tests,attr"`
-		Fails      int             `xml:"failures,attr"`
-		Errors     int             `xml:"errors,attr"`
-		Skipped    int             `xml:"skipped,attr"`
-		Time       string          `xml:"time,attr"`
-		Timestamp  string          `xml:"timestamp,attr"`
-		Properties []junitProperty `xml:"properties>property"`
-		Cases      []junitCase     `xml:"testcase"`
-	}
-	junitProperty struct {
-		Name  string `xml:"name,attr"`
-		Value string `xml:"value,attr"`
-	}
-	junitCase struct {
-		Name      string        `xml:"name,attr"`
-		Classname string        `xml:"classname,attr"`
-		Time      string        `xml:"time,attr"`
-		Failure   *junitFailure `xml:"failure,omitempty"`
-		SystemOut *junitText    `xml:"system-out,omitempty"`
-	}
-	junitText struct {
-		Text string `xml:",cdata"`
-	}
-	junitFailure struct {
-		Message string `xml:"message,attr"`
-		Type    string `xml:"type,attr"`
-		Text    string `xml:",cdata"`
-	}
-)
-
-func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
-
 // WriteJUnit writes the report as JUnit XML: one testsuite ("partnersim certify"), one
 // testcase per case named by the case's stable name, a <failure> carrying the reason for each
 // failed case, and what was sent and what came back in the case's system-out.
 func (r Report) WriteJUnit(w io.Writer) error {
-	suite := junitSuite{Name: "partnersim certify", Tests: len(r.Results), Fails: r.Failed(), Time: seconds(r.Duration),
+	suite := junit.Suite{Name: "partnersim certify", Tests: len(r.Results), Failures: r.Failed(), Time: junit.Seconds(r.Duration),
 		Timestamp:  r.Started.UTC().Format("2006-01-02T15:04:05"),
-		Properties: []junitProperty{{Name: "url", Value: r.URL}, {Name: "tolerance", Value: r.Tolerance.String()}}}
+		Properties: &junit.Properties{Props: []junit.Property{{Name: "url", Value: r.URL}, {Name: "tolerance", Value: r.Tolerance.String()}}}}
 	for _, res := range r.Results {
-		jc := junitCase{Name: res.Name, Classname: "certify", Time: seconds(res.Duration), SystemOut: &junitText{xmlSafe(details(res))}}
+		jc := junit.Case{Name: res.Name, Classname: "certify", Time: junit.Seconds(res.Duration), SystemOut: details(res)}
 		if !res.Passed {
-			jc.Failure = &junitFailure{Message: res.Reason, Type: "expected " + string(res.Expect),
-				Text: xmlSafe(fmt.Sprintf("%s\nproves: %s\nsent: %s\ngot: %s", res.Reason, res.Proves, res.Sends, res.Got()))}
+			jc.Failure = &junit.Message{Message: res.Reason, Type: "expected " + string(res.Expect),
+				Text: fmt.Sprintf("%s\nproves: %s\nsent: %s\ngot: %s", res.Reason, res.Proves, res.Sends, res.Got())}
 		}
 		suite.Cases = append(suite.Cases, jc)
 	}
-	doc := junitSuites{Name: suite.Name, Tests: suite.Tests, Fails: suite.Fails, Time: suite.Time, Suites: []junitSuite{suite}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
-}
-
-// xmlSafe replaces what XML 1.0 cannot carry at all (control characters other than tab,
-// newline and return; U+FFFE, U+FFFF) with U+FFFD: the encoder escapes attributes itself, but
-// CDATA sections are written as they are, and a receiver's answer may hold anything.
-func xmlSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-			return r
-		case r < 0x20 || r == 0xFFFE || r == 0xFFFF:
-			return '\uFFFD'
-		}
-		return r
-	}, s)
+	return junit.Write(w, junit.Suites{Name: suite.Name, Tests: suite.Tests, Failures: suite.Failures, Time: suite.Time, Suites: []junit.Suite{suite}})
 }
 
 // details renders what a case sent and got, for the JUnit system-out.

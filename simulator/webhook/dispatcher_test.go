@@ -2,11 +2,9 @@ package webhook_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,45 +21,6 @@ import (
 	"github.com/partnersim/partnersim/simulator/webhook"
 	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
-
-// captured is one request a target received.
-type captured struct {
-	header http.Header
-	body   []byte
-}
-
-// target is a real HTTP callback whose answers a test scripts.
-type target struct {
-	*httptest.Server
-	mu     sync.Mutex
-	got    []captured
-	answer func(n int) int // status for the n-th request (0-based)
-}
-
-func newTarget(tb testing.TB, answer func(n int) int) *target {
-	t := &target{answer: answer}
-	t.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		t.mu.Lock()
-		n := len(t.got)
-		t.got = append(t.got, captured{r.Header.Clone(), b})
-		t.mu.Unlock()
-		st := t.answer(n)
-		if st >= 300 && st < 400 {
-			w.Header().Set("Location", "http://127.0.0.1:1/elsewhere")
-		}
-		w.WriteHeader(st)
-		_, _ = w.Write([]byte(`{"ok":true}`))
-	}))
-	tb.Cleanup(t.Close)
-	return t
-}
-
-func (t *target) requests() []captured {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]captured(nil), t.got...)
-}
 
 // env is a store with one institution, one approved user, and a running dispatcher.
 type env struct {
@@ -133,17 +92,17 @@ func (e *env) delivery(tb testing.TB, eventID string) *simulator.Delivery {
 func TestDeliverySignedWithIdempotencyKey(t *testing.T) {
 	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), nil, 0)
 	e.seed(t)
-	tg := newTarget(t, func(int) int { return 200 })
+	tg := sandboxtest.NewCallback(t, sandboxtest.Answering(200))
 	e.subscribe(t, tg.URL+"/hooks")
 	ev := e.kyc(t, simulator.KYCApproved)
-	sandboxtest.Eventually(t, func() bool { return len(tg.requests()) == 1 }, "first delivery")
-	r := tg.requests()[0]
-	assert.Equal(t, "application/json", r.header.Get("Content-Type"))
-	assert.Equal(t, ev.ID, r.header.Get(signature.HeaderID))
-	require.NoError(t, signature.Verify(r.header.Get(signature.HeaderSignature), r.body, []string{e.secret}, time.Minute, time.Now()))
-	assert.Equal(t, ev.ID, gjson.GetBytes(r.body, "event_id").String())
-	assert.Equal(t, "approved", gjson.GetBytes(r.body, "data.kyc_status").String())
-	assert.Equal(t, "/v1/users/"+e.user+"/?user_account_id_type=platform", gjson.GetBytes(r.body, "links.self").String())
+	sandboxtest.Eventually(t, func() bool { return len(tg.Received()) == 1 }, "first delivery")
+	r := tg.Received()[0]
+	assert.Equal(t, "application/json", r.Header.Get("Content-Type"))
+	assert.Equal(t, ev.ID, r.Header.Get(signature.HeaderID))
+	require.NoError(t, signature.Verify(r.Header.Get(signature.HeaderSignature), r.Body, []string{e.secret}, time.Minute, time.Now()))
+	assert.Equal(t, ev.ID, gjson.GetBytes(r.Body, "event_id").String())
+	assert.Equal(t, "approved", gjson.GetBytes(r.Body, "data.kyc_status").String())
+	assert.Equal(t, "/v1/users/"+e.user+"/?user_account_id_type=platform", gjson.GetBytes(r.Body, "links.self").String())
 	sandboxtest.Eventually(t, func() bool { return e.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "delivered")
 	d := e.delivery(t, ev.ID)
 	require.Len(t, d.Attempts, 1)
@@ -154,21 +113,21 @@ func TestDeliverySignedWithIdempotencyKey(t *testing.T) {
 func TestNoEventForPendingAndOneDeliveryPerSubscription(t *testing.T) {
 	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), nil, 0)
 	e.seed(t)
-	a := newTarget(t, func(int) int { return 204 })
-	b := newTarget(t, func(int) int { return 202 })
+	a := sandboxtest.NewCallback(t, sandboxtest.Answering(204))
+	b := sandboxtest.NewCallback(t, sandboxtest.Answering(202))
 	e.subscribe(t, a.URL)
 	e.subscribe(t, b.URL)
 	require.NotNil(t, e.kyc(t, simulator.KYCDocumentRequested), "document_requested is delivered")
 	assert.Nil(t, e.kyc(t, simulator.KYCPending), "a move into pending emits no event")
-	sandboxtest.Eventually(t, func() bool { return len(a.requests()) == 1 && len(b.requests()) == 1 }, "one delivery each")
-	assert.Equal(t, a.requests()[0].body, b.requests()[0].body, "same event bytes")
+	sandboxtest.Eventually(t, func() bool { return len(a.Received()) == 1 && len(b.Received()) == 1 }, "one delivery each")
+	assert.Equal(t, a.Received()[0].Body, b.Received()[0].Body, "same event bytes")
 }
 
 func TestRetriesOnScheduleWithSameIDAndBody(t *testing.T) {
 	schedule := []time.Duration{5 * time.Second, 5 * time.Minute}
 	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), schedule, 0)
 	e.seed(t)
-	tg := newTarget(t, func(n int) int { return []int{500, 302, 200}[min(n, 2)] })
+	tg := sandboxtest.NewCallback(t, func(n int) int { return []int{500, 302, 200}[min(n, 2)] })
 	e.subscribe(t, tg.URL)
 	ev := e.kyc(t, simulator.KYCApproved)
 	sandboxtest.Eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 1 }, "first attempt")
@@ -177,7 +136,7 @@ func TestRetriesOnScheduleWithSameIDAndBody(t *testing.T) {
 	assert.WithinDuration(t, e.clock.SchedulerNow().Add(5*time.Second), d.NextAttemptAt, 2*time.Second, "retry after 5s")
 	// Nothing happens until the virtual clock reaches the retry...
 	time.Sleep(50 * time.Millisecond)
-	assert.Len(t, tg.requests(), 1)
+	assert.Len(t, tg.Received(), 1)
 	// ...advancing it fires the retry at once.
 	e.clock.Advance(5 * time.Second)
 	e.disp.Wake()
@@ -186,12 +145,12 @@ func TestRetriesOnScheduleWithSameIDAndBody(t *testing.T) {
 	e.clock.Advance(5 * time.Minute)
 	e.disp.Wake()
 	sandboxtest.Eventually(t, func() bool { return e.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "third attempt delivers")
-	reqs := tg.requests()
+	reqs := tg.Received()
 	require.Len(t, reqs, 3, "the redirect target was never called")
 	for _, r := range reqs {
-		assert.Equal(t, ev.ID, r.header.Get(signature.HeaderID), "idempotency key reused")
-		assert.Equal(t, reqs[0].body, r.body, "same body bytes on every attempt")
-		assert.NoError(t, signature.Verify(r.header.Get(signature.HeaderSignature), r.body, []string{e.secret}, time.Minute, time.Now()))
+		assert.Equal(t, ev.ID, r.Header.Get(signature.HeaderID), "idempotency key reused")
+		assert.Equal(t, reqs[0].Body, r.Body, "same body bytes on every attempt")
+		assert.NoError(t, signature.Verify(r.Header.Get(signature.HeaderSignature), r.Body, []string{e.secret}, time.Minute, time.Now()))
 	}
 }
 
@@ -222,7 +181,7 @@ func TestFailedAfterScheduleAndTimeout(t *testing.T) {
 func TestDeletedSubscriptionEndsPendingDeliveries(t *testing.T) {
 	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), []time.Duration{time.Hour}, 0)
 	e.seed(t)
-	tg := newTarget(t, func(int) int { return 503 })
+	tg := sandboxtest.NewCallback(t, sandboxtest.Answering(503))
 	sub := e.subscribe(t, tg.URL)
 	ev := e.kyc(t, simulator.KYCApproved)
 	sandboxtest.Eventually(t, func() bool { return len(e.delivery(t, ev.ID).Attempts) == 1 }, "first attempt")
@@ -239,7 +198,7 @@ func TestDeletedSubscriptionEndsPendingDeliveries(t *testing.T) {
 func TestDeliveryResumesAfterRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.db")
 	var up atomic.Bool
-	tg := newTarget(t, func(int) int {
+	tg := sandboxtest.NewCallback(t, func(int) int {
 		if up.Load() {
 			return 200
 		}
@@ -259,26 +218,26 @@ func TestDeliveryResumesAfterRestart(t *testing.T) {
 	up.Store(true)
 	e2 := newEnv(t, path, nil, 0)
 	sandboxtest.Eventually(t, func() bool { return e2.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "delivered after restart")
-	assert.Len(t, tg.requests(), 1)
+	assert.Len(t, tg.Received(), 1)
 }
 
 func TestRotationSignsWithBothSecretsNewFirst(t *testing.T) {
 	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), nil, 0)
 	e.seed(t)
-	tg := newTarget(t, func(int) int { return 200 })
+	tg := sandboxtest.NewCallback(t, sandboxtest.Answering(200))
 	e.subscribe(t, tg.URL)
 	old := e.secret
 	fresh, err := e.db.RotateSecret(context.Background(), e.inst, time.Hour)
 	require.NoError(t, err)
 	e.kyc(t, simulator.KYCApproved)
-	sandboxtest.Eventually(t, func() bool { return len(tg.requests()) == 1 }, "delivery")
-	r := tg.requests()[0]
-	h, err := signature.Parse(r.header.Get(signature.HeaderSignature))
+	sandboxtest.Eventually(t, func() bool { return len(tg.Received()) == 1 }, "delivery")
+	r := tg.Received()[0]
+	h, err := signature.Parse(r.Header.Get(signature.HeaderSignature))
 	require.NoError(t, err)
 	require.Len(t, h.Signatures, 2)
-	assert.NoError(t, signature.Verify(r.header.Get(signature.HeaderSignature), r.body, []string{fresh}, time.Minute, time.Now()))
-	assert.NoError(t, signature.Verify(r.header.Get(signature.HeaderSignature), r.body, []string{old}, time.Minute, time.Now()))
-	newOnly, err := signature.Parse(signature.Sign(h.Timestamp, r.body, fresh))
+	assert.NoError(t, signature.Verify(r.Header.Get(signature.HeaderSignature), r.Body, []string{fresh}, time.Minute, time.Now()))
+	assert.NoError(t, signature.Verify(r.Header.Get(signature.HeaderSignature), r.Body, []string{old}, time.Minute, time.Now()))
+	newOnly, err := signature.Parse(signature.Sign(h.Timestamp, r.Body, fresh))
 	require.NoError(t, err)
 	assert.Equal(t, newOnly.Signatures[0], h.Signatures[0], "the new secret's entry comes first")
 }
@@ -286,11 +245,11 @@ func TestRotationSignsWithBothSecretsNewFirst(t *testing.T) {
 func TestPrivateCallbackRefusedAtConnect(t *testing.T) {
 	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), []time.Duration{}, 0)
 	e.seed(t)
-	tg := newTarget(t, func(int) int { return 200 })
+	tg := sandboxtest.NewCallback(t, sandboxtest.Answering(200))
 	strict := netguard.New(netguard.Options{AllowLoopback: false})
 	d := webhook.New(e.db, webhook.Config{Dial: strict.DialContext, Clock: e.clock})
 	a := d.Send(context.Background(), tg.URL, []byte(`{}`), "evt_x", nil)
 	assert.Zero(t, a.StatusCode)
 	assert.Contains(t, a.Error, "public")
-	assert.Empty(t, tg.requests(), "the loopback target was never reached")
+	assert.Empty(t, tg.Received(), "the loopback target was never reached")
 }

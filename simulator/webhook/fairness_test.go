@@ -48,13 +48,13 @@ func TestHangingInstitutionDoesNotStallOthers(t *testing.T) {
 	u := &simulator.User{InstitutionID: inB.ID, UserAccountID: "bob", CreatedAt: time.Now(),
 		Accounts: []simulator.Account{{Product: simulator.ProductCrypto, KYCStatus: simulator.KYCPending, Cash: decimal.Zero}}}
 	require.NoError(t, e.db.CreateUser(ctx, u))
-	fast := newTarget(t, func(int) int { return 200 })
+	fast := sandboxtest.NewCallback(t, sandboxtest.Answering(200))
 	_, _, err = e.db.CreateSubscription(ctx, inB.ID, simulator.EventKYC, fast.URL, "v1")
 	require.NoError(t, err)
 	start := time.Now()
 	_, err = e.db.TransitionKYC(ctx, u.PlatformID, simulator.ProductCrypto, simulator.KYCApproved)
 	require.NoError(t, err)
-	sandboxtest.Eventually(t, func() bool { return len(fast.requests()) == 1 }, "B's event is delivered while A's callbacks hang")
+	sandboxtest.Eventually(t, func() bool { return len(fast.Received()) == 1 }, "B's event is delivered while A's callbacks hang")
 	took := time.Since(start)
 	t.Logf("B's delivery took %v with %d of A's attempts hanging", took, hung.Load())
 	require.Less(t, took, 2*time.Second)
