@@ -35,25 +35,22 @@ func Errorf(code, format string, args ...any) *Error {
 }
 
 // ErrorCode returns the code of an application error, or EINTERNAL for any other error.
-func ErrorCode(err error) string {
-	var e *Error
-	if err == nil {
-		return ""
-	} else if errors.As(err, &e) {
-		return e.Code
-	}
-	return EINTERNAL
-}
+func ErrorCode(err error) string { return appError(err).Code }
 
 // ErrorMessage returns the message of an application error, or "Internal Server Error".
-func ErrorMessage(err error) string {
+func ErrorMessage(err error) string { return appError(err).Message }
+
+// appError is the application error err is or wraps; any other error is an EINTERNAL whose
+// message says nothing of it, and no error is the zero Error.
+func appError(err error) Error {
 	var e *Error
-	if err == nil {
-		return ""
-	} else if errors.As(err, &e) {
-		return e.Message
+	switch {
+	case err == nil:
+		return Error{}
+	case errors.As(err, &e):
+		return *e
 	}
-	return "Internal Server Error"
+	return Error{Code: EINTERNAL, Message: "Internal Server Error"}
 }
 
 // IsNotFound reports whether err is an ENOTFOUND application error.

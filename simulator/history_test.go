@@ -53,6 +53,24 @@ func TestHistoryAnchoredToPeriodBoundaries(t *testing.T) {
 	assert.NotEqual(t, h.PastDay, later.PastDay)
 }
 
+// past_year's points fall on Monday midnight: a Monday is its own, a Sunday's is six days
+// back, across a month's and a year's end.
+func TestHistoryPastYearEndsOnMonday(t *testing.T) {
+	u := &simulator.User{PlatformID: "usr_monday", CreatedAt: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC),
+		Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: d("50.00")}}}
+	for _, c := range []struct{ at, monday time.Time }{
+		{time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)},    // a Monday at midnight
+		{time.Date(2026, 11, 29, 23, 59, 59, 0, time.UTC), time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)}, // a Sunday
+		{time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), time.Date(2026, 2, 23, 0, 0, 0, 0, time.UTC)},      // a Sunday, the 1st
+		{time.Date(2027, 1, 2, 8, 0, 0, 0, time.UTC), time.Date(2026, 12, 28, 0, 0, 0, 0, time.UTC)},      // a Saturday in January
+	} {
+		h := simulator.NewHistorySeed(u, nil, c.at).Generate()
+		require.Len(t, h.PastYear, 52)
+		assert.Equal(t, c.monday, h.PastYear[51].AsOf, "past_year's last point at %s", c.at)
+		assert.Equal(t, c.monday.AddDate(0, 0, -7*51), h.PastYear[0].AsOf, "past_year's first point at %s", c.at)
+	}
+}
+
 // referenceHistory is the history computed point by point, instants and exponentials per
 // request, as it was before the hourly frame: the frame must give exactly the same
 // series.
@@ -99,9 +117,12 @@ func referenceHistory(u *simulator.User, prices map[string]decimal.Decimal, now 
 		return out
 	}
 	hour := now.Truncate(time.Hour)
-	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	monday := midnight.AddDate(0, 0, -((int(midnight.Weekday()) + 6) % 7))
-	first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	midnight := now.Truncate(24 * time.Hour) // UTC days are whole multiples of 24 h since the zero time
+	monday := midnight
+	for monday.Weekday() != time.Monday {
+		monday = monday.AddDate(0, 0, -1)
+	}
+	first := midnight.AddDate(0, 0, 1-midnight.Day())
 	h.PastDay = series(24, hour, func(k int) time.Time { return hour.Add(-time.Duration(k) * time.Hour) })
 	h.PastWeek = series(7, midnight, func(k int) time.Time { return midnight.AddDate(0, 0, -k) })
 	h.PastMonth = series(30, midnight, func(k int) time.Time { return midnight.AddDate(0, 0, -k) })

@@ -1,6 +1,8 @@
 package simulator_test
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -214,4 +216,22 @@ func TestCents(t *testing.T) {
 	}
 	_, ok := simulator.CentsOf(d("1e30"))
 	assert.False(t, ok, "too large for int64 cents")
+}
+
+// An application error answers its code and message, wrapped or not; any other error is an
+// internal one that shows nothing of itself; no error has neither.
+func TestErrorCodeAndMessage(t *testing.T) {
+	app := simulator.Errorf(simulator.ENOTFOUND, "user not found")
+	for _, c := range []struct {
+		err           error
+		code, message string
+	}{
+		{nil, "", ""},
+		{app, simulator.ENOTFOUND, "user not found"},
+		{fmt.Errorf("load: %w", app), simulator.ENOTFOUND, "user not found"},
+		{errors.New("disk on fire"), simulator.EINTERNAL, "Internal Server Error"},
+	} {
+		assert.Equal(t, c.code, simulator.ErrorCode(c.err), "ErrorCode(%v)", c.err)
+		assert.Equal(t, c.message, simulator.ErrorMessage(c.err), "ErrorMessage(%v)", c.err)
+	}
 }

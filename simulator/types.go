@@ -178,12 +178,24 @@ type Holding struct {
 }
 
 // History is the historical market value of a user (spec §2.3).
-type History struct {
-	AllTime   []ValuePoint `json:"all_time"`
-	PastDay   []ValuePoint `json:"past_day"`
-	PastWeek  []ValuePoint `json:"past_week"`
-	PastMonth []ValuePoint `json:"past_month"`
-	PastYear  []ValuePoint `json:"past_year"`
+type History = Periods[ValuePoint]
+
+// Periods is a market-value history's five series of points P, one per period (spec §2.3): a
+// History, or the points a fixture states.
+type Periods[P any] struct {
+	AllTime   []P `json:"all_time"`
+	PastDay   []P `json:"past_day"`
+	PastWeek  []P `json:"past_week"`
+	PastMonth []P `json:"past_month"`
+	PastYear  []P `json:"past_year"`
+}
+
+// PeriodNames are the periods' JSON names, in the order of Series.
+var PeriodNames = [5]string{"all_time", "past_day", "past_week", "past_month", "past_year"}
+
+// Series returns the five series, in the order of PeriodNames.
+func (p *Periods[P]) Series() [5]*[]P {
+	return [5]*[]P{&p.AllTime, &p.PastDay, &p.PastWeek, &p.PastMonth, &p.PastYear}
 }
 
 // ValuePoint is one point of a market-value series. Amounts are whole cents: a series has

@@ -348,6 +348,34 @@ func (b *Builder) absorb() (buckets []string, txid uint64, err error) {
 	return buckets, txid, err
 }
 
+// writeBucket writes one bucket's merged runs as a tree of the file and returns its root page,
+// reporting progress every buildTxEntries entries (done of total before it).
+func (b *Builder) writeBucket(ctx context.Context, fw *fileWriter, br *bucketRuns, done, total int) (uint64, error) {
+	tw := &treeWriter{fw: fw, ordered: true}
+	next := br.merged()
+	for i := 0; ; i++ {
+		if i%buildTxEntries == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			if i > 0 && b.Progress != nil {
+				b.Progress(done+i, total)
+			}
+		}
+		k, v, ok, err := next()
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			break
+		}
+		if err := tw.add(k, v, 0); err != nil {
+			return 0, fmt.Errorf("%s: %w", br.name, err)
+		}
+	}
+	return tw.finish()
+}
+
 // writeFile writes the sorted spools as a new store file beside the open one, bottom-up, and
 // swaps it in: the first round of a build into an empty store. buckets names every bucket the
 // file holds (those without entries get an empty root page); txid is the store's transaction
@@ -371,29 +399,7 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 	roots := map[string]uint64{}
 	done := 0
 	for br := range sorted {
-		tw := &treeWriter{fw: fw, ordered: true}
-		next := br.merged()
-		for i := 0; ; i++ {
-			if i%buildTxEntries == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				if i > 0 && b.Progress != nil {
-					b.Progress(done+i, total)
-				}
-			}
-			k, v, ok, err := next()
-			if err != nil {
-				return err
-			}
-			if !ok {
-				break
-			}
-			if err := tw.add(k, v, 0); err != nil {
-				return fmt.Errorf("%s: %w", br.name, err)
-			}
-		}
-		root, err := tw.finish()
+		root, err := b.writeBucket(ctx, fw, br, done, total)
 		if err != nil {
 			return err
 		}

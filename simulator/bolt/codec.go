@@ -130,6 +130,14 @@ func (e *encoder) length(n int, isNil bool) {
 	}
 }
 
+// strs writes a list of strings (ids), nil as such.
+func (e *encoder) strs(v []string) {
+	e.length(len(v), v == nil)
+	for _, s := range v {
+		e.str(s)
+	}
+}
+
 func (e *encoder) time(t time.Time) {
 	_, off := t.Zone()
 	e.varint(t.Unix())
@@ -188,9 +196,9 @@ func (e *encoder) user(u *simulator.User) {
 	}
 	e.bool(u.History != nil)
 	if h := u.History; h != nil {
-		for _, s := range [][]simulator.ValuePoint{h.AllTime, h.PastDay, h.PastWeek, h.PastMonth, h.PastYear} {
-			e.length(len(s), s == nil)
-			for _, p := range s {
+		for _, s := range h.Series() {
+			e.length(len(*s), *s == nil)
+			for _, p := range *s {
 				e.time(p.AsOf)
 				e.varint(int64(p.CostBasis))
 				e.varint(int64(p.Value))
@@ -208,10 +216,7 @@ func (e *encoder) member(m *simulator.Member) {
 	if m.DBPID != nil {
 		e.str(*m.DBPID)
 	}
-	e.length(len(m.UserIDs), m.UserIDs == nil)
-	for _, id := range m.UserIDs {
-		e.str(id)
-	}
+	e.strs(m.UserIDs)
 	e.time(m.CreatedAt)
 }
 
@@ -248,10 +253,7 @@ func (e *encoder) transaction(t *simulator.Transaction) {
 	e.decimal(t.Amount)
 	e.time(t.CreatedAt)
 	e.timePtr(t.CompletedAt)
-	e.length(len(t.OrderIDs), t.OrderIDs == nil)
-	for _, id := range t.OrderIDs {
-		e.str(id)
-	}
+	e.strs(t.OrderIDs)
 }
 
 func (e *encoder) delivery(d *simulator.Delivery) {
@@ -365,6 +367,19 @@ func (d *decoder) length() int {
 	return int(n - 1)
 }
 
+// strs reads a list of strings written by encoder.strs.
+func (d *decoder) strs() []string {
+	n := d.length()
+	if n < 0 {
+		return nil
+	}
+	v := make([]string, n)
+	for i := range v {
+		v[i] = d.str()
+	}
+	return v
+}
+
 func (d *decoder) time() time.Time {
 	sec, nsec, off := d.varint(), d.uvarint(), d.varint()
 	if nsec >= 1e9 || off < -86400*2 || off > 86400*2 {
@@ -438,7 +453,7 @@ func (d *decoder) user(u *simulator.User) {
 			return
 		}
 		h := &simulator.History{}
-		for _, s := range []*[]simulator.ValuePoint{&h.AllTime, &h.PastDay, &h.PastWeek, &h.PastMonth, &h.PastYear} {
+		for _, s := range h.Series() {
 			if n := d.length(); n >= 0 {
 				*s = make([]simulator.ValuePoint, n)
 				for i := range *s {
@@ -498,12 +513,7 @@ func (d *decoder) member(m *simulator.Member) {
 		id := d.str()
 		m.DBPID = &id
 	}
-	if n := d.length(); n >= 0 {
-		m.UserIDs = make([]string, n)
-		for i := range m.UserIDs {
-			m.UserIDs[i] = d.str()
-		}
-	}
+	m.UserIDs = d.strs()
 	m.CreatedAt = d.time()
 }
 
@@ -517,13 +527,7 @@ func (d *decoder) order(o *simulator.Order) {
 func (d *decoder) transaction(t *simulator.Transaction) {
 	*t = simulator.Transaction{ID: d.str(), InstitutionID: d.str(), PlatformID: d.str(), UserAccountID: d.str(),
 		Product: simulator.Product(d.str()), Type: simulator.TransactionType(d.str()), Status: simulator.OrderStatus(d.str()),
-		Amount: d.decimal(), CreatedAt: d.time(), CompletedAt: d.timePtr()}
-	if n := d.length(); n >= 0 {
-		t.OrderIDs = make([]string, n)
-		for i := range t.OrderIDs {
-			t.OrderIDs[i] = d.str()
-		}
-	}
+		Amount: d.decimal(), CreatedAt: d.time(), CompletedAt: d.timePtr(), OrderIDs: d.strs()}
 }
 
 func (d *decoder) delivery(v *simulator.Delivery) {

@@ -425,6 +425,22 @@ func (w *writeTx) putIndex(bucket, prefix, rest, value []byte) error {
 	return w.putSplit(bucket, k, len(prefix), value)
 }
 
+// reindex replaces a record's index entries (prefix, rest) in bucket: it removes those of the
+// stored version (olds; none for a new record) and adds the new ones, each with value sum.
+func (w *writeTx) reindex(bucket []byte, olds, news [][2][]byte, sum []byte) error {
+	for _, e := range olds {
+		if err := w.deleteIndex(bucket, e[0], e[1]); err != nil {
+			return err
+		}
+	}
+	for _, e := range news {
+		if err := w.putIndex(bucket, e[0], e[1], sum); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // deleteIndex removes an index entry and uncounts it.
 func (w *writeTx) deleteIndex(bucket, prefix, rest []byte) error {
 	b := w.Bucket(bucket)

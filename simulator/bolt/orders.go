@@ -39,19 +39,12 @@ func orderIndexEntries(o *simulator.Order) [][2][]byte {
 // putOrder writes an order and keeps its indexes; old is the stored version or nil.
 func (w *writeTx) putOrder(old, o *simulator.Order) error {
 	var was []byte
+	var olds [][2][]byte
 	if old != nil {
-		for _, e := range orderIndexEntries(old) {
-			if err := w.deleteIndex(bOrderIndex, e[0], e[1]); err != nil {
-				return err
-			}
-		}
-		was = orderKeyPrefix(old)
+		was, olds = orderKeyPrefix(old), orderIndexEntries(old)
 	}
-	sum := orderSummary(o)
-	for _, e := range orderIndexEntries(o) {
-		if err := w.putIndex(bOrderIndex, e[0], e[1], sum); err != nil {
-			return err
-		}
+	if err := w.reindex(bOrderIndex, olds, orderIndexEntries(o), orderSummary(o)); err != nil {
+		return err
 	}
 	return orderRecords.put(w, o.ID, was, orderKeyPrefix(o), o)
 }

@@ -19,7 +19,9 @@ const deleteBatch = 20_000
 // subscriptions and their pending deliveries (first, in one transaction, so the tenant stops
 // answering and nothing more is sent for it), then its users, members, orders, transactions,
 // index entries and counters, events and deliveries with their logs, in transactions of at
-// most deleteBatch keys each, and last the institution itself. It is ENOTFOUND when the
+// most deleteBatch keys each, and last the institution itself, in a transaction that first
+// removes what a control-plane write made meanwhile (a key, a subscription, an event) and
+// leaves the institution when there was such a thing to remove. It is ENOTFOUND when the
 // institution does not exist. An interrupted delete leaves the institution listed; deleting it
 // again finishes the work.
 func (s *DB) DeleteInstitution(ctx context.Context, id string) error {
@@ -28,7 +30,27 @@ func (s *DB) DeleteInstitution(ctx context.Context, id string) error {
 
 // deleteInstitution is DeleteInstitution in transactions of at most batch keys.
 func (s *DB) deleteInstitution(ctx context.Context, id string, batch int) error {
-	in := inst(id)
+	d, err := s.startDelete(ctx, id)
+	if err != nil {
+		return err
+	}
+	for {
+		if done, err := d.step(ctx, batch); err != nil || done {
+			return err
+		}
+	}
+}
+
+// tenantDelete is a DeleteInstitution under way: the institution's events still to delete.
+type tenantDelete struct {
+	s      *DB
+	id     string
+	events [][]byte
+}
+
+// startDelete removes what lets the institution be reached or sent to, in one transaction,
+// then lists its events (a read transaction).
+func (s *DB) startDelete(ctx context.Context, id string) (*tenantDelete, error) {
 	err := s.update(ctx, func(w *writeTx) error {
 		if _, err := getInstitution(w.Tx, id); err != nil {
 			return err
@@ -36,76 +58,99 @@ func (s *DB) deleteInstitution(ctx context.Context, id string, batch int) error 
 		return w.deleteAccess(id)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// Events carry their institution in their JSON; their ids are collected first (a read
-	// transaction), then deleted with their deliveries in batches.
-	var events [][]byte
-	err = s.view(ctx, func(tx *bbolt.Tx) error {
-		needle := []byte(`"institution_id":"` + id + `"`)
-		return tx.Bucket(bEvents).ForEach(func(k, v []byte) error {
-			if !bytes.Contains(v, needle) {
-				return nil
-			}
-			var e simulator.Event
-			if err := decodeRecord(v, &e); err != nil {
-				return err
-			}
-			if e.InstitutionID == id {
-				events = append(events, bytes.Clone(k))
-			}
-			return nil
-		})
+	d := &tenantDelete{s: s, id: id}
+	err = s.view(ctx, func(tx *bbolt.Tx) (err error) {
+		d.events, err = tenantEvents(tx, id)
+		return err
 	})
-	if err != nil {
-		return err
-	}
-	// A write may run twice (DB.update): each transaction starts from the events left after
-	// the last one that committed, and what it leaves counts only once it has committed. A
-	// rerun that started from the list its rolled-back run had emptied left the events and
-	// their deliveries behind, listed in the delivery log after the institution was gone.
-	for {
-		var (
-			left [][]byte
-			done bool
-		)
-		err := s.update(ctx, func(w *writeTx) error {
-			done = false
-			budget := batch
-			var err error
-			if left, err = w.deleteEvents(events, &budget); err != nil || budget == 0 {
-				return err
-			}
-			for _, c := range clusteredRecords {
-				if err := w.deleteClustered(c, in, &budget); err != nil || budget == 0 {
-					return err
-				}
-			}
-			for _, b := range [][]byte{bUserUAID, bUserIndex, bMembers, bMemberDBP, bMemberUser, bOrderIndex} {
-				if err := w.deletePrefix(b, in, &budget, nil); err != nil || budget == 0 {
-					return err
-				}
-			}
-			for _, b := range [][]byte{bUserIndex, bOrderIndex} {
-				for _, p := range [][]byte{countKey(b, in), dayCountsPrefix(b, in)} {
-					if err := w.deletePrefix(bCounts, p, &budget, nil); err != nil || budget == 0 {
-						return err
-					}
-				}
-			}
-			// Nothing of the tenant is left: the institution goes last, with what a write
-			// made meanwhile through its keys, already revoked, could not have added.
-			done = true
-			return w.del(bInstitutions, []byte(id))
-		})
-		if err != nil {
+	return d, err
+}
+
+// tenantEvents lists the ids of an institution's events. Events carry their institution in
+// their JSON: a walk of the whole bucket.
+func tenantEvents(tx *bbolt.Tx, id string) ([][]byte, error) {
+	var events [][]byte
+	needle := []byte(`"institution_id":"` + id + `"`)
+	err := tx.Bucket(bEvents).ForEach(func(k, v []byte) error {
+		if !bytes.Contains(v, needle) {
+			return nil
+		}
+		var e simulator.Event
+		if err := decodeRecord(v, &e); err != nil {
 			return err
 		}
-		if done {
-			return nil
+		if e.InstitutionID == id {
+			events = append(events, bytes.Clone(k))
 		}
-		events = left
+		return nil
+	})
+	return events, err
+}
+
+// step runs one transaction of at most batch keys and reports whether the delete is done.
+//
+// A write may run twice (DB.update): each transaction starts from the events left after the
+// last one that committed, and what it leaves counts only once it has committed. A rerun that
+// started from the list its rolled-back run had emptied left the events and their deliveries
+// behind, listed in the delivery log after the institution was gone.
+func (d *tenantDelete) step(ctx context.Context, batch int) (bool, error) {
+	var (
+		left [][]byte
+		done bool
+	)
+	err := d.s.update(ctx, func(w *writeTx) error {
+		done = false
+		budget := batch
+		var err error
+		if left, err = w.deleteEvents(d.events, &budget); err != nil || budget == 0 {
+			return err
+		}
+		if err := w.deleteTenantRecords(inst(d.id), &budget); err != nil || budget == 0 {
+			return err
+		}
+		// Nothing listed is left. The control plane reaches a tenant by its ids, not its
+		// revoked keys: a write of it between this delete's transactions may have issued a
+		// key, made a subscription or emitted an event. This transaction finds them again
+		// and removes the institution only when there is none.
+		if err := w.deleteAccess(d.id); err != nil {
+			return err
+		}
+		if left, err = tenantEvents(w.Tx, d.id); err != nil || len(left) > 0 {
+			return err
+		}
+		done = true
+		return w.del(bInstitutions, []byte(d.id))
+	})
+	if err == nil {
+		d.events = left
 	}
+	return done, err
+}
+
+// deleteTenantRecords removes up to *budget keys of an institution's users, members, orders,
+// transactions, index entries and counters (in the prefix in), lowering the budget by what it
+// removed.
+func (w *writeTx) deleteTenantRecords(in []byte, budget *int) error {
+	for _, c := range clusteredRecords {
+		if err := w.deleteClustered(c, in, budget); err != nil || *budget == 0 {
+			return err
+		}
+	}
+	for _, b := range [][]byte{bUserUAID, bUserIndex, bMembers, bMemberDBP, bMemberUser, bOrderIndex} {
+		if err := w.deletePrefix(b, in, budget, nil); err != nil || *budget == 0 {
+			return err
+		}
+	}
+	for _, b := range [][]byte{bUserIndex, bOrderIndex} {
+		for _, p := range [][]byte{countKey(b, in), dayCountsPrefix(b, in)} {
+			if err := w.deletePrefix(bCounts, p, budget, nil); err != nil || *budget == 0 {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // del removes a key, marking the bucket's read cache stale at commit.

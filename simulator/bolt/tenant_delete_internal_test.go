@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,19 +87,25 @@ func populate(t *testing.T, db *DB, name string, users int) string {
 	return in.ID
 }
 
+// twoTenants opens a store on a temp file holding institution kept (3 users), then gone (12
+// users), each populated; before is the store as it was before gone was created.
+func twoTenants(t *testing.T) (db *DB, before map[string]string, kept, gone string) {
+	t.Helper()
+	db, err := Open(filepath.Join(t.TempDir(), "s.db"), simulator.NewClock(nil), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	kept = populate(t, db, "kept", 3)
+	before = dump(t, db)
+	return db, before, kept, populate(t, db, "gone", 12)
+}
+
 // Deleting an institution removes everything it had and nothing else: the store is as it was
 // before the institution was created, entry for entry, whether the work takes one transaction
 // or many.
 func TestDeleteInstitutionLeavesTheStoreAsBefore(t *testing.T) {
 	for _, batch := range []int{deleteBatch, 7} {
 		t.Run(fmt.Sprintf("batch %d", batch), func(t *testing.T) {
-			db, err := Open(filepath.Join(t.TempDir(), "s.db"), simulator.NewClock(nil), nil)
-			require.NoError(t, err)
-			t.Cleanup(func() { db.Close() })
-			kept := populate(t, db, "kept", 3)
-			before := dump(t, db)
-
-			gone := populate(t, db, "gone", 12)
+			db, before, kept, gone := twoTenants(t)
 			require.NoError(t, db.deleteInstitution(context.Background(), gone, batch))
 			assertDeleted(t, db, before, kept, gone)
 		})
@@ -115,13 +122,8 @@ func TestDeleteInstitutionWithARetryInFlight(t *testing.T) {
 		for _, rerun := range []bool{false, true} {
 			for _, when := range []string{"between its transactions", "after it"} {
 				t.Run(fmt.Sprintf("batch %d, writes rerun %t, recorded %s", batch, rerun, when), func(t *testing.T) {
-					db, err := Open(filepath.Join(t.TempDir(), "s.db"), simulator.NewClock(nil), nil)
-					require.NoError(t, err)
-					t.Cleanup(func() { db.Close() })
+					db, before, kept, gone := twoTenants(t)
 					ctx := context.Background()
-					kept := populate(t, db, "kept", 3)
-					before := dump(t, db)
-					gone := populate(t, db, "gone", 12)
 
 					// The dispatcher takes the institution's due deliveries and its receiver
 					// answers 500: each is to be retried a minute later.
@@ -185,4 +187,52 @@ func assertDeleted(t *testing.T, db *DB, before map[string]string, kept, gone st
 	require.Len(t, list, 1)
 	assert.Equal(t, kept, list[0].ID)
 	assert.Equal(t, 3, counts[0])
+}
+
+// A control-plane write on an institution being deleted — a KYC move of one of its users (a
+// kyc event), a key issued, a subscription made — lands between the delete's transactions,
+// after the delete listed the institution's events and removed its keys and subscriptions.
+// The delete still leaves nothing of the institution: its last transaction finds what such
+// writes added.
+func TestDeleteInstitutionWithAControlWriteBetweenItsTransactions(t *testing.T) {
+	for _, c := range []struct{ batch, after int }{{deleteBatch, 0}, {7, 0}, {7, 1}, {7, 4}} {
+		batch, after := c.batch, c.after
+		t.Run(fmt.Sprintf("batch %d, after %d of its batched transactions", batch, after), func(t *testing.T) {
+			db, before, kept, gone := twoTenants(t)
+			ctx := context.Background()
+			users, err := db.ListUsers(ctx, gone, simulator.UserFilter{Limit: 100})
+			require.NoError(t, err)
+			require.Len(t, users.Users, 12)
+			pid := users.Users[len(users.Users)-1].PlatformID
+
+			db.rehearse = true // every write runs twice, as bbolt's Batch may run it
+
+			d, err := db.startDelete(ctx, gone)
+			require.NoError(t, err)
+			for range after {
+				done, err := d.step(ctx, batch)
+				require.NoError(t, err)
+				require.False(t, done, "the delete is still under way")
+			}
+			_, _, err = db.IssueKey(ctx, gone, simulator.Scopes, "")
+			require.NoError(t, err)
+			_, _, err = db.CreateSubscription(ctx, gone, simulator.EventKYC, "https://hooks.example/gone/again", "v1")
+			require.NoError(t, err)
+			move, err := db.TransitionKYC(ctx, pid, simulator.ProductCrypto, simulator.KYCAccountTakeover)
+			require.NoError(t, err, "the user is not yet deleted")
+			require.NotNil(t, move.Event)
+			due, err := db.DueDeliveries(ctx, db.Clock.SchedulerNow().Add(time.Hour), 100, nil)
+			require.NoError(t, err)
+			require.True(t, slices.ContainsFunc(due, func(d *simulator.Delivery) bool { return d.EventID == move.Event.ID }),
+				"the event is to be delivered to the new subscription")
+			for {
+				done, err := d.step(ctx, batch)
+				require.NoError(t, err)
+				if done {
+					break
+				}
+			}
+			assertDeleted(t, db, before, kept, gone)
+		})
+	}
 }

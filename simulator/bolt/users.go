@@ -57,24 +57,17 @@ func userIndexEntries(u *simulator.User) [][2][]byte {
 // putUser writes a user and keeps its indexes; old is the stored version or nil.
 func (w *writeTx) putUser(old, u *simulator.User) error {
 	var was []byte
+	var olds [][2][]byte
 	if old != nil {
-		was = userKeyPrefix(old)
-		for _, e := range userIndexEntries(old) {
-			if err := w.deleteIndex(bUserIndex, e[0], e[1]); err != nil {
-				return err
-			}
-		}
+		was, olds = userKeyPrefix(old), userIndexEntries(old)
 		if old.UserAccountID != u.UserAccountID {
 			if err := w.Bucket(bUserUAID).Delete(cat(inst(old.InstitutionID), []byte(old.UserAccountID))); err != nil {
 				return err
 			}
 		}
 	}
-	sum := summarize(u).encode()
-	for _, e := range userIndexEntries(u) {
-		if err := w.putIndex(bUserIndex, e[0], e[1], sum); err != nil {
-			return err
-		}
+	if err := w.reindex(bUserIndex, olds, userIndexEntries(u), summarize(u).encode()); err != nil {
+		return err
 	}
 	if err := w.put(bUserUAID, cat(inst(u.InstitutionID), []byte(u.UserAccountID)), []byte(u.PlatformID)); err != nil {
 		return err

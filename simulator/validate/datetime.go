@@ -200,6 +200,14 @@ func digitAt(b []byte, i int) (int, bool) {
 	return 0, false
 }
 
+// twoDigitsAt is the number the two digits at b[i] and b[i+1] make, and whether both are
+// digits.
+func twoDigitsAt(b []byte, i int) (int, bool) {
+	d1, ok1 := digitAt(b, i)
+	d2, ok2 := digitAt(b, i+1)
+	return d1*10 + d2, ok1 && ok2
+}
+
 // sdParseDatePartial is Date::parse_bytes_partial: YYYY-MM-DD at the start.
 func sdParseDatePartial(b []byte) (sdDate, string) {
 	if len(b) < 10 {
@@ -216,26 +224,17 @@ func sdParseDatePartial(b []byte) (sdDate, string) {
 	if b[4] != '-' {
 		return sdDate{}, sdInvalidDateSep
 	}
-	m1, ok1 := digitAt(b, 5)
-	if !ok1 {
-		return sdDate{}, sdInvalidCharMonth
-	}
-	m2, ok2 := digitAt(b, 6)
-	if !ok2 {
+	month, ok := twoDigitsAt(b, 5)
+	if !ok {
 		return sdDate{}, sdInvalidCharMonth
 	}
 	if b[7] != '-' {
 		return sdDate{}, sdInvalidDateSep
 	}
-	d1, ok1 := digitAt(b, 8)
-	if !ok1 {
+	day, ok := twoDigitsAt(b, 8)
+	if !ok {
 		return sdDate{}, sdInvalidCharDay
 	}
-	d2, ok2 := digitAt(b, 9)
-	if !ok2 {
-		return sdDate{}, sdInvalidCharDay
-	}
-	month, day := m1*10+m2, d1*10+d2
 	var maxDays int
 	switch month {
 	case 1, 3, 5, 7, 8, 10, 12:
@@ -264,26 +263,16 @@ func sdParseTime(b []byte, off int) (sdDateTime, string) {
 	if len(b)-off < 5 {
 		return t, sdTooShort
 	}
-	h1, ok := digitAt(b, off)
-	if !ok {
-		return t, sdInvalidCharHour
-	}
-	h2, ok := digitAt(b, off+1)
-	if !ok {
+	var ok bool
+	if t.hour, ok = twoDigitsAt(b, off); !ok {
 		return t, sdInvalidCharHour
 	}
 	if b[off+2] != ':' {
 		return t, sdInvalidTimeSep
 	}
-	m1, ok := digitAt(b, off+3)
-	if !ok {
+	if t.minute, ok = twoDigitsAt(b, off+3); !ok {
 		return t, sdInvalidCharMinute
 	}
-	m2, ok := digitAt(b, off+4)
-	if !ok {
-		return t, sdInvalidCharMinute
-	}
-	t.hour, t.minute = h1*10+h2, m1*10+m2
 	if t.hour > 23 {
 		return t, sdOutOfRangeHour
 	}
@@ -292,15 +281,9 @@ func sdParseTime(b []byte, off int) (sdDateTime, string) {
 	}
 	length := 5
 	if off+5 < len(b) && b[off+5] == ':' {
-		s1, ok := digitAt(b, off+6)
-		if !ok {
+		if t.second, ok = twoDigitsAt(b, off+6); !ok {
 			return t, sdInvalidCharSecond
 		}
-		s2, ok := digitAt(b, off+7)
-		if !ok {
-			return t, sdInvalidCharSecond
-		}
-		t.second = s1*10 + s2
 		if t.second > 59 {
 			return t, sdOutOfRangeSecond
 		}
@@ -370,11 +353,7 @@ func sdParseTZ(b []byte, pos int) (offset, end int, e string) {
 	default:
 		return 0, 0, sdInvalidCharTzSign
 	}
-	th1, ok := digitAt(b, pos)
-	if !ok {
-		return 0, 0, sdInvalidCharTzHour
-	}
-	th2, ok := digitAt(b, pos+1)
+	th, ok := twoDigitsAt(b, pos)
 	if !ok {
 		return 0, 0, sdInvalidCharTzHour
 	}
@@ -400,7 +379,7 @@ func sdParseTZ(b []byte, pos int) (offset, end int, e string) {
 	if minuteSeconds >= 3600 {
 		return 0, 0, sdOutOfRangeTzMinute
 	}
-	offset = sign * (th1*36000 + th2*3600 + minuteSeconds)
+	offset = sign * (th*3600 + minuteSeconds)
 	if offset >= 86400 || offset <= -86400 {
 		return 0, 0, sdOutOfRangeTz
 	}

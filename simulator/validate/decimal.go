@@ -116,23 +116,10 @@ type pyDecimal struct {
 //	[sign] ('Inf' | 'Infinity')          case-insensitive
 //	[sign] ('NaN' | 'sNaN') [digits]     case-insensitive
 func parsePyDecimal(s string) (pyDecimal, bool) {
-	s = strings.TrimFunc(s, isPySpace)
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '_':
-			continue
-		case r > 0 && r < 128:
-			b.WriteRune(r)
-		case isPySpace(r):
-			b.WriteByte(' ')
-		case unicode.IsDigit(r):
-			b.WriteByte(byte('0' + digitValue(r)))
-		default:
-			return pyDecimal{}, false
-		}
+	t, ok := numericASCII(s)
+	if !ok {
+		return pyDecimal{}, false
 	}
-	t := b.String()
 	neg := false
 	if t != "" && (t[0] == '+' || t[0] == '-') {
 		neg = t[0] == '-'
@@ -147,19 +134,11 @@ func parsePyDecimal(s string) (pyDecimal, bool) {
 	case strings.HasPrefix(lower, "snan") && allDigits(lower[4:]):
 		return pyDecimal{special: "snan"}, true
 	}
-	i := 0
-	intStart := i
-	for i < len(t) && isDigit(t[i]) {
-		i++
-	}
-	intDigits := t[intStart:i]
-	fracDigits := ""
+	i := digitsEnd(t, 0)
+	intDigits, fracDigits := t[:i], ""
 	if i < len(t) && t[i] == '.' {
-		i++
-		fs := i
-		for i < len(t) && isDigit(t[i]) {
-			i++
-		}
+		fs := i + 1
+		i = digitsEnd(t, fs)
 		fracDigits = t[fs:i]
 	}
 	if intDigits == "" && fracDigits == "" {
@@ -173,10 +152,7 @@ func parsePyDecimal(s string) (pyDecimal, bool) {
 			i++
 		}
 		ds := i
-		for i < len(t) && isDigit(t[i]) {
-			i++
-		}
-		if ds == i {
+		if i = digitsEnd(t, ds); ds == i {
 			return pyDecimal{}, false
 		}
 		e, ok := new(big.Int).SetString(t[es:i], 10)
@@ -197,6 +173,37 @@ func parsePyDecimal(s string) (pyDecimal, bool) {
 		exp -= int64(len(fracDigits))
 	}
 	return pyDecimal{coef: coef, exp: exp}, true
+}
+
+// numericASCII is _decimal's numeric_as_ascii: s with Python whitespace stripped at both ends,
+// every '_' removed, other whitespace as ' ' and Unicode decimal digits as ASCII ones; false
+// for any other non-ASCII character.
+func numericASCII(s string) (string, bool) {
+	s = strings.TrimFunc(s, isPySpace)
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '_':
+			continue
+		case r > 0 && r < 128:
+			b.WriteRune(r)
+		case isPySpace(r):
+			b.WriteByte(' ')
+		case unicode.IsDigit(r):
+			b.WriteByte(byte('0' + digitValue(r)))
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// digitsEnd is where the run of ASCII digits from t[i] on ends.
+func digitsEnd(t string, i int) int {
+	for i < len(t) && isDigit(t[i]) {
+		i++
+	}
+	return i
 }
 
 func allDigits(s string) bool {

@@ -191,12 +191,7 @@ func punycodeEncode(s string) (string, bool) {
 			if int(r) == n {
 				q := delta
 				for k := pcBase; ; k += pcBase {
-					t := k - bias
-					if t < pcTMin {
-						t = pcTMin
-					} else if t > pcTMax {
-						t = pcTMax
-					}
+					t := pcThreshold(k, bias)
 					if q < t {
 						break
 					}
@@ -213,6 +208,12 @@ func punycodeEncode(s string) (string, bool) {
 		n++
 	}
 	return string(out), true
+}
+
+// pcThreshold is RFC 3492's threshold t for the digit at position k: k − bias, clamped to
+// [tmin, tmax].
+func pcThreshold(k, bias int) int {
+	return min(max(k-bias, pcTMin), pcTMax)
 }
 
 // punycodeDecode decodes a label (without the xn-- prefix).
@@ -252,12 +253,7 @@ func punycodeDecode(s string) (string, bool) {
 				return "", false
 			}
 			i += digit * w
-			t := k - bias
-			if t < pcTMin {
-				t = pcTMin
-			} else if t > pcTMax {
-				t = pcTMax
-			}
+			t := pcThreshold(k, bias)
 			if digit < t {
 				break
 			}

@@ -72,31 +72,31 @@ func parseJSONAs(body []byte, legacy bool) (any, error) {
 func decodeJSONBytes(b []byte) ([]byte, bool) {
 	switch {
 	case hasPrefix(b, 0x00, 0x00, 0xFE, 0xFF), hasPrefix(b, 0xFF, 0xFE, 0x00, 0x00):
-		return decodeUTF32(b, true, false)
+		return decodeWide(b, 4, true, false)
 	case hasPrefix(b, 0xFE, 0xFF), hasPrefix(b, 0xFF, 0xFE):
-		return decodeUTF16(b, true, false)
+		return decodeWide(b, 2, true, false)
 	case hasPrefix(b, 0xEF, 0xBB, 0xBF):
 		return decodeUTF8(b[3:])
 	}
 	if len(b) >= 4 {
 		if b[0] == 0 {
 			if b[1] != 0 {
-				return decodeUTF16(b, false, true)
+				return decodeWide(b, 2, false, true)
 			}
-			return decodeUTF32(b, false, true)
+			return decodeWide(b, 4, false, true)
 		}
 		if b[1] == 0 {
 			if b[2] != 0 || b[3] != 0 {
-				return decodeUTF16(b, false, false)
+				return decodeWide(b, 2, false, false)
 			}
-			return decodeUTF32(b, false, false)
+			return decodeWide(b, 4, false, false)
 		}
 	} else if len(b) == 2 {
 		if b[0] == 0 {
-			return decodeUTF16(b, false, true)
+			return decodeWide(b, 2, false, true)
 		}
 		if b[1] == 0 {
-			return decodeUTF16(b, false, false)
+			return decodeWide(b, 2, false, false)
 		}
 	}
 	return decodeUTF8(b)
@@ -135,60 +135,43 @@ func decodeUTF8(b []byte) ([]byte, bool) {
 	return b, true
 }
 
-// decodeUTF16 decodes UTF-16; with bom set the first two bytes are a BOM
-// choosing the byte order ('utf-16' codec), else big selects it. Unpaired
-// surrogates pass ('surrogatepass'); an odd length fails ("truncated data").
-func decodeUTF16(b []byte, bom, big bool) ([]byte, bool) {
+// decodeWide decodes UTF-16 (width 2) or UTF-32 (width 4): with bom set the first unit is a
+// BOM choosing the byte order (the 'utf-16' and 'utf-32' codecs), else big selects it. A length
+// that is not a whole number of units fails ("truncated data"). Surrogates pass
+// ('surrogatepass'; UTF-16 joins a pair); a UTF-32 code point above U+10FFFF fails.
+func decodeWide(b []byte, width int, bom, big bool) ([]byte, bool) {
 	if bom {
-		big = b[0] == 0xFE
-		b = b[2:]
+		big = b[0] != 0xFF // FE FF or 00 00 FE FF; the little-endian BOMs start FF FE
+		b = b[width:]
 	}
-	if len(b)%2 != 0 {
+	if len(b)%width != 0 {
 		return nil, false
 	}
-	out := make([]byte, 0, len(b))
 	unit := func(i int) rune {
-		if big {
-			return rune(b[i])<<8 | rune(b[i+1])
+		var u uint32
+		for j := range width {
+			k := i + j
+			if !big {
+				k = i + width - 1 - j
+			}
+			u = u<<8 | uint32(b[k])
 		}
-		return rune(b[i+1])<<8 | rune(b[i])
+		return rune(u) // negative from 2^31 on: refused below with the rest above U+10FFFF
 	}
-	for i := 0; i < len(b); i += 2 {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i += width {
 		u := unit(i)
-		if u >= 0xD800 && u <= 0xDBFF && i+3 < len(b) {
+		switch {
+		case width == 2 && u >= 0xD800 && u <= 0xDBFF && i+3 < len(b):
 			if u2 := unit(i + 2); u2 >= 0xDC00 && u2 <= 0xDFFF {
 				out = utf8.AppendRune(out, 0x10000+(u-0xD800)<<10+(u2-0xDC00))
 				i += 2
 				continue
 			}
-		}
-		out = appendWTF8(out, u)
-	}
-	return out, true
-}
-
-// decodeUTF32 decodes UTF-32 like decodeUTF16; code points above U+10FFFF
-// fail, surrogates pass.
-func decodeUTF32(b []byte, bom, big bool) ([]byte, bool) {
-	if bom {
-		big = b[0] == 0
-		b = b[4:]
-	}
-	if len(b)%4 != 0 {
-		return nil, false
-	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i += 4 {
-		var u uint32
-		if big {
-			u = uint32(b[i])<<24 | uint32(b[i+1])<<16 | uint32(b[i+2])<<8 | uint32(b[i+3])
-		} else {
-			u = uint32(b[i+3])<<24 | uint32(b[i+2])<<16 | uint32(b[i+1])<<8 | uint32(b[i])
-		}
-		if u > 0x10FFFF {
+		case u < 0 || u > 0x10FFFF:
 			return nil, false
 		}
-		out = appendWTF8(out, rune(u))
+		out = appendWTF8(out, u)
 	}
 	return out, true
 }
@@ -416,17 +399,11 @@ func (s *scanner) scanString(end int) (pyStr, int, error) {
 func hex4(b []byte) (rune, bool) {
 	var r rune
 	for _, d := range b {
-		r <<= 4
-		switch {
-		case d >= '0' && d <= '9':
-			r |= rune(d - '0')
-		case d >= 'a' && d <= 'f':
-			r |= rune(d-'a') + 10
-		case d >= 'A' && d <= 'F':
-			r |= rune(d-'A') + 10
-		default:
+		v, ok := hexVal(d)
+		if !ok {
 			return 0, false
 		}
+		r = r<<4 | rune(v)
 	}
 	return r, true
 }
@@ -456,16 +433,11 @@ func (s *scanner) parseObject(idx int) (any, int, error) {
 				return nil, 0, err
 			}
 			obj.set(string(key), val)
-			idx = s.skipWS(next)
-			if idx <= end && str[idx] == '}' {
+			var done bool
+			if idx, done, err = s.nextItem(next, '}', "object"); err != nil {
+				return nil, 0, err
+			} else if done {
 				break
-			}
-			if idx > end || str[idx] != ',' {
-				return nil, 0, &jsonDecodeError{"Expecting ',' delimiter"}
-			}
-			idx = s.skipWS(idx + 1)
-			if idx <= end && str[idx] == '}' && !s.legacy {
-				return nil, 0, &jsonDecodeError{"Illegal trailing comma before end of object"}
 			}
 		}
 	}
@@ -485,18 +457,32 @@ func (s *scanner) parseArray(idx int) (any, int, error) {
 				return nil, 0, err
 			}
 			arr = append(arr, val)
-			idx = s.skipWS(next)
-			if idx <= end && str[idx] == ']' {
+			var done bool
+			if idx, done, err = s.nextItem(next, ']', "array"); err != nil {
+				return nil, 0, err
+			} else if done {
 				break
-			}
-			if idx > end || str[idx] != ',' {
-				return nil, 0, &jsonDecodeError{"Expecting ',' delimiter"}
-			}
-			idx = s.skipWS(idx + 1)
-			if idx <= end && str[idx] == ']' && !s.legacy {
-				return nil, 0, &jsonDecodeError{"Illegal trailing comma before end of array"}
 			}
 		}
 	}
 	return arr, idx + 1, nil
+}
+
+// nextItem reads what follows an item of an object or array (what), from idx on: its closing
+// byte (done, at the index returned), or a ',' and the start of the next item. Anything else,
+// or a trailing comma outside legacy mode, is the C scanner's error.
+func (s *scanner) nextItem(idx int, closing byte, what string) (int, bool, error) {
+	str, end := s.s, len(s.s)-1
+	idx = s.skipWS(idx)
+	if idx <= end && str[idx] == closing {
+		return idx, true, nil
+	}
+	if idx > end || str[idx] != ',' {
+		return 0, false, &jsonDecodeError{"Expecting ',' delimiter"}
+	}
+	idx = s.skipWS(idx + 1)
+	if idx <= end && str[idx] == closing && !s.legacy {
+		return 0, false, &jsonDecodeError{"Illegal trailing comma before end of " + what}
+	}
+	return idx, false, nil
 }

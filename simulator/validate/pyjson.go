@@ -89,36 +89,17 @@ func writePy(buf *bytes.Buffer, v any, depth int) {
 	case string:
 		writeString(buf, x, false)
 	case *jsonObject:
-		buf.WriteByte('{')
-		for i, k := range x.keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeString(buf, k, true)
+		writeSeq(buf, '{', '}', len(x.keys), func(i int) {
+			writeString(buf, x.keys[i], true)
 			buf.WriteByte(':')
 			writePy(buf, x.vals[i], depth+1)
-		}
-		buf.WriteByte('}')
+		})
 	case []any:
-		buf.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writePy(buf, e, depth+1)
-		}
-		buf.WriteByte(']')
+		writeSeq(buf, '[', ']', len(x), func(i int) { writePy(buf, x[i], depth+1) })
 	case Loc:
 		writePy(buf, []any(x), depth)
 	case []string:
-		buf.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeString(buf, e, false)
-		}
-		buf.WriteByte(']')
+		writeSeq(buf, '[', ']', len(x), func(i int) { writeString(buf, x[i], false) })
 	case map[string]any:
 		writePyMap(buf, x, depth)
 	case fmt.Stringer:
@@ -136,26 +117,8 @@ func writePyNumber(buf *bytes.Buffer, v any) bool {
 		buf.WriteString(pyFloatRepr(x))
 	case float32:
 		buf.WriteString(pyFloatRepr(float64(x)))
-	case int:
-		buf.WriteString(strconv.FormatInt(int64(x), 10))
-	case int8:
-		buf.WriteString(strconv.FormatInt(int64(x), 10))
-	case int16:
-		buf.WriteString(strconv.FormatInt(int64(x), 10))
-	case int32:
-		buf.WriteString(strconv.FormatInt(int64(x), 10))
-	case int64:
-		buf.WriteString(strconv.FormatInt(x, 10))
-	case uint:
-		buf.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint8:
-		buf.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint16:
-		buf.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint32:
-		buf.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint64:
-		buf.WriteString(strconv.FormatUint(x, 10))
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		fmt.Fprint(buf, x) // decimal digits, as Python writes an int
 	case *big.Int:
 		if x == nil {
 			buf.WriteString("null")
@@ -191,16 +154,24 @@ func writePyMap(buf *bytes.Buffer, x map[string]any, depth int) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	buf.WriteByte('{')
-	for i, k := range keys {
+	writeSeq(buf, '{', '}', len(keys), func(i int) {
+		writeString(buf, keys[i], false)
+		buf.WriteByte(':')
+		writePy(buf, x[keys[i]], depth+1)
+	})
+}
+
+// writeSeq writes start, the n items each writes separated by ',' (Python's separators), then
+// end.
+func writeSeq(buf *bytes.Buffer, start, end byte, n int, each func(i int)) {
+	buf.WriteByte(start)
+	for i := range n {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		writeString(buf, k, false)
-		buf.WriteByte(':')
-		writePy(buf, x[k], depth+1)
+		each(i)
 	}
-	buf.WriteByte('}')
+	buf.WriteByte(end)
 }
 
 // writePyViaJSON renders anything else through encoding/json, re-rendered with Python's

@@ -50,14 +50,10 @@ func pyUnquotePlus(s string) string {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == '%' && i+2 < len(s) {
-			h, ok1 := hexVal(s[i+1])
-			l, ok2 := hexVal(s[i+2])
-			if ok1 && ok2 {
-				pending = append(pending, byte(h<<4|l))
-				i += 2
-				continue
-			}
+		if b, ok := escapeAt(s, i); ok {
+			pending = append(pending, b)
+			i += 2
+			continue
 		}
 		if c < utf8.RuneSelf {
 			// ASCII text joins the pending bytes: Python decodes each run

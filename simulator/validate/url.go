@@ -437,16 +437,8 @@ func parseIPv6(in string) ([8]uint16, bool) {
 			continue
 		}
 		start := i
-		end := min(n, start+4)
 		var value uint16
-		for i < end {
-			d, ok := hexVal(in[i])
-			if !ok {
-				break
-			}
-			value = value*16 + uint16(d)
-			i++
-		}
+		value, i = hexPiece(in, i)
 		if i < n {
 			switch in[i] {
 			case '.':
@@ -479,18 +471,38 @@ func parseIPv6(in string) ([8]uint16, bool) {
 	if i < n {
 		return pieces, false
 	}
-	if compress >= 0 {
-		swaps := pp - compress
-		pp = 7
-		for swaps > 0 {
-			pieces[pp], pieces[compress+swaps-1] = pieces[compress+swaps-1], pieces[pp]
-			swaps--
-			pp--
+	return pieces, expandCompressed(&pieces, pp, compress)
+}
+
+// hexPiece reads up to four hex digits of an IPv6 piece from in[i] on: their value and where
+// it stopped.
+func hexPiece(in string, i int) (uint16, int) {
+	var value uint16
+	for end := min(len(in), i+4); i < end; i++ {
+		d, ok := hexVal(in[i])
+		if !ok {
+			break
 		}
-	} else if pp != 8 {
-		return pieces, false
+		value = value*16 + uint16(d)
 	}
-	return pieces, true
+	return value, i
+}
+
+// expandCompressed moves the pieces after the "::" at piece compress (-1: none) to the end of
+// the address, the pp pieces read leaving zeros between; without "::", all 8 must have been
+// read.
+func expandCompressed(pieces *[8]uint16, pp, compress int) bool {
+	if compress < 0 {
+		return pp == 8
+	}
+	swaps := pp - compress
+	pp = 7
+	for swaps > 0 {
+		pieces[pp], pieces[compress+swaps-1] = pieces[compress+swaps-1], pieces[pp]
+		swaps--
+		pp--
+	}
+	return true
 }
 
 // parseIPv6V4 parses the dotted IPv4 address that ends an IPv6 address, from in[i] on, into
@@ -614,18 +626,25 @@ func percentDecode(s string) string {
 	}
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) {
-			h, ok1 := hexVal(s[i+1])
-			l, ok2 := hexVal(s[i+2])
-			if ok1 && ok2 {
-				b = append(b, byte(h<<4|l))
-				i += 2
-				continue
-			}
+		if c, ok := escapeAt(s, i); ok {
+			b = append(b, c)
+			i += 2
+			continue
 		}
 		b = append(b, s[i])
 	}
 	return string(b)
+}
+
+// escapeAt reports whether s[i:] begins with a %XX escape (two hex digits of either case),
+// and the byte it stands for. A '%' without them is no escape: decoders keep it as it is.
+func escapeAt(s string, i int) (byte, bool) {
+	if s[i] != '%' || i+2 >= len(s) {
+		return 0, false
+	}
+	h, ok1 := hexVal(s[i+1])
+	l, ok2 := hexVal(s[i+2])
+	return byte(h<<4 | l), ok1 && ok2
 }
 
 // parsePathQueryFragment serializes the rest of a special URL: path with dot

@@ -461,14 +461,7 @@ func (o *Object) StrList(name string) []string { return o.Field(name).StrList() 
 func (o *Object) Object(name string) *Object { return o.Field(name).Object() }
 
 // OptObject validates an optional `Model | None = None` field.
-func (o *Object) OptObject(name string) (*Object, bool) {
-	f := o.Field(name)
-	if !f.optional() {
-		return &Object{c: o.c, loc: f.loc, inert: true}, false
-	}
-	obj := f.Object()
-	return obj, obj.OK()
-}
+func (o *Object) OptObject(name string) (*Object, bool) { return optField(o, name, Value.Object) }
 
 // Dict validates a required dict[str, ...] field.
 func (o *Object) Dict(name string) *Object { return o.Field(name).Dict() }
@@ -477,13 +470,19 @@ func (o *Object) Dict(name string) *Object { return o.Field(name).Dict() }
 func (o *Object) List(name string) *List { return o.Field(name).List() }
 
 // OptList validates an optional `list[...] | None = None` field.
-func (o *Object) OptList(name string) (*List, bool) {
+func (o *Object) OptList(name string) (*List, bool) { return optField(o, name, Value.List) }
+
+// optField validates an optional `X | None = None` field with get (Value.Object, Value.List)
+// and reports whether it holds a valid X; absent or null, it is what get makes of an inert
+// value: an accessor that validates nothing.
+func optField[T interface{ OK() bool }](o *Object, name string, get func(Value) T) (T, bool) {
 	f := o.Field(name)
 	if !f.optional() {
-		return &List{c: o.c, loc: f.loc, inert: true}, false
+		f.inert = true
+		return get(f), false
 	}
-	l := f.List()
-	return l, l.OK()
+	x := get(f)
+	return x, x.OK()
 }
 
 // DecimalMap validates a required dict[str, Decimal] field.
