@@ -225,21 +225,27 @@ func newPager(base string, q url.Values, offset, limit, n, total int) pager {
 	if n == 0 {
 		p.From = 0
 	}
-	link := func(at int) string {
-		q2 := url.Values{}
-		for k, v := range q {
-			q2[k] = v
-		}
-		q2.Set("last_record_number", strconv.Itoa(at))
-		return base + "?" + q2.Encode()
-	}
 	if offset > 0 {
-		p.Prev = link(max(0, offset-limit))
+		p.Prev = withParam(base, q, "last_record_number", strconv.Itoa(max(0, offset-limit)))
 	}
 	if offset+n < total {
-		p.Next = link(offset + n)
+		p.Next = withParam(base, q, "last_record_number", strconv.Itoa(offset+n))
 	}
 	return p
+}
+
+// withParam is the link to base with the query q, its parameter name set to value ("" leaves
+// it out): a list's other pages.
+func withParam(base string, q url.Values, name, value string) string {
+	q2 := make(url.Values, len(q)+1)
+	for k, vs := range q {
+		q2[k] = vs
+	}
+	q2.Del(name)
+	if value != "" {
+		q2.Set(name, value)
+	}
+	return base + "?" + q2.Encode()
 }
 
 // listData is what an institution's list page shows around its rows: the institution, the
@@ -504,17 +510,6 @@ func (c *Console) deliveries(r *http.Request) (loaded, error) {
 	for i, d := range page.Deliveries {
 		views[i] = viewDelivery(d)
 	}
-	link := func(cursor string) string {
-		q2 := url.Values{}
-		for k, vs := range q {
-			q2[k] = vs
-		}
-		q2.Del("cursor")
-		if cursor != "" {
-			q2.Set("cursor", cursor)
-		}
-		return Prefix + "deliveries?" + q2.Encode()
-	}
 	data := struct {
 		Deliveries  []deliveryView
 		Q           url.Values
@@ -525,10 +520,10 @@ func (c *Console) deliveries(r *http.Request) (loaded, error) {
 	}{Deliveries: views, Q: q, Statuses: []string{simulator.DeliveryPending, simulator.DeliveryDelivered, simulator.DeliveryFailed},
 		EventTypes: []simulator.EventType{simulator.EventKYC, simulator.EventTransaction}}
 	if page.NextCursor != "" {
-		data.Next = link(page.NextCursor)
+		data.Next = withParam(Prefix+"deliveries", q, "cursor", page.NextCursor)
 	}
 	if f.Cursor != "" {
-		data.First = link("")
+		data.First = withParam(Prefix+"deliveries", q, "cursor", "")
 	} else {
 		// Only the first page follows new deliveries; an older page stays as it was read.
 		data.Live = Prefix + "live/deliveries?" + q.Encode()
