@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/partnersim/partnersim/internal/sandboxtest"
 )
 
 // A rotation's overlap is scheduler state: it ends on the virtual clock, so advancing the clock
@@ -16,14 +18,7 @@ import (
 // waiting an hour.
 func TestRotationOverlapEndsOnTheVirtualClock(t *testing.T) {
 	a := MustServe(t)
-	var mu sync.Mutex
-	var sigs []string
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		sigs = append(sigs, r.Header.Get("X-Partner-Webhook-Signature"))
-		mu.Unlock()
-	}))
-	t.Cleanup(hook.Close)
+	hook := sandboxtest.NewCallback(t, sandboxtest.Answering(http.StatusOK))
 	inst, key := a.tenant(t, "", "")
 	r := a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+hook.URL+`"}`, "x-api-key: "+key)
 	require.Equal(t, http.StatusCreated, r.Status, r.Body)
@@ -33,9 +28,8 @@ func TestRotationOverlapEndsOnTheVirtualClock(t *testing.T) {
 		r := a.Call(t, "POST", "/v1/webhooks/subscriptions/"+sub+"/test", "", "x-api-key: "+key)
 		require.Equal(t, http.StatusOK, r.Status, r.Body)
 		require.True(t, r.JSON("delivered").Bool(), r.Body)
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Count(sigs[len(sigs)-1], "v1=")
+		got := hook.Received()
+		return strings.Count(got[len(got)-1].Header.Get("X-Partner-Webhook-Signature"), "v1=")
 	}
 	assert.Equal(t, 1, v1s(), "one secret before any rotation")
 	a.MustControl(t, "POST", "/_sandbox/institutions/"+inst+"/signing-secret/rotate", `{"overlap_seconds":3600}`)
