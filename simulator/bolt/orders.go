@@ -51,11 +51,7 @@ func (w *writeTx) putOrder(old, o *simulator.Order) error {
 
 // getOrder reads an order of institution instID; another institution's order does not exist.
 func getOrder(tx *bbolt.Tx, instID, id string) (*simulator.Order, error) {
-	var o simulator.Order
-	if err := orderRecords.get(tx, instID, id, &o); err != nil {
-		return nil, err
-	}
-	return &o, nil
+	return getClustered[simulator.Order](tx, orderRecords, instID, id)
 }
 
 func getTransaction(tx *bbolt.Tx, instID, id string) (*simulator.Transaction, []*simulator.Order, error) {

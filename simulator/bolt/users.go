@@ -77,11 +77,7 @@ func (w *writeTx) putUser(old, u *simulator.User) error {
 
 // getUser reads a user of institution instID; another institution's user does not exist.
 func getUser(tx *bbolt.Tx, instID, platformID string) (*simulator.User, error) {
-	var u simulator.User
-	if err := userRecords.get(tx, instID, platformID, &u); err != nil {
-		return nil, err
-	}
-	return &u, nil
+	return getClustered[simulator.User](tx, userRecords, instID, platformID)
 }
 
 func getInstitution(tx *bbolt.Tx, id string) (*simulator.Institution, error) {
