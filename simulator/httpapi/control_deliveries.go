@@ -76,12 +76,8 @@ func DeliveryFilterQuery(v *validate.Collector, q *validate.Params) simulator.De
 	f.PlatformID, _ = q.Str("platform_id")
 	f.EventType = simulator.EventType(q.Enum("event_type", false, "", string(simulator.EventKYC), string(simulator.EventTransaction)))
 	f.Status = q.Enum("status", false, "", simulator.DeliveryPending, simulator.DeliveryDelivered, simulator.DeliveryFailed)
-	if t, ok := q.DateTime("created_at_start"); ok {
-		f.CreatedStart = &t
-	}
-	if t, ok := q.DateTime("created_at_end"); ok {
-		f.CreatedEnd = &t
-	}
+	f.CreatedStart = timeParam(q, "created_at_start")
+	f.CreatedEnd = timeParam(q, "created_at_end")
 	if c, ok := q.Str("cursor"); ok {
 		if _, _, valid := simulator.ParseDeliveryCursor(c); !valid {
 			v.Add(validate.ValueError(validate.Loc{"query", "cursor"}, c, "pass the next_cursor of an earlier page"))

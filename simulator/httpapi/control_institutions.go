@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"math/big"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -78,34 +79,48 @@ func handleInstitution(institution func(ctx context.Context, id string) (*simula
 	}
 }
 
-// handleInstitutionUsers serves GET /_sandbox/institutions/{id}/users: Get User List's filters,
-// paging and sort over the institution's users as stored (platform ids, sessions, cash).
-func handleInstitutionUsers(list func(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)) echo.HandlerFunc {
+// handleInstitutionList serves one of an institution's lists on the control plane: the partner
+// API's filters, paging and sort (query, as it reads them), the page of the institution in the
+// path, its items rendered as stored with the count of every match (items).
+func handleInstitutionList[F, P, I any](
+	query func(*validate.Params) (F, *big.Int),
+	perPage func(F) int,
+	list func(ctx context.Context, instID string, f F) (P, error),
+	items func(P) ([]I, int),
+) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		v := validate.New()
-		inst := v.PathStr("institution_id", c.Param("institution_id"))
-		f, cursor := userListQuery(v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
-		if err := v.Err(); err != nil {
-			return err
-		}
-		page, err := list(c.Request().Context(), inst, f)
+		f, cursor, err := parseList(c.Request().URL.RawQuery, query)
 		if err != nil {
 			return err
 		}
-		items := make([]storedUserItemJSON, 0, len(page.Users))
-		for _, u := range page.Users {
-			it := storedUserItemJSON{PlatformID: u.PlatformID, UserAccountID: u.UserAccountID, CreatedAt: simulator.FormatTime(u.CreatedAt),
-				LiveSessions: u.LiveSessions, CurrentMarketValue: simulator.FormatMoney(u.TotalMarketValue(page.Prices)), Accounts: []storedKYCJSON{}}
-			for i := range u.Accounts {
-				a := &u.Accounts[i]
-				it.Accounts = append(it.Accounts, storedKYCJSON{Product: a.Product, KYCStatus: a.KYCStatus, Cash: simulator.FormatMoney(a.Cash),
-					CurrentMarketValue: simulator.FormatMoney(a.MarketValue(page.Prices))})
-			}
-			items = append(items, it)
+		page, err := list(c.Request().Context(), c.Param("institution_id"), f)
+		if err != nil {
+			return err
 		}
-		return writeJSON(c, http.StatusOK, pageJSON[storedUserItemJSON]{Items: items, TotalRecords: page.Total,
-			LastRecordNumber: nextCursor(cursor, len(items)), PerPage: f.Limit})
+		out, total := items(page)
+		return writeJSON(c, http.StatusOK, newPageJSON(out, total, cursor, perPage(f)))
 	}
+}
+
+// handleInstitutionUsers serves GET /_sandbox/institutions/{id}/users: Get User List's filters,
+// paging and sort over the institution's users as stored (platform ids, sessions, cash).
+func handleInstitutionUsers(list func(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)) echo.HandlerFunc {
+	return handleInstitutionList(userListQuery, func(f simulator.UserFilter) int { return f.Limit }, list, renderStoredUsers)
+}
+
+func renderStoredUsers(page *simulator.UserPage) ([]storedUserItemJSON, int) {
+	items := make([]storedUserItemJSON, 0, len(page.Users))
+	for _, u := range page.Users {
+		it := storedUserItemJSON{PlatformID: u.PlatformID, UserAccountID: u.UserAccountID, CreatedAt: simulator.FormatTime(u.CreatedAt),
+			LiveSessions: u.LiveSessions, CurrentMarketValue: simulator.FormatMoney(u.TotalMarketValue(page.Prices)), Accounts: []storedKYCJSON{}}
+		for i := range u.Accounts {
+			a := &u.Accounts[i]
+			it.Accounts = append(it.Accounts, storedKYCJSON{Product: a.Product, KYCStatus: a.KYCStatus, Cash: simulator.FormatMoney(a.Cash),
+				CurrentMarketValue: simulator.FormatMoney(a.MarketValue(page.Prices))})
+		}
+		items = append(items, it)
+	}
+	return items, page.Total
 }
 
 // handleInstitutionOrders serves GET /_sandbox/institutions/{id}/orders: Get Order List's
@@ -116,24 +131,14 @@ func handleInstitutionOrders(list func(ctx context.Context, instID string, f sim
 		TransactionID string `json:"transaction_id"`
 		PlatformID    string `json:"platform_id"`
 	}
-	return func(c echo.Context) error {
-		v := validate.New()
-		inst := v.PathStr("institution_id", c.Param("institution_id"))
-		f, cursor := orderListQuery(v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
-		if err := v.Err(); err != nil {
-			return err
-		}
-		page, err := list(c.Request().Context(), inst, f)
-		if err != nil {
-			return err
-		}
-		items := make([]item, 0, len(page.Orders))
-		for _, o := range page.Orders {
-			items = append(items, item{orderJSON: renderOrder(o), TransactionID: o.TransactionID, PlatformID: o.PlatformID})
-		}
-		return writeJSON(c, http.StatusOK, pageJSON[item]{Items: items, TotalRecords: page.Total,
-			LastRecordNumber: nextCursor(cursor, len(items)), PerPage: f.Limit})
-	}
+	return handleInstitutionList(orderListQuery, func(f simulator.OrderFilter) int { return f.Limit }, list,
+		func(page *simulator.OrderPage) ([]item, int) {
+			items := make([]item, 0, len(page.Orders))
+			for _, o := range page.Orders {
+				items = append(items, item{orderJSON: renderOrder(o), TransactionID: o.TransactionID, PlatformID: o.PlatformID})
+			}
+			return items, page.Total
+		})
 }
 
 // handleInstitutionKeys serves GET /_sandbox/institutions/{id}/keys: ids, prefixes, scopes and

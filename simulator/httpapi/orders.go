@@ -23,51 +23,24 @@ var (
 
 // handleOrderList serves GET /{v}/orders/ (spec §4.3, decisions D6).
 func handleOrderList(orders OrderReader) echo.HandlerFunc {
-	return handleList(orderListQuery, func(f simulator.OrderFilter) int { return f.Limit },
-		func(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
-			return listOrders(ctx, orders, instID, f)
-		}, renderOrderPage)
+	return handleList(orderListQuery, func(f simulator.OrderFilter) int { return f.Limit }, orders.ListOrders, renderOrderPage)
 }
 
 // orderListQuery reads Get Order List's filters, paging and sort, for the API and the control
 // plane's per-institution list alike.
 func orderListQuery(q *validate.Params) (f simulator.OrderFilter, cursor *big.Int) {
-	if id, ok := q.Str("user_account_id"); ok {
-		f.UserAccountID = &id
-	}
-	if p := q.Enum("product", false, "", products...); p != "" {
-		pp := simulator.Product(p)
-		f.Product = &pp
-	}
-	if sd := q.Enum("side", false, "", sides...); sd != "" {
-		ss := simulator.Side(sd)
-		f.Side = &ss
-	}
-	if st := q.Enum("status", false, "", orderStatuses...); st != "" {
-		ss := simulator.OrderStatus(st)
-		f.Status = &ss
-	}
-	if t, ok := q.DateTime("placed_at_start"); ok {
-		f.PlacedStart = &t
-	}
-	if t, ok := q.DateTime("placed_at_end"); ok {
-		f.PlacedEnd = &t
-	}
+	f.UserAccountID = strParam(q, "user_account_id")
+	f.Product = enumParam[simulator.Product](q, "product", products)
+	f.Side = enumParam[simulator.Side](q, "side", sides)
+	f.Status = enumParam[simulator.OrderStatus](q, "status", orderStatuses)
+	f.PlacedStart = timeParam(q, "placed_at_start")
+	f.PlacedEnd = timeParam(q, "placed_at_end")
 	f.Limit, f.Offset, cursor, f.Desc = pageParams(q)
 	return f, cursor
 }
 
 // ParseOrderList reads Get Order List's query string (the API's own validation) into a filter.
 func ParseOrderList(rawQuery string) (simulator.OrderFilter, error) {
-	v := validate.New()
-	f, _ := orderListQuery(v.Query(validate.ParseQuery(rawQuery)))
-	return f, v.Err()
-}
-
-// listOrders lists one page; an empty time window matches nothing without asking the store.
-func listOrders(ctx context.Context, r OrderReader, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
-	if f.MatchesNothing() {
-		return &simulator.OrderPage{Orders: []*simulator.Order{}}, nil
-	}
-	return r.ListOrders(ctx, instID, f)
+	f, _, err := parseList(rawQuery, orderListQuery)
+	return f, err
 }

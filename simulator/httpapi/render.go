@@ -81,6 +81,12 @@ type pageJSON[T any] struct {
 	PerPage          int         `json:"per_page"`
 }
 
+// newPageJSON is a page of a list (spec §2.2, §2.5): its items, the count of every match, the
+// next cursor and the page size.
+func newPageJSON[T any](items []T, total int, cursor *big.Int, perPage int) pageJSON[T] {
+	return pageJSON[T]{Items: items, TotalRecords: total, LastRecordNumber: nextCursor(cursor, len(items)), PerPage: perPage}
+}
+
 // The partner API's hottest bodies — Get User Detail and the user list — are appended by hand
 // into one buffer instead of going through encoding/json's reflection: the detail was the
 // endpoint's largest cost in the profiles of BENCHMARKS.md). TestRenderMatchesEncoder holds every piece

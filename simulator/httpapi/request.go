@@ -5,6 +5,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/shopspring/decimal"
@@ -136,6 +137,38 @@ func objects(o *validate.Object, name string) []*validate.Object {
 	return out
 }
 
+// Optional query filters, as the domain's filters hold them: nil when the parameter is absent.
+
+func strParam(q *validate.Params, name string) *string {
+	if s, ok := q.Str(name); ok {
+		return &s
+	}
+	return nil
+}
+
+func enumParam[T ~string](q *validate.Params, name string, values []string) *T {
+	if s := q.Enum(name, false, "", values...); s != "" {
+		v := T(s)
+		return &v
+	}
+	return nil
+}
+
+func timeParam(q *validate.Params, name string) *time.Time {
+	if t, ok := q.DateTime(name); ok {
+		return &t
+	}
+	return nil
+}
+
+// parseList reads a list's query string with query (the list's filters, paging and sort)
+// into its filter and the request's cursor; the error is every validation error (422).
+func parseList[F any](rawQuery string, query func(*validate.Params) (F, *big.Int)) (F, *big.Int, error) {
+	v := validate.New()
+	f, cursor := query(v.Query(validate.ParseQuery(rawQuery)))
+	return f, cursor, v.Err()
+}
+
 // handleList serves one of the partner API's two lists: read the query (filters, paging,
 // sort) into a filter, fetch the key's institution's page, render it with the cursor and the
 // page size into a recycled buffer.
@@ -147,9 +180,8 @@ func handleList[F, P any](
 ) echo.HandlerFunc {
 	var bodies bodyPool
 	return func(c echo.Context) error {
-		v := validate.New()
-		f, cursor := query(v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
-		if err := v.Err(); err != nil {
+		f, cursor, err := parseList(c.Request().URL.RawQuery, query)
+		if err != nil {
 			return err
 		}
 		page, err := list(c.Request().Context(), keyOf(c).InstitutionID, f)

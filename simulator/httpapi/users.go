@@ -47,22 +47,14 @@ func handleUserDetail(users UserReader, clock *simulator.Clock) echo.HandlerFunc
 
 // handleUserList serves GET /{v}/users/ (spec §4.2, decisions D6).
 func handleUserList(users UserReader) echo.HandlerFunc {
-	return handleList(userListQuery, func(f simulator.UserFilter) int { return f.Limit },
-		func(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
-			return listUsers(ctx, users, instID, f)
-		}, renderUserPage)
+	return handleList(userListQuery, func(f simulator.UserFilter) int { return f.Limit }, users.ListUsers, renderUserPage)
 }
 
 // userListQuery reads Get User List's filters, paging and sort, for the API and the control
 // plane's per-institution list alike.
 func userListQuery(q *validate.Params) (f simulator.UserFilter, cursor *big.Int) {
-	if id, ok := q.Str("user_account_id"); ok {
-		f.UserAccountID = &id
-	}
-	if p := q.Enum("product", false, "", products...); p != "" {
-		pp := simulator.Product(p)
-		f.Product = &pp
-	}
+	f.UserAccountID = strParam(q, "user_account_id")
+	f.Product = enumParam[simulator.Product](q, "product", products)
 	for _, p := range kycFilters {
 		if st := q.Enum(string(p)+"_kyc_status", false, "", kycValues...); st != "" {
 			if f.KYC == nil {
@@ -71,12 +63,8 @@ func userListQuery(q *validate.Params) (f simulator.UserFilter, cursor *big.Int)
 			f.KYC[p] = simulator.KYCStatus(st)
 		}
 	}
-	if t, ok := q.DateTime("created_at_start"); ok {
-		f.CreatedStart = &t
-	}
-	if t, ok := q.DateTime("created_at_end"); ok {
-		f.CreatedEnd = &t
-	}
+	f.CreatedStart = timeParam(q, "created_at_start")
+	f.CreatedEnd = timeParam(q, "created_at_end")
 	f.Limit, f.Offset, cursor, f.Desc = pageParams(q)
 	f.SortKey = simulator.UserSortKey(q.Enum("sort_key", false, "created_at", "created_at", "user_account_id"))
 	return f, cursor
@@ -84,15 +72,6 @@ func userListQuery(q *validate.Params) (f simulator.UserFilter, cursor *big.Int)
 
 // ParseUserList reads Get User List's query string (the API's own validation) into a filter.
 func ParseUserList(rawQuery string) (simulator.UserFilter, error) {
-	v := validate.New()
-	f, _ := userListQuery(v.Query(validate.ParseQuery(rawQuery)))
-	return f, v.Err()
-}
-
-// listUsers lists one page; an empty time window matches nothing without asking the store.
-func listUsers(ctx context.Context, r UserReader, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
-	if f.MatchesNothing() {
-		return &simulator.UserPage{Users: []*simulator.User{}}, nil
-	}
-	return r.ListUsers(ctx, instID, f)
+	f, _, err := parseList(rawQuery, userListQuery)
+	return f, err
 }

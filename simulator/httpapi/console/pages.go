@@ -2,6 +2,7 @@ package console
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -241,15 +242,36 @@ func newPager(base string, q url.Values, offset, limit, n, total int) pager {
 	return p
 }
 
-// listPage reads what an institution's list page starts from: the institution and the filters
-// given (empty fields dropped, so an untouched filter is an absent one).
-func (c *Console) listPage(r *http.Request) (string, *simulator.Institution, url.Values, error) {
+// listData is what an institution's list page shows around its rows: the institution, the
+// filters given, the pager and why no rows were read.
+type listData struct {
+	In    *simulator.Institution
+	Q     url.Values
+	Pager pager
+	Error string
+}
+
+// paged is where a page of a list sits: its offset and size, its rows and every match.
+type paged struct{ offset, limit, n, total int }
+
+// institutionList reads an institution's list page (name: "users", "orders"): the institution
+// (a failure fails the page), then read's page with the filters given (empty fields dropped,
+// so an untouched filter is an absent one); a bad filter or a failed read is said on the
+// page, above no rows.
+func (c *Console) institutionList(r *http.Request, name string, read func(ctx context.Context, instID, rawQuery string) (paged, error)) (listData, error) {
 	id := r.PathValue("id")
 	in, err := c.cfg.Institutions.Institution(r.Context(), id)
 	if err != nil {
-		return "", nil, nil, err
+		return listData{}, err
 	}
-	return id, in, cleanQuery(r.URL.Query()), nil
+	d := listData{In: in, Q: cleanQuery(r.URL.Query())}
+	p, err := read(r.Context(), id, d.Q.Encode())
+	if err != nil {
+		d.Error = c.errorFlash(err).Message
+		return d, nil
+	}
+	d.Pager = newPager(Prefix+"institutions/"+url.PathEscape(id)+"/"+name, d.Q, p.offset, p.limit, p.n, p.total)
+	return d, nil
 }
 
 type userRow struct {
@@ -258,66 +280,61 @@ type userRow struct {
 }
 
 func (c *Console) users(r *http.Request) (loaded, error) {
-	id, in, q, err := c.listPage(r)
+	var rows []userRow
+	var elapsed string
+	d, err := c.institutionList(r, "users", func(ctx context.Context, instID, rawQuery string) (paged, error) {
+		f, err := httpapi.ParseUserList(rawQuery)
+		if err != nil {
+			return paged{}, err
+		}
+		start := time.Now()
+		page, err := c.cfg.Institutions.InstitutionUsers(ctx, instID, f)
+		if err != nil {
+			return paged{}, err
+		}
+		elapsed = time.Since(start).Round(time.Microsecond).String()
+		for _, u := range page.Users {
+			rows = append(rows, userRow{u, simulator.FormatMoney(u.TotalMarketValue(page.Prices))})
+		}
+		return paged{f.Offset, f.Limit, len(page.Users), page.Total}, nil
+	})
 	if err != nil {
 		return loaded{}, err
 	}
-	data := struct {
-		In       *simulator.Institution
-		Q        url.Values
+	return loaded{"users", "Users of " + d.In.Name, "", struct {
+		listData
 		Users    []userRow
-		Pager    pager
-		Error    string
 		Products []simulator.Product
 		KYC      []simulator.KYCStatus
 		KYCKeys  []simulator.Product
 		Elapsed  string
-	}{In: in, Q: q, Products: simulator.Products, KYC: simulator.KYCStatuses,
-		KYCKeys: []simulator.Product{simulator.ProductCrypto, simulator.ProductSecurities, simulator.ProductRothIRA, simulator.ProductRobo}}
-	f, err := httpapi.ParseUserList(q.Encode())
-	if err == nil {
-		start := time.Now()
-		var page *simulator.UserPage
-		if page, err = c.cfg.Institutions.InstitutionUsers(r.Context(), id, f); err == nil {
-			data.Elapsed = time.Since(start).Round(time.Microsecond).String()
-			for _, u := range page.Users {
-				data.Users = append(data.Users, userRow{u, simulator.FormatMoney(u.TotalMarketValue(page.Prices))})
-			}
-			data.Pager = newPager(Prefix+"institutions/"+url.PathEscape(id)+"/users", q, f.Offset, f.Limit, len(page.Users), page.Total)
-		}
-	}
-	if err != nil {
-		data.Error = c.errorFlash(err).Message
-	}
-	return loaded{"users", "Users of " + in.Name, "", data}, nil
+	}{d, rows, simulator.Products, simulator.KYCStatuses,
+		[]simulator.Product{simulator.ProductCrypto, simulator.ProductSecurities, simulator.ProductRothIRA, simulator.ProductRobo}, elapsed}}, nil
 }
 
 func (c *Console) orders(r *http.Request) (loaded, error) {
-	id, in, q, err := c.listPage(r)
+	var orders []*simulator.Order
+	d, err := c.institutionList(r, "orders", func(ctx context.Context, instID, rawQuery string) (paged, error) {
+		f, err := httpapi.ParseOrderList(rawQuery)
+		if err != nil {
+			return paged{}, err
+		}
+		page, err := c.cfg.Institutions.InstitutionOrders(ctx, instID, f)
+		if err != nil {
+			return paged{}, err
+		}
+		orders = page.Orders
+		return paged{f.Offset, f.Limit, len(page.Orders), page.Total}, nil
+	})
 	if err != nil {
 		return loaded{}, err
 	}
-	data := struct {
-		In       *simulator.Institution
-		Q        url.Values
+	return loaded{"orders", "Orders of " + d.In.Name, "", struct {
+		listData
 		Orders   []*simulator.Order
-		Pager    pager
-		Error    string
 		Products []simulator.Product
 		Statuses []simulator.OrderStatus
-	}{In: in, Q: q, Products: simulator.Products, Statuses: simulator.OrderStatuses}
-	f, err := httpapi.ParseOrderList(q.Encode())
-	if err == nil {
-		var page *simulator.OrderPage
-		if page, err = c.cfg.Institutions.InstitutionOrders(r.Context(), id, f); err == nil {
-			data.Orders = page.Orders
-			data.Pager = newPager(Prefix+"institutions/"+url.PathEscape(id)+"/orders", q, f.Offset, f.Limit, len(page.Orders), page.Total)
-		}
-	}
-	if err != nil {
-		data.Error = c.errorFlash(err).Message
-	}
-	return loaded{"orders", "Orders of " + in.Name, "", data}, nil
+	}{d, orders, simulator.Products, simulator.OrderStatuses}}, nil
 }
 
 type accountView struct {
