@@ -680,12 +680,17 @@ func (w *world) lawOrders() error {
 	return nil
 }
 
-func (w *world) lawDetailMatchesList(alias string) error {
-	pid, err := w.platformID(alias)
-	if err != nil {
-		return err
+// userDetail asks for a scenario user's detail by its platform id.
+func (w *world) userDetail(alias string) (pid string, r *response, err error) {
+	if pid, err = w.platformID(alias); err != nil {
+		return "", nil, err
 	}
-	r, err := w.do(http.MethodGet, "/users/"+url.PathEscape(pid)+"/?user_account_id_type=platform", nil, "", authKey)
+	r, err = w.do(http.MethodGet, "/users/"+url.PathEscape(pid)+"/?user_account_id_type=platform", nil, "", authKey)
+	return pid, r, err
+}
+
+func (w *world) lawDetailMatchesList(alias string) error {
+	pid, r, err := w.userDetail(alias)
 	if err != nil {
 		return err
 	}
@@ -723,11 +728,7 @@ func jsonEqual(a, b string) bool {
 // lawIdentitiesResolve looks the user up by each of its core and dbp ids: each resolves, and
 // the user it resolves to is named by the same member (decisions D5).
 func (w *world) lawIdentitiesResolve(alias string) error {
-	pid, err := w.platformID(alias)
-	if err != nil {
-		return err
-	}
-	r, err := w.do(http.MethodGet, "/users/"+url.PathEscape(pid)+"/?user_account_id_type=platform", nil, "", authKey)
+	pid, r, err := w.userDetail(alias)
 	if err != nil {
 		return err
 	}

@@ -74,29 +74,36 @@ func (r Response) JSON(path string) gjson.Result { return gjson.Get(r.Body, path
 // Content-Type header is given.
 func (s *Sandbox) Call(tb testing.TB, method, path, body string, headers ...string) Response {
 	tb.Helper()
+	return Do(tb, s.checked, method, s.URL+path, "application/json", body, headers...)
+}
+
+// Do makes one request with client: a body, when given, is sent as contentType; headers are
+// "Name: value" strings (a Content-Type among them wins). It returns the response read whole.
+func Do(tb testing.TB, client *http.Client, method, url, contentType, body string, headers ...string) Response {
+	tb.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, s.URL+path, rd)
+	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
-		tb.Fatalf("%s %s: %v", method, path, err)
+		tb.Fatalf("%s %s: %v", method, url, err)
 	}
 	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 	}
 	for _, h := range headers {
 		k, v, _ := strings.Cut(h, ": ")
 		req.Header.Set(k, v)
 	}
-	res, err := s.checked.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
-		tb.Fatalf("%s %s: %v", method, path, err)
+		tb.Fatalf("%s %s: %v", method, url, err)
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
-		tb.Fatalf("%s %s: reading the body: %v", method, path, err)
+		tb.Fatalf("%s %s: reading the body: %v", method, url, err)
 	}
 	return Response{Status: res.StatusCode, Header: res.Header, Body: string(b)}
 }

@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,31 +17,17 @@ import (
 	"github.com/partnersim/partnersim/internal/sandboxtest"
 )
 
-// hookRecorder is a webhook target that records every body.
-type hookRecorder struct {
-	*httptest.Server
-	mu     sync.Mutex
-	bodies []string
-}
+// hookRecorder is a webhook target that records every body, answering 200.
+type hookRecorder struct{ *sandboxtest.Callback }
 
 func newHook(tb testing.TB) *hookRecorder {
-	h := &hookRecorder{}
-	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		h.mu.Lock()
-		h.bodies = append(h.bodies, string(b))
-		h.mu.Unlock()
-	}))
-	tb.Cleanup(h.Close)
-	return h
+	return &hookRecorder{sandboxtest.NewCallback(tb, sandboxtest.Answering(http.StatusOK))}
 }
 
 func (h *hookRecorder) events() []gjson.Result {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	var out []gjson.Result
-	for _, b := range h.bodies {
-		out = append(out, gjson.Parse(b))
+	for _, r := range h.Received() {
+		out = append(out, gjson.ParseBytes(r.Body))
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -11,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -94,27 +92,11 @@ func TestServedDocumentsAndDocs(t *testing.T) {
 	assert.NotContains(t, off.Call(t, "GET", "/docs", "").Body, "/_sandbox/openapi.json")
 }
 
-// delivery is one webhook delivery as a receiver saw it.
-type delivery struct {
-	header http.Header
-	body   []byte
-}
-
 // Every kind of delivery — a kyc event, a transaction event, a test send of each type — matches
 // the document's webhooks section: headers and envelope, no field more or less.
 func TestDeliveriesMatchTheWebhooksSection(t *testing.T) {
 	a := MustServe(t)
-	var (
-		mu  sync.Mutex
-		got []delivery
-	)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		got = append(got, delivery{r.Header.Clone(), b})
-		mu.Unlock()
-	}))
-	t.Cleanup(hook.Close)
+	hook := sandboxtest.NewCallback(t, sandboxtest.Answering(http.StatusOK))
 	inst, key := a.tenant(t, "symitar", "q2")
 	subs := map[string]string{}
 	for _, typ := range []string{"kyc", "transaction"} {
@@ -132,29 +114,28 @@ func TestDeliveriesMatchTheWebhooksSection(t *testing.T) {
 		r := a.Call(t, "POST", "/v1/webhooks/subscriptions/"+id+"/test", "", "x-api-key: "+key)
 		require.Equal(t, http.StatusOK, r.Status, r.Body)
 	}
-	sandboxtest.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= 4 }, "four deliveries")
-	mu.Lock()
-	defer mu.Unlock()
+	sandboxtest.Eventually(t, func() bool { return len(hook.Received()) >= 4 }, "four deliveries")
+	got := hook.Received()
 	kinds := map[string]int{}
 	for _, d := range got {
 		var env struct {
 			EventType string `json:"event_type"`
 			IsTest    bool   `json:"is_test"`
 		}
-		require.NoError(t, json.Unmarshal(d.body, &env))
+		require.NoError(t, json.Unmarshal(d.Body, &env))
 		kinds[env.EventType+"/"+strconv.FormatBool(env.IsTest)]++
-		assert.NoError(t, a.Checker().CheckEvent(d.header, d.body), string(d.body))
+		assert.NoError(t, a.Checker().CheckEvent(d.Header, d.Body), string(d.Body))
 	}
 	assert.Equal(t, map[string]int{"kyc/false": 1, "kyc/true": 1, "transaction/false": 1, "transaction/true": 1}, kinds)
 
 	// And the check has teeth: a field the document does not list fails it.
-	extra := strings.Replace(string(got[0].body), `"is_test"`, `"amount":"1.00","is_test"`, 1)
-	err := a.Checker().CheckEvent(got[0].header, []byte(extra))
+	extra := strings.Replace(string(got[0].Body), `"is_test"`, `"amount":"1.00","is_test"`, 1)
+	err := a.Checker().CheckEvent(got[0].Header, []byte(extra))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "amount")
-	h := got[0].header.Clone()
+	h := got[0].Header.Clone()
 	h.Del("X-Partner-Webhook-Signature")
-	assert.ErrorContains(t, a.Checker().CheckEvent(h, got[0].body), "X-Partner-Webhook-Signature")
+	assert.ErrorContains(t, a.Checker().CheckEvent(h, got[0].Body), "X-Partner-Webhook-Signature")
 }
 
 // /docs renders in a real browser from the sandbox's own files: headless Chromium (when the

@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -35,51 +34,28 @@ func newClient(sb *sandboxtest.Sandbox) *client {
 
 var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
-func (c *client) do(tb testing.TB, method, path string, form url.Values, headers ...string) (*http.Response, string) {
+func (c *client) do(tb testing.TB, method, path string, form url.Values, headers ...string) (sandboxtest.Response, string) {
 	tb.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequest(method, c.sb.URL+path, body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	for _, h := range headers {
-		k, v, _ := strings.Cut(h, ": ")
-		req.Header.Set(k, v)
-	}
-	res, err := c.http.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if m := csrfRE.FindStringSubmatch(string(b)); m != nil {
+	res := sandboxtest.Do(tb, c.http, method, c.sb.URL+path, "application/x-www-form-urlencoded", form.Encode(), headers...)
+	if m := csrfRE.FindStringSubmatch(res.Body); m != nil {
 		c.csrf = m[1]
 	}
-	return res, string(b)
+	return res, res.Body
 }
 
 // get fetches a page and requires its status.
 func (c *client) get(tb testing.TB, path string, status int) string {
 	tb.Helper()
 	res, body := c.do(tb, http.MethodGet, path, nil)
-	if res.StatusCode != status {
-		tb.Fatalf("GET %s: status %d, want %d: %s", path, res.StatusCode, status, body)
+	if res.Status != status {
+		tb.Fatalf("GET %s: status %d, want %d: %s", path, res.Status, status, body)
 	}
 	return body
 }
 
 // post submits a console form with the page's CSRF token (unless form sets one) and returns the
 // response; headers are "Name: value".
-func (c *client) post(tb testing.TB, path string, form url.Values, headers ...string) (*http.Response, string) {
+func (c *client) post(tb testing.TB, path string, form url.Values, headers ...string) (sandboxtest.Response, string) {
 	tb.Helper()
 	if form == nil {
 		form = url.Values{}
@@ -95,8 +71,8 @@ func signedIn(tb testing.TB, sb *sandboxtest.Sandbox) *client {
 	tb.Helper()
 	c := newClient(sb)
 	res, body := c.do(tb, http.MethodPost, "/_sandbox/ui/signin", url.Values{"token": {sb.SB.Token}})
-	if res.StatusCode != http.StatusSeeOther {
-		tb.Fatalf("sign in: status %d: %s", res.StatusCode, body)
+	if res.Status != http.StatusSeeOther {
+		tb.Fatalf("sign in: status %d: %s", res.Status, body)
 	}
 	c.get(tb, "/_sandbox/ui/", http.StatusOK)
 	if c.csrf == "" {
@@ -122,19 +98,19 @@ func TestSignInIsRequired(t *testing.T) {
 	sb := sandboxtest.MustServe(t)
 	c := newClient(sb)
 	res, _ := c.do(t, http.MethodGet, "/_sandbox/ui/institutions/ins_harbor", nil)
-	assert(t, res.StatusCode == http.StatusSeeOther && res.Header.Get("Location") == "/_sandbox/ui/signin?next=%2F_sandbox%2Fui%2Finstitutions%2Fins_harbor",
-		"a page without a session redirects to sign in: %d %s", res.StatusCode, res.Header.Get("Location"))
+	assert(t, res.Status == http.StatusSeeOther && res.Header.Get("Location") == "/_sandbox/ui/signin?next=%2F_sandbox%2Fui%2Finstitutions%2Fins_harbor",
+		"a page without a session redirects to sign in: %d %s", res.Status, res.Header.Get("Location"))
 	res, _ = c.do(t, http.MethodGet, "/_sandbox/ui/live/deliveries", nil)
-	assert(t, res.StatusCode == http.StatusUnauthorized, "a live fragment without a session: %d", res.StatusCode)
+	assert(t, res.Status == http.StatusUnauthorized, "a live fragment without a session: %d", res.Status)
 
 	res, body := c.do(t, http.MethodPost, "/_sandbox/ui/signin", url.Values{"token": {"not-the-token"}})
-	assert(t, res.StatusCode == http.StatusUnauthorized, "a wrong token: status %d", res.StatusCode)
+	assert(t, res.Status == http.StatusUnauthorized, "a wrong token: status %d", res.Status)
 	assert(t, strings.Contains(body, "That is not this sandbox&#39;s token"), "a wrong token says so: %s", body)
 	assert(t, res.Header.Get("Set-Cookie") == "", "a wrong token sets no cookie: %q", res.Header.Get("Set-Cookie"))
 
 	res, _ = c.do(t, http.MethodPost, "/_sandbox/ui/signin", url.Values{"token": {sb.SB.Token}, "next": {"/_sandbox/ui/clock"}})
 	cookie := res.Header.Get("Set-Cookie")
-	assert(t, res.StatusCode == http.StatusSeeOther && res.Header.Get("Location") == "/_sandbox/ui/clock", "sign in goes to next: %d %s", res.StatusCode, res.Header.Get("Location"))
+	assert(t, res.Status == http.StatusSeeOther && res.Header.Get("Location") == "/_sandbox/ui/clock", "sign in goes to next: %d %s", res.Status, res.Header.Get("Location"))
 	for _, attr := range []string{"HttpOnly", "SameSite=Strict", "Path=/_sandbox/ui/", "Max-Age=43200"} {
 		assert(t, strings.Contains(cookie, attr), "the session cookie has %s: %s", attr, cookie)
 	}
@@ -149,9 +125,9 @@ func TestSignInIsRequired(t *testing.T) {
 	}
 
 	res, _ = c.post(t, "/_sandbox/ui/signout", nil)
-	assert(t, res.StatusCode == http.StatusSeeOther, "sign out: %d", res.StatusCode)
+	assert(t, res.Status == http.StatusSeeOther, "sign out: %d", res.Status)
 	res, _ = c.do(t, http.MethodGet, "/_sandbox/ui/", nil)
-	assert(t, res.StatusCode == http.StatusSeeOther, "signed out, pages redirect to sign in: %d", res.StatusCode)
+	assert(t, res.Status == http.StatusSeeOther, "signed out, pages redirect to sign in: %d", res.Status)
 }
 
 // A state-changing request without the session's CSRF token, or from another origin, or
@@ -188,12 +164,12 @@ func TestForgedActionsChangeNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		res, body := tc.c.post(t, "/_sandbox/ui/users/"+pid+"/kyc", tc.form, tc.headers...)
-		assert(t, res.StatusCode == tc.status, "%s: status %d, want %d", tc.name, res.StatusCode, tc.status)
+		assert(t, res.Status == tc.status, "%s: status %d, want %d", tc.name, res.Status, tc.status)
 		assert(t, strings.Contains(body, "nothing was changed"), "%s: the page says nothing changed: %s", tc.name, body)
 		assert(t, kycOf(t, sb, pid, "crypto") == "pending", "%s: the KYC status moved", tc.name)
 	}
 	res, _ := c.post(t, "/_sandbox/ui/users/"+pid+"/kyc", with(nil), "Sec-Fetch-Site: same-origin", "Origin: "+sb.URL)
-	assert(t, res.StatusCode == http.StatusSeeOther, "the console's own form: %d", res.StatusCode)
+	assert(t, res.Status == http.StatusSeeOther, "the console's own form: %d", res.Status)
 	assert(t, kycOf(t, sb, pid, "crypto") == "approved", "the console's own form moves KYC")
 }
 
@@ -234,12 +210,12 @@ func TestFormsAreBoundedAndSayWhatToDo(t *testing.T) {
 	for _, tc := range cases {
 		tc.form.Set("back", "/_sandbox/ui/clock")
 		res, _ := c.post(t, tc.path, tc.form)
-		assert(t, res.StatusCode == http.StatusSeeOther && res.Header.Get("Location") == "/_sandbox/ui/clock", "%s: %d %s", tc.path, res.StatusCode, res.Header.Get("Location"))
+		assert(t, res.Status == http.StatusSeeOther && res.Header.Get("Location") == "/_sandbox/ui/clock", "%s: %d %s", tc.path, res.Status, res.Header.Get("Location"))
 		body := c.get(t, "/_sandbox/ui/clock", http.StatusOK)
 		assert(t, strings.Contains(body, tc.want), "%s: the page should say %q", tc.path, tc.want)
 	}
 	res, body := c.post(t, "/_sandbox/ui/institutions", url.Values{"name": {strings.Repeat("x", 70<<10)}})
-	assert(t, res.StatusCode == http.StatusBadRequest && strings.Contains(body, "at most 64 KiB"), "a form over 64 KiB: %d", res.StatusCode)
+	assert(t, res.Status == http.StatusBadRequest && strings.Contains(body, "at most 64 KiB"), "a form over 64 KiB: %d", res.Status)
 	assert(t, len(sb.MustControl(t, http.MethodGet, "/_sandbox/institutions", "").JSON("institutions").Array()) == 2, "no institution was created")
 
 	// A bad filter on the users page shows the API's own validation, not a 500.
@@ -292,10 +268,10 @@ func TestControlPlaneReadsForTheConsole(t *testing.T) {
 }
 
 // flashOf returns the message the page after an action shows.
-func flashOf(tb testing.TB, c *client, res *http.Response) string {
+func flashOf(tb testing.TB, c *client, res sandboxtest.Response) string {
 	tb.Helper()
-	if res.StatusCode != http.StatusSeeOther {
-		tb.Fatalf("the action answered %d, want 303", res.StatusCode)
+	if res.Status != http.StatusSeeOther {
+		tb.Fatalf("the action answered %d, want 303", res.Status)
 	}
 	body := c.get(tb, res.Header.Get("Location"), http.StatusOK)
 	i := strings.Index(body, `id="flash"`)

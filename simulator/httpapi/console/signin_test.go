@@ -20,7 +20,7 @@ func TestSignInNextStaysInTheConsole(t *testing.T) {
 		"https://evil.example/_sandbox/ui/", "//evil.example/_sandbox/ui/", "/_sandbox/ui/\t/x", "/_sandbox/uix",
 	} {
 		res, _ := newClient(sb).do(t, http.MethodPost, "/_sandbox/ui/signin", url.Values{"token": {sb.SB.Token}, "next": {next}})
-		assert(t, res.StatusCode == http.StatusSeeOther && res.Header.Get("Location") == "/_sandbox/ui/",
+		assert(t, res.Status == http.StatusSeeOther && res.Header.Get("Location") == "/_sandbox/ui/",
 			"next %q: redirected to %q, want /_sandbox/ui/", next, res.Header.Get("Location"))
 		// The sign-in page carries next into its form as the same rule leaves it.
 		body := newClient(sb).get(t, "/_sandbox/ui/signin?next="+url.QueryEscape(next), http.StatusOK)
@@ -38,8 +38,8 @@ func TestSignOutReadsABoundedForm(t *testing.T) {
 	sb := sandboxtest.MustServe(t)
 	c := signedIn(t, sb)
 	res, _ := c.post(t, "/_sandbox/ui/signout", url.Values{"pad": {strings.Repeat("x", 100<<10)}})
-	assert(t, res.StatusCode == http.StatusBadRequest, "a 100 KiB sign-out form: status %d, want 400", res.StatusCode)
+	assert(t, res.Status == http.StatusBadRequest, "a 100 KiB sign-out form: status %d, want 400", res.Status)
 	c.get(t, "/_sandbox/ui/", http.StatusOK)
 	res, _ = c.post(t, "/_sandbox/ui/signout", nil)
-	assert(t, res.StatusCode == http.StatusSeeOther, "sign out: %d", res.StatusCode)
+	assert(t, res.Status == http.StatusSeeOther, "sign out: %d", res.Status)
 }
