@@ -68,6 +68,15 @@ func (c clustered) put(w *writeTx, id string, was, prefix []byte, v any) error {
 	return w.putRecordSplit(c.records, cat(prefix, []byte(id)), len(prefix)-8, v)
 }
 
+// getClustered reads the record of id from c as a new T (get).
+func getClustered[T any](tx *bbolt.Tx, c clustered, instID, id string) (*T, error) {
+	var v T
+	if err := c.get(tx, instID, id, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
 // get decodes the record of id into v. instID "" finds any institution's record; otherwise
 // another institution's record does not exist.
 func (c clustered) get(tx *bbolt.Tx, instID, id string, v any) error {

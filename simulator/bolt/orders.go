@@ -51,11 +51,7 @@ func (w *writeTx) putOrder(old, o *simulator.Order) error {
 
 // getOrder reads an order of institution instID; another institution's order does not exist.
 func getOrder(tx *bbolt.Tx, instID, id string) (*simulator.Order, error) {
-	var o simulator.Order
-	if err := orderRecords.get(tx, instID, id, &o); err != nil {
-		return nil, err
-	}
-	return &o, nil
+	return getClustered[simulator.Order](tx, orderRecords, instID, id)
 }
 
 func getTransaction(tx *bbolt.Tx, instID, id string) (*simulator.Transaction, []*simulator.Order, error) {
@@ -102,48 +98,17 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 		filter, residual := planOrders(tx, instID, f)
 		prefix := cat(inst(instID), filter, []byte{sortCreated})
 		lo, hi := prefix, prefixEnd(prefix)
-		ranged := false
 		if f.PlacedStart != nil {
-			lo, ranged = cat(prefix, timeKey(*f.PlacedStart)), true
+			lo = cat(prefix, timeKey(*f.PlacedStart))
 		}
 		if f.PlacedEnd != nil {
-			hi, ranged = cat(prefix, timeKey(*f.PlacedEnd)), true
+			hi = cat(prefix, timeKey(*f.PlacedEnd))
 		}
-		idOf := func(k, _ []byte) []byte { return k[len(prefix):] } // placed_at + order id
-		var (
-			ids [][]byte
-			err error
-		)
-		switch {
-		case !residual && hasDays(tx):
-			known := -1
-			if !ranged {
-				known = countOf(tx, bOrderIndex, prefix)
-			}
-			ids, page.Total, err = pageDays(ctx, tx, bOrderIndex, prefix, lo, hi, f.Desc, f.Offset, f.Limit, known, idOf)
-		case !residual && !ranged:
-			page.Total = countOf(tx, bOrderIndex, prefix)
-			ids, err = pageKnown(ctx, tx.Bucket(bOrderIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
-		default:
-			want := [3]int{-1, -1, -1} // product, side, status; -1: any
-			if f.Product != nil {
-				want[0] = simulator.ProductIndex(*f.Product)
-			}
-			if f.Side != nil {
-				want[1] = int(sideByte(*f.Side))
-			}
-			if f.Status != nil {
-				want[2] = simulator.OrderStatusIndex(*f.Status)
-			}
-			ids, page.Total, err = s.pageFiltered(ctx, tx, bOrderIndex, lo, hi, []byte{byte(want[0] + 1), byte(want[1] + 1), byte(want[2] + 1)}, f.Desc, f.Offset, f.Limit, func(v []byte) bool {
-				for i, w := range want {
-					if w >= 0 && int(v[i]) != w {
-						return false
-					}
-				}
-				return true
-			}, idOf)
-		}
+		ids, total, err := s.page(ctx, tx, indexPage{bucket: bOrderIndex, prefix: prefix, lo: lo, hi: hi, byTime: true, residual: residual,
+			desc: f.Desc, offset: f.Offset, limit: f.Limit,
+			idOf: func(k, _ []byte) []byte { return k[len(prefix):] }, // placed_at + order id
+		}, func() ([]byte, func(v []byte) bool) { return orderFilter(f) })
+		page.Total = total
 		if err != nil {
 			return err
 		}
@@ -154,6 +119,29 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 		return nil, err
 	}
 	return page, nil
+}
+
+// orderFilter is the key and the match of Get Order List's filters on an order index entry's
+// summary (orderSummary): product, side and status, each when given.
+func orderFilter(f simulator.OrderFilter) ([]byte, func(v []byte) bool) {
+	want := [3]int{-1, -1, -1} // product, side, status; -1: any
+	if f.Product != nil {
+		want[0] = simulator.ProductIndex(*f.Product)
+	}
+	if f.Side != nil {
+		want[1] = int(sideByte(*f.Side))
+	}
+	if f.Status != nil {
+		want[2] = simulator.OrderStatusIndex(*f.Status)
+	}
+	return []byte{byte(want[0] + 1), byte(want[1] + 1), byte(want[2] + 1)}, func(v []byte) bool {
+		for i, w := range want {
+			if w >= 0 && int(v[i]) != w {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // planOrders picks the order index for a query: the user's own index when a user is named

@@ -85,6 +85,39 @@ func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 	return ids, nil
 }
 
+// indexPage is one page of a list read from an index: the range [lo, hi) of the entries under
+// prefix in bucket.
+type indexPage struct {
+	bucket, prefix, lo, hi []byte
+	// byTime: the range is in time order (the day counters can skip whole days); residual: a
+	// filter the index does not cover is left, which the walk checks and counts.
+	byTime, residual bool
+	desc             bool
+	offset, limit    int
+	idOf             func(k, v []byte) []byte
+}
+
+// page reads the page's ids and the range's total: by the day counters when nothing is left to
+// filter and the range is in time order, by the prefix's counter when the range is all of it,
+// else by walking it with the filter (its key and match, made only then).
+func (s *DB) page(ctx context.Context, tx *bbolt.Tx, p indexPage, filter func() ([]byte, func(v []byte) bool)) ([][]byte, int, error) {
+	ranged := !bytes.Equal(p.lo, p.prefix) || p.hi != nil && !bytes.Equal(p.hi, prefixEnd(p.prefix))
+	switch {
+	case !p.residual && p.byTime && hasDays(tx):
+		known := -1
+		if !ranged {
+			known = countOf(tx, p.bucket, p.prefix)
+		}
+		return pageDays(ctx, tx, p.bucket, p.prefix, p.lo, p.hi, p.desc, p.offset, p.limit, known, p.idOf)
+	case !p.residual && !ranged:
+		total := countOf(tx, p.bucket, p.prefix)
+		ids, err := pageKnown(ctx, tx.Bucket(p.bucket), p.lo, p.hi, p.desc, p.offset, p.limit, total, p.idOf)
+		return ids, total, err
+	}
+	key, match := filter()
+	return s.pageFiltered(ctx, tx, p.bucket, p.lo, p.hi, key, p.desc, p.offset, p.limit, match, p.idOf)
+}
+
 // pageFiltered is pageScan over a range with a filter its index does not cover, which the walk
 // counts: filter names the filter's values, so that with the bucket and range it keys the
 // count in s.walked. Once the count is known in the transaction's state, the walk stops at the

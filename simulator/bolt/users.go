@@ -77,11 +77,7 @@ func (w *writeTx) putUser(old, u *simulator.User) error {
 
 // getUser reads a user of institution instID; another institution's user does not exist.
 func getUser(tx *bbolt.Tx, instID, platformID string) (*simulator.User, error) {
-	var u simulator.User
-	if err := userRecords.get(tx, instID, platformID, &u); err != nil {
-		return nil, err
-	}
-	return &u, nil
+	return getClustered[simulator.User](tx, userRecords, instID, platformID)
 }
 
 func getInstitution(tx *bbolt.Tx, id string) (*simulator.Institution, error) {
@@ -287,7 +283,6 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 				hi = cat(prefix, timeKey(*f.CreatedEnd))
 			}
 		}
-		ranged := !bytes.Equal(lo, prefix) || hi != nil && !bytes.Equal(hi, prefixEnd(prefix))
 		// A user's key in user_records less the institution: created_at (from the key, or the
 		// summary of a user_account_id index) and platform id.
 		idOf := func(k, v []byte) []byte {
@@ -296,20 +291,10 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 			}
 			return cat(v[:8], k[len(prefix)+len(v)-12+1:])
 		}
-		var pids [][]byte
-		switch {
-		case !residual && sortKind == sortCreated && hasDays(tx):
-			known := -1
-			if !ranged {
-				known = countOf(tx, bUserIndex, prefix)
-			}
-			pids, page.Total, err = pageDays(ctx, tx, bUserIndex, prefix, lo, hi, f.Desc, f.Offset, f.Limit, known, idOf)
-		case !residual && !ranged:
-			page.Total = countOf(tx, bUserIndex, prefix)
-			pids, err = pageKnown(ctx, tx.Bucket(bUserIndex), lo, hi, f.Desc, f.Offset, f.Limit, page.Total, idOf)
-		default:
-			pids, page.Total, err = s.pageFiltered(ctx, tx, bUserIndex, lo, hi, userFilterKey(f), f.Desc, f.Offset, f.Limit, match, idOf)
-		}
+		pids, total, err := s.page(ctx, tx, indexPage{bucket: bUserIndex, prefix: prefix, lo: lo, hi: hi,
+			byTime: sortKind == sortCreated, residual: residual, desc: f.Desc, offset: f.Offset, limit: f.Limit, idOf: idOf},
+			func() ([]byte, func(v []byte) bool) { return userFilterKey(f), match })
+		page.Total = total
 		if err != nil {
 			return err
 		}

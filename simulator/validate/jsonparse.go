@@ -198,6 +198,18 @@ func (s *scanner) hasAt(i int, lit string) bool {
 	return i+len(lit) <= len(s.s) && string(s.s[i:i+len(lit)]) == lit
 }
 
+// nested parses an object or array with parse, one level deeper; past maxJSONDepth it is
+// errAbort (CPython's RecursionError).
+func (s *scanner) nested(idx int, parse func(idx int) (any, int, error)) (any, int, error) {
+	if s.depth >= maxJSONDepth {
+		return nil, 0, errAbort
+	}
+	s.depth++
+	v, next, err := parse(idx)
+	s.depth--
+	return v, next, err
+}
+
 func (s *scanner) scanOnce(idx int) (any, int, error) {
 	if idx >= len(s.s) {
 		return nil, 0, errStopIteration
@@ -207,21 +219,9 @@ func (s *scanner) scanOnce(idx int) (any, int, error) {
 		str, next, err := s.scanString(idx + 1)
 		return str, next, err
 	case '{':
-		if s.depth >= maxJSONDepth {
-			return nil, 0, errAbort
-		}
-		s.depth++
-		v, next, err := s.parseObject(idx + 1)
-		s.depth--
-		return v, next, err
+		return s.nested(idx+1, s.parseObject)
 	case '[':
-		if s.depth >= maxJSONDepth {
-			return nil, 0, errAbort
-		}
-		s.depth++
-		v, next, err := s.parseArray(idx + 1)
-		s.depth--
-		return v, next, err
+		return s.nested(idx+1, s.parseArray)
 	case 'n':
 		if s.hasAt(idx, "null") {
 			return nil, idx + 4, nil
