@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,10 @@ func (tb *tab) clipboard() string {
 // utcTime is the console's one time format.
 var utcTime = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$`)
 
+// cadenceStamp is what a live region's cadence line says: when it last changed ("loaded" or
+// "updated") and, while nothing has changed since, when it last checked.
+var cadenceStamp = regexp.MustCompile(`^(loaded|updated) \d\d:\d\d:\d\dZ( \(checked \d\d:\d\d:\d\dZ, no change\))?$`)
+
 // The delivery log filters by status, event type, institution and user, pages with a cursor,
 // shows the institution and event type of each delivery, every time in one UTC format, a
 // callback URL on one line however long, and a pretty-printed body whose exact bytes a button
@@ -76,14 +81,14 @@ func TestBrowserDeliveryLogFiltersPagesAndCopies(t *testing.T) {
 	assert(t, strings.Join(insts, ",") == "ins_harbor,ins_harbor,ins_harbor,ins_harbor", "the institution column: %v", insts)
 
 	// One time format, UTC, in the table, the attempts and the cadence line.
-	tb.waitFor("the cadence line updated", `document.querySelector('[data-stamp]').textContent.startsWith("updated")`)
+	tb.waitFor("a refresh completed", `Number(document.getElementById('deliveries').dataset.refreshes) >= 1`)
 	times := eval[[]string](tb, `Array.from(document.querySelectorAll('tbody.delivery > tr:first-child > td:first-child, table.attempts tbody td:first-child')).map(e => e.textContent)`)
 	for _, ts := range times {
 		assert(t, utcTime.MatchString(ts), "a time in another format: %q", ts)
 	}
 	assert(t, len(times) == 8, "a creation and an attempt time per delivery: %v", times)
 	stamp := tb.text("[data-stamp]")
-	assert(t, regexp.MustCompile(`^updated \d\d:\d\d:\d\dZ$`).MatchString(stamp), "the cadence line's time: %q", stamp)
+	assert(t, cadenceStamp.MatchString(stamp), "the cadence line's times: %q", stamp)
 
 	// A long callback URL stays on one line.
 	lines := eval[int](tb, `(td => { const r = document.createRange(); r.selectNodeContents(td); return new Set(Array.from(r.getClientRects()).map(x => Math.round(x.top))).size })(
@@ -173,4 +178,41 @@ func TestBrowserInstitutionsKeysAndUserEvents(t *testing.T) {
 	assert(t, strings.Contains(events[1], "crypto → document_requested"), "the earlier event: %q", events[1])
 	tb.click("#user-deliveries", "#deliveries")
 	assert(t, eval[int](tb, `document.querySelectorAll('tbody.delivery').length`) == 2, "the log filtered to the user")
+}
+
+// A live region whose content has not changed is left alone: the nodes a person (or a
+// click) is on stay in the document, an open delivery stays open, and the cadence line says
+// it checked. A real change still replaces the rows and keeps the open delivery open.
+func TestBrowserLiveRegionKeepsUnchangedRows(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	recv := newReceiver(t, func(int64) bool { return false })
+	subscribe(t, sb, recv.URL, "kyc")
+	pid := newUser(t, sb, `[{"product":"crypto","kyc_status":"pending"}]`)
+	sb.MustControl(t, http.MethodPost, "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"document_requested"}`)
+	tb := openTab(t, sb)
+	tb.signIn()
+	tb.open("/_sandbox/ui/deliveries")
+	tb.waitFor("the delivery is delivered", `(d => d && d.dataset.status === "delivered" && d.querySelector('.attempts').textContent === "1")(document.querySelector('tbody.delivery'))`)
+	tb.do("open the delivery", chromedp.Click(chromedp.CSS("tbody.delivery details summary")), chromedp.WaitVisible(chromedp.CSS("tbody.delivery pre.body")))
+
+	// Keep references to a row and the open <details>, then let two refreshes complete (so at
+	// least one whole fetch began after the references were taken).
+	refreshes := `Number(document.getElementById('deliveries').dataset.refreshes || 0)`
+	n := eval[int](tb, `(() => { window.probeRow = document.querySelector('#deliveries tbody.delivery tr');
+		window.probeDetails = document.querySelector('#deliveries tbody.delivery details'); return `+refreshes+` })()`)
+	tb.waitFor("two more refreshes", fmt.Sprintf(`%s >= %d`, refreshes, n+2))
+	kept := eval[bool](tb, `document.contains(window.probeRow) && document.contains(window.probeDetails)`)
+	assert(t, kept, "an unchanged refresh replaced the rows (a click or a selection there is lost)")
+	assert(t, eval[bool](tb, `window.probeDetails.open`), "the open delivery was closed")
+	stamp := cadenceStamp.FindStringSubmatch(tb.text("[data-stamp]"))
+	assert(t, stamp != nil && stamp[2] != "", "the cadence line says when it last changed and that it checked since: %q", tb.text("[data-stamp]"))
+
+	// A new delivery is a change: the rows are replaced and the open delivery stays open.
+	sb.MustControl(t, http.MethodPost, "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`)
+	tb.waitFor("the new delivery appears", `document.querySelectorAll('tbody.delivery').length === 2`)
+	assert(t, !eval[bool](tb, `document.contains(window.probeRow)`), "a change did not replace the rows")
+	id := eval[string](tb, `window.probeDetails.id`)
+	assert(t, eval[bool](tb, `document.getElementById(`+strconv.Quote(id)+`).open`), "the open delivery %s was closed by the change", id)
+	stamp = cadenceStamp.FindStringSubmatch(tb.text("[data-stamp]"))
+	assert(t, stamp != nil && stamp[1] == "updated", "the cadence line after a change: %q", tb.text("[data-stamp]"))
 }

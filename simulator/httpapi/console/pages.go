@@ -525,8 +525,10 @@ func (c *Console) deliveries(r *http.Request) (loaded, error) {
 	if f.Cursor != "" {
 		data.First = withParam(Prefix+"deliveries", q, "cursor", "")
 	} else {
-		// Only the first page follows new deliveries; an older page stays as it was read.
-		data.Live = Prefix + "live/deliveries?" + q.Encode()
+		// Only the first page follows new deliveries; an older page stays as it was read. The
+		// poll asks for the page's own URI, so the fragment's forms come back to the same
+		// address as the page's and an unchanged log renders byte for byte as shown.
+		data.Live = Prefix + "live/" + strings.TrimPrefix(r.URL.RequestURI(), Prefix)
 	}
 	return loaded{"deliveries", "Deliveries", "rows", data}, nil
 }
