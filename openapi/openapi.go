@@ -257,6 +257,17 @@ func walkRefs(n *yaml.Node, f func(ref string)) {
 // Source returns one embedded YAML source as written (partner-api.yaml, control-plane.yaml).
 func Source(name string) ([]byte, error) { return sources.ReadFile(name) }
 
+// Indented returns a document as a file holds it for people and diffs: two-space indentation
+// and a final newline (`partnersim openapi`, and the 3.0.3 view the client generator reads).
+func Indented(doc []byte) ([]byte, error) {
+	var out bytes.Buffer
+	if err := json.Indent(&out, doc, "", "  "); err != nil {
+		return nil, fmt.Errorf("openapi: indent: %w", err)
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
 func load(name string) (*yaml.Node, error) {
 	b, err := sources.ReadFile(name)
 	if err != nil {

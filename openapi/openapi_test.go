@@ -30,6 +30,14 @@ func decode(t *testing.T, b []byte) document {
 	return d
 }
 
+func TestIndented(t *testing.T) {
+	out, err := openapi.Indented([]byte(`{"a":[1,{"b":"c"}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, "{\n  \"a\": [\n    1,\n    {\n      \"b\": \"c\"\n    }\n  ]\n}\n", string(out))
+	_, err = openapi.Indented([]byte(`{"a":`))
+	assert.Error(t, err)
+}
+
 // Every served form of the documents loads and validates with kin-openapi as OpenAPI 3.1.
 func TestDocumentsAreValidOpenAPI31(t *testing.T) {
 	root, err := openapi.Partner([]string{"v1", "v2"})

@@ -23,6 +23,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/openapi"
 	"github.com/partnersim/partnersim/receiver/certify"
 	"github.com/partnersim/partnersim/simulator"
 )
@@ -269,4 +270,31 @@ func TestServeLogTimesAreThePydanticForm(t *testing.T) {
 		ts := gjson.Get(line, "time").String()
 		assert.True(t, pydantic.MatchString(ts), "log time %q in %s", ts, line)
 	}
+}
+
+// `partnersim openapi` prints the documents the sandbox serves, indented, one per form of the
+// command, and says what a malformed --api-version should look like.
+func TestOpenAPIPrintsTheServedDocuments(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		doc  func() ([]byte, error)
+	}{
+		{nil, func() ([]byte, error) { return openapi.Partner([]string{"v1"}) }},
+		{[]string{"--api-versions", "v1,v2"}, func() ([]byte, error) { return openapi.Partner([]string{"v1", "v2"}) }},
+		{[]string{"--api-version", "v2"}, func() ([]byte, error) { return openapi.PartnerVersion("v2") }},
+		{[]string{"--control-plane"}, openapi.ControlPlane},
+		{[]string{"--state-adapter"}, openapi.StateAdapter},
+	} {
+		out, _, err := runCLI("openapi", tc.args...)
+		require.NoError(t, err, tc.args)
+		doc, err := tc.doc()
+		require.NoError(t, err)
+		want, err := openapi.Indented(doc)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), out, tc.args)
+		assert.True(t, strings.HasPrefix(out, "{\n  \""), "indented: %q", out[:min(len(out), 20)])
+	}
+	_, _, err := runCLI("openapi", "--api-version", "2")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "e.g. v2")
 }

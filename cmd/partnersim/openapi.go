@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 
 	"github.com/spf13/cobra"
@@ -63,12 +61,10 @@ func newOpenAPICmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var out bytes.Buffer
-			if err := json.Indent(&out, doc, "", "  "); err != nil {
+			if doc, err = openapi.Indented(doc); err != nil {
 				return err
 			}
-			out.WriteByte('\n')
-			_, err = cmd.OutOrStdout().Write(out.Bytes())
+			_, err = cmd.OutOrStdout().Write(doc)
 			return err
 		},
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 
@@ -24,10 +22,8 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, doc, "", "  "); err != nil {
+	if doc, err = openapi.Indented(doc); err != nil {
 		return err
 	}
-	out.WriteByte('\n')
-	return os.WriteFile(args[0], out.Bytes(), 0o644)
+	return os.WriteFile(args[0], doc, 0o644)
 }
