@@ -680,22 +680,24 @@ func (w *world) lawOrders() error {
 	return nil
 }
 
-// userDetail asks for a scenario user's detail by its platform id.
+// userDetail asks for a scenario user's detail by its platform id; anything but 200 is an error.
 func (w *world) userDetail(alias string) (pid string, r *response, err error) {
 	if pid, err = w.platformID(alias); err != nil {
 		return "", nil, err
 	}
-	r, err = w.do(http.MethodGet, "/users/"+url.PathEscape(pid)+"/?user_account_id_type=platform", nil, "", authKey)
-	return pid, r, err
+	if r, err = w.do(http.MethodGet, "/users/"+url.PathEscape(pid)+"/?user_account_id_type=platform", nil, "", authKey); err != nil {
+		return "", nil, err
+	}
+	if r.Status != http.StatusOK {
+		return "", nil, fmt.Errorf("expected the user's detail, got %s", r)
+	}
+	return pid, r, nil
 }
 
 func (w *world) lawDetailMatchesList(alias string) error {
 	pid, r, err := w.userDetail(alias)
 	if err != nil {
 		return err
-	}
-	if r.Status != http.StatusOK {
-		return fmt.Errorf("expected the user's detail, got %s", r)
 	}
 	d := r.json()
 	items, _, err := w.walkAll(withQuery("/users/", "user_account_id", d.Get("user_account_id").String()), 100)
