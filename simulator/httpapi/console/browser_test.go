@@ -226,12 +226,13 @@ func loads(a chromedp.Action[chromedp.Void]) chromedp.Action[chromedp.Void] {
 	})
 }
 
-// signIn signs the tab in with the sandbox token.
+// signIn signs the tab in with the sandbox token and waits for the institutions list: for a row,
+// not a given institution, which a test that creates many may have moved to a later page.
 func (tb *tab) signIn() {
 	tb.t.Helper()
 	tb.open("/_sandbox/ui/")
 	tb.do("sign in", chromedp.WaitVisible(chromedp.CSS("#token")), chromedp.SendKeys(chromedp.CSS("#token"), tb.sb.SB.Token),
-		loads(chromedp.Click(chromedp.CSS("#signin"))), chromedp.WaitVisible(chromedp.CSS(`a[href="/_sandbox/ui/institutions/ins_harbor"]`)))
+		loads(chromedp.Click(chromedp.CSS("#signin"))), chromedp.WaitVisible(chromedp.CSS("#institutions tbody tr")))
 }
 
 // shot saves a screenshot under $PARTNERSIM_SCREENSHOTS (docs/console*.png are made so).
