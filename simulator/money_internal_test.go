@@ -12,24 +12,55 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The int64 sums are the decimal ones: market values, cost-basis hints and history seeds agree
-// on every account of random amounts — ties to even, both signs, exponents from -20 to +2,
-// int64's edges and absent prices — or decline (ok false), never answer differently.
-func TestCentsMatchDecimal(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 15))
+// randomAmounts draws the amounts the int64 paths must agree with decimal on: ties to even,
+// both signs, exponents from -20 to +2, int64's edges and beyond, and absent prices (the
+// zero Decimal).
+func randomAmounts(r *rand.Rand) func() decimal.Decimal {
 	coefs := []int64{0, 1, -1, 5, -5, 15, 25, -25, 50, 99, 100, 12345, 1e9 + 5, math.MaxInt64, math.MinInt64, math.MaxInt64 / 10, 999999999999999999, -999999999999999999, 1 << 53, 1<<53 + 1}
-	dec := func() decimal.Decimal {
+	strs := []string{"0.005", "0.015", "-0.025", "1E+3", "123456789012345678901234.565", "0.00000000000000000001", "2.5", "-0.5", "0.05", "0.5"}
+	return func() decimal.Decimal {
 		switch r.IntN(6) {
 		case 0:
 			return decimal.New(coefs[r.IntN(len(coefs))], int32(r.IntN(23)-20))
 		case 1:
-			d, _ := decimal.NewFromString([]string{"0.005", "0.015", "-0.025", "1E+3", "123456789012345678901234.565", "0.00000000000000000001", "2.5", "-0.5", "0.05", "0.5"}[r.IntN(10)])
-			return d
+			return decimal.RequireFromString(strs[r.IntN(len(strs))])
 		case 2:
 			return decimal.Decimal{} // a price that is not there
 		}
 		return decimal.New(r.Int64N(2e12)-1e12, -int32(r.IntN(12)))
 	}
+}
+
+// AppendMoney and AppendQuantity compute in int64 what the decimal arithmetic computes: they
+// must agree on every amount, ties to even and amounts near and beyond int64 included (there
+// they fall back, never answer wrongly).
+func TestIntegerMoneyMatchesDecimal(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 15))
+	dec := randomAmounts(r)
+	for i := range 200000 {
+		a := Account{Cash: dec()}
+		prices := map[string]decimal.Decimal{}
+		for j := range r.IntN(4) {
+			sym := fmt.Sprint("S", j)
+			a.Holdings = append(a.Holdings, Holding{Symbol: sym, Quantity: dec()})
+			if r.IntN(5) > 0 {
+				prices[sym] = dec()
+			}
+		}
+		want := FormatMoney(a.MarketValue(prices))
+		require.Equal(t, want, string(AppendMoney(nil, a.MarketValue(prices))), "account %d", i)
+		q := dec()
+		require.Equal(t, FormatMoney(q), string(AppendMoney(nil, q)), "amount %s (coefficient %s, exponent %d)", q, q.Coefficient(), q.Exponent())
+		require.Equal(t, FormatQuantity(q), string(AppendQuantity(nil, q)), "quantity %s (coefficient %s, exponent %d)", q, q.Coefficient(), q.Exponent())
+	}
+}
+
+// The int64 sums are the decimal ones: market values, cost-basis hints and history seeds agree
+// on every account of random amounts — ties to even, both signs, exponents from -20 to +2,
+// int64's edges and absent prices — or decline (ok false), never answer differently.
+func TestCentsMatchDecimal(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 15))
+	dec := randomAmounts(r)
 	declined := 0
 	now := time.Date(2026, 11, 25, 1, 10, 0, 0, time.UTC)
 	for i := range 100000 {
