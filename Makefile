@@ -23,12 +23,12 @@ IMAGE ?= partnersim:dev
 image:
 	rm -rf dist/image && mkdir -p dist/image/data
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags='-s -w' -o dist/image/partnersim ./cmd/partnersim
-	$(IMAGE_TOOL) build -f Containerfile -t $(IMAGE) dist/image
+	$(IMAGE_TOOL) build -f deploy/Containerfile -t $(IMAGE) dist/image
 
 ## test: vet, format check, every test with the race detector (incl. the interop and examples/ci modules)
 test: lint
 	$(GO) test -race -count=1 ./...
-	@if [ -d interop ]; then cd interop && $(GO) test -race -count=1 ./...; fi
+	@if [ -d internal/interop ]; then cd internal/interop && $(GO) test -race -count=1 ./...; fi
 	@if [ -d examples/ci ]; then cd examples/ci && $(GO) test -race -count=1 ./...; fi
 
 ## lint: go vet, a gofmt check, staticcheck and actionlint (pinned; fetched through the module proxy)
@@ -38,7 +38,7 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	@if [ -d examples/ci ]; then cd examples/ci && $(GO) vet ./...; fi
-	sh ci/actionlint.sh "$(GO) run $(ACTIONLINT)"
+	sh examples/pipelines/actionlint.sh "$(GO) run $(ACTIONLINT)"
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
@@ -53,7 +53,7 @@ bench:
 BENCH_HTTP_FLAGS ?=
 bench-http: build
 	@command -v wrk >/dev/null 2>&1 || { echo "bench-http needs wrk: sudo apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"; exit 2; }
-	$(GO) run ./loadtest/benchhttp -bin bin/partnersim $(BENCH_HTTP_FLAGS)
+	$(GO) run ./internal/loadtest/benchhttp -bin bin/partnersim $(BENCH_HTTP_FLAGS)
 
 ## fuzz: run each fuzz target briefly (FUZZTIME=10s by default). A failure that recorded no
 ## crasher under testdata/fuzz (the engine's "context deadline exceeded" when time runs out

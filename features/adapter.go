@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/partnersim/partnersim/openapi"
+	"github.com/partnersim/partnersim/simulator/openapi"
 )
 
 // The state adapter (openapi/state-adapter.yaml, decisions D9) is the part of the control plane

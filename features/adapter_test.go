@@ -17,7 +17,7 @@ import (
 
 	"github.com/partnersim/partnersim/features"
 	"github.com/partnersim/partnersim/internal/sandboxtest"
-	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // adapterProxy serves the state adapter and nothing more of the control plane, in front of the

@@ -16,7 +16,7 @@ import (
 
 	"github.com/partnersim/partnersim/features"
 	"github.com/partnersim/partnersim/internal/sandboxtest"
-	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // TestContract runs every feature against the simulator, self-hosted on a temp bbolt file with

@@ -23,9 +23,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/partnersim/partnersim/internal/sandboxtest"
-	"github.com/partnersim/partnersim/openapi"
 	"github.com/partnersim/partnersim/receiver/certify"
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/openapi"
 )
 
 // -h and --help print the command's help and succeed (exit 0) everywhere.

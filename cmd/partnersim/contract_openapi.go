@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/partnersim/partnersim/features"
-	"github.com/partnersim/partnersim/openapi"
-	"github.com/partnersim/partnersim/openapi/check"
+	"github.com/partnersim/partnersim/simulator/openapi"
+	"github.com/partnersim/partnersim/simulator/openapi/check"
 )
 
 // withOpenAPI makes every exchange of a contract run checked against OpenAPI documents (issue

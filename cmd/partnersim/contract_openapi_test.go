@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/partnersim/partnersim/internal/sandboxtest"
-	"github.com/partnersim/partnersim/openapi"
+	"github.com/partnersim/partnersim/simulator/openapi"
 )
 
 // Against the sandbox, the contract run checks every exchange against the documents it serves

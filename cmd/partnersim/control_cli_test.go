@@ -17,7 +17,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/partnersim/partnersim/internal/sandboxtest"
-	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 const (

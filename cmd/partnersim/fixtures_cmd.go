@@ -14,7 +14,7 @@ import (
 
 	"github.com/partnersim/partnersim/fixtures"
 	"github.com/partnersim/partnersim/fixtures/generate"
-	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // newFixturesCmd is `partnersim fixtures check|generate|build …`.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/partnersim/partnersim/fixtures"
 	"github.com/partnersim/partnersim/fixtures/generate"
-	"github.com/partnersim/partnersim/loadtest"
+	"github.com/partnersim/partnersim/internal/loadtest"
 )
 
 // loadConfig is everything `partnersim load` takes.

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/partnersim/partnersim/loadtest"
+	"github.com/partnersim/partnersim/internal/loadtest"
 )
 
 func TestLoadSelfHostedReportsRatiosToTheCeiling(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/partnersim/partnersim/openapi"
+	"github.com/partnersim/partnersim/simulator/openapi"
 )
 
 // newOpenAPICmd is `partnersim openapi`: it prints the OpenAPI 3.1 document the sandbox serves

@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/partnersim/partnersim/sandbox"
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // serveConfig is everything `partnersim serve` takes.

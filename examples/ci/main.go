@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/partnersim/partnersim/features"
-	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 func main() {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/partnersim/partnersim/internal/apiclient"
 	"github.com/partnersim/partnersim/internal/sandboxtest"
-	"github.com/partnersim/partnersim/openapi"
+	"github.com/partnersim/partnersim/simulator/openapi"
 )
 
 const keyAll = "sbx_harborAllScopes0000000000000000000000001"

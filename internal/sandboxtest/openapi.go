@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partnersim/partnersim/openapi"
-	"github.com/partnersim/partnersim/openapi/check"
+	"github.com/partnersim/partnersim/simulator/openapi"
+	"github.com/partnersim/partnersim/simulator/openapi/check"
 )
 
 // checkers holds one checker per served document: loading one costs milliseconds, and

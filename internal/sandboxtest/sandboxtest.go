@@ -12,8 +12,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/partnersim/partnersim/openapi/check"
-	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator/openapi/check"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // DefaultToken is the default fixtures' sandbox token.

@@ -19,7 +19,7 @@ import (
 	"github.com/partnersim/partnersim/simulator"
 )
 
-// Builder writes a whole fixture set into an empty store the fast way (SCALING.md): every record
+// Builder writes a whole fixture set into an empty store the fast way (docs/SCALING.md): every record
 // and index entry is spooled in memory as it arrives, then each bucket is sorted once across
 // the whole set and appended in key order into pages filled to the brim (bbolt's FillPercent
 // 1.0: an append-only bucket never splits a page it will write again), in a few large

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
-	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 func TestHealthAndRouting(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/partnersim/partnersim/fixtures/generate"
-	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // benchSandbox is one sandbox over a generated set of PARTNERSIM_BENCH_USERS users (default

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // An exposed sandbox refuses callbacks whose IPv6 address embeds a loopback or private IPv4

@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/shopspring/decimal"
 
-	"github.com/partnersim/partnersim/scenario"
 	"github.com/partnersim/partnersim/simulator"
 )
 
@@ -130,14 +129,14 @@ type Scenarios interface {
 	// RunScenario starts a scenario in an institution ("" for the fixtures' first) and
 	// returns the run as it stands once the steps due now ran (ENOTFOUND for an unknown
 	// scenario or institution).
-	RunScenario(ctx context.Context, name, instID string) (*scenario.Run, error)
+	RunScenario(ctx context.Context, name, instID string) (*simulator.ScenarioRun, error)
 	// ScenarioRun returns a run of this process (ENOTFOUND when none).
-	ScenarioRun(ctx context.Context, id string) (*scenario.Run, error)
+	ScenarioRun(ctx context.Context, id string) (*simulator.ScenarioRun, error)
 	// ScenarioRuns lists up to limit runs in the given status ("" for any), by run id; it
 	// returns no error of its own.
-	ScenarioRuns(ctx context.Context, status string, limit int) ([]*scenario.Run, error)
+	ScenarioRuns(ctx context.Context, status string, limit int) ([]*simulator.ScenarioRun, error)
 	// Scenarios lists the fixture scenarios by name; it returns no error of its own.
-	Scenarios(ctx context.Context) ([]scenario.Info, error)
+	Scenarios(ctx context.Context) ([]simulator.ScenarioInfo, error)
 }
 
 // The control plane's bounds (decisions D17), one home for the handlers here and the QA console.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/partnersim/partnersim/scenario"
+	"github.com/partnersim/partnersim/simulator"
 
 	"github.com/partnersim/partnersim/simulator/validate"
 )
@@ -35,14 +35,14 @@ func handleRunScenario(scenarios Scenarios, reader *bodyReader) echo.HandlerFunc
 // handleScenarios serves GET /_sandbox/scenarios.
 func handleScenarios(scenarios Scenarios) echo.HandlerFunc {
 	type response struct {
-		Scenarios []scenario.Info `json:"scenarios"`
+		Scenarios []simulator.ScenarioInfo `json:"scenarios"`
 	}
 	return func(c echo.Context) error {
 		list, err := scenarios.Scenarios(c.Request().Context())
 		if err != nil {
 			return err
 		}
-		return writeJSON(c, http.StatusOK, response{Scenarios: append([]scenario.Info{}, list...)})
+		return writeJSON(c, http.StatusOK, response{Scenarios: append([]simulator.ScenarioInfo{}, list...)})
 	}
 }
 
@@ -60,7 +60,7 @@ func handleScenarioRun(scenarios Scenarios) echo.HandlerFunc {
 // handleScenarioRuns serves GET /_sandbox/scenarios/runs: the runs (?status, ?limit).
 func handleScenarioRuns(scenarios Scenarios) echo.HandlerFunc {
 	type response struct {
-		Runs []*scenario.Run `json:"runs"`
+		Runs []*simulator.ScenarioRun `json:"runs"`
 	}
 	return func(c echo.Context) error {
 		v := validate.New()

@@ -12,7 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/partnersim/partnersim/fixtures"
-	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // defaultSandbox is one sandbox over the embedded default set, shared by the benchmarks below.

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/partnersim/partnersim/internal/sandboxtest"
-	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // Default fixture keys and ids (fixtures/default).

@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/partnersim/partnersim/openapi"
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/openapi"
 )
 
 // The OpenAPI documents and the offline reference (decisions D16): no key, like /health, and

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/partnersim/partnersim/internal/sandboxtest"
-	"github.com/partnersim/partnersim/openapi"
-	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator/openapi"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // documentedRoutes returns "METHOD /path" for every operation of a served document, with

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/partnersim/partnersim/openapi"
+	"github.com/partnersim/partnersim/simulator/openapi"
 )
 
 func main() {

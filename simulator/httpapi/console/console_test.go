@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/partnersim/partnersim/internal/sandboxtest"
-	"github.com/partnersim/partnersim/sandbox"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 func assert(tb testing.TB, ok bool, format string, args ...any) {

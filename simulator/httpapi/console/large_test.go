@@ -16,8 +16,8 @@ import (
 
 	"github.com/partnersim/partnersim/fixtures"
 	"github.com/partnersim/partnersim/internal/sandboxtest"
-	"github.com/partnersim/partnersim/sandbox"
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // largeUsers is the institution size the users page must stay responsive at (issue 13).

@@ -13,7 +13,6 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/partnersim/partnersim/scenario"
 	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/httpapi"
 	"github.com/partnersim/partnersim/simulator/validate"
@@ -577,7 +576,7 @@ func (c *Console) scenarios(r *http.Request) (loaded, error) {
 		return loaded{}, err
 	}
 	return loaded{"scenarios", "Scenarios", "", struct {
-		Scenarios    []scenario.Info
+		Scenarios    []simulator.ScenarioInfo
 		Institutions []*simulator.Institution
 	}{list, ins}}, nil
 }
@@ -588,7 +587,7 @@ func (c *Console) run(r *http.Request) (loaded, error) {
 		return loaded{}, err
 	}
 	return loaded{"run", "Scenario run " + run.RunID, "steps", struct {
-		Run     *scenario.Run
+		Run     *simulator.ScenarioRun
 		Clock   clockData
 		Presets any
 	}{run, c.clockNow(), presets}}, nil

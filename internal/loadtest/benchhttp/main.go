@@ -1,0 +1,740 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/fixtures/generate"
+	"github.com/partnersim/partnersim/internal/loadtest"
+	"github.com/partnersim/partnersim/simulator"
+)
+
+type config struct {
+	bin, dir      string
+	duration      time.Duration
+	runs          int
+	users, orders int
+	only          string
+	deliveriesPkg string
+}
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.bin, "bin", "bin/partnersim", "the partnersim binary to measure")
+	flag.StringVar(&cfg.dir, "dir", filepath.Join(os.TempDir(), "partnersim-bench-http"), "work folder: the generated large set and the stores (the set is kept between runs)")
+	flag.DurationVar(&cfg.duration, "duration", 5*time.Second, "each wrk run (the target's, then the ceiling's)")
+	flag.IntVar(&cfg.runs, "runs", 3, "first serves of the large set, mix runs and delivery runs")
+	flag.IntVar(&cfg.users, "users", 100_000, "users of the large set")
+	flag.IntVar(&cfg.orders, "orders", 1_000_000, "orders of the large set")
+	flag.StringVar(&cfg.only, "only", "", "run one part: default, large, mix or deliveries (all when empty)")
+	flag.StringVar(&cfg.deliveriesPkg, "deliveries-pkg", "./simulator/bolt/", "package of the delivery benchmarks")
+	flag.Parse()
+	if _, err := exec.LookPath("wrk"); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-http needs wrk on the PATH: on Debian or Ubuntu, sudo apt-get install wrk")
+		os.Exit(2)
+	}
+	b := &bench{cfg: cfg, out: os.Stderr}
+	if err := b.run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-http:", err)
+		os.Exit(1)
+	}
+}
+
+// row is one line of the table.
+type row struct {
+	name, conns      string
+	target, ceiling  float64 // req/s
+	p50, p99         float64 // ms
+	cp50, cp99       float64 // ms, the ceiling's
+	want, verdict    string
+	gc, load, detail string
+}
+
+type bench struct {
+	cfg   config
+	out   io.Writer
+	rows  []row
+	notes []string
+	start time.Time
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.out, "[%s] %s\n", time.Since(b.start).Round(time.Second), fmt.Sprintf(format, args...))
+}
+
+func (b *bench) note(format string, args ...any) {
+	b.notes = append(b.notes, fmt.Sprintf(format, args...))
+}
+
+func (b *bench) run(ctx context.Context) error {
+	b.start = time.Now()
+	if err := os.MkdirAll(b.cfg.dir, 0o755); err != nil {
+		return err
+	}
+	bin, err := filepath.Abs(b.cfg.bin)
+	if err != nil {
+		return err
+	}
+	b.cfg.bin = bin
+	machine := loadtest.ThisMachine()
+	part := func(name string) bool { return b.cfg.only == "" || b.cfg.only == name }
+	if part("default") {
+		if err := b.defaultSet(ctx); err != nil {
+			return fmt.Errorf("default set: %w", err)
+		}
+	}
+	if part("large") || part("mix") {
+		if err := b.largeSet(ctx, part("large"), part("mix")); err != nil {
+			return fmt.Errorf("large set: %w", err)
+		}
+	}
+	if part("deliveries") {
+		if err := b.deliveries(ctx); err != nil {
+			return fmt.Errorf("deliveries: %w", err)
+		}
+	}
+	b.note("ratio: partnersim's req/s ÷ the ceiling's, each measured with `wrk -t1 -cN -d%s --latency` on the same URL, the ceiling (a bare echo v4 server answering the very bytes and headers partnersim answered) right after partnersim's run; a 1 s unmeasured wrk run warms each URL first", b.cfg.duration)
+	b.note("GC share: the collector's CPU in the serving process (pauses, assists and background marking, from GODEBUG=gctrace=1) ÷ the process's CPU time (/proc/PID/stat) over the run; on a busy machine a descheduled mark worker counts as busy, so it reads high there")
+	b.note("load avg: /proc/loadavg (1, 5, 15 minutes) as the row began; the machine's other work slows partnersim and its ceiling alike, which is why the ratios are the figures that count")
+	b.print(os.Stdout, machine)
+	return nil
+}
+
+// print writes the report: what was measured where, then the one table.
+func (b *bench) print(w io.Writer, m loadtest.Machine) {
+	commit := strings.TrimSpace(output("git", "rev-parse", "--short", "HEAD"))
+	if strings.TrimSpace(output("git", "status", "--porcelain", "--untracked-files=no")) != "" {
+		commit += " (with uncommitted changes)"
+	}
+	fmt.Fprintf(w, "`make bench-http` — %s, commit %s, %s (%d CPUs), %s, %s; load average at the start %s, at the end %s; took %s.\n\n",
+		m.Date, commit, m.CPUModel, m.CPUs, m.GoVersion, m.OSArch, m.LoadAvg, loadavg(), time.Since(b.start).Round(time.Second))
+	fmt.Fprintln(w, "| row | conns | partnersim | ceiling | ratio | p50 ms (ceiling) | p99 ms (ceiling) | target | verdict | GC share of server CPU | load avg |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|")
+	for _, r := range b.rows {
+		ratio := "–"
+		if r.ceiling > 0 && r.target > 0 {
+			ratio = fmt.Sprintf("%.2f ×", r.target/r.ceiling)
+		}
+		num := func(v float64) string {
+			if v == 0 {
+				return "–"
+			}
+			return fmt.Sprintf("%.0f", v)
+		}
+		lat := func(v, c float64) string {
+			if v == 0 {
+				return "–"
+			}
+			if c == 0 {
+				return fmt.Sprintf("%.3f", v)
+			}
+			return fmt.Sprintf("%.3f (%.3f)", v, c)
+		}
+		name := r.name
+		if r.detail != "" {
+			name += " — " + r.detail
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, r.conns, num(r.target), num(r.ceiling), ratio,
+			lat(r.p50, r.cp50), lat(r.p99, r.cp99), r.want, r.verdict, dash(r.gc), r.load)
+	}
+	if len(b.notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range b.notes {
+			fmt.Fprintln(w, "- "+n)
+		}
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+func output(name string, args ...string) string {
+	out, _ := exec.Command(name, args...).Output()
+	return string(out)
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// server is a running `partnersim serve`.
+type server struct {
+	cmd     *exec.Cmd
+	base    string
+	started time.Time
+	ready   time.Duration
+	trace   string // the gctrace file
+	pid     int
+}
+
+// serve starts `partnersim serve --db DB [--fixtures DIR]` on a free loopback port and waits
+// for /health.
+func (b *bench) serve(ctx context.Context, db, fixturesDir, name string) (*server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	args := []string{"serve", "--db", db, "--addr", addr}
+	if fixturesDir != "" {
+		args = append(args, "--fixtures", fixturesDir)
+	}
+	trace := filepath.Join(b.cfg.dir, name+".gctrace")
+	errf, err := os.Create(trace)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, b.cfg.bin, args...)
+	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
+	cmd.Stdout, cmd.Stderr = io.Discard, errf
+	s := &server{cmd: cmd, base: "http://" + addr, trace: trace}
+	s.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		errf.Close()
+		return nil, err
+	}
+	errf.Close()
+	s.pid = cmd.Process.Pid
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		res, err := client.Get(s.base + "/health")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				s.ready = time.Since(s.started)
+				return s, nil
+			}
+		}
+		if time.Now().After(deadline) || cmd.ProcessState != nil {
+			s.stop()
+			tail, _ := os.ReadFile(trace)
+			return nil, fmt.Errorf("serve did not become ready: %.2000s", tail)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// cpuTicks is the server's user+system CPU time so far, in clock ticks.
+func (s *server) cpuTicks() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	k, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + k
+}
+
+// rss is the server's VmRSS in MB.
+func (s *server) rss() float64 {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb / 1000
+		}
+	}
+	return 0
+}
+
+var gcLine = regexp.MustCompile(`^gc \d+ @([0-9.]+)s \d+%: [^,]*, ([0-9.]+)\+([0-9.]+)/([0-9.]+)/[0-9.]+\+([0-9.]+) ms cpu`)
+
+// gcCPU sums the collector's CPU (pauses, assists and background marking, as gctrace reports
+// them; idle-time marking left out) over the cycles that began in [from, to).
+func (s *server) gcCPU(from, to time.Time) time.Duration {
+	f, err := os.Open(s.trace)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	lo, hi := from.Sub(s.started).Seconds(), to.Sub(s.started).Seconds()
+	var ms float64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		m := gcLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		at, _ := strconv.ParseFloat(m[1], 64)
+		if at < lo || at >= hi {
+			continue
+		}
+		for _, v := range m[2:] {
+			x, _ := strconv.ParseFloat(v, 64)
+			ms += x
+		}
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
+
+// measured runs fn and returns the collector's share of the server's CPU meanwhile.
+func (s *server) measured(fn func() error) (string, error) {
+	t0, c0 := time.Now(), s.cpuTicks()
+	if err := fn(); err != nil {
+		return "", err
+	}
+	t1, c1 := time.Now(), s.cpuTicks()
+	time.Sleep(50 * time.Millisecond) // the trace line of a cycle that just ended
+	cpu := time.Duration(c1-c0) * time.Second / 100
+	if cpu <= 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("%.1f %%", 100*s.gcCPU(t0, t1).Seconds()/cpu.Seconds()), nil
+}
+
+// wrkResult is one wrk run.
+type wrkResult struct {
+	rps, p50, p99 float64
+}
+
+var (
+	wrkRPS = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	wrkPct = regexp.MustCompile(`(?m)^\s+(50|99)%\s+([0-9.]+)(us|ms|s)\s*$`)
+	wrkBad = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)|Socket errors: .*`)
+)
+
+// wrk drives url with conns connections for d.
+func wrk(ctx context.Context, target, key string, conns int, d time.Duration) (wrkResult, error) {
+	args := []string{"-t1", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(d.Seconds())), "--latency"}
+	if key != "" {
+		args = append(args, "-H", "x-api-key: "+key)
+	}
+	out, err := exec.CommandContext(ctx, "wrk", append(args, target)...).CombinedOutput()
+	if err != nil {
+		return wrkResult{}, fmt.Errorf("wrk %s: %w: %s", target, err, out)
+	}
+	if m := wrkBad.FindString(string(out)); m != "" {
+		return wrkResult{}, fmt.Errorf("wrk %s: %s", target, m)
+	}
+	var r wrkResult
+	if m := wrkRPS.FindStringSubmatch(string(out)); m != nil {
+		r.rps, _ = strconv.ParseFloat(m[1], 64)
+	}
+	for _, m := range wrkPct.FindAllStringSubmatch(string(out), -1) {
+		v, _ := strconv.ParseFloat(m[2], 64)
+		switch m[3] {
+		case "us":
+			v /= 1000
+		case "s":
+			v *= 1000
+		}
+		if m[1] == "50" {
+			r.p50 = v
+		} else {
+			r.p99 = v
+		}
+	}
+	if r.rps == 0 {
+		return r, fmt.Errorf("wrk %s: no figures in %s", target, out)
+	}
+	return r, nil
+}
+
+// urlRow measures path on s against the ceiling answering its bytes: 32 connections, then
+// 1 connection, each the target's run then the ceiling's. min32 is the ratio to meet at 32
+// connections (0: none), maxP50 the p50 at one connection (0: none).
+func (b *bench) urlRow(ctx context.Context, s *server, key, path, name, detail string, min32, maxP50 float64, oneConn bool) error {
+	client := loadtest.NewClient(1, 10*time.Second)
+	defer client.CloseIdleConnections()
+	captured, err := loadtest.Capture(ctx, client, s.base, key, path)
+	if err != nil {
+		return err
+	}
+	sc := &loadtest.Scenario{Name: name, Kinds: []loadtest.Kind{{Name: name, Weight: 1}}, Classify: func(string, url.Values) int { return 0 }}
+	ceil, err := loadtest.StartCeiling(sc, []*loadtest.Captured{captured})
+	if err != nil {
+		return err
+	}
+	defer ceil.Close()
+	if detail != "" {
+		detail += ", "
+	}
+	detail += fmt.Sprintf("%s B", groupDigits(len(captured.Body)))
+	if _, err := wrk(ctx, s.base+path, key, 32, time.Second); err != nil { // warm-up, not measured
+		return err
+	}
+	conns := []int{32}
+	if oneConn {
+		conns = append(conns, 1)
+	}
+	for _, n := range conns {
+		load := loadavg()
+		var t wrkResult
+		gc, err := s.measured(func() (err error) { t, err = wrk(ctx, s.base+path, key, n, b.cfg.duration); return err })
+		if err != nil {
+			return err
+		}
+		c, err := wrk(ctx, ceil.URL+path, key, n, b.cfg.duration)
+		if err != nil {
+			return err
+		}
+		r := row{name: name, conns: strconv.Itoa(n), target: t.rps, ceiling: c.rps, p50: t.p50, p99: t.p99, cp50: c.p50, cp99: c.p99,
+			gc: gc, load: load, detail: detail}
+		switch {
+		case n == 32 && min32 > 0:
+			r.want = fmt.Sprintf("≥ %.2f ×", min32)
+			r.verdict = verdict(t.rps/c.rps >= min32)
+		case n == 1 && maxP50 > 0:
+			r.want = fmt.Sprintf("p50 ≤ %.2f ms", maxP50)
+			r.verdict = verdict(t.p50 <= maxP50)
+		}
+		b.rows = append(b.rows, r)
+		b.logf("%s, %d conns: %.0f vs %.0f req/s = %.2f ×, p50 %.3f (%.3f) ms, p99 %.3f (%.3f) ms, GC %s, load %s",
+			name, n, t.rps, c.rps, t.rps/c.rps, t.p50, c.p50, t.p99, c.p99, dash(gc), load)
+	}
+	return nil
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**missed**"
+}
+
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func detailPath(platformID string) string {
+	return "/v1/users/" + url.PathEscape(platformID) + "/?user_account_id_type=platform"
+}
+
+// defaultSet measures the default fixtures: first start on an empty store (ready time), the
+// detail rows, RSS after them, and a restart's ready time.
+func (b *bench) defaultSet(ctx context.Context) error {
+	set, err := fixtures.Open(fixtures.Default())
+	if err != nil {
+		return err
+	}
+	data, key, err := loadtest.FromSet(set, "")
+	if err != nil {
+		return err
+	}
+	// The institution's users: those with a fixture-given history, the first with a generated
+	// one (funded) and the first unfunded (no value: an empty generated history).
+	var given, generated, unfunded []string
+	err = set.EachUser(func(u simulator.User) error {
+		if u.InstitutionID != data.InstitutionID {
+			return nil
+		}
+		switch {
+		case u.History != nil:
+			given = append(given, u.PlatformID)
+		case funded(u):
+			generated = append(generated, u.PlatformID)
+		default:
+			unfunded = append(unfunded, u.PlatformID)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	db := filepath.Join(b.cfg.dir, "default.db")
+	os.Remove(db)
+	s, err := b.serve(ctx, db, "", "default")
+	if err != nil {
+		return err
+	}
+	b.logf("default set: first start (empty store) ready in %s", s.ready.Round(time.Millisecond))
+	b.rows = append(b.rows, row{name: "default set: ready after the first start (empty store)", conns: "–", detail: ms(s.ready),
+		want: "≤ 500 ms", verdict: verdict(s.ready <= 500*time.Millisecond), load: loadavg()})
+	defer func() { s.stop() }()
+	for _, id := range given {
+		if err := b.urlRow(ctx, s, key, detailPath(id), "Get User Detail, default set, fixture-given history", id, 0.75, 0.10, true); err != nil {
+			return err
+		}
+	}
+	if len(generated) > 0 {
+		if err := b.urlRow(ctx, s, key, detailPath(generated[0]), "Get User Detail, default set, generated history", generated[0], 0.75, 0.10, true); err != nil {
+			return err
+		}
+	}
+	if len(unfunded) > 0 {
+		if err := b.urlRow(ctx, s, key, detailPath(unfunded[0]), "Get User Detail, default set, unfunded (small body)", unfunded[0], 0.75, 0.10, true); err != nil {
+			return err
+		}
+	}
+	rss := s.rss()
+	b.rows = append(b.rows, row{name: "default set: RSS after the rows above", conns: "–", detail: fmt.Sprintf("%.1f MB", rss),
+		want: "≤ 64 MB", verdict: verdict(rss <= 64), load: loadavg()})
+	s.stop()
+	if s, err = b.serve(ctx, db, "", "default-restart"); err != nil {
+		return err
+	}
+	b.rows = append(b.rows, row{name: "default set: ready after a restart", conns: "–", detail: ms(s.ready),
+		want: "≤ 500 ms", verdict: verdict(s.ready <= 500*time.Millisecond), load: loadavg()})
+	return nil
+}
+
+func funded(u simulator.User) bool {
+	for _, a := range u.Accounts {
+		if !a.Cash.IsZero() || len(a.Holdings) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
+
+// largeSet measures the generated set: first serves (each building the set into an empty
+// store), then a restart on the built store with its detail, list pages and the mix.
+func (b *bench) largeSet(ctx context.Context, rows, mix bool) error {
+	dir, err := b.generatedSet()
+	if err != nil {
+		return err
+	}
+	set, err := fixtures.Open(os.DirFS(dir))
+	if err != nil {
+		return err
+	}
+	data, key, err := loadtest.FromSet(set, "")
+	if err != nil {
+		return err
+	}
+	set = nil
+	l := largeRun{dir: dir, db: filepath.Join(b.cfg.dir, "large.db"), key: key, data: data,
+		name: fmt.Sprintf("%dk users + %s orders", b.cfg.users/1000, shortCount(b.cfg.orders)),
+		// One user in the middle of the institution's creation order: a detail like any other.
+		user: data.PlatformIDs[len(data.PlatformIDs)/2]}
+	if rows {
+		if err := b.firstServes(ctx, l); err != nil {
+			return err
+		}
+	}
+	return b.afterRestart(ctx, l, rows, mix)
+}
+
+// largeRun is what the measures of the generated set share.
+type largeRun struct {
+	dir, db, key, name, user string
+	data                     *loadtest.Data
+}
+
+// generatedSet returns the folder of the generated set, writing it first if an earlier run
+// did not (it is kept for later runs).
+func (b *bench) generatedSet() (string, error) {
+	dir := filepath.Join(b.cfg.dir, fmt.Sprintf("set-%d-%d", b.cfg.users, b.cfg.orders))
+	if _, err := os.Stat(filepath.Join(dir, fixtures.FileUsers)); err == nil {
+		return dir, nil
+	}
+	b.logf("generating %d users and %d orders into %s (kept for later runs)…", b.cfg.users, b.cfg.orders, dir)
+	tmp := dir + ".tmp"
+	os.RemoveAll(tmp)
+	if err := generate.Write(tmp, generate.Options{Users: b.cfg.users, Orders: b.cfg.orders, Seed: 1}); err != nil {
+		return "", err
+	}
+	return dir, os.Rename(tmp, dir)
+}
+
+// firstServes measures serves that each build the set into an empty store, and a detail
+// right after each.
+func (b *bench) firstServes(ctx context.Context, l largeRun) error {
+	for i := range b.cfg.runs {
+		os.Remove(l.db)
+		s, err := b.serve(ctx, l.db, l.dir, fmt.Sprintf("large-first-%d", i+1))
+		if err != nil {
+			return err
+		}
+		// The CPU the process took to get there (user + system): what the wall time follows
+		// on a quiet machine, and much less moved by a busy one.
+		cpu := float64(s.cpuTicks()) / 100
+		b.logf("%s: first serve (build) %d ready in %s, CPU %.1f s", l.name, i+1, s.ready.Round(time.Millisecond), cpu)
+		b.rows = append(b.rows, row{name: fmt.Sprintf("%s: build on the first serve, run %d (process start → /health)", l.name, i+1), conns: "–",
+			detail: fmt.Sprintf("%.1f s (CPU %.1f s)", s.ready.Seconds(), cpu), want: "≤ 15 s", verdict: verdict(s.ready <= 15*time.Second), load: loadavg()})
+		err = b.urlRow(ctx, s, l.key, detailPath(l.user), fmt.Sprintf("Get User Detail, %s, first serve after the build, run %d", l.name, i+1), l.user, 0.75, 0.10, i == 0)
+		s.stop()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// afterRestart measures a serve on the built store: its readiness, the detail and list
+// pages, a random user each request, and the mix.
+func (b *bench) afterRestart(ctx context.Context, l largeRun, rows, mix bool) error {
+	if _, err := os.Stat(l.db); err != nil {
+		// -only mix: the store of an earlier run, or built now (not measured).
+		b.logf("building %s into %s…", l.name, l.db)
+		out, err := exec.CommandContext(ctx, b.cfg.bin, "fixtures", "build", "--force", l.dir, l.db).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("fixtures build: %w: %s", err, out)
+		}
+	}
+	s, err := b.serve(ctx, l.db, l.dir, "large-restart")
+	if err != nil {
+		return err
+	}
+	defer s.stop()
+	b.rows = append(b.rows, row{name: l.name + ": ready after a restart", conns: "–", detail: ms(s.ready), load: loadavg()})
+	if rows {
+		if err := b.urlRow(ctx, s, l.key, detailPath(l.user), "Get User Detail, "+l.name+", after a restart", l.user, 0.75, 0.10, true); err != nil {
+			return err
+		}
+		if err := b.urlRow(ctx, s, l.key, "/v1/users/?product=robo&crypto_kyc_status=approved&per_page=25", "Get User List, "+l.name+", filtered page", "product=robo&crypto_kyc_status=approved&per_page=25", 0, 0, false); err != nil {
+			return err
+		}
+		if err := b.urlRow(ctx, s, l.key, "/v1/orders/?status=completed&side=buy&per_page=25", "Get Order List, "+l.name+", filtered page", "status=completed&side=buy&per_page=25", 0, 0, false); err != nil {
+			return err
+		}
+	}
+	client := loadtest.NewClient(1, 10*time.Second)
+	err = l.data.Complete(ctx, client, s.base, l.key)
+	client.CloseIdleConnections()
+	if err != nil {
+		return err
+	}
+	target := loadtest.Target{BaseURL: s.base, APIKey: l.key, Data: l.data, Name: "partnersim serve"}
+	if rows {
+		if err := b.randomDetailRow(ctx, s, target, l.name); err != nil {
+			return err
+		}
+	}
+	if mix {
+		for i := range b.cfg.runs {
+			if err := b.mixRow(ctx, s, target, l.name, i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// measure runs one scenario at 32 connections against target, with the GC of the serve s
+// over the run.
+func (b *bench) measure(ctx context.Context, s *server, target loadtest.Target, scenario string, seed uint64) (loadtest.Pair, string, error) {
+	var rep *loadtest.Report
+	gc, err := s.measured(func() (err error) {
+		rep, err = loadtest.Measure(ctx, target, loadtest.Plan{Scenarios: []string{scenario}, Connections: []int{32},
+			Duration: 2 * b.cfg.duration, Warmup: 2 * time.Second, Timeout: 10 * time.Second, Seed: seed})
+		return err
+	})
+	if err != nil {
+		return loadtest.Pair{}, "", err
+	}
+	return rep.Runs[0], gc, nil
+}
+
+// randomDetailRow measures the detail of a different user each request (loadtest's detail
+// scenario): nothing the store or the renderer kept for one user helps here.
+func (b *bench) randomDetailRow(ctx context.Context, s *server, target loadtest.Target, name string) error {
+	load := loadavg()
+	p, gc, err := b.measure(ctx, s, target, "detail", 1)
+	if err != nil {
+		return err
+	}
+	b.rows = append(b.rows, row{name: "Get User Detail, " + name + ", after a restart, a random user each request (`partnersim load --scenario detail`)", conns: "32",
+		target: p.Target.RPS, ceiling: p.Ceiling.RPS, p50: p.Target.Latency.P50MS, p99: p.Target.Latency.P99MS, cp50: p.Ceiling.Latency.P50MS,
+		cp99: p.Ceiling.Latency.P99MS, want: "≥ 0.75 ×", verdict: verdict(p.Target.RPS >= 0.75*p.Ceiling.RPS), gc: gc, load: load,
+		detail: "the ceiling answers the median-size body"})
+	b.logf("random detail: %.0f vs %.0f req/s, GC %s, load %s", p.Target.RPS, p.Ceiling.RPS, gc, load)
+	return nil
+}
+
+// mixRow measures run i of the mix.
+func (b *bench) mixRow(ctx context.Context, s *server, target loadtest.Target, name string, i int) error {
+	load := loadavg()
+	p, gc, err := b.measure(ctx, s, target, "mix", uint64(i+1))
+	if err != nil {
+		return err
+	}
+	if p.Target.Errors > 0 {
+		return fmt.Errorf("mix: %d errors: %v", p.Target.Errors, p.Target.ErrorSamples)
+	}
+	t, c := p.Target.Latency, p.Ceiling.Latency
+	ok := t.P99MS <= 10 && t.P99MS <= 3*c.P99MS
+	b.rows = append(b.rows, row{name: fmt.Sprintf("mix, %s (`partnersim load --scenario mix --connections 32`), run %d", name, i+1), conns: "32",
+		target: p.Target.RPS, ceiling: p.Ceiling.RPS, p50: t.P50MS, p99: t.P99MS, cp50: c.P50MS, cp99: c.P99MS,
+		want: "p99 ≤ 10 ms and ≤ 3 × the ceiling's", verdict: verdict(ok), gc: gc, load: load,
+		detail: fmt.Sprintf("p99 %.1f × the ceiling's", t.P99MS/c.P99MS)})
+	b.logf("mix run %d: %.0f vs %.0f req/s, p99 %.2f ms (ceiling %.2f), GC %s, load %s", i+1, p.Target.RPS, p.Ceiling.RPS, t.P99MS, c.P99MS, gc, load)
+	return nil
+}
+
+func shortCount(n int) string {
+	if n%1_000_000 == 0 {
+		return fmt.Sprintf("%dM", n/1_000_000)
+	}
+	return fmt.Sprintf("%dk", n/1000)
+}
+
+var benchMetric = regexp.MustCompile(`(?m)^Benchmark(DeliveryThroughput|SignedPostCeiling)\S*\s+\d+\s+.*?([0-9.]+) deliveries/s`)
+
+// deliveries runs the delivery benchmark and the signed-POST ceiling alternately, runs times.
+func (b *bench) deliveries(ctx context.Context) error {
+	testBin := filepath.Join(b.cfg.dir, "bolt.test")
+	if out, err := exec.CommandContext(ctx, "go", "test", "-c", "-o", testBin, b.cfg.deliveriesPkg).CombinedOutput(); err != nil {
+		return fmt.Errorf("go test -c: %w: %s", err, out)
+	}
+	for i := range b.cfg.runs {
+		load := loadavg()
+		got := map[string]float64{}
+		for _, bench := range []string{"DeliveryThroughput", "SignedPostCeiling"} {
+			cmd := exec.CommandContext(ctx, testBin, "-test.run", "^$", "-test.bench", "^Benchmark"+bench+"$", "-test.benchtime", "20000x")
+			cmd.Dir = b.cfg.dir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("%s: %w: %s", bench, err, out)
+			}
+			m := benchMetric.FindStringSubmatch(string(out))
+			if m == nil {
+				return fmt.Errorf("%s: no deliveries/s in %s", bench, out)
+			}
+			got[m[1]], _ = strconv.ParseFloat(m[2], 64)
+		}
+		t, c := got["DeliveryThroughput"], got["SignedPostCeiling"]
+		b.rows = append(b.rows, row{name: fmt.Sprintf("deliveries/s, durable outbox → loopback receiver, run %d", i+1), conns: "32 workers",
+			target: t, ceiling: c, want: "≥ 0.50 × the signed-POST loop", verdict: verdict(t >= 0.5*c), load: load})
+		b.logf("deliveries run %d: %.0f vs %.0f/s = %.2f ×, load %s", i+1, t, c, t/c, load)
+	}
+	return nil
+}

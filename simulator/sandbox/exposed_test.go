@@ -1,0 +1,130 @@
+package sandbox_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/simulator/sandbox"
+)
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8080": true, "127.3.2.1:0": true, "localhost:8080": true, "[::1]:8080": true,
+		"0.0.0.0:8080": false, ":8080": false, "[::]:8080": false, "10.0.0.5:80": false, "sandbox.example:8080": false,
+	} {
+		assert.Equal(t, want, sandbox.IsLoopback(addr), addr)
+	}
+}
+
+// Issue 11 item 6 (D17): on an address that is not loopback the sandbox refuses the fixtures'
+// published token, and switches loopback callbacks off unless explicitly allowed.
+func TestExposedSandbox(t *testing.T) {
+	open := func(cfg sandbox.Config) (*sandbox.Sandbox, error) {
+		cfg.DBPath = filepath.Join(t.TempDir(), "s.db")
+		sb, err := sandbox.Open(context.Background(), cfg)
+		if err == nil {
+			t.Cleanup(func() { sb.Close() })
+		}
+		return sb, err
+	}
+	_, err := open(sandbox.Config{Exposed: true})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "published")
+	assert.Contains(t, err.Error(), "--sandbox-token")
+	_, err = open(sandbox.Config{Exposed: true, SandboxToken: "psim_sandbox_default_token_2026"})
+	require.Error(t, err, "the published token passed explicitly is still the published token")
+
+	loopbackURL := "http://127.0.0.1:9/hooks"
+	sb, err := open(sandbox.Config{Exposed: true, NoControl: true})
+	require.NoError(t, err, "without a control plane there is no token to protect")
+	assert.Error(t, sb.Guard.CheckURL(context.Background(), loopbackURL), "loopback callbacks are off when exposed")
+
+	sb, err = open(sandbox.Config{Exposed: true, SandboxToken: "a-secret-of-our-own-24-chars"})
+	require.NoError(t, err)
+	assert.Error(t, sb.Guard.CheckURL(context.Background(), loopbackURL))
+
+	on := true
+	sb, err = open(sandbox.Config{Exposed: true, SandboxToken: "a-secret-of-our-own-24-chars", AllowLoopbackCallbacks: &on})
+	require.NoError(t, err)
+	assert.NoError(t, sb.Guard.CheckURL(context.Background(), loopbackURL), "explicitly allowed")
+
+	sb, err = open(sandbox.Config{})
+	require.NoError(t, err)
+	assert.NoError(t, sb.Guard.CheckURL(context.Background(), loopbackURL), "on loopback, allowed by default")
+	off := false
+	sb, err = open(sandbox.Config{AllowLoopbackCallbacks: &off})
+	require.NoError(t, err)
+	assert.Error(t, sb.Guard.CheckURL(context.Background(), loopbackURL))
+}
+
+// copyDefaultSet writes the default fixture set to a directory with its own sandbox token.
+func copyDefaultSet(t *testing.T, token string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "set")
+	require.NoError(t, os.CopyFS(dir, fixtures.Default()))
+	require.NoError(t, os.Chmod(filepath.Join(dir, "sandbox.json"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sandbox.json"), []byte(`{"sandbox_token":"`+token+`"}`), 0o644))
+	return dir
+}
+
+// Beyond loopback the token judged is the effective one — the one the store holds — not the
+// fixture set's given at this start (decisions D18): a store first loaded from the default
+// fixtures keeps their published token whatever set is named later.
+func TestExposedSandboxJudgesTheEffectiveToken(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: db})
+	require.NoError(t, err)
+	require.NoError(t, sb.Close())
+
+	other := copyDefaultSet(t, "another-set-token-0123456789abcdef")
+	sb, err = sandbox.Open(context.Background(), sandbox.Config{DBPath: db, Exposed: true, Fixtures: os.DirFS(other)})
+	if err == nil {
+		t.Cleanup(func() { sb.Close() })
+		t.Fatalf("started exposed with the store's token %q, the default fixtures' published one", sb.Token)
+	}
+	assert.Contains(t, err.Error(), "published")
+	assert.Contains(t, err.Error(), "--sandbox-token")
+
+	// A fixture set's token is published with the set, whichever set it is.
+	_, err = sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "o.db"), Exposed: true, Fixtures: os.DirFS(other)})
+	require.Error(t, err)
+	_, err = sandbox.Open(context.Background(), sandbox.Config{DBPath: db, Exposed: true, Fixtures: os.DirFS(other),
+		SandboxToken: "psim_sandbox_default_token_2026"})
+	require.Error(t, err, "the default set's token named explicitly")
+
+	sb, err = sandbox.Open(context.Background(), sandbox.Config{DBPath: db, Exposed: true, Fixtures: os.DirFS(other),
+		SandboxToken: "an-operator-secret-of-24+chars"})
+	require.NoError(t, err)
+	require.NoError(t, sb.Close())
+}
+
+// Beyond loopback a token must be at least 24 characters (decisions D18); on loopback any is.
+func TestExposedSandboxRefusesShortTokens(t *testing.T) {
+	for _, tok := range []string{"a", "short-secret", "23-characters-long-oops"} {
+		_, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "s.db"), Exposed: true, SandboxToken: tok})
+		require.Error(t, err, "token %q", tok)
+		assert.Contains(t, err.Error(), "at least 24 characters", "token %q", tok)
+		assert.Contains(t, err.Error(), "--sandbox-token", "token %q", tok)
+	}
+	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "s.db"), SandboxToken: "a"})
+	require.NoError(t, err, "on loopback a short token is the operator's business")
+	require.NoError(t, sb.Close())
+	sb, err = sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "s.db"), Exposed: true,
+		Fixtures: os.DirFS(copyDefaultSetWithoutToken(t))})
+	require.NoError(t, err, "a generated token is the operator's own")
+	assert.GreaterOrEqual(t, len(sb.Token), 24)
+	require.NoError(t, sb.Close())
+}
+
+func copyDefaultSetWithoutToken(t *testing.T) string {
+	t.Helper()
+	dir := copyDefaultSet(t, "")
+	require.NoError(t, os.Remove(filepath.Join(dir, "sandbox.json")))
+	return dir
+}

@@ -1,0 +1,62 @@
+package sandbox_test
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/sandbox"
+)
+
+// liveHeap is the live heap the last collection found.
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
+}
+
+// Serving lets the heap grow by a fixed headroom between collections, and the limit leaves it
+// that room above what the runtime holds: a fixed 48 MiB under a live heap of 40 MiB (or under
+// the metadata a large build leaves behind) made the collector run without pause, and GOGC=100
+// over a small live heap made it run every few MiB. The limit is never under the floor.
+func TestServeGCLeavesTheHeapRoom(t *testing.T) {
+	runtime.GC()
+	limit, gogc := sandbox.ServeGC()
+	require.GreaterOrEqual(t, limit, int64(sandbox.ServeMemoryFloor))
+	if liveHeap() < 8<<20 {
+		require.Equal(t, 300, gogc, "a small live heap may grow by 24 MiB over the 8 MiB serving keeps live")
+	}
+
+	held := make([][]byte, 40)
+	for i := range held {
+		held[i] = make([]byte, 1<<20)
+	}
+	runtime.GC()
+	live := liveHeap()
+	require.Greater(t, live, int64(40<<20))
+	limit, gogc = sandbox.ServeGC()
+	require.Equal(t, 100, gogc, "a large live heap: Go's default pace")
+	require.GreaterOrEqual(t, limit, 2*live+16<<20, "room for the live heap to double, and a margin")
+	runtime.KeepAlive(held)
+}
+
+// After building its fixtures into an empty store, the sandbox keeps the set's settings only,
+// exactly as a restart on that store does: the checked set's index of every user belonged to
+// the build.
+func TestBuiltSandboxKeepsSettingsOnly(t *testing.T) {
+	dir := t.TempDir()
+	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(dir, "s.db"), Fixtures: fixtures.Default()})
+	require.NoError(t, err)
+	defer sb.Close()
+	require.True(t, sb.Loaded)
+	require.Error(t, sb.Fixtures.EachUser(func(simulator.User) error { return nil }), "the users were the build's")
+	require.NotEmpty(t, sb.Fixtures.Keys)
+	require.NotEmpty(t, sb.Fixtures.Institutions)
+	require.NotEmpty(t, sb.Fixtures.Scenarios)
+}

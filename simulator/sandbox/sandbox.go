@@ -1,0 +1,385 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/bolt"
+	"github.com/partnersim/partnersim/simulator/control"
+	"github.com/partnersim/partnersim/simulator/httpapi"
+	"github.com/partnersim/partnersim/simulator/httpapi/console"
+	"github.com/partnersim/partnersim/simulator/netguard"
+	"github.com/partnersim/partnersim/simulator/scenario"
+	"github.com/partnersim/partnersim/simulator/webhook"
+)
+
+// Config says how to start a sandbox.
+type Config struct {
+	// DBPath is the bbolt file; it is created if missing.
+	DBPath string
+	// Fixtures is the fixture set loaded into an empty store (and on reset); nil means the
+	// embedded default set.
+	Fixtures fs.FS
+	// APIVersions are the mounted API versions ("v1" always first).
+	APIVersions []string
+	// SandboxToken overrides the fixtures' control-plane token.
+	SandboxToken string
+	// Seed and FrozenClock select deterministic mode (decisions D8).
+	Seed        *uint64
+	FrozenClock *time.Time
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+	// Exposed says the sandbox listens on an address that is not loopback (see IsLoopback):
+	// it then refuses the fixtures' published sandbox token and, unless
+	// AllowLoopbackCallbacks says otherwise, loopback callback URLs (decisions D17).
+	Exposed bool
+	// AllowedHosts are the Host names answered besides loopback ones (decisions D18): while the
+	// sandbox is loopback-bound (not Exposed) only loopback Hosts and these are answered;
+	// Exposed, any Host is unless this list is given. An entry starting with "." matches the
+	// name and every name under it.
+	AllowedHosts []string
+	// AllowLoopbackCallbacks allows or refuses callback URLs on loopback; nil means allowed
+	// unless Exposed (a partner could otherwise make an exposed sandbox fetch its host's
+	// loopback-only services and read the answers in the delivery log).
+	AllowLoopbackCallbacks *bool
+	// RetrySchedule and DeliveryTimeout tune webhook delivery (nil/0: decisions D8's defaults).
+	RetrySchedule   []time.Duration
+	DeliveryTimeout time.Duration
+	// Workers is how many deliveries run at once (0: 32).
+	Workers int
+	// NoControl switches the control plane off.
+	NoControl bool
+	// RateLimit and RateBurst limit each key's requests a second (0: off).
+	RateLimit float64
+	RateBurst int
+	// LoadProgress, when set, reports the load of a set into an empty store (Build).
+	LoadProgress Progress
+	// CheckStore runs the store's full page-by-page consistency check at open, whatever its
+	// size (small files are always checked).
+	CheckStore bool
+}
+
+// Sandbox is a running simulator: its store, HTTP handler and webhook dispatcher, and the
+// control plane's service over them.
+type Sandbox struct {
+	DB         *bolt.DB
+	Server     *httpapi.Server
+	Fixtures   *fixtures.Set
+	Clock      *simulator.Clock
+	Guard      *netguard.Guard
+	Dispatcher *webhook.Dispatcher
+	// Token is the control plane's x-sandbox-token.
+	Token string
+	// Loaded is true when this start loaded the fixtures into an empty store.
+	Loaded bool
+
+	service   *control.Service
+	scenarios *scenario.Runner
+	stop      context.CancelFunc
+	done      chan struct{}
+}
+
+// errPublishedToken refuses to expose the control plane behind a token anyone can read.
+var errPublishedToken = errors.New("the sandbox token in force is a fixture set's published one (a store keeps the token of the set " +
+	"it was first loaded from, whatever --fixtures names later), and this address is not loopback: anyone who can reach it could " +
+	"drive the control plane. Pass --sandbox-token with a secret of your own (at least 24 characters, e.g. `openssl rand -hex 16`), " +
+	"or --no-control, or listen on 127.0.0.1")
+
+// minExposedToken is the shortest sandbox token served beyond loopback (decisions D18).
+const minExposedToken = 24
+
+// judgeExposedToken applies decisions D18 to the effective token of a sandbox listening beyond
+// loopback: not one of the published fixture tokens, and at least minExposedToken long.
+func judgeExposedToken(token string, published ...string) error {
+	for _, p := range published {
+		if p != "" && token == p {
+			return errPublishedToken
+		}
+	}
+	if n := len(token); n < minExposedToken {
+		return fmt.Errorf("the sandbox token is %d characters, and this address is not loopback: beyond loopback it must be at least %d characters "+
+			"so that it cannot be guessed. Pass --sandbox-token with a longer secret of your own (e.g. `openssl rand -hex 16`), "+
+			"or --no-control, or listen on 127.0.0.1", n, minExposedToken)
+	}
+	return nil
+}
+
+// defaultSetToken is the embedded default set's published sandbox token.
+func defaultSetToken() string {
+	b, err := fs.ReadFile(fixtures.Default(), fixtures.FileSandbox)
+	if err != nil {
+		return ""
+	}
+	var v struct {
+		Token string `json:"sandbox_token"`
+	}
+	_ = json.Unmarshal(b, &v)
+	return v.Token
+}
+
+// IsLoopback reports whether a listen address (host:port) accepts only loopback connections:
+// a loopback IP or "localhost". An empty host or 0.0.0.0 listens everywhere.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// Open opens the store at cfg.DBPath, loads the fixtures when the store is empty (or a previous
+// load was cut short), builds the server and starts the dispatcher.
+func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
+	cfg = cfg.withDefaults()
+	fsys := cfg.Fixtures
+	if fsys == nil {
+		fsys = fixtures.Default()
+	}
+	clock := simulator.NewClock(nil)
+	if cfg.FrozenClock != nil {
+		clock = simulator.NewFrozenClock(*cfg.FrozenClock)
+	}
+	db, err := openStore(cfg, clock)
+	if err != nil {
+		return nil, err
+	}
+	sb := &Sandbox{DB: db, Clock: clock}
+	stored, err := sb.loadFixtures(ctx, fsys, cfg.LoadProgress)
+	if err == nil {
+		err = sb.chooseToken(cfg, stored)
+	}
+	if err == nil {
+		err = sb.wire(cfg, fsys)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	sb.stop, sb.done = stop, make(chan struct{})
+	go func() {
+		defer close(sb.done)
+		if err := sb.Dispatcher.Run(runCtx); err != nil {
+			cfg.Logger.Error("dispatcher stopped", slog.Any("err", err))
+		}
+	}()
+	return sb, nil
+}
+
+// withDefaults fills what cfg leaves out: a discarding logger and the v1 API.
+func (cfg Config) withDefaults() Config {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if len(cfg.APIVersions) == 0 {
+		cfg.APIVersions = []string{"v1"}
+	}
+	return cfg
+}
+
+// openStore opens the bbolt store, its ids seeded in deterministic mode (decisions D8); a
+// damaged file is refused with the ways to recover.
+func openStore(cfg Config, clock *simulator.Clock) (*bolt.DB, error) {
+	var src io.Reader
+	if cfg.Seed != nil {
+		src = rand.NewChaCha8(seedBytes(*cfg.Seed))
+	}
+	db, err := bolt.Open(cfg.DBPath, clock, simulator.NewIDs(src), bolt.Options{Check: cfg.CheckStore})
+	if errors.Is(err, bolt.ErrDamaged) {
+		return nil, fmt.Errorf("%w. Nothing was changed. To recover: copy a saved snapshot over it (%s.snapshots/NAME.db, "+
+			"written by `partnersim snapshot save NAME`; a running sandbox takes `partnersim snapshot restore NAME`), "+
+			"or delete it to reload the fixtures", err, cfg.DBPath)
+	}
+	if err != nil {
+		return nil, err
+	}
+	db.APIVersions = cfg.APIVersions
+	return db, nil
+}
+
+// loadFixtures gives the store its set and sb.Fixtures the set's small files, and returns the
+// sandbox token the store kept ("" for a store loaded now). A store already loaded from the
+// set needs only its small files (keys to print, defaults for new institutions, scenarios); an
+// empty one gets the whole set, checked and written in one pass (Build).
+func (sb *Sandbox) loadFixtures(ctx context.Context, fsys fs.FS, progress Progress) (stored string, err error) {
+	loaded, stored, err := sb.DB.Loaded(ctx)
+	if err != nil {
+		return "", err
+	}
+	var set *fixtures.Set
+	if loaded {
+		set, err = fixtures.OpenSettings(fsys)
+	} else {
+		set, err = Build(ctx, sb.DB, fsys, progress)
+	}
+	if err != nil {
+		if fixtures.Problems(err) != nil {
+			return "", fmt.Errorf("fixtures: %w", err)
+		}
+		return "", fmt.Errorf("load fixtures: %w", err)
+	}
+	if !loaded {
+		sb.Loaded, stored = true, set.SandboxToken
+		// Serve with the set's settings only, as a restart does: the checked set's index of
+		// every user (13 MiB at 100,000 users) is the build's, not the server's. Then the
+		// build's decode and write buffers are garbage: give the memory back to the OS rather
+		// than serving with the load's peak heap.
+		if set, err = fixtures.OpenSettings(fsys); err != nil {
+			return "", fmt.Errorf("load fixtures: %w", err)
+		}
+		debug.FreeOSMemory()
+	}
+	sb.Fixtures = set
+	sb.DB.Defaults = bolt.Defaults{Prices: set.DefaultPrices, Fees: set.DefaultFees, Portfolios: set.Portfolios}
+	return stored, nil
+}
+
+// chooseToken sets the control plane's token: --sandbox-token, else the one the store keeps,
+// else a fresh one; beyond loopback it must pass judgeExposedToken.
+func (sb *Sandbox) chooseToken(cfg Config, stored string) error {
+	sb.Token = stored
+	if cfg.SandboxToken != "" {
+		sb.Token = cfg.SandboxToken
+	}
+	if sb.Token == "" {
+		sb.Token = "sbxtok_" + sb.DB.IDs.New("t")[2:]
+	}
+	if cfg.Exposed && !cfg.NoControl {
+		return judgeExposedToken(sb.Token, stored, sb.Fixtures.SandboxToken, defaultSetToken())
+	}
+	return nil
+}
+
+// wire builds the address guard, the dispatcher, the control service and the scenario runner
+// over the store, and the server (with the QA console when the control plane is on) over them.
+func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
+	db := sb.DB
+	allowLoopback := !cfg.Exposed
+	if cfg.AllowLoopbackCallbacks != nil {
+		allowLoopback = *cfg.AllowLoopbackCallbacks
+	}
+	sb.Guard = netguard.New(netguard.Options{AllowLoopback: allowLoopback})
+	sb.Dispatcher = webhook.New(db, webhook.Config{Workers: cfg.Workers, Schedule: cfg.RetrySchedule, Timeout: cfg.DeliveryTimeout,
+		Dial: sb.Guard.DialContext, Clock: sb.Clock, Log: cfg.Logger})
+	db.Notify = sb.Dispatcher.Wake
+	sb.service = control.New(control.Config{Store: db, Guard: sb.Guard, Sender: sb.Dispatcher, SnapshotDir: cfg.DBPath + ".snapshots",
+		Reload: func(ctx context.Context) error {
+			// The whole set, checked again: the start may have read only its settings.
+			set, err := fixtures.Open(fsys)
+			if err != nil {
+				return fmt.Errorf("fixtures: %w", err)
+			}
+			return Seed(ctx, db, set, false)
+		}})
+	sb.service.OnClockMove(sb.Dispatcher.Wake)
+	first := ""
+	if len(sb.Fixtures.Institutions) > 0 {
+		first = sb.Fixtures.Institutions[0].ID
+	}
+	sb.scenarios = scenario.NewRunner(scenario.Config{Service: sb.service, Clock: sb.Clock, IDs: db.IDs,
+		Scenarios: sb.Fixtures.Scenarios, Institution: first})
+	deps := httpapi.Deps{Store: db, Webhooks: db, Guard: sb.Guard, Tester: sb.service}
+	if !cfg.NoControl {
+		deps.Tenants, deps.Institutions, deps.Trading, deps.Deliveries, deps.Sandbox = sb.service, sb.service, sb.service, sb.service, sb.service
+		deps.Scenarios = sb.scenarios
+	}
+	sb.Server = httpapi.NewServer(httpapi.Config{APIVersions: cfg.APIVersions, Clock: sb.Clock, SandboxToken: sb.Token,
+		LoopbackOnly: !cfg.Exposed, AllowedHosts: cfg.AllowedHosts, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst}, deps, cfg.Logger)
+	sb.service.AfterReset(sb.Server.ClearJournal)
+	if cfg.NoControl {
+		return nil
+	}
+	// The QA console (decisions D15) is part of the control plane: on and off with it.
+	con, err := console.New(console.Config{Token: sb.Token, Tenants: deps.Tenants, Institutions: deps.Institutions, Trading: deps.Trading,
+		Deliveries: deps.Deliveries, Sandbox: deps.Sandbox, Scenarios: deps.Scenarios, Traffic: sb.Server, Clock: sb.Clock,
+		Throttle: sb.Server.TokenThrottle(), Log: cfg.Logger})
+	if err != nil {
+		return err
+	}
+	sb.Server.Mount(console.Prefix, con)
+	return nil
+}
+
+// Close stops delivery (pending deliveries stay in the outbox for the next start) and
+// scenario runs waiting on the clock (waiting for them to end), and closes the store.
+func (sb *Sandbox) Close() error {
+	sb.stop()
+	sb.scenarios.Close()
+	<-sb.done
+	return sb.DB.Close()
+}
+
+// Seed empties the store and loads the fixture set into it; exclusive when nothing else uses
+// the store yet (see bolt.NewLoader).
+func Seed(ctx context.Context, db *bolt.DB, set *fixtures.Set, exclusive bool) error {
+	l, err := db.NewLoader(ctx, exclusive)
+	if err != nil {
+		return err
+	}
+	if err := writeTenants(l, set); err != nil {
+		return err
+	}
+	// Decoding the streamed files and writing bbolt are both CPU-bound: decode in one goroutine
+	// and write in this one, so a large set loads on two cores.
+	records := make(chan func() error, 4096)
+	decoded := make(chan error, 1)
+	stop := make(chan struct{})
+	go func() {
+		send := func(fn func() error) error {
+			select {
+			case records <- fn:
+				return nil
+			case <-stop:
+				return context.Canceled
+			}
+		}
+		err := set.EachUser(func(u simulator.User) error { return send(func() error { return l.User(u) }) })
+		if err == nil {
+			err = set.EachTransaction(func(t simulator.Transaction, os []simulator.Order) error {
+				return send(func() error { return l.Transaction(t, os) })
+			})
+		}
+		close(records)
+		decoded <- err
+	}()
+	for fn := range records {
+		if err := fn(); err != nil {
+			close(stop)
+			for range records {
+			}
+			<-decoded
+			return err
+		}
+	}
+	if err := <-decoded; err != nil {
+		return err
+	}
+	return l.Finish(set.SandboxToken)
+}
+
+func seedBytes(seed uint64) [32]byte {
+	var b [32]byte
+	for i := range 4 {
+		v := seed + uint64(i)*0x9e3779b97f4a7c15
+		for j := range 8 {
+			b[i*8+j] = byte(v >> (8 * j))
+		}
+	}
+	return b
+}
