@@ -425,6 +425,9 @@ func TestWebhookSubscriptions(t *testing.T) {
 		// pydantic percent-encodes a control character in the userinfo and accepts the URL
 		{`{"event_type":"kyc","url":"https://a\u0003b@127.0.0.1:` + hook.URL[len("http://127.0.0.1:"):] + `/x"}`, 201, ``},
 		{`{"event_type":"kyc","url":"https://nx.partnersim.invalid/hook"}`, 400, `{"detail":"callback URL host does not resolve"}`},
+		// a lone surrogate: pydantic refuses it (string_unicode); FastAPI could not render the
+		// input (500), the sandbox renders it null
+		{`{"event_type":"kyc","url":"https://1.2.3.4/\ud800"}`, 422, `{"detail":[{"type":"string_unicode","loc":["body","url"],"msg":"Input should be a valid string, unable to parse raw data as a unicode string","input":null}]}`},
 		{`{"event_type":"kyc","url":"ftp://example.com/x"}`, 422, `{"detail":[{"type":"url_scheme","loc":["body","url"],"msg":"URL scheme should be 'http' or 'https'","input":"ftp://example.com/x","ctx":{"expected_schemes":"'http' or 'https'"}}]}`},
 		{`{"event_type":"kyc","url":"not a url"}`, 422, `{"detail":[{"type":"url_parsing","loc":["body","url"],"msg":"Input should be a valid URL, relative URL without a base","input":"not a url","ctx":{"error":"relative URL without a base"}}]}`},
 		{`{"event_type":"sms"}`, 422, `{"detail":[{"type":"enum","loc":["body","event_type"],"msg":"Input should be 'kyc' or 'transaction'","input":"sms","ctx":{"expected":"'kyc' or 'transaction'"}},{"type":"missing","loc":["body","url"],"msg":"Field required","input":{"event_type":"sms"}}]}`},

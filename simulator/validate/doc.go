@@ -35,9 +35,10 @@
 //     ensure_ascii=False and compact separators): Python dict order, Python
 //     float repr, integers of any size.
 //
-// Limits that cannot be made exact are documented where they apply (non
-// finite floats, lone surrogates, the Unicode version of the IDNA tables,
-// nesting depth).
+// What FastAPI itself cannot render, answering 500 (non-finite floats, a str
+// holding a lone surrogate, bytes that are not UTF-8), is rendered null
+// (decisions D19). Limits that cannot be made exact are documented where they
+// apply (the Unicode version of the IDNA tables, nesting depth).
 //
 // The package holds no state between requests and imports only the standard
 // library, github.com/shopspring/decimal and golang.org/x/net/idna. It must never import the HTTP

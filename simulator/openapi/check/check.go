@@ -346,8 +346,9 @@ func repeatedQuery(r *http.Request) bool {
 }
 
 // onlyValueErrors reports whether a 422 lists only refusals no schema keyword expresses:
-// pydantic's value_error (a model's own validator: a cross-field rule, the storable time range)
-// and url_parsing (the URL parser's finer rules, such as IDNA).
+// pydantic's value_error (a model's own validator: a cross-field rule, the storable time range),
+// url_parsing (the URL parser's finer rules, such as IDNA) and string_unicode (a string holding
+// a lone surrogate, which a JSON decoder hands a schema validator as U+FFFD, decisions D19).
 func onlyValueErrors(body []byte) bool {
 	var v struct {
 		Detail []struct {
@@ -358,7 +359,7 @@ func onlyValueErrors(body []byte) bool {
 		return false
 	}
 	for _, it := range v.Detail {
-		if it.Type != "value_error" && it.Type != "url_parsing" {
+		if it.Type != "value_error" && it.Type != "url_parsing" && it.Type != "string_unicode" {
 			return false
 		}
 	}
