@@ -177,11 +177,11 @@ func (w *world) pagesEachOnce(field string) error {
 }
 
 func (w *world) pagesMax(n string) error {
+	max, _ := strconv.Atoi(n)
 	pages, err := w.walked()
 	if err != nil {
 		return err
 	}
-	max, _ := strconv.Atoi(n)
 	for i, p := range pages {
 		if l := len(p.Get("items").Array()); l > max {
 			return fmt.Errorf("expected at most %d items per page, got %d on page %d", max, l, i+1)
