@@ -17,11 +17,13 @@ import (
 )
 
 type pkg struct {
-	ImportPath string
-	Dir        string
-	GoFiles    []string
-	Imports    []string
-	Deps       []string // every package it reaches, directly or not
+	ImportPath   string
+	Dir          string
+	GoFiles      []string
+	TestGoFiles  []string
+	XTestGoFiles []string
+	Imports      []string
+	Deps         []string // every package it reaches, directly or not
 }
 
 // packages lists every package of the module with its non-test imports, direct and transitive.
