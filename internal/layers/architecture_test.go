@@ -12,11 +12,7 @@ import (
 // ARCHITECTURE.md's "Packages" section names every package of the module, one "- `path`" line
 // each, and no package that does not exist.
 func TestArchitectureListsEveryPackage(t *testing.T) {
-	b, err := os.ReadFile("../../ARCHITECTURE.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(b), "\n## Packages\n")
+	_, section, ok := strings.Cut(architecture(t), "\n## Packages\n")
 	if !ok {
 		t.Fatal(`ARCHITECTURE.md has no "## Packages" section: list every package there, one "- ` + "`path`" + `" line each`)
 	}
