@@ -55,7 +55,7 @@ bench:
 BENCH_HTTP_FLAGS ?=
 bench-http: build
 	@command -v wrk >/dev/null 2>&1 || { echo "bench-http needs wrk: sudo apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"; exit 2; }
-	$(GO) run ./internal/loadtest/benchhttp -bin bin/partnersim $(BENCH_HTTP_FLAGS)
+	$(GO) run ./internal/benchhttp -bin bin/partnersim $(BENCH_HTTP_FLAGS)
 
 ## fuzz: run each fuzz target briefly (FUZZTIME=10s by default). A failure that recorded no
 ## crasher under testdata/fuzz (the engine's "context deadline exceeded" when time runs out
