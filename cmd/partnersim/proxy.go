@@ -147,6 +147,9 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 	}
 	v, l := book.Failed(proxy.Violation), book.Failed(proxy.Lint)
 	fmt.Fprintf(stdout, "partnersim proxy stopped: %d violations, %d lint findings\n", v, l)
+	if none, document := book.Unchecked(); none+document > 0 {
+		fmt.Fprintf(stdout, "  the checks fell behind the traffic: %d exchanges forwarded unchecked, %d more not checked against the document\n", none, document)
+	}
 	if (cfg.FailOn == "violations" && v > 0) || (cfg.FailOn == "lint" && v+l > 0) {
 		return errReported
 	}

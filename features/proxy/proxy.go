@@ -270,9 +270,15 @@ func (t *tee) finish(eof bool) {
 	})
 }
 
+// enqueue hands an answered exchange to the checks without ever making the app wait: when
+// the checks have fallen a queue behind, the exchange is counted as unchecked instead.
 func (p *Proxy) enqueue(x *exchange) {
 	defer func() { recover() }() // an exchange ending after Close is not checked
-	p.queue <- x
+	select {
+	case p.queue <- x:
+	default:
+		p.book.shed.Add(1)
+	}
 }
 
 // work checks the exchanges in the order they ended.
