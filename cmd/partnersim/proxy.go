@@ -102,7 +102,7 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 		ln.Close()
 		return err
 	}
-	servers := []*http.Server{{Handler: p.API(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}}
+	servers := []*http.Server{{Handler: p.API(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20}}
 	listeners := []net.Listener{ln}
 	if pc.Receiver != nil {
 		rl, err := net.Listen("tcp", cfg.ReceiverAddr)
@@ -110,7 +110,7 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 			ln.Close()
 			return fmt.Errorf("listen on %s: %w (pass --receiver-addr 127.0.0.1:0 or another port)", cfg.ReceiverAddr, err)
 		}
-		servers = append(servers, &http.Server{Handler: p.Receiver(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10})
+		servers = append(servers, &http.Server{Handler: p.Receiver(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20})
 		listeners = append(listeners, rl)
 	}
 	errc := make(chan error, len(servers))
@@ -147,6 +147,9 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 	}
 	v, l := book.Failed(proxy.Violation), book.Failed(proxy.Lint)
 	fmt.Fprintf(stdout, "partnersim proxy stopped: %d violations, %d lint findings\n", v, l)
+	if none, document := book.Unchecked(); none+document > 0 {
+		fmt.Fprintf(stdout, "  the checks fell behind the traffic: %d exchanges forwarded unchecked, %d more not checked against the document\n", none, document)
+	}
 	if (cfg.FailOn == "violations" && v > 0) || (cfg.FailOn == "lint" && v+l > 0) {
 		return errReported
 	}

@@ -150,3 +150,32 @@ func TestProxyPassesABrokenUpstreamThrough(t *testing.T) {
 	require.NoError(t, p.stop())
 	assert.True(t, strings.Contains(p.out.String(), "violation upstream.reachable: GET /v1/users/ → no answer"), p.out.String())
 }
+
+// `partnersim load --scenario mix` through the proxy against the sandbox: every request
+// answers as it does directly (load counts errors) and the proxy sees no violation.
+func TestLoadMixThroughTheProxy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives load: not in -short")
+	}
+	base := startServe(t)
+	dir := t.TempDir()
+	p := startProxy(t, "--upstream", base, "--fail-on", "violations", "--report", "json="+filepath.Join(dir, "proxy.json"))
+	out, errOut, err := runCLI("load", "--target", p.url, "--scenario", "mix", "--connections", "4", "--duration", "2s", "--warmup", "0s", "--no-ceiling")
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	require.NoError(t, p.stop(), "--fail-on violations:\n%s", p.out)
+	var rep struct {
+		Rules []struct {
+			ID, Kind, Status string
+			Observed         int
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "proxy.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &rep))
+	for _, r := range rep.Rules {
+		t.Logf("%-40s %-12s observed %d", r.ID, r.Status, r.Observed)
+		if r.Kind == "violation" {
+			assert.NotEqual(t, "failed", r.Status, r.ID)
+		}
+	}
+}
