@@ -1,4 +1,4 @@
-package httpapi_test
+package openapi_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/partnersim/partnersim/internal/sandboxtest"
 )
 
 // specmaticVersion is the Specmatic release the contract run is pinned to (npm `specmatic`,
@@ -38,7 +40,7 @@ func TestSpecmaticContractTests(t *testing.T) {
 			t.Skipf("Specmatic needs %s, which is not on PATH", tool)
 		}
 	}
-	a := MustServe(t)
+	a := sandboxtest.MustServe(t)
 	doc := a.Get(t, "/v1/openapi.json", "")
 	require.Equal(t, 200, doc.Status)
 	dir := t.TempDir()
