@@ -229,6 +229,10 @@ func TestReadmeBlocksRun(t *testing.T) {
 			require.NoError(t, err)
 			receiverAddr := ln.Addr().String() // a free port for the receiver the blocks start
 			ln.Close()
+			ln, err = net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			proxyAddr := ln.Addr().String() // and one for the proxy
+			ln.Close()
 			bin := t.TempDir()
 			self, err := os.Executable()
 			require.NoError(t, err)
@@ -241,7 +245,7 @@ func TestReadmeBlocksRun(t *testing.T) {
 			seen := map[string]string{}
 			for i, block := range blocks {
 				for _, command := range shellCommands(block) {
-					typed := strings.NewReplacer("http://127.0.0.1:8080", base, "127.0.0.1:9090", receiverAddr).Replace(command)
+					typed := strings.NewReplacer("http://127.0.0.1:8080", base, "127.0.0.1:9090", receiverAddr, "127.0.0.1:8081", proxyAddr).Replace(command)
 					typed = idPlaceholder.ReplaceAllStringFunc(typed, func(p string) string {
 						kind := strings.TrimSuffix(p, "_…")
 						id, ok := seen[kind]
