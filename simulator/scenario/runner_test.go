@@ -35,7 +35,7 @@ func TestScenarioRunsLeaveNoWakersBehind(t *testing.T) {
 	require.NoError(t, err)
 	defer sb.Close()
 	svc := &counted{Service: control.New(control.Config{Store: sb.DB, Guard: sb.Guard})}
-	runner := scenario.NewRunner(scenario.Config{Service: svc, Clock: sb.Clock, IDs: sb.DB.IDs, Scenarios: sb.Fixtures.Scenarios,
+	runner := scenario.NewRunner(scenario.Config{Service: sb.DB, Moves: svc, Clock: sb.Clock, IDs: sb.DB.IDs, Scenarios: sb.Fixtures.Scenarios,
 		Institution: sb.Fixtures.Institutions[0].ID})
 	for range 5 {
 		run, err := runner.RunScenario(ctx, "onboarding-approved", "")
