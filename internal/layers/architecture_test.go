@@ -73,10 +73,7 @@ func TestArchitectureListsEveryCommand(t *testing.T) {
 	if m == nil {
 		t.Fatal(`ARCHITECTURE.md does not say "root.go lists the commands: …"`)
 	}
-	var listed []string
-	for _, f := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == '│' || r == ' ' || r == '\n' }) {
-		listed = append(listed, f)
-	}
+	listed := strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == '│' || r == ' ' || r == '\n' })
 	for _, c := range want {
 		if !slices.Contains(listed, c) {
 			t.Errorf("ARCHITECTURE.md's command list lacks %s, which root.go adds", c)
