@@ -15,7 +15,7 @@ import (
 )
 
 // Service is what the runner plays steps through: the control plane's own operations, served
-// by control.Service. The runner treats every error alike — the step fails with its message
+// by the store (simulator/bolt) as they are for the HTTP handlers. The runner treats every error alike — the step fails with its message
 // and the run ends — so the codes each method returns (ENOTFOUND, ECONFLICT, EINVALID) are
 // documented once, on the control plane's interface of the same method
 // (simulator/httpapi/surface).
@@ -38,6 +38,10 @@ type Service interface {
 	TransactionAny(ctx context.Context, id string) (*simulator.Transaction, []*simulator.Order, error)
 	// SetPrices plays set_prices in the run's institution.
 	SetPrices(ctx context.Context, instID string, prices map[string]decimal.Decimal) (map[string]decimal.Decimal, error)
+}
+
+// ClockMoves tells the runner when the virtual clock moves (control.Service, which moves it).
+type ClockMoves interface {
 	// OnClockMove registers wake to be called whenever the virtual clock moves, for the runs
 	// waiting on it; remove unregisters it. It cannot fail.
 	OnClockMove(wake func()) (remove func())
@@ -55,8 +59,9 @@ type Store interface {
 
 // Config is what a Runner plays.
 type Config struct {
-	// Service runs each step.
+	// Service runs each step; Moves wakes the runs waiting on the virtual clock.
 	Service Service
+	Moves   ClockMoves
 	// Store keeps the runs across restarts (nil: the runs live in this process only).
 	Store Store
 	// Clock is the virtual clock the steps' delays count on; IDs issue run ids.
@@ -207,7 +212,7 @@ func (r *Runner) fail(run *simulator.ScenarioRun, i int, msg string) {
 // clock moves, until it ends or the runner closes (Close waits for it).
 func (r *Runner) wait(run *simulator.ScenarioRun, sc fixtures.Scenario, dues []time.Time, i int) {
 	wake := make(chan struct{}, 1)
-	remove := r.cfg.Service.OnClockMove(func() {
+	remove := r.cfg.Moves.OnClockMove(func() {
 		select {
 		case wake <- struct{}{}:
 		default:

@@ -36,7 +36,7 @@ func TestScenarioRunsLeaveNoWakersBehind(t *testing.T) {
 	require.NoError(t, err)
 	defer sb.Close()
 	svc := &counted{Service: control.New(control.Config{Store: sb.DB, Guard: sb.Guard})}
-	runner := scenario.NewRunner(scenario.Config{Service: svc, Clock: sb.Clock, IDs: sb.DB.IDs, Scenarios: sb.Fixtures.Scenarios,
+	runner := scenario.NewRunner(scenario.Config{Service: sb.DB, Moves: svc, Clock: sb.Clock, IDs: sb.DB.IDs, Scenarios: sb.Fixtures.Scenarios,
 		Institution: sb.Fixtures.Institutions[0].ID})
 	for range 5 {
 		run, err := runner.RunScenario(ctx, "onboarding-approved", "")
@@ -68,7 +68,7 @@ func TestResumeGoesOnOrSaysWhyNot(t *testing.T) {
 	require.NoError(t, err)
 	defer sb.Close()
 	svc := control.New(control.Config{Store: sb.DB, Guard: sb.Guard})
-	cfg := scenario.Config{Service: svc, Store: sb.DB, Clock: sb.Clock, IDs: sb.DB.IDs, Scenarios: sb.Fixtures.Scenarios,
+	cfg := scenario.Config{Service: sb.DB, Moves: svc, Store: sb.DB, Clock: sb.Clock, IDs: sb.DB.IDs, Scenarios: sb.Fixtures.Scenarios,
 		Institution: sb.Fixtures.Institutions[0].ID}
 	first := scenario.NewRunner(cfg)
 	waiting, err := first.RunScenario(ctx, "onboarding-approved", "")
