@@ -38,6 +38,8 @@ type Config struct {
 	PollInterval time.Duration // the same GET repeated sooner is lint (0: not checked)
 	Live         io.Writer     // a line per finding (nil: none)
 	Now          func() time.Time
+	// Record, when set, keeps the users and orders answered, for WriteRecord.
+	Record bool
 	// Transport reaches the upstream and the receiver (nil: http.DefaultTransport's clone).
 	Transport http.RoundTripper
 }
@@ -50,6 +52,8 @@ type Proxy struct {
 	hooks    *httputil.ReverseProxy
 	state    *state
 	hosts    *hostPolicy
+	record   *recorder
+	recent   *recent
 	queue    chan *exchange
 	wg       sync.WaitGroup
 	closeOne sync.Once
@@ -102,6 +106,10 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p := &Proxy{cfg: cfg, book: newBook(cfg.Live, cfg.Now()), state: newState(), queue: make(chan *exchange, 4096)}
 	p.hosts = newHostPolicy(cfg.Loopback, cfg.AllowedHosts)
+	p.recent = &recent{ring: make([]seenExchange, 200)}
+	if cfg.Record {
+		p.record = newRecorder(cfg.Now())
+	}
 	p.api = p.reverse(cfg.Upstream, false)
 	if cfg.Receiver != nil {
 		p.hooks = p.reverse(cfg.Receiver, true)
@@ -174,6 +182,10 @@ func (p *Proxy) handler(rp *httputil.ReverseProxy, hook bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !p.hosts.allows(r.Host) {
 			writeDetail(w, http.StatusMisdirectedRequest, "Misdirected Request")
+			return
+		}
+		if !hook && r.URL.Path == pagePath {
+			p.page(w, r)
 			return
 		}
 		x := &exchange{method: r.Method, url: r.URL, start: p.cfg.Now(), hook: hook}
@@ -288,10 +300,27 @@ func (p *Proxy) work() {
 		if x.end.IsZero() {
 			x.end = p.cfg.Now()
 		}
+		before := p.book.total()
 		if x.hook {
 			p.checkDelivery(x)
 		} else {
 			p.checkExchange(x)
 		}
+		e := seenExchange{At: x.end, Exchange: x.String()}
+		if x.hook {
+			e.Exchange = "delivery " + e.Exchange
+		}
+		e.Findings = p.book.since(before)
+		p.recent.add(e)
 	}
+}
+
+// WriteRecord writes the users and orders the app was answered as a fixture set into dir
+// (Config.Record must be set): one institution per key, each with a fresh key of its own; users
+// keep their ids (the platform id when a detail showed it), their accounts' values as cash.
+func (p *Proxy) WriteRecord(dir string) error {
+	if p.record == nil {
+		return errors.New("proxy: nothing recorded (Config.Record is off)")
+	}
+	return p.record.write(dir)
 }
