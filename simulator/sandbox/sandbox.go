@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	cryptorand "crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -251,13 +252,20 @@ func (sb *Sandbox) loadFixtures(ctx context.Context, fsys fs.FS, progress Progre
 }
 
 // chooseToken sets the control plane's token: --sandbox-token, else the one the store keeps,
-// else a fresh one; beyond loopback it must pass judgeExposedToken.
+// else a fresh one; beyond loopback it must pass judgeExposedToken. A fresh token comes from the
+// store's ids (seeded in deterministic mode) on loopback, and beyond it from the system's
+// random source whatever the seed: a token a published seed reproduces is no secret
+// (decisions D18).
 func (sb *Sandbox) chooseToken(cfg Config, stored string) error {
 	sb.Token = stored
 	if cfg.SandboxToken != "" {
 		sb.Token = cfg.SandboxToken
 	}
-	if sb.Token == "" {
+	switch {
+	case sb.Token != "":
+	case cfg.Exposed:
+		sb.Token = "sbxtok_" + cryptorand.Text()
+	default:
 		sb.Token = "sbxtok_" + sb.DB.IDs.New("t")[2:]
 	}
 	if cfg.Exposed && !cfg.NoControl {
