@@ -298,3 +298,20 @@ func TestOpenAPIPrintsTheServedDocuments(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "e.g. v2")
 }
+
+// --allowed-host takes host names or .suffix patterns that name a domain (decisions D18): ".",
+// "*", a wildcard and an empty value would answer every Host, so serve refuses to start.
+func TestServeAllowedHostRefusesEveryName(t *testing.T) {
+	for _, h := range []string{".", "*", "", " ", "*.example.test", "..", ".example..test", "a,,b"} {
+		var out bytes.Buffer
+		// A serve that starts returns nil when the context ends.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := run(ctx, []string{"partnersim", "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db"),
+			"--allowed-host", h}, noEnv, &out, &out)
+		cancel()
+		if !assert.Error(t, err, "--allowed-host %q started", h) {
+			continue
+		}
+		assert.Contains(t, err.Error(), "--allowed-host", "--allowed-host %q", h)
+	}
+}

@@ -74,7 +74,7 @@ func newServeCmd(getenv func(string) string) *cobra.Command {
 	fs.IntVar(&cfg.Workers, "delivery-workers", cfg.Workers, "webhook attempts in flight at once")
 	fs.Float64Var(&cfg.RateLimit, "rate-limit", 0, "requests a second allowed per API key (0: off); beyond it 429 with Retry-After")
 	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "burst of the per-key rate limit")
-	fs.StringSliceVar(&cfg.AllowedHosts, "allowed-host", nil, "a Host name answered besides loopback ones (repeatable; .example.test matches every name under it); "+
+	fs.StringArrayVar(&cfg.AllowedHosts, "allowed-host", nil, "a Host name answered besides loopback ones (repeatable or comma-separated; .example.test matches every name under it); "+
 		"beyond loopback, given at all, only these and loopback names are answered (421 otherwise)")
 	fs.BoolVar(&cfg.CheckStore, "check-store", false, "check every page of the store file at start (files up to 64 MiB always are)")
 	return cmd
@@ -153,11 +153,13 @@ func sandboxConfig(cfg serveConfig, fs *pflag.FlagSet, log *slog.Logger, stderr 
 	if sbCfg.RetrySchedule == nil {
 		sbCfg.RetrySchedule = []time.Duration{}
 	}
-	for _, h := range cfg.AllowedHosts {
-		if h = strings.TrimSpace(h); h == "" || strings.ContainsAny(h, "/@ \t") || strings.Count(h, ":") == 1 {
-			return sandbox.Config{}, fmt.Errorf("--allowed-host %q: a host name or address without scheme, port or path, e.g. sandbox.internal or .example.test", h)
+	for _, list := range cfg.AllowedHosts {
+		for _, h := range strings.Split(list, ",") {
+			if err := checkAllowedHost(strings.TrimSpace(h)); err != nil {
+				return sandbox.Config{}, err
+			}
+			sbCfg.AllowedHosts = append(sbCfg.AllowedHosts, strings.TrimSpace(h))
 		}
-		sbCfg.AllowedHosts = append(sbCfg.AllowedHosts, h)
 	}
 	versions, err := parseAPIVersions(cfg.APIVersions)
 	if err != nil {
@@ -184,6 +186,21 @@ func sandboxConfig(cfg serveConfig, fs *pflag.FlagSet, log *slog.Logger, stderr 
 		sbCfg.Seed = &cfg.Seed
 	}
 	return sbCfg, nil
+}
+
+// checkAllowedHost refuses an --allowed-host value that is not a host name, an IP address or
+// a .suffix naming a domain (decisions D18): an empty value, ".", "*" or a wildcard would
+// answer every Host, and a scheme, port or path is not part of a Host name.
+func checkAllowedHost(h string) error {
+	name := strings.TrimSuffix(strings.TrimPrefix(h, "."), ".")
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		name = "ip6"
+	}
+	if name == "" || strings.ContainsAny(h, "/@*: \t") && !strings.HasPrefix(h, "[") || strings.Contains(name, "..") || strings.HasPrefix(name, ".") {
+		return fmt.Errorf("--allowed-host %q: a host name, an address or a .suffix naming a domain, without scheme, port, path or wildcard, e.g. sandbox.internal, 10.0.0.5 or .example.test "+
+			"(\".\", \"*\" and an empty value would answer every Host)", h)
+	}
+	return nil
 }
 
 // logTime writes every time in a log line — the line's own and any attribute's — as the sandbox
