@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -51,6 +52,9 @@ type Config struct {
 	// Exposed, any Host is unless this list is given. An entry starting with "." matches the
 	// name and every name under it.
 	AllowedHosts []string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the client (decisions
+	// D18); from any other peer the header is ignored.
+	TrustedProxies []netip.Prefix
 	// AllowLoopbackCallbacks allows or refuses callback URLs on loopback; nil means allowed
 	// unless Exposed (a partner could otherwise make an exposed sandbox fetch its host's
 	// loopback-only services and read the answers in the delivery log).
@@ -71,6 +75,13 @@ type Config struct {
 	// size (small files are always checked).
 	CheckStore bool
 }
+
+// ConnLimits bound the served connections in time and number (decisions D18); serve builds its
+// http.Server and listener with them.
+type ConnLimits = httpapi.ConnLimits
+
+// DefaultConnLimits are 2 minutes idle, 30 seconds a request and 4,096 open connections.
+func DefaultConnLimits() ConnLimits { return httpapi.DefaultConnLimits() }
 
 // Sandbox is a running simulator: its store, HTTP handler and webhook dispatcher, and the
 // control plane's service over them.
@@ -308,7 +319,7 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 		deps.Scenarios = sb.scenarios
 	}
 	sb.Server = httpapi.NewServer(httpapi.Config{APIVersions: cfg.APIVersions, Clock: sb.Clock, SandboxToken: sb.Token,
-		LoopbackOnly: !cfg.Exposed, AllowedHosts: cfg.AllowedHosts, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst}, deps, cfg.Logger)
+		LoopbackOnly: !cfg.Exposed, AllowedHosts: cfg.AllowedHosts, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, TrustedProxies: cfg.TrustedProxies}, deps, cfg.Logger)
 	sb.service.AfterReset(sb.Server.ClearJournal)
 	if cfg.NoControl {
 		return nil
