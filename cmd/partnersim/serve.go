@@ -34,6 +34,7 @@ type serveConfig struct {
 	Seed         uint64
 	FrozenClock  string
 	NoControl    bool
+	NoPublished  bool
 	Loopback     bool
 	Retry        string
 	Timeout      time.Duration
@@ -74,6 +75,8 @@ func newServeCmd(getenv func(string) string) *cobra.Command {
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "deterministic mode: seed for ids and secrets (with --frozen-clock)")
 	fs.StringVar(&cfg.FrozenClock, "frozen-clock", "", "deterministic mode: RFC 3339 instant the clock is frozen at")
 	fs.BoolVar(&cfg.NoControl, "no-control", false, "switch the control plane (/_sandbox/) off")
+	fs.BoolVar(&cfg.NoPublished, "no-published-keys", false, "refuse the fixture sets' published API keys (401, as unknown keys); create keys through the control plane "+
+		"(beyond loopback anyone who reaches the sandbox knows the published ones)")
 	fs.BoolVar(&cfg.Loopback, "allow-loopback-callbacks", cfg.Loopback, "allow callback URLs on loopback (http://127.0.0.1:…) for local receivers (default: on when --addr is loopback, off otherwise)")
 	fs.StringVar(&cfg.Retry, "retry-schedule", cfg.Retry, "delays before each webhook retry (its length is the number of retries)")
 	fs.DurationVar(&cfg.Timeout, "delivery-timeout", cfg.Timeout, "timeout of one webhook attempt")
@@ -155,7 +158,7 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 // sandboxConfig is the sandbox's configuration from serve's flags (fs tells which were given),
 // each checked with an error that says what to pass instead.
 func sandboxConfig(cfg serveConfig, fs *pflag.FlagSet, log *slog.Logger, stderr io.Writer) (sandbox.Config, error) {
-	sbCfg := sandbox.Config{DBPath: cfg.DBPath, SandboxToken: cfg.SandboxToken, Logger: log, NoControl: cfg.NoControl,
+	sbCfg := sandbox.Config{DBPath: cfg.DBPath, SandboxToken: cfg.SandboxToken, Logger: log, NoControl: cfg.NoControl, NoPublishedKeys: cfg.NoPublished,
 		Exposed: !sandbox.IsLoopback(cfg.Addr), DeliveryTimeout: cfg.Timeout, Workers: cfg.Workers, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, CheckStore: cfg.CheckStore,
 		LoadProgress: afterTwoSeconds(newBuildProgress(stderr, isTerminal(stderr), time.Now()))}
 	for _, part := range strings.Split(cfg.Retry, ",") {
@@ -316,8 +319,14 @@ func printBanner(w io.Writer, sb *sandbox.Sandbox, addr string, cfg serveConfig,
 		fixtures = cfg.FixturesDir
 	}
 	fmt.Fprintf(w, "  store           %s (%s; fixtures: %s)\n\n", cfg.DBPath, state, fixtures)
-	fmt.Fprintln(w, "  API keys (header x-api-key):")
-	for _, in := range sb.Fixtures.Institutions {
+	institutions := sb.Fixtures.Institutions
+	if cfg.NoPublished {
+		fmt.Fprintln(w, "  API keys        the fixtures' published keys are refused (--no-published-keys): create one with POST /_sandbox/institutions/{id}/keys")
+		institutions = nil
+	} else {
+		fmt.Fprintln(w, "  API keys (header x-api-key):")
+	}
+	for _, in := range institutions {
 		fmt.Fprintf(w, "    %s (%s)\n", in.Name, in.ID)
 		for _, k := range sb.Fixtures.Keys {
 			if k.InstitutionID != in.ID {
@@ -330,7 +339,7 @@ func printBanner(w io.Writer, sb *sandbox.Sandbox, addr string, cfg serveConfig,
 			fmt.Fprintf(w, "      %s  %s\n", k.Plaintext, strings.Join(scopes, " "))
 		}
 	}
-	if key := readUserKey(sb); key != "" {
+	if key := readUserKey(sb); key != "" && !cfg.NoPublished {
 		fmt.Fprintf(w, "\n  try: curl -H 'x-api-key: %s' '%s/v1/users/?per_page=2'\n", key, base)
 	}
 	if exports != "" {

@@ -66,6 +66,9 @@ type Config struct {
 	Workers int
 	// NoControl switches the control plane off.
 	NoControl bool
+	// NoPublishedKeys refuses the fixture sets' published API keys (this set's and the default
+	// set's) as unknown keys (decisions D18): anyone who reaches an exposed sandbox knows them.
+	NoPublishedKeys bool
 	// RateLimit and RateBurst limit each key's requests a second (0: off).
 	RateLimit float64
 	RateBurst int
@@ -314,6 +317,9 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 	sb.scenarios = scenario.NewRunner(scenario.Config{Service: sb.service, Clock: sb.Clock, IDs: db.IDs,
 		Scenarios: sb.Fixtures.Scenarios, Institution: first})
 	deps := httpapi.Deps{Store: db, Webhooks: db, Guard: sb.Guard, Tester: sb.service}
+	if cfg.NoPublishedKeys {
+		deps.Store = unpublishedKeys{Store: db, published: publishedKeys(sb.Fixtures)}
+	}
 	if !cfg.NoControl {
 		deps.Tenants, deps.Institutions, deps.Trading, deps.Deliveries, deps.Sandbox = sb.service, sb.service, sb.service, sb.service, sb.service
 		deps.Scenarios = sb.scenarios
@@ -333,6 +339,36 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 	}
 	sb.Server.Mount(console.Prefix, con)
 	return nil
+}
+
+// unpublishedKeys is the store with the published fixture keys refused as unknown ones
+// (--no-published-keys, decisions D18), whatever a reset reloads.
+type unpublishedKeys struct {
+	httpapi.Store
+	published map[string]bool
+}
+
+// Authenticate refuses a published key as the store refuses an unknown one.
+func (u unpublishedKeys) Authenticate(ctx context.Context, plaintext string) (*simulator.APIKey, error) {
+	if u.published[plaintext] {
+		return nil, simulator.Errorf(simulator.EUNAUTHORIZED, "Invalid API key")
+	}
+	return u.Store.Authenticate(ctx, plaintext)
+}
+
+// publishedKeys are the plaintext keys of set and of the embedded default set (a store keeps
+// the keys of the set it was first loaded from).
+func publishedKeys(set *fixtures.Set) map[string]bool {
+	keys := map[string]bool{}
+	for _, k := range set.Keys {
+		keys[k.Plaintext] = true
+	}
+	if def, err := fixtures.OpenSettings(fixtures.Default()); err == nil {
+		for _, k := range def.Keys {
+			keys[k.Plaintext] = true
+		}
+	}
+	return keys
 }
 
 // Close stops delivery (pending deliveries stay in the outbox for the next start) and
