@@ -107,6 +107,16 @@ type countedConn struct {
 	once sync.Once
 }
 
+// CloseWrite half-closes a TCP connection: http.Server does so before closing a connection
+// whose request it did not read whole (a 413), so that the client reads the answer rather than
+// a reset.
+func (c *countedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 func (c *countedConn) Close() error {
 	c.once.Do(func() { c.open.Add(-1) })
 	return c.Conn.Close()
