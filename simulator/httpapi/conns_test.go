@@ -146,4 +146,3 @@ func TestBothLengthsCloseTheConnection(t *testing.T) {
 	assert.True(t, res.Close, "Connection: close")
 	assert.True(t, closedByServer(t, c), "the connection is closed")
 }
-
