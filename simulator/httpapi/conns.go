@@ -28,8 +28,10 @@ func DefaultConnLimits() ConnLimits {
 	return ConnLimits{Idle: 2 * time.Minute, Request: 30 * time.Second, MaxConns: 4096}
 }
 
-// HTTPServer returns an http.Server serving h within l's times. Serve it on l.Listener's
-// listener for the cap on connections.
+// HTTPServer returns an http.Server serving h within l's times (the request line and headers
+// within 10 seconds at most, all of it within Request). Serve it on l.Listener's listener for the
+// cap on connections. ReadTimeout bounds the client's sending only: http.Server clears the
+// deadline once the body is in, so a handler may take longer.
 func (l ConnLimits) HTTPServer(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: min(l.Request, 10*time.Second), ReadTimeout: l.Request, IdleTimeout: l.Idle}
 }

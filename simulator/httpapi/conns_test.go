@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,4 +146,31 @@ func TestBothLengthsCloseTheConnection(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "answered (no key)")
 	assert.True(t, res.Close, "Connection: close")
 	assert.True(t, closedByServer(t, c), "the connection is closed")
+}
+
+// A handler may take longer than the request's time once the body is in (a reset of a large
+// set, a scenario run): the bound is on the client's sending, and the request's context is not
+// cancelled by it.
+func TestSlowHandlerKeepsItsContext(t *testing.T) {
+	limits := httpapi.ConnLimits{Idle: time.Minute, Request: 300 * time.Millisecond, MaxConns: 10}
+	cancelled := make(chan bool, 2)
+	srv := limits.HTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+			cancelled <- true
+		case <-time.After(time.Second): // three times the request's time, as a long reset takes
+			cancelled <- false
+		}
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(limits.Listener(ln)) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	for _, body := range []io.Reader{nil, strings.NewReader(`{"a":1}`)} {
+		res, err := http.Post("http://"+ln.Addr().String()+"/", "application/json", body)
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.False(t, <-cancelled, "the handler's context was cancelled (body %v)", body != nil)
+	}
 }
