@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/partnersim/partnersim/features/laws"
@@ -120,6 +121,9 @@ type Book struct {
 	t     map[string]*tally
 	live  io.Writer
 	start time.Time
+	// shed counts exchanges forwarded but not checked at all, docShed those not checked
+	// against the document: the checks had fallen behind the traffic.
+	shed, docShed atomic.Int64
 }
 
 func newBook(live io.Writer, now time.Time) *Book {
@@ -203,3 +207,7 @@ func (b *Book) Failed(kind Kind) int {
 	}
 	return n
 }
+
+// Unchecked says how many exchanges were forwarded without any check, and how many without the
+// document's, because the checks had fallen behind.
+func (b *Book) Unchecked() (none, document int64) { return b.shed.Load(), b.docShed.Load() }
