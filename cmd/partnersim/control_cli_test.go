@@ -319,3 +319,19 @@ func TestDeliveriesNextAttemptAndRedeliverOne(t *testing.T) {
 	_, err := s.cmd(t, "deliveries", "redeliver", "dlv_nope")
 	assert.ErrorContains(t, err, "404")
 }
+
+// scenario run --wait says the advance that finishes the run (not only its next step), --advance
+// makes that advance itself, and a --wait that gives up says what is still pending.
+func TestScenarioWaitFinishesOrSaysWhatIsPending(t *testing.T) {
+	s := newCLISandbox(t)
+	// robo-deposit: create_user now, place_transaction 5 s later, fill 60 s after that.
+	_, err := s.cmd(t, "scenario", "run", "robo-deposit", "--institution", "ins_harbor", "--wait", "--timeout", "50ms")
+	require.Error(t, err)
+	assert.Regexp(t, `still running after --timeout 50ms; pending: 2\. place_transaction due \S+, 3\. fill due \S+`, err.Error())
+	assert.Regexp(t, `partnersim trigger clock --seconds 6[56]\b.* finishes it`, err.Error(), "the advance to its last step")
+
+	out := s.mustCmd(t, "scenario", "run", "robo-deposit", "--institution", "ins_harbor", "--wait", "--advance")
+	assert.Regexp(t, `advanced ins_harbor's virtual clock by 6[56]s to play the run through`, out)
+	assert.Regexp(t, `(?m)^run run_\w+ completed$`, out)
+	assert.Regexp(t, `3\. fill\s+done`, out)
+}
