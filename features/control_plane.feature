@@ -2,8 +2,8 @@
 Feature: Control plane
   The sandbox's own operations under /_sandbox/ (decisions D9), which the other features use to
   create their data: they need the sandbox token, and refuse what the state machines do not allow.
-  That the token is needed is checked without it: against a sandbox given no --sandbox-url, at
-  the base URL's origin.
+  Every scenario here needs the control plane: a run given no --sandbox-url skips them, saying
+  so, whatever the base URL's origin serves under /_sandbox/.
 
   @rule:D9.1
   Scenario: The control plane needs its token

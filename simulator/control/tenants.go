@@ -24,8 +24,11 @@ func (s *Service) DeleteInstitution(ctx context.Context, instID string) error {
 	if err := s.db.DeleteInstitution(ctx, instID); err != nil {
 		return err
 	}
+	if s.clock.Offset(instID) == 0 {
+		return nil
+	}
 	s.clock.ForgetInstitution(instID)
-	return nil
+	return s.db.SaveClock(ctx)
 }
 
 // IssueKey issues a key for an institution; the plaintext is returned once and never stored
