@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -108,4 +109,44 @@ func stamp(tb testing.TB, v gjson.Result) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, v.String())
 	require.NoError(tb, err, "a timestamp: %s", v.Raw)
 	return t
+}
+
+// An advance plays the scenario steps due in its window in order, each at its own virtual
+// time, and the deliveries of their events from that time on: a step's event is first
+// attempted at the step's time, and every retry of it due in the window follows.
+func TestAnAdvancePlaysScenarioStepsAndTheirDeliveries(t *testing.T) {
+	a := MustServe(t)
+	inst, key := a.tenant(t, "", "")
+	hook := sandboxtest.NewCallback(t, sandboxtest.Answering(http.StatusInternalServerError))
+	r := a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+hook.URL+`"}`, "x-api-key: "+key)
+	require.Equal(t, http.StatusCreated, r.Status, r.Body)
+	run := a.MustControl(t, "POST", "/_sandbox/scenarios/onboarding-approved/run", `{"institution_id":"`+inst+`"}`)
+	require.Equal(t, "running", run.JSON("status").String(), run.Body)
+
+	adv := a.MustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":200000,"institution_id":"`+inst+`"}`)
+	steps := adv.JSON("steps").Array()
+	require.Len(t, steps, 3, "the three delayed steps: %s", adv.Body)
+	for i, st := range steps {
+		assert.Equal(t, int64(i+2), st.Get("step").Int())
+		assert.Equal(t, "done", st.Get("status").String(), st.Raw)
+		assert.Equal(t, run.JSON(fmt.Sprintf("steps.%d.due_at", i+1)).String(), st.Get("due_at").String())
+	}
+	// Two events (document_requested, approved), each attempted over the whole schedule.
+	byEvent := map[string][]gjson.Result{}
+	var last time.Time
+	for _, at := range adv.JSON("attempts").Array() {
+		due := stamp(t, at.Get("due_at"))
+		assert.False(t, due.Before(last), "attempts in due order: %s after %s", due, last)
+		last = due
+		byEvent[at.Get("event_id").String()] = append(byEvent[at.Get("event_id").String()], at)
+	}
+	for _, i := range []int{0, 2} { // the steps that deliver
+		ev := steps[i].Get("event_id").String()
+		got := byEvent[ev]
+		require.Len(t, got, len(webhook.DefaultSchedule)+1, "every attempt of %s", ev)
+		// The wall clock runs on during the play: the step's time, give or take its run.
+		assert.InDelta(t, 0, stamp(t, got[0].Get("due_at")).Sub(stamp(t, steps[i].Get("due_at"))).Seconds(), 1, "first attempted at its step's time")
+		assert.Equal(t, "failed", got[len(got)-1].Get("status").String())
+	}
+	assert.Equal(t, "completed", a.MustControl(t, "GET", "/_sandbox/scenarios/runs/"+run.JSON("run_id").String(), "").JSON("status").String())
 }
