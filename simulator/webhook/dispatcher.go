@@ -56,10 +56,10 @@ type Config struct {
 
 // Dispatcher drains the outbox.
 type Dispatcher struct {
-	store    Store
-	cfg      Config
-	client   *http.Client
-	wake     chan struct{}
+	store  Store
+	cfg    Config
+	client *http.Client
+	wake   chan struct{}
 	// turn is held by Run while it takes due deliveries from the outbox and by Settle for the
 	// whole of its work: what Settle attempts is never taken by Run meanwhile.
 	turn     sync.Mutex
