@@ -34,6 +34,11 @@ func (s *Service) AdvanceClock(ctx context.Context, instID string, d time.Durati
 	}
 	s.playMu.Lock()
 	defer s.playMu.Unlock()
+	if s.settler != nil {
+		// Nothing is attempted but what the play makes, in its order: not even the deliveries
+		// the steps it plays cause, which would otherwise be taken at once.
+		defer s.settler.Hold()()
+	}
 	now := s.clock.SchedulerNow
 	move := s.clock.Advance
 	if instID != "" {

@@ -21,10 +21,12 @@ type Sender interface {
 	Send(ctx context.Context, url string, body []byte, eventID string, secrets []string) simulator.Attempt
 }
 
-// Settler makes the delivery attempts due on the virtual clock (the dispatcher's Settle).
+// Settler makes the delivery attempts due on the virtual clock (the dispatcher).
 type Settler interface {
+	// Hold keeps every other attempt from being made until release is called.
+	Hold() (release func())
 	// Settle makes every attempt due at now(), each once, and returns what each did once
-	// they are recorded.
+	// they are recorded (while held).
 	Settle(ctx context.Context, now func() time.Time) ([]simulator.FiredAttempt, error)
 }
 

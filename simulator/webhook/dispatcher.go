@@ -319,16 +319,21 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *simulator.Delivery) (simul
 	return r, true
 }
 
+// Hold stops Run taking deliveries from the outbox until release is called, and returns once
+// the attempts Run had in flight are recorded: from then on the caller alone attempts what
+// falls due, through Settle. An advance of the virtual clock holds the dispatcher while it
+// plays its window (decisions D8), so nothing due in it is attempted out of its order.
+func (d *Dispatcher) Hold() (release func()) {
+	d.turn.Lock()
+	d.inflight.wait()
+	return d.turn.Unlock
+}
+
 // Settle makes every attempt due at the virtual time now returns (read afresh for each walk
 // of the outbox), each once, and returns once they are recorded, with what each did, in due
-// order: an advance of the virtual clock plays its window through it, one due time after the
-// other (decisions D8). Attempts Run has in flight are recorded before Settle looks, and Run
-// takes nothing meanwhile. A retry an attempt makes due at once (its answer took longer than
-// the delay) is made too.
+// order; call it while holding the dispatcher (Hold). A retry an attempt makes due at once
+// (its answer took longer than the delay) is made too.
 func (d *Dispatcher) Settle(ctx context.Context, now func() time.Time) ([]simulator.FiredAttempt, error) {
-	d.turn.Lock()
-	defer d.turn.Unlock()
-	d.inflight.wait()
 	var fired []simulator.FiredAttempt
 	for {
 		due, _, err := d.store.Due(ctx, now(), "", maxGroup, func(_, _ []byte) (take, hold bool) { return true, false })
