@@ -5,7 +5,7 @@ Feature: Control plane
   Every scenario here needs the control plane: a run given no --sandbox-url skips them, saying
   so, whatever the base URL's origin serves under /_sandbox/.
 
-  @rule:D9.1
+  @sandbox @rule:D9.1
   Scenario: The control plane needs its token
     Given the deployment is a sandbox
     When I GET the control plane "/_sandbox/capabilities" without a sandbox token
