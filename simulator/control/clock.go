@@ -20,9 +20,8 @@ const maxPlayStops = 100_000
 // in order, and makes them there, so each retry is scheduled from its predecessor's virtual
 // time. It keeps the clock's offsets in the store, wakes everything waiting on the clock and
 // answers the virtual time it moved to with what it played (of that institution alone, with
-// instID). EINVALID for d below 0 or beyond simulator.MaxAdvance, or a move that would take
-// any institution's time past the storable range; ENOTFOUND for an unknown institution: then
-// no clock moves. One advance plays at a time.
+// instID). One advance plays at a time. Its errors: surface.SandboxOps.AdvanceClock, their one
+// home.
 func (s *Service) AdvanceClock(ctx context.Context, instID string, d time.Duration) (*simulator.Advance, error) {
 	if err := s.clock.CheckAdvance(instID, d); err != nil {
 		return nil, err
@@ -122,9 +121,8 @@ func (s *Service) nextDue(ctx context.Context, instID string, now time.Time) (ti
 // SetDNS overrides callback-host DNS answers; an empty list removes a host's override. Names
 // are DNS host names, keyed as the guard compares them (lower case, no trailing dot); at most
 // netguard.MaxOverrides names are overridden at once, each with at most
-// netguard.MaxOverrideAddrs addresses (decisions D18). It returns the overrides then in force
-// (EINVALID for a name that is not a DNS host name, an address that is not an IP, or too many
-// of either: then nothing changes).
+// netguard.MaxOverrideAddrs addresses (decisions D18). It returns the overrides then in force.
+// Its errors: surface.SandboxOps.SetDNS, their one home.
 func (s *Service) SetDNS(_ context.Context, overrides map[string][]string) (map[string][]string, error) {
 	parsed := map[string][]netip.Addr{}
 	given := map[string][]string{}
