@@ -37,7 +37,7 @@ var scope = []struct {
 	Quota   int    // mutants sampled from the covered ones (-all: every one)
 }{
 	{"simulator", ``, 25}, // the domain: users, money, KYC, trading, deliveries, history
-	{"simulator/bolt", `^(db|snapshot|seed|cache|build.*)\.go$`, 15}, // store queries and records; not opening, snapshots, fixture loading and building, caches
+	{"simulator/bolt", `^(db|snapshot|seed|cache|clock|build.*)\.go$`, 15}, // store queries and records; not opening, snapshots, the clock kept for a restart, fixture loading and building, caches
 	{"simulator/httpapi", `^(control.*|middleware|server)\.go$`, 20}, // rendering, auth, errors, routes; not the control plane
 	{"simulator/validate", ``, 15},                                   // FastAPI/pydantic bodies
 	{"simulator/webhook", `^fairqueue\.go$`, 10},                     // delivery scheduling
