@@ -63,18 +63,18 @@ type Institutions interface {
 	Institution(ctx context.Context, id string) (*simulator.Institution, error)
 	// User returns a user of any institution by platform id (ENOTFOUND when unknown).
 	User(ctx context.Context, platformID string) (*simulator.User, error)
-	// InstitutionUsers lists one page of the institution's users with Get User List's filters
+	// ListUsers lists one page of the institution's users with Get User List's filters
 	// (ENOTFOUND for an unknown institution).
-	InstitutionUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
-	// InstitutionOrders lists one page of the institution's orders with Get Order List's
+	ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
+	// ListOrders lists one page of the institution's orders with Get Order List's
 	// filters (ENOTFOUND for an unknown institution).
-	InstitutionOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error)
-	// InstitutionKeys lists the institution's keys, never a plaintext (ENOTFOUND for an
+	ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error)
+	// Keys lists the institution's keys, never a plaintext (ENOTFOUND for an
 	// unknown institution).
-	InstitutionKeys(ctx context.Context, instID string) ([]*simulator.APIKey, error)
-	// InstitutionSubscriptions lists the institution's live subscriptions (ENOTFOUND for an
+	Keys(ctx context.Context, instID string) ([]*simulator.APIKey, error)
+	// Subscriptions lists the institution's live subscriptions (ENOTFOUND for an
 	// unknown institution).
-	InstitutionSubscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error)
+	Subscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error)
 }
 
 // Trading moves KYC states and places, fills, cancels and fails transactions, each in one
@@ -110,9 +110,13 @@ type Deliveries interface {
 	// Deliveries lists one page of the delivery log, newest first (EINVALID for a cursor that
 	// is not an earlier page's next_cursor; otherwise the store's errors only).
 	Deliveries(ctx context.Context, f simulator.DeliveryFilter) (*simulator.DeliveryPage, error)
-	// Redeliver queues an event again, one delivery per subscription it went to (ENOTFOUND
-	// for an unknown event).
+	// Redeliver queues an event again, one delivery per enabled subscription of its type
+	// (ENOTFOUND for an unknown event, or one with no enabled subscription to go to).
 	Redeliver(ctx context.Context, eventID string) ([]*simulator.Delivery, error)
+	// RedeliverDelivery queues the event of one delivery again, to that delivery's
+	// subscription only (ENOTFOUND for an unknown delivery, or one whose subscription is no
+	// longer enabled).
+	RedeliverDelivery(ctx context.Context, id string) (*simulator.Delivery, error)
 	// PendingDeliveries lists up to limit deliveries waiting for an attempt, soonest first;
 	// it returns the store's errors only.
 	PendingDeliveries(ctx context.Context, limit int) ([]*simulator.Delivery, error)
