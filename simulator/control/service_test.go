@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -267,14 +266,14 @@ func TestEveryErrorIsNamedInItsOneComment(t *testing.T) {
 	}
 	fill := func(qty, price string) error {
 		txn := r.placeAAPL(t, simulator.SideBuy, qty)
-		_, _, _, err := r.db.FillTransaction(ctx, txn.ID, map[string]decimal.Decimal{"AAPL": dec(price)})
+		_, _, _, err := r.db.FillTransaction(ctx, txn.ID, aapl(price))
 		return err
 	}
 	filled := r.placeAAPL(t, simulator.SideBuy, "1")
 	_, _, _, err := r.db.FillTransaction(ctx, filled.ID, nil)
 	require.NoError(t, err)
 	prices := func(inst, price string) error {
-		_, err := r.db.SetPrices(ctx, inst, map[string]decimal.Decimal{"AAPL": dec(price)})
+		_, err := r.db.SetPrices(ctx, inst, aapl(price))
 		return err
 	}
 	newUser := func(inst, uaid, symbol string) *simulator.User {

@@ -49,6 +49,11 @@ func (r *rig) held(tb testing.TB, platformID, instID string) held {
 
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
+// aapl is a prices map of AAPL alone.
+func aapl(price string) map[string]decimal.Decimal {
+	return map[string]decimal.Decimal{"AAPL": dec(price)}
+}
+
 // A KYC move saves the account's new state, and the kyc event goes to the outbox with one
 // pending delivery per enabled kyc subscription of the institution, in the same transaction;
 // the move answers with the institution's prices.

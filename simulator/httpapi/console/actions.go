@@ -323,7 +323,14 @@ func (c *Console) placeOrder(r *http.Request) (string, *flash, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	f := ok("Placed %s %s %s: transaction %s is %s.", req.Side, n, req.Symbol, t.ID, t.Status)
+	what := "$" + simulator.FormatMoney(n) + " of " + req.Symbol
+	if req.Quantity != nil {
+		what = n.String() + " " + req.Symbol
+		if req.Product != simulator.ProductCrypto {
+			what = n.String() + " shares of " + req.Symbol
+		}
+	}
+	f := ok("Placed a %s of %s: transaction %s is %s.", req.Side, what, t.ID, t.Status)
 	f.Link, f.LinkText = pathTo("transactions/", t.ID), "Open the transaction"
 	return "", f, nil
 }

@@ -386,9 +386,10 @@ func (c *Console) user(r *http.Request) (loaded, error) {
 			av.Holdings = append(av.Holdings, hv)
 		}
 		accounts = append(accounts, av)
-		if a.Product == simulator.ProductRobo {
+		switch {
+		case a.Product == simulator.ProductRobo:
 			robo = true
-		} else {
+		case a.KYCStatus == simulator.KYCApproved: // only an approved account can trade
 			tradable = append(tradable, a.Product)
 		}
 	}
