@@ -162,6 +162,9 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	sb := &Sandbox{DB: db, Clock: clock}
 	stored, err := sb.loadFixtures(ctx, fsys, cfg.LoadProgress)
 	if err == nil {
+		err = db.RestoreClock(ctx) // the offsets are state (decisions D9)
+	}
+	if err == nil {
 		err = sb.chooseToken(cfg, stored)
 	}
 	if err == nil {
@@ -285,7 +288,7 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 	sb.Dispatcher = webhook.New(db, webhook.Config{Workers: cfg.Workers, Schedule: cfg.RetrySchedule, Timeout: cfg.DeliveryTimeout,
 		Dial: sb.Guard.DialContext, Clock: sb.Clock, Log: cfg.Logger})
 	db.Notify = sb.Dispatcher.Wake
-	sb.service = control.New(control.Config{Store: db, Guard: sb.Guard, Sender: sb.Dispatcher, SnapshotDir: cfg.DBPath + ".snapshots",
+	sb.service = control.New(control.Config{Store: db, Guard: sb.Guard, Sender: sb.Dispatcher, Settler: sb.Dispatcher, SnapshotDir: cfg.DBPath + ".snapshots",
 		Reload: func(ctx context.Context) error {
 			// The whole set, checked again: the start may have read only its settings.
 			set, err := fixtures.Open(fsys)
@@ -301,6 +304,7 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 	}
 	sb.scenarios = scenario.NewRunner(scenario.Config{Service: db, Moves: sb.service, Store: db, Clock: sb.Clock, IDs: db.IDs,
 		Scenarios: sb.Fixtures.Scenarios, Institution: first})
+	sb.service.PlayStepsWith(sb.scenarios)
 	deps := httpapi.Deps{Store: db, Webhooks: db, Guard: sb.Guard, Tester: sb.service}
 	if !cfg.NoControl {
 		// The store serves the operations that are one transaction; the control service those

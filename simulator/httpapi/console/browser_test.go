@@ -518,3 +518,29 @@ func TestBrowserCrossSitePostRefused(t *testing.T) {
 	assert(t, strings.Contains(tb.text("#refused"), "this request came from another site"), "the refusal says why: %q", tb.text("#refused"))
 	assert(t, kycOf(t, sb, pid, "crypto") == "pending", "the cross-site POST changed the KYC status")
 }
+
+// The clock page lists each institution advanced on its own with its virtual time, and the
+// institution's page shows its clock (decisions D9).
+func TestBrowserShowsEachInstitutionsClock(t *testing.T) {
+	frozen := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
+	sb := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.FrozenClock = &frozen })
+	inst := sb.MustControl(t, http.MethodPost, "/_sandbox/institutions", `{"name":"Ahead","vendors":{"core":null,"dbp":null}}`).JSON("institution_id").String()
+	adv := sb.MustControl(t, http.MethodPost, "/_sandbox/clock/advance", `{"seconds":7200,"institution_id":"`+inst+`"}`)
+	tb := openTab(t, sb)
+	tb.signIn()
+
+	tb.open("/_sandbox/ui/clock")
+	row := `#institution-clocks tr[data-institution="` + inst + `"]`
+	tb.waitFor("the institution's clock is listed", `document.querySelector('`+row+`') !== null`)
+	assert(t, tb.text(row+" .ahead") == "2h0m0s", "ahead by: %q", tb.text(row+" .ahead"))
+	assert(t, adv.JSON("now").String() == "2026-06-15T14:00:00Z", "the advance: %s", adv.Body)
+	assert(t, tb.text(row+" .virtual") == "2026-06-15 14:00:00Z", "its virtual time: %q", tb.text(row+" .virtual"))
+	tb.shot("console-clocks")
+
+	tb.open("/_sandbox/ui/institutions/" + inst)
+	tb.waitFor("the institution's clock is shown", `document.querySelector('#institution-clock .ahead') !== null`)
+	assert(t, tb.text("#institution-clock .ahead") == "2h0m0s", "its page: %q", tb.text("#institution-clock"))
+	tb.open("/_sandbox/ui/institutions/ins_harbor")
+	tb.waitFor("another institution's page", `document.querySelector('#institution-clock') !== null`)
+	assert(t, !strings.Contains(tb.text("#institution-clock"), "ahead"), "Harbor keeps the process-wide clock: %q", tb.text("#institution-clock"))
+}
