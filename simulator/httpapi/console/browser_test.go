@@ -395,6 +395,16 @@ func TestBrowserRetryOnClockAdvanceAndRedeliver(t *testing.T) {
 
 	tb.open("/_sandbox/ui/deliveries?event_id=" + ev)
 	tb.waitFor("the retry succeeded", `(d => d.dataset.status === "delivered" && d.querySelector('.attempts').textContent === "2")(document.querySelector('tbody.delivery'))`)
+	// Both attempts were made within seconds of wall time; the schedule shows in the virtual
+	// time each was due, an hour apart.
+	dues := eval[[]string](tb, `[...document.querySelectorAll('tbody.delivery table.attempts td.due')].map(td => td.dataset.due)`)
+	assert(t, len(dues) == 2, "each attempt shows when it was due: %q", dues)
+	if len(dues) == 2 {
+		first, err1 := time.Parse(time.RFC3339Nano, dues[0])
+		second, err2 := time.Parse(time.RFC3339Nano, dues[1])
+		gap := second.Sub(first)
+		assert(t, err1 == nil && err2 == nil && gap >= time.Hour && gap < time.Hour+5*time.Second, "the retry was due an hour after the first attempt on the virtual clock: %q", dues)
+	}
 	tb.click("button.redeliver", "#flash")
 	assert(t, strings.Contains(tb.text("#flash"), "to its subscription only"), "the flash: %q", tb.text("#flash"))
 	tb.waitFor("the redelivery is delivered", `document.querySelectorAll('tbody.delivery[data-status="delivered"]').length === 2`)
