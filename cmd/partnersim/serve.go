@@ -116,7 +116,7 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	}
 	srv := &http.Server{Handler: sb.Server, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(sb.Listener(ln)) }()
 	printBanner(stdout, sb, ln.Addr().String(), cfg, time.Since(start))
 	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("db", cfg.DBPath))
 

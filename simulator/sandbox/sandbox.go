@@ -316,6 +316,11 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 	return nil
 }
 
+// Listener wraps ln, the listener the sandbox is served on, so that every request reaches the
+// server as a FastAPI app's would reach Starlette: a path with an invalid percent-escape is
+// routed, not refused by net/http (httpapi.Listener, decisions D19).
+func (sb *Sandbox) Listener(ln net.Listener) net.Listener { return httpapi.Listener(ln) }
+
 // Close stops delivery (pending deliveries stay in the outbox for the next start) and
 // scenario runs waiting on the clock (waiting for them to end), and closes the store.
 func (sb *Sandbox) Close() error {
