@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
+	"github.com/partnersim/partnersim/features/laws"
 	"github.com/tidwall/gjson"
 )
 
@@ -763,14 +764,14 @@ func (w *world) atIsSum(which, path, which2, arrayPath string) error {
 	if err != nil {
 		return err
 	}
-	total, ok := parseCents(v.Str)
+	total, ok := laws.ParseCents(v.Str)
 	if !ok {
 		return fmt.Errorf("expected %s to be a decimal string, got %s in %s", unq(path), orAbsent(v), desc)
 	}
 	var sum int64
 	var terms []string
 	for _, p := range parts.Array() {
-		c, ok := parseCents(p.Str)
+		c, ok := laws.ParseCents(p.Str)
 		if !ok {
 			return fmt.Errorf("expected every %s to be a decimal string, got %s", unq(arrayPath), p.Raw)
 		}
@@ -778,52 +779,9 @@ func (w *world) atIsSum(which, path, which2, arrayPath string) error {
 		terms = append(terms, p.Str)
 	}
 	if sum != total {
-		return fmt.Errorf("expected %s = Σ %s = %s (%s), got %s", unq(path), unq(arrayPath), centsString(sum), strings.Join(terms, " + "), v.Str)
+		return fmt.Errorf("expected %s = Σ %s = %s (%s), got %s", unq(path), unq(arrayPath), laws.CentsString(sum), strings.Join(terms, " + "), v.Str)
 	}
 	return nil
-}
-
-// parseCents reads a decimal string with at most two decimals as an integer number of cents.
-func parseCents(s string) (int64, bool) {
-	if !decimalRe.MatchString(s) {
-		return 0, false
-	}
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	whole, frac, _ := strings.Cut(s, ".")
-	if len(frac) > 2 {
-		if strings.Trim(frac[2:], "0") != "" {
-			return 0, false
-		}
-		frac = frac[:2]
-	}
-	for len(frac) < 2 {
-		frac += "0"
-	}
-	n, err := strconv.ParseInt(whole+frac, 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
-}
-
-// moneyCents reads a money string (exactly two decimals) as an integer number of cents.
-func moneyCents(s string) (int64, bool) {
-	if !moneyRe.MatchString(s) {
-		return 0, false
-	}
-	return parseCents(s)
-}
-
-func centsString(c int64) string {
-	sign := ""
-	if c < 0 {
-		sign, c = "-", -c
-	}
-	return fmt.Sprintf("%s%d.%02d", sign, c/100, c%100)
 }
 
 func (w *world) listsValues(path, field, values string) error {
