@@ -61,6 +61,7 @@ type escapeConn struct {
 	state   int
 	http11  bool   // the current request is HTTP/1.1 or later
 	head    []byte // the current request's header lines
+	framed  bool   // they name a length or an encoding, or fold a line
 	remain  uint64 // bytes left of the body or of the chunk
 	excess  int64  // net/http's count of a chunked body's overhead
 	scratch [4096]byte
@@ -144,11 +145,17 @@ func (c *escapeConn) line(n int) {
 			c.state = passThrough
 		}
 	case inHead:
+		if n <= 2 && len(bytes.TrimRight(l, "\r\n")) == 0 {
+			c.head = append(c.head, l...)
+			c.emit(n)
+			c.frame()
+			return
+		}
+		// Only a head naming a length or an encoding, or folding a line, needs reading as
+		// net/http reads it: any other has no body.
+		c.framed = c.framed || l[0] == ' ' || l[0] == '\t' || hasPrefixFold(l, "content-length:") || hasPrefixFold(l, "transfer-encoding:")
 		c.head = append(c.head, l...)
 		c.emit(n)
-		if n <= 2 && len(bytes.TrimRight(l, "\r\n")) == 0 {
-			c.frame()
-		}
 	case atChunkLine:
 		// net/http's chunked reader: CRLF and no other CR, under its bound, a hex size
 		// once blanks and any extension are cut, and a bound on the overhead.
@@ -204,8 +211,12 @@ func (c *escapeConn) trailer() bool {
 
 // frame decides the current request's body from its head, as net/http's readTransfer does.
 func (c *escapeConn) frame() {
+	if !c.framed {
+		c.head, c.state = c.head[:0], atRequestLine
+		return
+	}
 	h, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(c.head))).ReadMIMEHeader()
-	c.head = c.head[:0]
+	c.head, c.framed = c.head[:0], false
 	if err != nil {
 		c.state = passThrough
 		return
@@ -240,6 +251,10 @@ func (c *escapeConn) frame() {
 	}
 }
 
+func hasPrefixFold(l []byte, prefix string) bool {
+	return len(l) >= len(prefix) && strings.EqualFold(string(l[:len(prefix)]), prefix)
+}
+
 func (c *escapeConn) emit(n int) {
 	c.out = append(c.out, c.in[:n]...)
 	c.in = c.in[n:]
@@ -261,42 +276,35 @@ func chunkSize(p []byte) (uint64, bool) {
 // reports whether the request is HTTP/1.1 or later, and whether the line is one net/http
 // reads (method, target, "HTTP/x.y" parted by single spaces); a line that is not is left alone.
 func fixRequestLine(l []byte) (fixed []byte, http11, ok bool) {
-	s := strings.TrimSuffix(strings.TrimSuffix(string(l), "\n"), "\r")
-	_, rest, ok1 := strings.Cut(s, " ")
-	target, proto, ok2 := strings.Cut(rest, " ")
+	s := bytes.TrimSuffix(bytes.TrimSuffix(l, []byte("\n")), []byte("\r"))
+	_, rest, ok1 := bytes.Cut(s, []byte(" "))
+	target, proto, ok2 := bytes.Cut(rest, []byte(" "))
 	major, minor, ok3 := parseProto(proto)
 	if !ok1 || !ok2 || !ok3 {
 		return l, false, false
 	}
 	http11 = major > 1 || major == 1 && minor >= 1
-	path, _, _ := strings.Cut(target, "?")
-	if !strings.HasPrefix(path, "/") || validEscapes(path) {
+	path, _, _ := bytes.Cut(target, []byte("?"))
+	if len(path) == 0 || path[0] != '/' || validEscapes(path) {
 		return l, http11, true
 	}
 	at := len(s) - len(rest) // the target starts after the method and its space
-	var b bytes.Buffer
-	b.Grow(len(l) + 8)
-	b.Write(l[:at])
+	b := make([]byte, 0, len(l)+8)
+	b = append(b, l[:at]...)
 	for i := 0; i < len(path); i++ {
-		b.WriteByte(path[i])
+		b = append(b, path[i])
 		if path[i] == '%' && !(i+2 < len(path) && isHex(path[i+1]) && isHex(path[i+2])) {
-			b.WriteString("25")
+			b = append(b, "25"...)
 		}
 	}
-	b.Write(l[at+len(path):])
-	return b.Bytes(), http11, true
+	return append(b, l[at+len(path):]...), http11, true
 }
 
-func validEscapes(path string) bool {
-	for i := strings.IndexByte(path, '%'); i >= 0; {
-		if i+2 >= len(path) || !isHex(path[i+1]) || !isHex(path[i+2]) {
+func validEscapes(path []byte) bool {
+	for i := 0; i < len(path); i++ {
+		if path[i] == '%' && (i+2 >= len(path) || !isHex(path[i+1]) || !isHex(path[i+2])) {
 			return false
 		}
-		next := strings.IndexByte(path[i+3:], '%')
-		if next < 0 {
-			break
-		}
-		i += 3 + next
 	}
 	return true
 }
@@ -304,14 +312,8 @@ func validEscapes(path string) bool {
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // parseProto reads "HTTP/x.y" as http.ParseHTTPVersion does for the versions it accepts.
-func parseProto(p string) (major, minor int, ok bool) {
-	switch p {
-	case "HTTP/1.1":
-		return 1, 1, true
-	case "HTTP/1.0":
-		return 1, 0, true
-	}
-	rest, found := strings.CutPrefix(p, "HTTP/")
+func parseProto(p []byte) (major, minor int, ok bool) {
+	rest, found := bytes.CutPrefix(p, []byte("HTTP/"))
 	if !found || len(rest) != 3 || rest[1] != '.' || rest[0] < '0' || rest[0] > '9' || rest[2] < '0' || rest[2] > '9' {
 		return 0, 0, false
 	}

@@ -92,3 +92,21 @@ func TestEscapeConnStopsWhereNetHTTPRefuses(t *testing.T) {
 		assert.Equal(t, in, framed(t, in))
 	}
 }
+
+// BenchmarkEscapeConn is the listener's cost per request: a typical GET with a key, framed.
+func BenchmarkEscapeConn(b *testing.B) {
+	req := "GET /v1/users/usr_hfcu_0001/?user_account_id_type=platform HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n" +
+		"User-Agent: wrk\r\nx-api-key: sbx_harborAllScopes0000000000000000000000001\r\n\r\n"
+	stream := strings.Repeat(req, 64)
+	buf := make([]byte, 4096)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(req)))
+	for i := 0; i < b.N; i += 64 {
+		c := &escapeConn{Conn: streamConn{r: strings.NewReader(stream)}}
+		for {
+			if _, err := c.Read(buf); err != nil {
+				break
+			}
+		}
+	}
+}
