@@ -3,9 +3,11 @@ GO ?= go
 
 .PHONY: run test lint bench bench-http build fuzz mutants dist image
 
-## run: start the sandbox on 127.0.0.1:8080 with the default fixtures (state in ./partnersim.db)
+## run: start the sandbox on 127.0.0.1:8080 with the default fixtures (state in ./partnersim.db);
+## ARGS are serve's flags: make run ARGS='--addr 127.0.0.1:9090'
+ARGS ?=
 run:
-	$(GO) run ./cmd/partnersim serve
+	$(GO) run ./cmd/partnersim serve $(ARGS)
 
 ## build: the partnersim binary in ./bin
 build:

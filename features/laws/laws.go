@@ -207,8 +207,9 @@ func ReadPage(q url.Values, body []byte) (Page, error) {
 	return p, nil
 }
 
-// Last says whether a page is the last of its walk: fewer items than asked.
-func (p Page) Last() bool { return int64(len(p.Items)) < p.PerPage }
+// Last says whether a page is the last of its walk: fewer items than asked, or its cursor at
+// total_records.
+func (p Page) Last() bool { return int64(len(p.Items)) < p.PerPage || p.Next >= p.Total }
 
 // PageCursor: a page holds at most per_page items and its last_record_number counts them.
 func PageCursor(p Page) error {
