@@ -52,11 +52,11 @@ bench:
 ## bench-http: the reviewer's measurement (BENCHMARKS.md's targets table): `partnersim serve` as the
 ## README starts it, wrk per URL alternated with a bare echo server answering the same bytes,
 ## the mix and deliveries; ~8 minutes on 2 cores. Needs wrk (Debian: sudo apt-get install wrk).
-## BENCH_HTTP_FLAGS='-only default' runs one part (default, large, mix, deliveries).
+## BENCH_HTTP_FLAGS='-only default' runs one part (default, large, mix, proxy, deliveries).
 BENCH_HTTP_FLAGS ?=
 bench-http: build
 	@command -v wrk >/dev/null 2>&1 || { echo "bench-http needs wrk: sudo apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"; exit 2; }
-	$(GO) run ./internal/loadtest/benchhttp -bin bin/partnersim $(BENCH_HTTP_FLAGS)
+	$(GO) run ./internal/benchhttp -bin bin/partnersim $(BENCH_HTTP_FLAGS)
 
 ## fuzz: run each fuzz target briefly (FUZZTIME=10s by default). A failure that recorded no
 ## crasher under testdata/fuzz (the engine's "context deadline exceeded" when time runs out

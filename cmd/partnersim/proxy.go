@@ -32,6 +32,7 @@ type proxyConfig struct {
 	PollInterval time.Duration
 	Reports      []string
 	FailOn       string
+	Record       string
 }
 
 func defaultProxyConfig() proxyConfig {
@@ -61,6 +62,7 @@ func newProxyCmd() *cobra.Command {
 	fs.DurationVar(&cfg.Slow, "slow", cfg.Slow, "an upstream answer later than this is a violation")
 	fs.DurationVar(&cfg.PollInterval, "poll-interval", cfg.PollInterval, "the same GET repeated sooner is lint (0: not checked)")
 	fs.StringArrayVar(&cfg.Reports, "report", nil, "FORMAT=FILE written when the proxy stops: junit, json or sarif (repeatable)")
+	fs.StringVar(&cfg.Record, "record", "", "write the users and orders the app was answered as a fixture set into DIR when stopped (ids kept; keys and secrets never: the set gets fresh keys)")
 	fs.StringVar(&cfg.FailOn, "fail-on", "", `"violations" (the deployment's) or "lint" (violations and the app's lint): exit 1 when any was seen`)
 	return cmd
 }
@@ -82,7 +84,7 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 		return fmt.Errorf("--fail-on %q: want violations or lint", cfg.FailOn)
 	}
 	pc := proxy.Config{Upstream: up, SigningSecrets: cfg.Secrets, AllowedHosts: cfg.AllowedHosts, Slow: cfg.Slow,
-		PollInterval: cfg.PollInterval, Live: stdout}
+		PollInterval: cfg.PollInterval, Live: stdout, Record: cfg.Record != ""}
 	if cfg.Receiver != "" {
 		if pc.Receiver, err = url.Parse(cfg.Receiver); err != nil || pc.Receiver.Host == "" {
 			return fmt.Errorf("--receiver %q: want the receiver's URL (http://127.0.0.1:9090/webhooks)", cfg.Receiver)
@@ -102,7 +104,7 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 		ln.Close()
 		return err
 	}
-	servers := []*http.Server{{Handler: p.API(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}}
+	servers := []*http.Server{{Handler: p.API(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20}}
 	listeners := []net.Listener{ln}
 	if pc.Receiver != nil {
 		rl, err := net.Listen("tcp", cfg.ReceiverAddr)
@@ -110,7 +112,7 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 			ln.Close()
 			return fmt.Errorf("listen on %s: %w (pass --receiver-addr 127.0.0.1:0 or another port)", cfg.ReceiverAddr, err)
 		}
-		servers = append(servers, &http.Server{Handler: p.Receiver(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10})
+		servers = append(servers, &http.Server{Handler: p.Receiver(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20})
 		listeners = append(listeners, rl)
 	}
 	errc := make(chan error, len(servers))
@@ -121,6 +123,7 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 	if len(listeners) > 1 {
 		fmt.Fprintf(stdout, "  callback URL   http://%s   (subscribe this in place of %s)\n", listeners[1].Addr(), pc.Receiver)
 	}
+	fmt.Fprintf(stdout, "  page           http://%s/_proxy/   (rules and recent exchanges)\n", ln.Addr())
 	fmt.Fprintf(stdout, "  checked        %s\n  findings       one line each below; reports when stopped (SIGINT/SIGTERM)\n\n", checked)
 
 	select {
@@ -145,8 +148,17 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 			return err
 		}
 	}
+	if cfg.Record != "" {
+		if err := p.WriteRecord(cfg.Record); err != nil {
+			return fmt.Errorf("--record %s: %w", cfg.Record, err)
+		}
+		fmt.Fprintf(stdout, "recorded the users and orders seen into %s: partnersim serve --db NEW.db --fixtures %s\n", cfg.Record, cfg.Record)
+	}
 	v, l := book.Failed(proxy.Violation), book.Failed(proxy.Lint)
 	fmt.Fprintf(stdout, "partnersim proxy stopped: %d violations, %d lint findings\n", v, l)
+	if none, document := book.Unchecked(); none+document > 0 {
+		fmt.Fprintf(stdout, "  the checks fell behind the traffic: %d exchanges forwarded unchecked, %d more not checked against the document\n", none, document)
+	}
 	if (cfg.FailOn == "violations" && v > 0) || (cfg.FailOn == "lint" && v+l > 0) {
 		return errReported
 	}

@@ -155,7 +155,8 @@ func Bound(s string) (time.Time, bool) {
 // sort_key=user_account_id, orders by placed_at (most recent first by default). Ties keep any
 // order. Users sorted by created_at (the default) are not judged: created_at is not shown.
 func Sorted(resource string, q url.Values, items []gjson.Result) error {
-	field, less := "", func(a, b gjson.Result) bool { return false }
+	var field string
+	var less func(a, b gjson.Result) bool
 	switch {
 	case resource == "users" && q.Get("sort_key") == "user_account_id":
 		field, less = "user_account_id", func(a, b gjson.Result) bool { return a.String() < b.String() }
@@ -184,7 +185,7 @@ func Sorted(resource string, q url.Values, items []gjson.Result) error {
 
 // Page is one observed page of a list.
 type Page struct {
-	Cursor  int64 // the last_record_number the request sent (0 when none)
+	Cursor  int64 // the last_record_number the request sent (0 when none, -1 beyond 64 bits)
 	PerPage int64 // the per_page it asked (25 when none)
 	Items   []gjson.Result
 	Total   int64 // total_records
@@ -198,7 +199,11 @@ func ReadPage(q url.Values, body []byte) (Page, error) {
 		return Page{}, errors.New("expected a pagination envelope with items, total_records and last_record_number")
 	}
 	p := Page{PerPage: 25, Items: j.Get("items").Array(), Total: j.Get("total_records").Int(), Next: j.Get("last_record_number").Int()}
-	if n, err := strconv.ParseInt(q.Get("last_record_number"), 10, 64); err == nil {
+	if c := q.Get("last_record_number"); c != "" {
+		n, err := strconv.ParseInt(c, 10, 64)
+		if err != nil {
+			n = -1 // beyond 64 bits (or not a number): no law judges its cursor
+		}
 		p.Cursor = n
 	}
 	if n, err := strconv.ParseInt(q.Get("per_page"), 10, 64); err == nil {
@@ -211,10 +216,14 @@ func ReadPage(q url.Values, body []byte) (Page, error) {
 // total_records.
 func (p Page) Last() bool { return int64(len(p.Items)) < p.PerPage || p.Next >= p.Total }
 
-// PageCursor: a page holds at most per_page items and its last_record_number counts them.
+// PageCursor: a page holds at most per_page items and its last_record_number counts them (a
+// cursor beyond 64 bits is not judged).
 func PageCursor(p Page) error {
 	if n := int64(len(p.Items)); n > p.PerPage {
 		return fmt.Errorf("expected at most per_page = %d items, got %d", p.PerPage, n)
+	}
+	if p.Cursor < 0 {
+		return nil
 	}
 	if want := p.Cursor + int64(len(p.Items)); p.Next != want {
 		return fmt.Errorf("expected last_record_number %d + %d = %d, got %d", p.Cursor, len(p.Items), want, p.Next)

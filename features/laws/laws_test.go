@@ -98,6 +98,10 @@ func TestWalk(t *testing.T) {
 	if err := Walk("id", []Page{p1, moved}); err == nil || !strings.Contains(err.Error(), "stay") {
 		t.Errorf("a moving total: %v", err)
 	}
+	huge := page(t, "per_page=5&last_record_number=100000000000000000000000", `{"items":[],"total_records":3,"last_record_number":9223372036854775807}`)
+	if err := PageCursor(huge); err != nil {
+		t.Errorf("a cursor beyond 64 bits is not judged: %v", err)
+	}
 	cursor := page(t, "per_page=2&last_record_number=2", `{"items":[{"id":"c"}],"total_records":3,"last_record_number":4}`)
 	if err := Walk("id", []Page{p1, cursor}); err == nil {
 		t.Error("a cursor that miscounts accepted")

@@ -38,7 +38,8 @@ var scope = []struct {
 }{
 	{"simulator", ``, 25}, // the domain: users, money, KYC, trading, deliveries, history
 	{"simulator/bolt", `^(db|snapshot|seed|cache|build.*)\.go$`, 15}, // store queries and records; not opening, snapshots, fixture loading and building, caches
-	{"simulator/httpapi", `^(control.*|middleware|server)\.go$`, 20}, // rendering, auth, errors, routes; not the control plane
+	{"simulator/httpapi", `^(control.*|middleware|server)\.go$`, 15}, // rendering, auth, errors, routes; not the control plane
+	{"simulator/httpapi/surface", `^(ops|bounds|traffic)\.go$`, 5},   // the list queries and the token throttle; not the interfaces and bounds
 	{"simulator/validate", ``, 15},                                   // FastAPI/pydantic bodies
 	{"simulator/webhook", `^fairqueue\.go$`, 10},                     // delivery scheduling
 	{"simulator/webhook/signature", ``, 8},                           // signing

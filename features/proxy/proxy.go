@@ -8,11 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,8 +18,8 @@ import (
 )
 
 // MaxBody is the largest request or response body the proxy reads for its checks (decisions
-// D17): a larger request is refused 413 before it is forwarded; a larger answer is forwarded
-// whole and checked no further than its head.
+// D17): a larger one is forwarded whole, streamed, and its exchange is not checked against the
+// document (the upstream's own bound answers it).
 const MaxBody = 1 << 20
 
 // Config is what a proxy needs.
@@ -40,6 +38,8 @@ type Config struct {
 	PollInterval time.Duration // the same GET repeated sooner is lint (0: not checked)
 	Live         io.Writer     // a line per finding (nil: none)
 	Now          func() time.Time
+	// Record, when set, keeps the users and orders answered, for WriteRecord.
+	Record bool
 	// Transport reaches the upstream and the receiver (nil: http.DefaultTransport's clone).
 	Transport http.RoundTripper
 }
@@ -51,6 +51,9 @@ type Proxy struct {
 	api      *httputil.ReverseProxy
 	hooks    *httputil.ReverseProxy
 	state    *state
+	hosts    *hostPolicy
+	record   *recorder
+	recent   *recent
 	queue    chan *exchange
 	wg       sync.WaitGroup
 	closeOne sync.Once
@@ -63,6 +66,7 @@ type exchange struct {
 	header  http.Header // the request's, the key removed
 	key     string      // the key's hash (never the key)
 	reqBody []byte
+	unread  bool // the request body was over MaxBody: forwarded, not read for the checks
 	status  int
 	resHdr  http.Header
 	body    []byte
@@ -101,6 +105,11 @@ func New(cfg Config) (*Proxy, error) {
 		cfg.Transport = t
 	}
 	p := &Proxy{cfg: cfg, book: newBook(cfg.Live, cfg.Now()), state: newState(), queue: make(chan *exchange, 4096)}
+	p.hosts = newHostPolicy(cfg.Loopback, cfg.AllowedHosts)
+	p.recent = &recent{ring: make([]seenExchange, 200)}
+	if cfg.Record {
+		p.record = newRecorder(cfg.Now())
+	}
 	p.api = p.reverse(cfg.Upstream, false)
 	if cfg.Receiver != nil {
 		p.hooks = p.reverse(cfg.Receiver, true)
@@ -171,8 +180,12 @@ func (p *Proxy) Receiver() http.Handler {
 
 func (p *Proxy) handler(rp *httputil.ReverseProxy, hook bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p.cfg.Loopback && !p.hostAllowed(r.Host) {
+		if !p.hosts.allows(r.Host) {
 			writeDetail(w, http.StatusMisdirectedRequest, "Misdirected Request")
+			return
+		}
+		if !hook && r.URL.Path == pagePath {
+			p.page(w, r)
 			return
 		}
 		x := &exchange{method: r.Method, url: r.URL, start: p.cfg.Now(), hook: hook}
@@ -183,11 +196,16 @@ func (p *Proxy) handler(rp *httputil.ReverseProxy, hook bool) http.Handler {
 				return
 			}
 			if len(b) > MaxBody {
-				writeDetail(w, http.StatusRequestEntityTooLarge, "Request body too large")
-				return
+				// Forwarded whole, streamed, and not checked: the upstream judges its size.
+				x.unread = true
+				r.Body = struct {
+					io.Reader
+					io.Closer
+				}{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
+			} else {
+				x.reqBody = b
+				r.Body = io.NopCloser(bytes.NewReader(b))
 			}
-			x.reqBody = b
-			r.Body = io.NopCloser(bytes.NewReader(b))
 		}
 		if !hook {
 			x.key = keyID(r.Header.Get("X-Api-Key"))
@@ -199,6 +217,10 @@ func (p *Proxy) handler(rp *httputil.ReverseProxy, hook bool) http.Handler {
 		if writing(r.Method) {
 			p.state.inflight.Add(1)
 			defer p.state.inflight.Add(-1)
+			if rt, id := routeOf(r.URL.Path); r.Method == http.MethodDelete && rt == subscription {
+				p.state.deleting.Store(id, true)
+				defer p.state.deleting.Delete(id)
+			}
 		}
 		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, x)))
 	})
@@ -217,29 +239,6 @@ func writeDetail(w http.ResponseWriter, status int, detail string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	fmt.Fprintf(w, `{"detail":%q}`, detail)
-}
-
-// hostAllowed is decisions D18's Host check: loopback names and addresses, and the allowed
-// hosts ("." + domain matches every name under it).
-func (p *Proxy) hostAllowed(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return true
-	}
-	for _, a := range p.cfg.AllowedHosts {
-		a = strings.ToLower(a)
-		if host == a || (strings.HasPrefix(a, ".") && (strings.HasSuffix(host, a) || host == a[1:])) {
-			return true
-		}
-	}
-	return false
 }
 
 // tee copies the head of an answer's body for the checks while the app reads it, and hands
@@ -283,9 +282,15 @@ func (t *tee) finish(eof bool) {
 	})
 }
 
+// enqueue hands an answered exchange to the checks without ever making the app wait: when
+// the checks have fallen a queue behind, the exchange is counted as unchecked instead.
 func (p *Proxy) enqueue(x *exchange) {
 	defer func() { recover() }() // an exchange ending after Close is not checked
-	p.queue <- x
+	select {
+	case p.queue <- x:
+	default:
+		p.book.shed.Add(1)
+	}
 }
 
 // work checks the exchanges in the order they ended.
@@ -295,10 +300,27 @@ func (p *Proxy) work() {
 		if x.end.IsZero() {
 			x.end = p.cfg.Now()
 		}
+		before := p.book.total()
 		if x.hook {
 			p.checkDelivery(x)
 		} else {
 			p.checkExchange(x)
 		}
+		e := seenExchange{At: x.end, Exchange: x.String()}
+		if x.hook {
+			e.Exchange = "delivery " + e.Exchange
+		}
+		e.Findings = p.book.since(before)
+		p.recent.add(e)
 	}
+}
+
+// WriteRecord writes the users and orders the app was answered as a fixture set into dir
+// (Config.Record must be set): one institution per key, each with a fresh key of its own; users
+// keep their ids (the platform id when a detail showed it), their accounts' values as cash.
+func (p *Proxy) WriteRecord(dir string) error {
+	if p.record == nil {
+		return errors.New("proxy: nothing recorded (Config.Record is off)")
+	}
+	return p.record.write(dir)
 }

@@ -15,8 +15,10 @@ import (
 // what traffic would exercise it.
 func (b *Book) WriteJUnit(w io.Writer, now time.Time) error {
 	doc := junit.Suites{Name: "partnersim proxy", Time: junit.Seconds(now.Sub(b.start))}
+	none, document := b.Unchecked()
+	props := &junit.Properties{Props: []junit.Property{{Name: "unchecked_exchanges", Value: fmt.Sprint(none)}, {Name: "exchanges_unchecked_against_the_document", Value: fmt.Sprint(document)}}}
 	for _, kind := range []Kind{Violation, Lint} {
-		s := junit.Suite{Name: "partnersim proxy: " + string(kind) + "s", Time: doc.Time, Timestamp: b.start.UTC().Format("2006-01-02T15:04:05")}
+		s := junit.Suite{Name: "partnersim proxy: " + string(kind) + "s", Time: doc.Time, Timestamp: b.start.UTC().Format("2006-01-02T15:04:05"), Properties: props}
 		for _, r := range b.Results() {
 			if r.Kind != kind {
 				continue
@@ -51,12 +53,16 @@ func (b *Book) WriteJUnit(w io.Writer, now time.Time) error {
 
 // jsonReport is the JSON report.
 type jsonReport struct {
-	Started time.Time    `json:"started"`
-	Stopped time.Time    `json:"stopped"`
-	Passed  int          `json:"passed"`
-	Failed  int          `json:"failed"`
-	Skipped int          `json:"not_observed"`
-	Rules   []jsonResult `json:"rules"`
+	Started time.Time `json:"started"`
+	Stopped time.Time `json:"stopped"`
+	// Unchecked counts exchanges forwarded with no check (the checks had fallen behind), and
+	// UncheckedDocument those not checked against the document for that reason.
+	Unchecked         int64        `json:"unchecked_exchanges"`
+	UncheckedDocument int64        `json:"exchanges_unchecked_against_the_document"`
+	Passed            int          `json:"passed"`
+	Failed            int          `json:"failed"`
+	Skipped           int          `json:"not_observed"`
+	Rules             []jsonResult `json:"rules"`
 }
 
 type jsonResult struct {
@@ -68,6 +74,7 @@ type jsonResult struct {
 // WriteJSON writes every rule's outcome as JSON.
 func (b *Book) WriteJSON(w io.Writer, now time.Time) error {
 	rep := jsonReport{Started: b.start.UTC(), Stopped: now.UTC()}
+	rep.Unchecked, rep.UncheckedDocument = b.Unchecked()
 	for _, r := range b.Results() {
 		j := jsonResult{RuleResult: r, Status: r.Status()}
 		switch j.Status {

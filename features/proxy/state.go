@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,7 +21,9 @@ type state struct {
 	// spans calls judges only calls with no write between them, and none in flight.
 	epoch    int64
 	inflight atomic.Int64
-	ctlEpoch int64 // control-plane changes that may remove subscriptions (resets, deletes)
+	ctlEpoch int64 // control-plane changes that may remove subscriptions (resets, restores)
+	// deleting holds the subscription ids of DELETEs in flight (the handlers add them).
+	deleting sync.Map
 
 	walks     map[string]*walk
 	completed map[string]map[string]done // query without sort_order → order → walk
@@ -78,8 +81,10 @@ func (s *state) write(x *exchange) {
 		return
 	}
 	s.epoch++
+	// Only these can remove a subscription from a list its key still reads: deleting an
+	// institution or a key leaves that key unanswered (401).
 	p := x.url.Path
-	if x.method == http.MethodDelete || strings.Contains(p, "reset") || strings.Contains(p, "restore") || strings.Contains(p, "snapshot") || strings.Contains(p, "fixtures") {
+	if strings.Contains(p, "reset") || strings.Contains(p, "restore") || strings.Contains(p, "snapshot") || strings.Contains(p, "fixtures") {
 		s.ctlEpoch++
 	}
 }
@@ -115,6 +120,9 @@ func (s *state) answered(p *Proxy, x *exchange, j gjson.Result) {
 	for _, u := range users(r, j) {
 		b.check(laws.TotalIsSum, ex, laws.UserTotal(u), at)
 		b.check(laws.ApprovedAtShown, ex, laws.ApprovedAt(u), at)
+	}
+	if x.method == http.MethodGet {
+		p.record.note(x.key, r, j)
 	}
 	switch r {
 	case userList, orderList:
@@ -190,8 +198,10 @@ func (s *state) page(p *Proxy, x *exchange, r route, j gjson.Result) {
 	case w == nil || w.failed || len(w.pages) == 0 || w.pages[len(w.pages)-1].Next != pg.Cursor:
 		b.check(laws.PagesConsecutive, ex, laws.PageCursor(pg), at) // a jump: the page alone
 		return
-	case !s.quiet(w.epoch) || len(w.pages) >= 100:
-		delete(s.walks, key) // data changed mid-walk, or a walk too long to keep: not judged
+	case len(w.pages) >= 100 || (!s.quiet(w.epoch) && pg.Total != w.pages[len(w.pages)-1].Total):
+		// A walk too long to keep, or one whose total moved while writes were seen: the data
+		// changed under it, so it is not judged.
+		delete(s.walks, key)
 		return
 	}
 	w.pages = append(w.pages, pg)
@@ -206,9 +216,6 @@ func (s *state) page(p *Proxy, x *exchange, r route, j gjson.Result) {
 		return
 	}
 	delete(s.walks, key)
-	if !s.quiet(w.epoch) {
-		return
-	}
 	var ids []string
 	for _, p := range w.pages {
 		for _, it := range p.Items {
@@ -228,10 +235,20 @@ func (s *state) page(p *Proxy, x *exchange, r route, j gjson.Result) {
 	}
 	s.completed[both][order] = done{ids: ids, epoch: s.epoch}
 	d, a := s.completed[both]["desc"], s.completed[both]["asc"]
-	if d.ids != nil && a.ids != nil && d.epoch == a.epoch && d.epoch == s.epoch {
+	// The orders are compared when no write came between them, or when both hold the same
+	// records: the sort keys never change, so the same records must come in reverse order.
+	if d.ids != nil && a.ids != nil && ((d.epoch == a.epoch && d.epoch == s.epoch) || sameSet(d.ids, a.ids)) {
 		b.check(laws.DescReversesAsc, ex, laws.Reverse(d.ids, a.ids), at)
 		delete(s.completed, both)
 	}
+}
+
+// sameSet says whether two walks hold the same ids.
+func sameSet(a, b []string) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
 }
 
 // stopped notes a walk that was left: past its first page but not at its last.
@@ -291,12 +308,9 @@ func (s *state) subscriptionList(p *Proxy, x *exchange, j gjson.Result) {
 		ids[it.Get("subscription_id").String()] = true
 	}
 	s.lists[x.key] = subList{ids: ids, at: x.end}
-	if s.inflight.Load() != 0 {
-		return
-	}
 	var live []string
 	for id, c := range s.subs {
-		if c.key == x.key && c.ctlEpoch == s.ctlEpoch && c.at.Before(x.start) {
+		if _, deleting := s.deleting.Load(id); !deleting && c.key == x.key && c.ctlEpoch == s.ctlEpoch && c.at.Before(x.start) {
 			live = append(live, id)
 		}
 	}

@@ -67,6 +67,7 @@ func (s *Server) addRoutes() {
 	s.handle(http.MethodPost, c+"/transactions/:transaction_id/fail", handleEndTransaction(d.Trading, simulator.OrderFailed), t)
 	s.handle(http.MethodGet, c+"/deliveries", handleDeliveries(d.Deliveries), t)
 	s.handle(http.MethodPost, c+"/events/:event_id/redeliver", handleRedeliver(d.Deliveries), t)
+	s.handle(http.MethodPost, c+"/deliveries/:delivery_id/redeliver", handleRedeliverDelivery(d.Deliveries), t)
 	s.handle(http.MethodPost, c+"/clock/advance", handleAdvanceClock(d.Sandbox, b), t)
 	s.handle(http.MethodPut, c+"/dns", handleSetDNS(d.Sandbox, b), t)
 	s.handle(http.MethodGet, c+"/scenarios", handleScenarios(d.Scenarios), t)
@@ -83,10 +84,10 @@ func (s *Server) addRoutes() {
 	// The reads the QA console asked for, after the writes: a 405's Allow lists a path's
 	// methods in the order they are registered here.
 	s.handle(http.MethodGet, c+"/institutions/:institution_id", handleInstitution(d.Institutions.Institution), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/users", handleInstitutionUsers(d.Institutions.InstitutionUsers), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/orders", handleInstitutionOrders(d.Institutions.InstitutionOrders), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/keys", handleInstitutionKeys(d.Institutions.InstitutionKeys), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/subscriptions", handleInstitutionSubscriptions(d.Institutions.InstitutionSubscriptions), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/users", handleInstitutionUsers(d.Institutions.ListUsers), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/orders", handleInstitutionOrders(d.Institutions.ListOrders), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/keys", handleInstitutionKeys(d.Institutions.Keys), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/subscriptions", handleInstitutionSubscriptions(d.Institutions.Subscriptions), t)
 	s.handle(http.MethodGet, c+"/clock", handleClock(d.Deliveries, s.clock), t)
 	s.handle(http.MethodGet, c+"/dns", handleDNS(d.Sandbox), t)
 	s.handle(http.MethodGet, c+"/rate-limit", handleRateLimit(s.faults), t)

@@ -167,7 +167,14 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if err == nil {
 		err = sb.wire(cfg, fsys)
 	}
+	if err == nil {
+		// Scenario runs in flight when the process last stopped go on (they are state).
+		err = sb.scenarios.Resume(ctx)
+	}
 	if err != nil {
+		if sb.scenarios != nil {
+			sb.scenarios.Close()
+		}
 		db.Close()
 		return nil, err
 	}
@@ -292,11 +299,13 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 	if len(sb.Fixtures.Institutions) > 0 {
 		first = sb.Fixtures.Institutions[0].ID
 	}
-	sb.scenarios = scenario.NewRunner(scenario.Config{Service: sb.service, Clock: sb.Clock, IDs: db.IDs,
+	sb.scenarios = scenario.NewRunner(scenario.Config{Service: db, Moves: sb.service, Store: db, Clock: sb.Clock, IDs: db.IDs,
 		Scenarios: sb.Fixtures.Scenarios, Institution: first})
 	deps := httpapi.Deps{Store: db, Webhooks: db, Guard: sb.Guard, Tester: sb.service}
 	if !cfg.NoControl {
-		deps.Tenants, deps.Institutions, deps.Trading, deps.Deliveries, deps.Sandbox = sb.service, sb.service, sb.service, sb.service, sb.service
+		// The store serves the operations that are one transaction; the control service those
+		// that orchestrate several parts (docs/decisions.md, "How the code is arranged").
+		deps.Tenants, deps.Institutions, deps.Trading, deps.Deliveries, deps.Sandbox = db, db, db, db, sb.service
 		deps.Scenarios = sb.scenarios
 	}
 	sb.Server = httpapi.NewServer(httpapi.Config{APIVersions: cfg.APIVersions, Clock: sb.Clock, SandboxToken: sb.Token,

@@ -15,9 +15,10 @@ import (
 )
 
 // Service is what the runner plays steps through: the control plane's own operations, served
-// by control.Service. The runner treats every error alike — the step fails with its message
+// by the store (simulator/bolt) as they are for the HTTP handlers. The runner treats every error alike — the step fails with its message
 // and the run ends — so the codes each method returns (ENOTFOUND, ECONFLICT, EINVALID) are
-// documented once, on control.Service's method of the same name.
+// documented once, on the control plane's interface of the same method
+// (simulator/httpapi/surface).
 type Service interface {
 	// Institution reads the institution a run plays in, checked before the run starts.
 	Institution(ctx context.Context, id string) (*simulator.Institution, error)
@@ -37,15 +38,32 @@ type Service interface {
 	TransactionAny(ctx context.Context, id string) (*simulator.Transaction, []*simulator.Order, error)
 	// SetPrices plays set_prices in the run's institution.
 	SetPrices(ctx context.Context, instID string, prices map[string]decimal.Decimal) (map[string]decimal.Decimal, error)
+}
+
+// ClockMoves tells the runner when the virtual clock moves (control.Service, which moves it).
+type ClockMoves interface {
 	// OnClockMove registers wake to be called whenever the virtual clock moves, for the runs
 	// waiting on it; remove unregisters it. It cannot fail.
 	OnClockMove(wake func()) (remove func())
 }
 
+// Store keeps the runs (simulator/bolt's DB): the runner writes a run when it starts and after
+// each step, and Resume reads them back when the process starts again, so a run in flight is
+// state like a delivery in the outbox.
+type Store interface {
+	// PutScenarioRun stores a run as it stands.
+	PutScenarioRun(ctx context.Context, run *simulator.ScenarioRun) error
+	// ScenarioRuns returns every stored run.
+	ScenarioRuns(ctx context.Context) ([]*simulator.ScenarioRun, error)
+}
+
 // Config is what a Runner plays.
 type Config struct {
-	// Service runs each step.
+	// Service runs each step; Moves wakes the runs waiting on the virtual clock.
 	Service Service
+	Moves   ClockMoves
+	// Store keeps the runs across restarts (nil: the runs live in this process only).
+	Store Store
 	// Clock is the virtual clock the steps' delays count on; IDs issue run ids.
 	Clock *simulator.Clock
 	IDs   *simulator.IDs
@@ -104,18 +122,97 @@ func (r *Runner) RunScenario(ctx context.Context, name, instID string) (*simulat
 	r.mu.Lock()
 	r.runs[run.RunID] = run
 	r.mu.Unlock()
+	if err := r.save(ctx, run.RunID); err != nil {
+		return nil, err
+	}
+	r.play(run, sc, dues, 0)
+	return r.snapshot(run.RunID), nil
+}
 
-	if i := r.playDue(run, sc, dues, 0); i < len(sc.Steps) {
+// play runs the steps from i that are due and waits on the virtual clock for the rest.
+func (r *Runner) play(run *simulator.ScenarioRun, sc fixtures.Scenario, dues []time.Time, i int) {
+	if i = r.playDue(run, sc, dues, i); i < len(sc.Steps) {
 		r.wait(run, sc, dues, i)
 	}
-	return r.snapshot(run.RunID), nil
+}
+
+// save writes a run as it stands to the store, if there is one.
+func (r *Runner) save(ctx context.Context, id string) error {
+	if r.cfg.Store == nil {
+		return nil
+	}
+	return r.cfg.Store.PutScenarioRun(ctx, r.snapshot(id))
+}
+
+// Resume reads the stored runs back after a restart: each is listed again, and each still
+// running goes on from its first pending step, on the virtual clock as before. A step whose
+// effect was committed by a process killed before it recorded the step is played again (the
+// window is one step's store write; steps are at least once across a kill, as deliveries are). A
+// run whose scenario the fixture set no longer has fails, saying so.
+func (r *Runner) Resume(ctx context.Context) error {
+	if r.cfg.Store == nil {
+		return nil
+	}
+	runs, err := r.cfg.Store.ScenarioRuns(ctx)
+	if err != nil {
+		return err
+	}
+	for _, run := range runs {
+		r.mu.Lock()
+		r.runs[run.RunID] = run
+		r.mu.Unlock()
+		if run.Status != "running" {
+			continue
+		}
+		sc, ok := r.cfg.Scenarios[run.Scenario]
+		dues, next, err := resumePoint(run)
+		if !ok || len(sc.Steps) != len(run.Steps) || err != nil {
+			r.fail(run, next, "the fixture set no longer has this scenario as the run started it: the run cannot go on after the restart")
+			if err := r.save(ctx, run.RunID); err != nil {
+				return err
+			}
+			continue
+		}
+		r.play(run, sc, dues, next)
+	}
+	return nil
+}
+
+// resumePoint reads a stored run's step due times and its first pending step.
+func resumePoint(run *simulator.ScenarioRun) ([]time.Time, int, error) {
+	dues := make([]time.Time, len(run.Steps))
+	next := len(run.Steps)
+	for i, st := range run.Steps {
+		t, err := time.Parse(time.RFC3339Nano, st.DueAt)
+		if err != nil {
+			return nil, 0, err
+		}
+		dues[i] = t
+		if st.Status == "pending" && next == len(run.Steps) {
+			next = i
+		}
+	}
+	return dues, next, nil
+}
+
+// fail ends run at step i with msg, skipping the steps after it. The caller holds no lock.
+func (r *Runner) fail(run *simulator.ScenarioRun, i int, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	run.Status = "failed"
+	if i < len(run.Steps) {
+		run.Steps[i].Status, run.Steps[i].Error = "failed", msg
+	}
+	for j := i + 1; j < len(run.Steps); j++ {
+		run.Steps[j].Status = "skipped"
+	}
 }
 
 // wait plays the steps from i as the virtual clock reaches them: the run is woken when the
 // clock moves, until it ends or the runner closes (Close waits for it).
 func (r *Runner) wait(run *simulator.ScenarioRun, sc fixtures.Scenario, dues []time.Time, i int) {
 	wake := make(chan struct{}, 1)
-	remove := r.cfg.Service.OnClockMove(func() {
+	remove := r.cfg.Moves.OnClockMove(func() {
 		select {
 		case wake <- struct{}{}:
 		default:
@@ -151,22 +248,21 @@ func (r *Runner) playDue(run *simulator.ScenarioRun, sc fixtures.Scenario, dues 
 			return i
 		}
 		res, ev, err := r.playStep(r.ctx, run, sc.Steps[i])
-		r.mu.Lock()
-		st := &run.Steps[i]
 		if err != nil {
-			st.Status, st.Error = "failed", err.Error()
-			run.Status = "failed"
-			for j := i + 1; j < len(run.Steps); j++ {
-				run.Steps[j].Status = "skipped"
-			}
-			r.mu.Unlock()
+			r.fail(run, i, err.Error())
+			_ = r.save(r.ctx, run.RunID) // a store that cannot write fails the next call that needs it too
 			return len(sc.Steps)
 		}
+		r.mu.Lock()
+		st := &run.Steps[i]
 		st.Status, st.Result, st.EventID = "done", res, ev
 		if i == len(sc.Steps)-1 {
 			run.Status = "completed"
 		}
 		r.mu.Unlock()
+		if err := r.save(r.ctx, run.RunID); err != nil {
+			return len(sc.Steps) // the store is closing (the runner with it): stop here, the record says where
+		}
 	}
 	return i
 }

@@ -359,7 +359,7 @@ func TestBrowserFillChangesCashAndHoldings(t *testing.T) {
 	assert(t, tb.text("#account-securities .cash") == "1000.00", "cash before: %q", tb.text("#account-securities .cash"))
 	tb.do("place a 100.00 AAPL buy", chromedp.SetValue(chromedp.CSS("#o-symbol"), "AAPL"), chromedp.SetValue(chromedp.CSS("#o-amount"), "100.00"),
 		loads(chromedp.Click(chromedp.CSS("#place-order"))), chromedp.WaitVisible(chromedp.CSS("#user-orders button.fill")))
-	assert(t, strings.Contains(tb.text("#flash"), "Placed buy 100 AAPL"), "the flash: %q", tb.text("#flash"))
+	assert(t, strings.Contains(tb.text("#flash"), "Placed a buy of $100.00 of AAPL"), "the flash: %q", tb.text("#flash"))
 	assert(t, tb.text("#account-securities .cash") == "1000.00", "a pending order moves no cash yet")
 	tb.click("#user-orders button.fill", "#flash")
 	assert(t, strings.Contains(tb.text("#flash"), "completed"), "the flash: %q", tb.text("#flash"))
@@ -396,9 +396,77 @@ func TestBrowserRetryOnClockAdvanceAndRedeliver(t *testing.T) {
 	tb.open("/_sandbox/ui/deliveries?event_id=" + ev)
 	tb.waitFor("the retry succeeded", `(d => d.dataset.status === "delivered" && d.querySelector('.attempts').textContent === "2")(document.querySelector('tbody.delivery'))`)
 	tb.click("button.redeliver", "#flash")
-	assert(t, strings.Contains(tb.text("#flash"), "Redelivering event "+ev+" to 1 subscription(s)."), "the flash: %q", tb.text("#flash"))
+	assert(t, strings.Contains(tb.text("#flash"), "to its subscription only"), "the flash: %q", tb.text("#flash"))
 	tb.waitFor("the redelivery is delivered", `document.querySelectorAll('tbody.delivery[data-status="delivered"]').length === 2`)
 	assert(t, recv.n.Load() == 3, "the receiver got %d requests, want 3 (failed, retried, redelivered)", recv.n.Load())
+}
+
+// Redeliver on one delivery's row sends its event to that delivery's subscription only (the
+// endpoint that acknowledged gets no duplicate) and the page keeps its filters; Resend event on
+// the same row goes to every enabled subscription of the event's type.
+func TestBrowserRedeliverOneDeliveryKeepsTheFilters(t *testing.T) {
+	sb := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.RetrySchedule = []time.Duration{time.Hour, time.Hour} })
+	down := newReceiver(t, func(int64) bool { return true })
+	up := newReceiver(t, func(int64) bool { return false })
+	subscribe(t, sb, down.URL, "kyc")
+	subscribe(t, sb, up.URL, "kyc")
+	pid := newUser(t, sb, `[{"product":"crypto","kyc_status":"pending"}]`)
+	ev := sb.MustControl(t, http.MethodPost, "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`).JSON("event_id").String()
+	tb := openTab(t, sb)
+	tb.signIn()
+
+	filtered := "/_sandbox/ui/deliveries?status=pending&event_type=kyc"
+	tb.open(filtered)
+	tb.waitFor("the failing endpoint's delivery is pending", `(d => d && d.dataset.event === "`+ev+`" && d.querySelector('.attempts').textContent === "1")(document.querySelector('tbody.delivery[data-status="pending"]'))`)
+	tb.click(`tbody.delivery[data-event="`+ev+`"] button.redeliver`, "#flash")
+	flash := tb.text("#flash")
+	assert(t, strings.Contains(flash, "to its subscription only"), "the flash: %q", flash)
+	assert(t, eval[string](tb, `location.pathname + location.search`) == filtered, "the page kept its filters: %s", eval[string](tb, `location.href`))
+	sandboxtest.Eventually(t, func() bool { return down.n.Load() == 2 }, "the failing endpoint got the event again")
+	assert(t, up.n.Load() == 1, "the endpoint that acknowledged got %d requests, want 1 (no duplicate)", up.n.Load())
+
+	tb.click(`tbody.delivery[data-event="`+ev+`"] button.resend`, "#flash")
+	flash = tb.text("#flash")
+	assert(t, strings.Contains(flash, "Resending event "+ev+" to 2 subscription(s)"), "the flash: %q", flash)
+	assert(t, eval[string](tb, `location.pathname + location.search`) == filtered, "the page kept its filters: %s", eval[string](tb, `location.href`))
+	sandboxtest.Eventually(t, func() bool { return up.n.Load() == 2 && down.n.Load() == 3 }, "resend goes to both")
+}
+
+// What a first-day QA tester stumbled on: the order form offers only what the user can trade
+// (an approved account first), the flash says dollars or shares, the delivery log's Created
+// column stays on one line at the window's 1440 px, date filters hint at a format instead of
+// showing a date that reads as a value, and a scenario run's page links what it bound and
+// separates the bindings.
+func TestBrowserDayOneDetails(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	pid := newUser(t, sb, `[{"product":"securities","kyc_status":"pending"},{"product":"crypto","kyc_status":"approved","cash":"500.00"}]`)
+	tb := openTab(t, sb)
+	tb.signIn()
+	tb.open("/_sandbox/ui/users/" + pid)
+	opts := eval[string](tb, `[...document.querySelectorAll('#o-product option')].map(o => o.textContent).join(",")`)
+	assert(t, opts == "crypto", "the order form offers the approved account only, got %q", opts)
+	tb.do("a $25 buy of BTC", chromedp.SetValue(chromedp.CSS("#o-symbol"), "BTC"), chromedp.SetValue(chromedp.CSS("#o-amount"), "25.00"))
+	tb.click("#place-order", "#flash")
+	assert(t, strings.Contains(tb.text("#flash"), "Placed a buy of $25.00 of BTC"), "the flash says dollars: %q", tb.text("#flash"))
+
+	for _, page := range []string{"deliveries", "institutions/ins_harbor/users", "institutions/ins_harbor/orders"} {
+		tb.open("/_sandbox/ui/" + page)
+		bad := eval[string](tb, `[...document.querySelectorAll('input[placeholder]')].map(i => i.placeholder).filter(p => /^\d{4}-\d\d-\d\d/.test(p)).join(",")`)
+		assert(t, bad == "", "%s: placeholders that read as values: %q", page, bad)
+	}
+	recv := newReceiver(t, func(int64) bool { return false })
+	subscribe(t, sb, recv.URL, "kyc")
+	sb.MustControl(t, http.MethodPost, "/_sandbox/users/"+pid+"/kyc", `{"product":"securities","status":"approved"}`)
+	tb.open("/_sandbox/ui/deliveries")
+	tb.waitFor("a delivery is listed", `document.querySelector('tbody.delivery td.when') !== null`)
+	lines := eval[float64](tb, `(c => { const r = document.createRange(); r.selectNodeContents(c); return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size })(document.querySelector('tbody.delivery td.when'))`)
+	assert(t, lines <= 1, "the Created cell takes %v lines", lines)
+
+	tb.open("/_sandbox/ui/scenarios")
+	tb.click("#run-onboarding-approved", "#run-status")
+	tb.waitFor("step 1 bound the user", `document.querySelector('#run td.result a[href*="/users/usr_"]') !== null`)
+	n := eval[float64](tb, `document.querySelectorAll('#run dl.bound dt').length`)
+	assert(t, n >= 2, "the bindings are a list (institution and the user), got %v entries", n)
 }
 
 // A scenario runs to completion as the clock is advanced from its run page.

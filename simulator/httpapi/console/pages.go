@@ -59,7 +59,8 @@ func (c *Console) routes() {
 	c.action("transactions/{id}/fill", c.fill)
 	c.action("transactions/{id}/cancel", c.end(simulator.OrderCanceled))
 	c.action("transactions/{id}/fail", c.end(simulator.OrderFailed))
-	c.action("events/{id}/redeliver", c.redeliver)
+	c.action("events/{id}/redeliver", c.resend)
+	c.action("deliveries/{id}/redeliver", c.redeliver)
 	c.action("clock/advance", c.advance)
 	c.action("scenarios/{name}/run", c.runScenario)
 	c.action("faults", c.addFault)
@@ -160,15 +161,15 @@ func (c *Console) institution(r *http.Request) (loaded, error) {
 	if err != nil {
 		return loaded{}, err
 	}
-	keys, err := c.cfg.Institutions.InstitutionKeys(ctx, id)
+	keys, err := c.cfg.Institutions.Keys(ctx, id)
 	if err != nil {
 		return loaded{}, err
 	}
-	subs, err := c.cfg.Institutions.InstitutionSubscriptions(ctx, id)
+	subs, err := c.cfg.Institutions.Subscriptions(ctx, id)
 	if err != nil {
 		return loaded{}, err
 	}
-	users, err := c.cfg.Institutions.InstitutionUsers(ctx, id, simulator.UserFilter{Limit: 1, SortKey: simulator.SortCreatedAt})
+	users, err := c.cfg.Institutions.ListUsers(ctx, id, simulator.UserFilter{Limit: 1, SortKey: simulator.SortCreatedAt})
 	if err != nil {
 		return loaded{}, err
 	}
@@ -293,7 +294,7 @@ func (c *Console) users(r *http.Request) (loaded, error) {
 			return paged{}, err
 		}
 		start := time.Now()
-		page, err := c.cfg.Institutions.InstitutionUsers(ctx, instID, f)
+		page, err := c.cfg.Institutions.ListUsers(ctx, instID, f)
 		if err != nil {
 			return paged{}, err
 		}
@@ -324,7 +325,7 @@ func (c *Console) orders(r *http.Request) (loaded, error) {
 		if err != nil {
 			return paged{}, err
 		}
-		page, err := c.cfg.Institutions.InstitutionOrders(ctx, instID, f)
+		page, err := c.cfg.Institutions.ListOrders(ctx, instID, f)
 		if err != nil {
 			return paged{}, err
 		}
@@ -363,7 +364,7 @@ func (c *Console) user(r *http.Request) (loaded, error) {
 	if err != nil {
 		return loaded{}, err
 	}
-	orders, err := c.cfg.Institutions.InstitutionOrders(ctx, u.InstitutionID, simulator.OrderFilter{UserAccountID: &u.UserAccountID, Limit: 25, Desc: true})
+	orders, err := c.cfg.Institutions.ListOrders(ctx, u.InstitutionID, simulator.OrderFilter{UserAccountID: &u.UserAccountID, Limit: 25, Desc: true})
 	if err != nil {
 		return loaded{}, err
 	}
@@ -385,9 +386,10 @@ func (c *Console) user(r *http.Request) (loaded, error) {
 			av.Holdings = append(av.Holdings, hv)
 		}
 		accounts = append(accounts, av)
-		if a.Product == simulator.ProductRobo {
+		switch {
+		case a.Product == simulator.ProductRobo:
 			robo = true
-		} else {
+		case a.KYCStatus == simulator.KYCApproved: // only an approved account can trade
 			tradable = append(tradable, a.Product)
 		}
 	}

@@ -12,7 +12,9 @@ import (
 // The control plane's operations (/_sandbox/, decisions D9), one small interface per concern,
 // declared here for the two front ends that call them: httpapi's handlers and the QA console;
 // the sandbox hands the control service (package control) to each. Every error named is a
-// *simulator.Error of that code; any other error is the store's and answers 500.
+// *simulator.Error of that code; any other error is the store's and answers 500. These comments
+// are the one home of each operation's error contract: the service's methods point here, and
+// control's TestEveryErrorIsNamedInItsOneComment provokes every code each one names.
 
 // Operations are the control plane's services by concern, as the sandbox hands them to both
 // front ends (httpapi.Deps and console.Config embed them).
@@ -61,18 +63,18 @@ type Institutions interface {
 	Institution(ctx context.Context, id string) (*simulator.Institution, error)
 	// User returns a user of any institution by platform id (ENOTFOUND when unknown).
 	User(ctx context.Context, platformID string) (*simulator.User, error)
-	// InstitutionUsers lists one page of the institution's users with Get User List's filters
+	// ListUsers lists one page of the institution's users with Get User List's filters
 	// (ENOTFOUND for an unknown institution).
-	InstitutionUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
-	// InstitutionOrders lists one page of the institution's orders with Get Order List's
+	ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
+	// ListOrders lists one page of the institution's orders with Get Order List's
 	// filters (ENOTFOUND for an unknown institution).
-	InstitutionOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error)
-	// InstitutionKeys lists the institution's keys, never a plaintext (ENOTFOUND for an
+	ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error)
+	// Keys lists the institution's keys, never a plaintext (ENOTFOUND for an
 	// unknown institution).
-	InstitutionKeys(ctx context.Context, instID string) ([]*simulator.APIKey, error)
-	// InstitutionSubscriptions lists the institution's live subscriptions (ENOTFOUND for an
+	Keys(ctx context.Context, instID string) ([]*simulator.APIKey, error)
+	// Subscriptions lists the institution's live subscriptions (ENOTFOUND for an
 	// unknown institution).
-	InstitutionSubscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error)
+	Subscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error)
 }
 
 // Trading moves KYC states and places, fills, cancels and fails transactions, each in one
@@ -80,15 +82,20 @@ type Institutions interface {
 type Trading interface {
 	// TransitionKYC moves one account through the KYC state machine and returns the account,
 	// its institution's prices and the event emitted (ENOTFOUND for an unknown user or
-	// account, ECONFLICT for a move the machine refuses).
+	// account, ECONFLICT for a move the machine refuses, EINVALID for an unknown state).
 	TransitionKYC(ctx context.Context, platformID string, p simulator.Product, to simulator.KYCStatus) (*simulator.KYCMove, error)
 	// PlaceOrder places a pending order (ENOTFOUND for an unknown user or account, ECONFLICT
 	// for an account that is not approved, EINVALID for a symbol without a price).
 	PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*simulator.Transaction, []*simulator.Order, error)
-	// PlaceRobo places a robo deposit, withdrawal or rebalance (errors as PlaceOrder's).
+	// PlaceRobo places a robo deposit, withdrawal or rebalance across the account's model
+	// portfolio (ENOTFOUND for an unknown user or robo account, ECONFLICT for an account that
+	// is not approved, EINVALID for an amount that is not positive or too small to trade after
+	// fees, or a portfolio symbol without a price).
 	PlaceRobo(ctx context.Context, platformID string, typ simulator.TransactionType, amount decimal.Decimal) (*simulator.Transaction, []*simulator.Order, error)
-	// FillTransaction fills a pending transaction and emits its event (ENOTFOUND when
-	// unknown, ECONFLICT when not pending, EINVALID for a bad price).
+	// FillTransaction fills a pending transaction at prices (by symbol; the institution's for
+	// those not given) and emits its event (ENOTFOUND when unknown, ECONFLICT when not pending
+	// or when the account lacks the cash or the position the fill needs, EINVALID for a price
+	// that is not positive or a symbol without one: then nothing changes).
 	FillTransaction(ctx context.Context, txnID string, prices map[string]decimal.Decimal) (*simulator.Transaction, []*simulator.Order, *simulator.Event, error)
 	// EndTransaction cancels or fails a pending transaction (ENOTFOUND when unknown,
 	// ECONFLICT when not pending).
@@ -100,12 +107,16 @@ type Trading interface {
 
 // Deliveries lists webhook deliveries with their attempts and redelivers events.
 type Deliveries interface {
-	// Deliveries lists one page of the delivery log, newest first; it returns the store's
-	// errors only.
+	// Deliveries lists one page of the delivery log, newest first (EINVALID for a cursor that
+	// is not an earlier page's next_cursor; otherwise the store's errors only).
 	Deliveries(ctx context.Context, f simulator.DeliveryFilter) (*simulator.DeliveryPage, error)
-	// Redeliver queues an event again, one delivery per subscription it went to (ENOTFOUND
-	// for an unknown event).
+	// Redeliver queues an event again, one delivery per enabled subscription of its type
+	// (ENOTFOUND for an unknown event, or one with no enabled subscription to go to).
 	Redeliver(ctx context.Context, eventID string) ([]*simulator.Delivery, error)
+	// RedeliverDelivery queues the event of one delivery again, to that delivery's
+	// subscription only (ENOTFOUND for an unknown delivery, or one whose subscription is no
+	// longer enabled).
+	RedeliverDelivery(ctx context.Context, id string) (*simulator.Delivery, error)
 	// PendingDeliveries lists up to limit deliveries waiting for an attempt, soonest first;
 	// it returns the store's errors only.
 	PendingDeliveries(ctx context.Context, limit int) ([]*simulator.Delivery, error)
@@ -127,9 +138,11 @@ type SandboxOps interface {
 	// Reset reloads the fixtures into the emptied store and empties the request journal; it
 	// returns the store's or the fixtures' errors.
 	Reset(ctx context.Context) error
-	// SaveSnapshot saves the store as the snapshot name; it returns the store's errors only.
+	// SaveSnapshot saves the store as the snapshot name (EINVALID for a name that is not a
+	// plain file name; otherwise the store's and the file system's errors only).
 	SaveSnapshot(ctx context.Context, name string) error
-	// RestoreSnapshot replaces the store with the snapshot name (ENOTFOUND when none).
+	// RestoreSnapshot replaces the store with the snapshot name (EINVALID for a name that is
+	// not a plain file name, ENOTFOUND when none was saved).
 	RestoreSnapshot(ctx context.Context, name string) error
 }
 
