@@ -239,10 +239,15 @@ func TestDeliveriesListsAndFollows(t *testing.T) {
 
 	// trigger clock lists the retry it made due, with its answer.
 	clock := s.mustCmd(t, "trigger", "clock", "--seconds", "5")
-	assert.Regexp(t, `1 delivery attempt\(s\) came due:\n  delivery dlv_\w+ -> http://127\.0\.0\.1:\d+/hook: pending \(attempt 2: HTTP 503 in [\d.]+ms\), next attempt \S+ \(event evt_\w+\)`, clock)
+	assert.Regexp(t, `1 delivery attempt\(s\) came due:\n  delivery dlv_\w+ attempt 2 at \S+ \(event evt_\w+\): HTTP 503, pending, next attempt \S+\n`, clock)
 	js = gjson.Parse(s.mustCmd(t, "trigger", "clock", "--seconds", "300", "-o", "json"))
-	assert.Equal(t, int64(3), js.Get("deliveries.0.attempts.#").Int(), js.Raw)
+	assert.Equal(t, int64(3), js.Get("attempts.0.attempt").Int(), js.Raw)
 	assert.Contains(t, s.mustCmd(t, "trigger", "clock", "--seconds", "1"), "nothing came due")
+	// One advance past the rest of the schedule plays every retry left, in order, and the last
+	// ends the delivery as failed; --institution moves that institution's clock alone.
+	clock = s.mustCmd(t, "trigger", "clock", "--seconds", "100000", "--institution", "ins_harbor")
+	assert.Contains(t, clock, "virtual clock of ins_harbor now ")
+	assert.Regexp(t, `5 delivery attempt\(s\) came due:\n(  delivery dlv_\w+ attempt \d at .*, pending, next attempt \S+\n){4}  delivery dlv_\w+ attempt 8 at .*: HTTP 503, failed\n`, clock)
 }
 
 // events resend sends an event again and shows the new deliveries; secret rotate issues a new

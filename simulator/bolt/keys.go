@@ -56,6 +56,7 @@ var (
 var (
 	metaFixtures = []byte("fixtures_loaded") // present once a fixture set is wholly loaded
 	metaToken    = []byte("sandbox_token")
+	metaClock    = []byte("clock") // simulator.ClockState as JSON
 )
 
 // inst returns the institution id with its separator, the prefix of every tenant-scoped key.

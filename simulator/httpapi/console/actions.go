@@ -433,12 +433,12 @@ func (c *Console) advance(r *http.Request) (string, *flash, error) {
 	if secs == 0 {
 		return "", nil, invalid("Advance by at least one second: pick a preset or enter an amount.")
 	}
-	now, err := c.cfg.Sandbox.AdvanceClock(r.Context(), "", time.Duration(secs)*time.Second)
+	adv, err := c.cfg.Sandbox.AdvanceClock(r.Context(), "", time.Duration(secs)*time.Second)
 	if err != nil {
 		return "", nil, err
 	}
-	return "", ok("Advanced the virtual clock by %s: it is now %s. Retries and scenario steps due by then run now.",
-		time.Duration(secs)*time.Second, timestamp(now)), nil
+	return "", ok("Advanced the virtual clock by %s: it is now %s. The advance played %d delivery attempt(s) and %d scenario step(s) due on the way.",
+		time.Duration(secs)*time.Second, timestamp(adv.Now), len(adv.Attempts), len(adv.Steps)), nil
 }
 
 func (c *Console) runScenario(r *http.Request) (string, *flash, error) {

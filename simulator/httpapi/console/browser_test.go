@@ -395,6 +395,16 @@ func TestBrowserRetryOnClockAdvanceAndRedeliver(t *testing.T) {
 
 	tb.open("/_sandbox/ui/deliveries?event_id=" + ev)
 	tb.waitFor("the retry succeeded", `(d => d.dataset.status === "delivered" && d.querySelector('.attempts').textContent === "2")(document.querySelector('tbody.delivery'))`)
+	// Both attempts were made within seconds of wall time; the schedule shows in the virtual
+	// time each was due, an hour apart.
+	dues := eval[[]string](tb, `[...document.querySelectorAll('tbody.delivery table.attempts td.due')].map(td => td.dataset.due)`)
+	assert(t, len(dues) == 2, "each attempt shows when it was due: %q", dues)
+	if len(dues) == 2 {
+		first, err1 := time.Parse(time.RFC3339Nano, dues[0])
+		second, err2 := time.Parse(time.RFC3339Nano, dues[1])
+		gap := second.Sub(first)
+		assert(t, err1 == nil && err2 == nil && gap >= time.Hour && gap < time.Hour+5*time.Second, "the retry was due an hour after the first attempt on the virtual clock: %q", dues)
+	}
 	tb.click("button.redeliver", "#flash")
 	assert(t, strings.Contains(tb.text("#flash"), "to its subscription only"), "the flash: %q", tb.text("#flash"))
 	tb.waitFor("the redelivery is delivered", `document.querySelectorAll('tbody.delivery[data-status="delivered"]').length === 2`)
@@ -507,4 +517,30 @@ func TestBrowserCrossSitePostRefused(t *testing.T) {
 	tb.do("the other site posts", chromedp.Navigate(evil.URL), chromedp.WaitVisible(chromedp.CSS("#refused")))
 	assert(t, strings.Contains(tb.text("#refused"), "this request came from another site"), "the refusal says why: %q", tb.text("#refused"))
 	assert(t, kycOf(t, sb, pid, "crypto") == "pending", "the cross-site POST changed the KYC status")
+}
+
+// The clock page lists each institution advanced on its own with its virtual time, and the
+// institution's page shows its clock (decisions D9).
+func TestBrowserShowsEachInstitutionsClock(t *testing.T) {
+	frozen := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
+	sb := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.FrozenClock = &frozen })
+	inst := sb.MustControl(t, http.MethodPost, "/_sandbox/institutions", `{"name":"Ahead","vendors":{"core":null,"dbp":null}}`).JSON("institution_id").String()
+	adv := sb.MustControl(t, http.MethodPost, "/_sandbox/clock/advance", `{"seconds":7200,"institution_id":"`+inst+`"}`)
+	tb := openTab(t, sb)
+	tb.signIn()
+
+	tb.open("/_sandbox/ui/clock")
+	row := `#institution-clocks tr[data-institution="` + inst + `"]`
+	tb.waitFor("the institution's clock is listed", `document.querySelector('`+row+`') !== null`)
+	assert(t, tb.text(row+" .ahead") == "2h0m0s", "ahead by: %q", tb.text(row+" .ahead"))
+	assert(t, adv.JSON("now").String() == "2026-06-15T14:00:00Z", "the advance: %s", adv.Body)
+	assert(t, tb.text(row+" .virtual") == "2026-06-15 14:00:00Z", "its virtual time: %q", tb.text(row+" .virtual"))
+	tb.shot("console-clocks")
+
+	tb.open("/_sandbox/ui/institutions/" + inst)
+	tb.waitFor("the institution's clock is shown", `document.querySelector('#institution-clock .ahead') !== null`)
+	assert(t, tb.text("#institution-clock .ahead") == "2h0m0s", "its page: %q", tb.text("#institution-clock"))
+	tb.open("/_sandbox/ui/institutions/ins_harbor")
+	tb.waitFor("another institution's page", `document.querySelector('#institution-clock') !== null`)
+	assert(t, !strings.Contains(tb.text("#institution-clock"), "ahead"), "Harbor keeps the process-wide clock: %q", tb.text("#institution-clock"))
 }

@@ -190,6 +190,7 @@ func (c *Console) institution(r *http.Request) (loaded, error) {
 	}
 	return loaded{"institution", in.Name, "", struct {
 		In       *simulator.Institution
+		Clock    institutionClock
 		Users    int
 		Keys     []*simulator.APIKey
 		Subs     []*simulator.Subscription
@@ -198,7 +199,7 @@ func (c *Console) institution(r *http.Request) (loaded, error) {
 		Scopes   []simulator.Scope
 		Products []simulator.Product
 		KYC      []simulator.KYCStatus
-	}{in, users.Total, keys, subs, prices, fees, simulator.Scopes, simulator.Products, simulator.KYCStatuses}}, nil
+	}{in, c.institutionClockOf(in.ID), users.Total, keys, subs, prices, fees, simulator.Scopes, simulator.Products, simulator.KYCStatuses}}, nil
 }
 
 // cleanQuery drops a GET form's empty fields, so an untouched filter is an absent one.
@@ -538,13 +539,32 @@ type clockData struct {
 	Now, Virtual string
 	Frozen       bool
 	Offset       string
+	// Institutions are the clocks of the institutions advanced on their own.
+	Institutions []institutionClock
 	Due          []deliveryView
+}
+
+// institutionClock is an institution's own virtual clock, as the console shows it.
+type institutionClock struct {
+	ID, Virtual, Ahead string
 }
 
 func (c *Console) clockNow() clockData {
 	clk := c.cfg.Clock
 	now, virt := clk.Now(), clk.SchedulerNow()
-	return clockData{Now: simulator.FormatTime(now), Virtual: simulator.FormatTime(virt), Frozen: clk.Frozen(), Offset: virt.Sub(now).Round(time.Second).String()}
+	d := clockData{Now: simulator.FormatTime(now), Virtual: simulator.FormatTime(virt), Frozen: clk.Frozen(), Offset: virt.Sub(now).Round(time.Second).String()}
+	for _, ic := range clk.Institutions() {
+		d.Institutions = append(d.Institutions, institutionClock{ic.InstitutionID, simulator.FormatTime(ic.Now), ic.Offset.Round(time.Second).String()})
+	}
+	return d
+}
+
+// institutionClockOf is one institution's virtual clock: the process-wide one plus its own
+// offset.
+func (c *Console) institutionClockOf(id string) institutionClock {
+	clk := c.cfg.Clock
+	o := clk.Offset(id)
+	return institutionClock{id, simulator.FormatTime(clk.SchedulerNow().Add(o)), o.Round(time.Second).String()}
 }
 
 // presets are the clock page's advance buttons, in seconds: the retry schedule's steps.

@@ -126,10 +126,11 @@ type Deliveries interface {
 // reset.
 type SandboxOps interface {
 	// AdvanceClock moves the virtual clock by d: the process-wide one, or with instID only
-	// that institution's (decisions D9); it returns the virtual time it moved to (EINVALID
+	// that institution's (decisions D9), playing the attempts and steps due in the window
+	// (decisions D8); it returns the virtual time it moved to and what it played (EINVALID
 	// beyond simulator.MaxAdvance or the storable range, ENOTFOUND for an unknown
 	// institution).
-	AdvanceClock(ctx context.Context, instID string, d time.Duration) (time.Time, error)
+	AdvanceClock(ctx context.Context, instID string, d time.Duration) (*simulator.Advance, error)
 	// SetDNS overrides callback-host answers and returns those in force (EINVALID for a bad
 	// name or address, or too many: then nothing changes).
 	SetDNS(ctx context.Context, overrides map[string][]string) (map[string][]string, error)
