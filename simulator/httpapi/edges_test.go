@@ -156,8 +156,9 @@ func TestInvalidPercentEscapeKeepsTheConnection(t *testing.T) {
 	_, err = io.WriteString(conn, ""+
 		"GET /v1/transactions/%zz/ HTTP/1.1\r\n"+host+"\r\n"+
 		"POST /v1/sessions/revoke/ HTTP/1.1\r\n"+host+"x-api-key: "+keySessions+"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body+
-		"POST /v1/sessions/revoke/ HTTP/1.1\r\n"+host+"x-api-key: "+keySessions+"\r\nTransfer-Encoding: chunked\r\n\r\n"+chunked+
-		"GET /v1/health%2 HTTP/1.1\r\n"+host+"Connection: close\r\n\r\n")
+		"GET /v1/health%2 HTTP/1.1\r\n"+host+"\r\n"+
+		// Last: a chunked request closes its connection once answered (decisions D18).
+		"POST /v1/sessions/revoke/ HTTP/1.1\r\n"+host+"x-api-key: "+keySessions+"\r\nTransfer-Encoding: chunked\r\n\r\n"+chunked)
 	require.NoError(t, err)
 	br := bufio.NewReader(conn)
 	for i, want := range []struct {
@@ -166,8 +167,8 @@ func TestInvalidPercentEscapeKeepsTheConnection(t *testing.T) {
 	}{
 		{401, `{"detail":"Not authenticated"}`},
 		{404, `{"detail":"no member matches user_account_id"}`},
-		{404, `{"detail":"no member matches user_account_id"}`},
 		{404, `{"detail":"Not Found"}`},
+		{404, `{"detail":"no member matches user_account_id"}`},
 	} {
 		res, err := http.ReadResponse(br, nil)
 		require.NoError(t, err, "answer %d", i)
