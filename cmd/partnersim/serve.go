@@ -141,7 +141,7 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	limits.MaxConns = cfg.MaxConns
 	srv := limits.HTTPServer(sb.Server)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(limits.Listener(ln)) }()
+	go func() { errc <- srv.Serve(sb.Listener(limits.Listener(ln))) }()
 	printBanner(stdout, sb, ln.Addr().String(), cfg, time.Since(start))
 	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("db", cfg.DBPath))
 
