@@ -187,7 +187,7 @@ func TestPrintedHintsRunAsPrinted(t *testing.T) {
 	clock := regexp.MustCompile(`(?m)wait on the virtual clock: (partnersim .*) plays the next now$`).FindStringSubmatch(buf.String())
 	require.NotNil(t, clock, buf.String())
 	fired := runPrinted(t, clock[1])
-	assert.Regexp(t, `scenario step\(s\) came due:\n  onboarding-approved run run_\w+ step 2 kyc: done → document_requested`, fired)
+	assert.Regexp(t, `scenario step\(s\) came due:\n  onboarding-approved run run_\w+ step 2 kyc at \S+: done → document_requested`, fired)
 
 	buf.Reset()
 	require.NoError(t, run(context.Background(), cli("deliveries", "--limit", "1"), env, &buf, &buf))

@@ -37,6 +37,7 @@ var parityDecisions = map[string]parityDecision{
 	"body malformed with key":              {why: `D4: json_invalid's loc is ["body"], not ["body", offset]`},
 	"body malformed without key":           {why: "D3: authentication (401) comes before the body is parsed; FastAPI parses the body first"},
 	`callback https://\ud800.com/`:         neverFive,
+	`callback https://1.2.3.4/\ud800`:      neverFive,
 	"callback surrogate event type":        neverFive,
 	"callback NaN":                         neverFive,
 	"callback 1e400":                       neverFive,
@@ -44,21 +45,7 @@ var parityDecisions = map[string]parityDecision{
 
 // parityPending are rows the sandbox does not match yet, with the decision that will make it.
 // A pending row that matches fails the test: take it off this list.
-var parityPending = map[string]string{
-	`callback https://1.2.3.4/\ud800`:         "D19 (lone surrogate): pydantic refuses it with string_unicode, FastAPI cannot render that (500); the sandbox creates the subscription",
-	`callback https://\u0345/`:                "D19 (IDNA): pydantic maps it to xn--uxa and accepts it",
-	`callback https://\u0661.com/`:            "D19 (IDNA): the Bidi rule refuses it (422 url_parsing)",
-	`callback https://\u05d0.1/`:              "D19 (IDNA): invalid international domain name, not invalid IPv4 address",
-	`callback https://a\u05d0.com/`:           "D19 (IDNA): the Bidi rule refuses it",
-	`callback https://\u05d0a.com/`:           "D19 (IDNA): the Bidi rule refuses it",
-	`callback https://a\u0661.com/`:           "D19 (IDNA): the Bidi rule refuses it",
-	`callback https://a\u200db.com/`:          "D19 (IDNA): ZWJ outside its context (ContextJ)",
-	`callback https://a\u200cb.com/`:          "D19 (IDNA): ZWNJ outside its context (ContextJ)",
-	`callback https://\u2100.com/`:            "D19 (IDNA): a disallowed UTS 46 mapping",
-	`callback https://\ufe16.com/`:            "D19 (IDNA): a disallowed UTS 46 mapping",
-	`callback https://\ufe6b.com/`:            "D19 (IDNA): a disallowed UTS 46 mapping",
-	`callback https://a\u0003b@127.0.0.1:9/x`: "D19 (a refusal's reason): pydantic percent-encodes the control character in the userinfo and accepts the URL; the sandbox refuses it as not public",
-}
+var parityPending = map[string]string{}
 
 // parityHandler is what the sandbox's own handler answers where the framework's reference
 // handler was reached and the sandbox's outcome is known from its state (the default fixtures,
