@@ -12,6 +12,7 @@ import (
 	"net"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/partnersim/partnersim/fixtures"
@@ -87,8 +88,11 @@ type Sandbox struct {
 
 	service   *control.Service
 	scenarios *scenario.Runner
-	stop      context.CancelFunc
-	done      chan struct{}
+	// stop ends the dispatcher's intake, abort its attempts in flight; done closes when it
+	// has stopped.
+	stop, abort context.CancelFunc
+	done        chan struct{}
+	closed      atomic.Bool
 }
 
 // errPublishedToken refuses to expose the control plane behind a token anyone can read.
@@ -172,10 +176,11 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	runCtx, stop := context.WithCancel(context.Background())
-	sb.stop, sb.done = stop, make(chan struct{})
+	abortCtx, abort := context.WithCancel(context.Background())
+	sb.stop, sb.abort, sb.done = stop, abort, make(chan struct{})
 	go func() {
 		defer close(sb.done)
-		if err := sb.Dispatcher.Run(runCtx); err != nil {
+		if err := sb.Dispatcher.RunDraining(runCtx, abortCtx); err != nil {
 			cfg.Logger.Error("dispatcher stopped", slog.Any("err", err))
 		}
 	}()
@@ -316,12 +321,45 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 	return nil
 }
 
-// Close stops delivery (pending deliveries stay in the outbox for the next start) and
-// scenario runs waiting on the clock (waiting for them to end), and closes the store.
+// Ready says whether the sandbox serves: its store open and its dispatcher running (a
+// Sandbox exists only once its set is built).
+func (sb *Sandbox) Ready() error {
+	select {
+	case <-sb.done:
+		return errors.New("webhook dispatcher stopped")
+	default:
+	}
+	if sb.closed.Load() {
+		return errors.New("store closed")
+	}
+	return nil
+}
+
+// Close stops delivery (pending deliveries stay in the outbox for the next start; attempts in
+// flight are cut short and stay pending too) and scenario runs waiting on the clock (waiting
+// for them to end), and closes the store.
 func (sb *Sandbox) Close() error {
+	sb.abort()
+	return sb.Shutdown(context.Background())
+}
+
+// Shutdown drains and closes the sandbox: the dispatcher takes nothing more from the outbox,
+// its attempts in flight finish and are recorded until ctx ends (then they are cut short and
+// stay pending, attempted again after restart), scenario runs waiting on the clock end, and
+// the store closes. Call it after the HTTP server has stopped taking requests.
+func (sb *Sandbox) Shutdown(ctx context.Context) error {
+	if sb.closed.Swap(true) {
+		return nil
+	}
 	sb.stop()
+	select {
+	case <-sb.done:
+	case <-ctx.Done():
+		sb.abort()
+		<-sb.done
+	}
+	sb.abort()
 	sb.scenarios.Close()
-	<-sb.done
 	return sb.DB.Close()
 }
 
