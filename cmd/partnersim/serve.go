@@ -47,6 +47,10 @@ type serveConfig struct {
 	// every connection closed after its answer before it closes its listener: time for a load
 	// balancer to hear it and for kept-alive connections to end between requests.
 	DrainDelay time.Duration
+	// MetricsAddr, when set, serves Prometheus' /metrics on a listener of its own (and not on
+	// the API's); unset, /metrics is on the API's listener, behind the sandbox token beyond
+	// loopback.
+	MetricsAddr string
 }
 
 func defaultServeConfig() serveConfig {
@@ -88,6 +92,8 @@ func newServeCmd(getenv func(string) string) *cobra.Command {
 		"(attempts cut then stay pending and are made after restart); keep it below Kubernetes' terminationGracePeriodSeconds")
 	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "on SIGTERM, how long to go on serving with /readyz at 503 and connections closed after each answer "+
 		"before the listener closes (behind a load balancer: a few seconds, longer than its readiness probe period)")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address of its own (e.g. 0.0.0.0:9090 for a cluster's scraper) "+
+		"instead of on --addr, where beyond loopback it needs the x-sandbox-token header")
 	fs.BoolVar(&cfg.CheckStore, "check-store", false, "check every page of the store file at start (files up to 64 MiB always are)")
 	return cmd
 }
@@ -114,12 +120,28 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	}
 	gate := sandbox.NewGate()
 	srv := &http.Server{Handler: gate, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	defer srv.Close()
-	if progress := sbCfg.LoadProgress; progress != nil {
-		sbCfg.LoadProgress = func(phase string, done, total int) {
-			gate.Progress(phase, done, total)
+	metrics := sandbox.NewMetrics()
+	sbCfg.Metrics, sbCfg.MetricsOnAPI = metrics, cfg.MetricsAddr == ""
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr %s: %w", cfg.MetricsAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metrics.Handler())
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- msrv.Serve(mln) }()
+		defer msrv.Close()
+		log.Info("metrics", slog.String("addr", mln.Addr().String()))
+	}
+	progress := sbCfg.LoadProgress
+	sbCfg.LoadProgress = func(phase string, done, total int) {
+		gate.Progress(phase, done, total)
+		metrics.Build(phase, done, total)
+		if progress != nil {
 			progress(phase, done, total)
 		}
 	}

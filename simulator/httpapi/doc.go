@@ -10,7 +10,7 @@
 // for the control plane's, with its bounds); Store is the partner API's union, which the store
 // fills, and the control service (package control) serves the control plane's one interface
 // per concern. request.go holds the shared request helpers (bounded bodies, enums, optional
-// fields), respond.go the writers, errors.go the one mapping from errors to FastAPI-shaped
+// fields), respond.go the writers, metrics.go the Prometheus collectors and their middleware, errors.go the one mapping from errors to FastAPI-shaped
 // responses, render.go the partner API's bodies.
 //
 // It depends on the domain (simulator), validate for request parsing and netguard for the

@@ -16,6 +16,13 @@ func (s *Server) addRoutes() {
 	s.handle(http.MethodGet, "/openapi.json", handleOpenAPI(s.cfg.APIVersions))
 	s.handle(http.MethodGet, "/docs", handleDocs(d.Sandbox != nil))
 	s.handle(http.MethodGet, "/docs/:file", handleDocsAsset())
+	if m := s.cfg.Metrics; m != nil && s.cfg.ServeMetrics {
+		if s.cfg.LoopbackOnly {
+			s.handle(http.MethodGet, "/metrics", handleMetrics(m))
+		} else {
+			s.handle(http.MethodGet, "/metrics", handleMetrics(m), requireToken(s.cfg.SandboxToken, s.throttle))
+		}
+	}
 	for _, v := range s.cfg.APIVersions {
 		p := "/" + v
 		api := func(scope simulator.Scope) []echo.MiddlewareFunc {

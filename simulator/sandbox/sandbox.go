@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -70,6 +71,10 @@ type Config struct {
 	// CheckStore runs the store's full page-by-page consistency check at open, whatever its
 	// size (small files are always checked).
 	CheckStore bool
+	// Metrics, when set, counts requests, webhook attempts and the queue; MetricsOnAPI also
+	// serves them at /metrics on the API's listener (behind the sandbox token beyond loopback).
+	Metrics      *httpapi.Metrics
+	MetricsOnAPI bool
 }
 
 // Sandbox is a running simulator: its store, HTTP handler and webhook dispatcher, and the
@@ -280,8 +285,21 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 		allowLoopback = *cfg.AllowLoopbackCallbacks
 	}
 	sb.Guard = netguard.New(netguard.Options{AllowLoopback: allowLoopback})
+	var observe func(inst, outcome string)
+	if cfg.Metrics != nil {
+		observe = cfg.Metrics.Attempt
+	}
 	sb.Dispatcher = webhook.New(db, webhook.Config{Workers: cfg.Workers, Schedule: cfg.RetrySchedule, Timeout: cfg.DeliveryTimeout,
-		Dial: sb.Guard.DialContext, Clock: sb.Clock, Log: cfg.Logger})
+		Dial: sb.Guard.DialContext, Clock: sb.Clock, Log: cfg.Logger, Observe: observe})
+	if cfg.Metrics != nil {
+		cfg.Metrics.Watch(httpapi.MetricsSources{Queued: sb.Dispatcher.Queued, StoreSize: func() int64 {
+			st, err := os.Stat(cfg.DBPath)
+			if err != nil {
+				return 0
+			}
+			return st.Size()
+		}})
+	}
 	db.Notify = sb.Dispatcher.Wake
 	sb.service = control.New(control.Config{Store: db, Guard: sb.Guard, Sender: sb.Dispatcher, SnapshotDir: cfg.DBPath + ".snapshots",
 		Reload: func(ctx context.Context) error {
@@ -305,7 +323,8 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 		deps.Scenarios = sb.scenarios
 	}
 	sb.Server = httpapi.NewServer(httpapi.Config{APIVersions: cfg.APIVersions, Clock: sb.Clock, SandboxToken: sb.Token,
-		LoopbackOnly: !cfg.Exposed, AllowedHosts: cfg.AllowedHosts, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst}, deps, cfg.Logger)
+		LoopbackOnly: !cfg.Exposed, AllowedHosts: cfg.AllowedHosts, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
+		Metrics: cfg.Metrics, ServeMetrics: cfg.MetricsOnAPI}, deps, cfg.Logger)
 	sb.service.AfterReset(sb.Server.ClearJournal)
 	if cfg.NoControl {
 		return nil
