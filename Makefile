@@ -3,9 +3,11 @@ GO ?= go
 
 .PHONY: run test lint bench bench-http build fuzz mutants dist image
 
-## run: start the sandbox on 127.0.0.1:8080 with the default fixtures (state in ./partnersim.db)
+## run: start the sandbox on 127.0.0.1:8080 with the default fixtures (state in ./partnersim.db);
+## ARGS are serve's flags: make run ARGS='--addr 127.0.0.1:9090'
+ARGS ?=
 run:
-	$(GO) run ./cmd/partnersim serve
+	$(GO) run ./cmd/partnersim serve $(ARGS)
 
 ## build: the partnersim binary in ./bin
 build:
@@ -53,7 +55,7 @@ bench:
 BENCH_HTTP_FLAGS ?=
 bench-http: build
 	@command -v wrk >/dev/null 2>&1 || { echo "bench-http needs wrk: sudo apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"; exit 2; }
-	$(GO) run ./internal/loadtest/benchhttp -bin bin/partnersim $(BENCH_HTTP_FLAGS)
+	$(GO) run ./internal/benchhttp -bin bin/partnersim $(BENCH_HTTP_FLAGS)
 
 ## fuzz: run each fuzz target briefly (FUZZTIME=10s by default). A failure that recorded no
 ## crasher under testdata/fuzz (the engine's "context deadline exceeded" when time runs out

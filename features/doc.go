@@ -6,4 +6,5 @@
 // the simulator (partnersim/simulator/...: the domain, the store, the sandbox that wires them)
 // or its fixtures, so that what it checks is the API as a partner sees it, whatever implements
 // it. The one package under simulator/ it reads is simulator/openapi, the published document.
+// The laws that span answers live in features/laws, which the steps call and the proxy shares.
 package features

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"regexp"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/partnersim/partnersim/features/laws"
 	"github.com/tidwall/gjson"
 )
 
@@ -111,11 +110,6 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-var (
-	decimalRe = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
-	moneyRe   = regexp.MustCompile(`^-?[0-9]+\.[0-9]{2}$`)
-)
-
 // checkKind checks that r is of a named kind (the vocabulary of the "is a …" steps).
 func checkKind(r gjson.Result, kind string) error {
 	if !r.Exists() {
@@ -140,11 +134,11 @@ func checkKind(r gjson.Result, kind string) error {
 	case "non-empty array":
 		ok = r.IsArray() && len(r.Array()) > 0
 	case "decimal string":
-		ok = r.Type == gjson.String && decimalRe.MatchString(r.Str)
+		ok = r.Type == gjson.String && laws.Decimal.MatchString(r.Str)
 	case "money string":
-		ok = r.Type == gjson.String && moneyRe.MatchString(r.Str)
+		ok = r.Type == gjson.String && laws.Money.MatchString(r.Str)
 	case "timestamp":
-		ok = r.Type == gjson.String && isUTCTimestamp(r.Str)
+		ok = r.Type == gjson.String && laws.UTCTimestamp(r.Str)
 	default:
 		return fmt.Errorf("unknown kind %q", kind)
 	}
@@ -152,16 +146,6 @@ func checkKind(r gjson.Result, kind string) error {
 		return fmt.Errorf("expected %s, got %s", kind, truncate(r.Raw, 300))
 	}
 	return nil
-}
-
-// isUTCTimestamp accepts ISO 8601 / RFC 3339 date-times in UTC (Z or +00:00).
-func isUTCTimestamp(s string) bool {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return false
-	}
-	_, off := t.Zone()
-	return off == 0
 }
 
 // splitList splits "a, b, c" into its trimmed elements; "" is the empty list.

@@ -44,7 +44,7 @@ func preflight(ctx context.Context, o Options) error {
 		case errors.As(err, &dial):
 			problems = append(problems, fmt.Sprintf("the control plane at %s cannot be reached: %v", o.SandboxURL, dial))
 		case err == nil && st == http.StatusUnauthorized:
-			problems = append(problems, fmt.Sprintf("the control plane refuses the sandbox token (GET /_sandbox/capabilities → 401 %s): give --sandbox-token the token `partnersim serve` printed, or the state adapter's", truncate(body, 200)))
+			problems = append(problems, fmt.Sprintf("the control plane refuses the sandbox token (GET /_sandbox/capabilities → 401 %s): export PARTNERSIM_SANDBOX_TOKEN=… or pass --sandbox-token, with the token `partnersim serve` printed (or the state adapter's)", truncate(body, 200)))
 		}
 	}
 	// --api-key must carry every scope; a --key-without key must lack its scope (the 403
@@ -61,6 +61,7 @@ func preflight(ctx context.Context, o Options) error {
 	for _, scope := range slices.Sorted(maps.Keys(o.KeysWithout)) {
 		checks = append(checks, check{"--key-without " + scope, o.KeysWithout[scope], []string{scope}, false})
 	}
+	controlProblems := len(problems)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, c := range checks {
@@ -84,10 +85,14 @@ func preflight(ctx context.Context, o Options) error {
 	if len(problems) == 0 {
 		return nil
 	}
+	keyHint := ""
+	if len(problems) > controlProblems {
+		keyHint = fmt.Sprintf("\nGive --api-key a key with every scope (%s) and each --key-without SCOPE=KEY a key of the same institution lacking SCOPE", strings.Join(AllScopes, " "))
+	}
 	slices.Sort(problems)
 	problems = slices.Compact(problems)
-	return fmt.Errorf("preflight: the run would fail for reasons that are not the implementation's:\n  - %s\nGive --api-key a key with every scope (%s) and each --key-without SCOPE=KEY a key of the same institution lacking SCOPE",
-		strings.Join(problems, "\n  - "), strings.Join(AllScopes, " "))
+	return fmt.Errorf("preflight: the run would fail for reasons that are not the implementation's:\n  - %s%s",
+		strings.Join(problems, "\n  - "), keyHint)
 }
 
 // probe makes one scope probe with key and says what is wrong, or "". Only what the answer

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partnersim/partnersim/features/laws"
 	"github.com/tidwall/gjson"
 )
 
@@ -11,8 +12,8 @@ import (
 func TestVerifySignature(t *testing.T) {
 	const secret = "whsec_test"
 	body := []byte(`{"event_id":"evt_1"}`)
-	good := hmacHex(secret, signedPayload("1700000000", body))
-	other := hmacHex("whsec_other", signedPayload("1700000000", body))
+	good := laws.HMACHex(secret, laws.SignedPayload("1700000000", body))
+	other := laws.HMACHex("whsec_other", laws.SignedPayload("1700000000", body))
 	cases := []struct {
 		header, wantErr string
 	}{
@@ -26,12 +27,12 @@ func TestVerifySignature(t *testing.T) {
 		{"t=1700000000", "expected a v1 entry"},           // no v1
 		{"t=soon,v1=" + good, "unix seconds"},             // t not a number
 		{"t=1700000000,v1=" + other, "expected a v1 entry equal"},
-		{"t=1700000000,v1=" + hmacHex(secret, body), "without \"t.\""},
-		{"t=1700000000,v1=" + hmacHex(secret, append([]byte("1700000000"), body...)), "without the \".\""},
+		{"t=1700000000,v1=" + laws.HMACHex(secret, body), "without \"t.\""},
+		{"t=1700000000,v1=" + laws.HMACHex(secret, append([]byte("1700000000"), body...)), "without the \".\""},
 		{"t=1700000001,v1=" + good, "expected a v1 entry equal"}, // t is covered by the digest
 	}
 	for _, c := range cases {
-		err := verifySignature(c.header, body, secret)
+		err := laws.VerifySignature(c.header, body, secret)
 		switch {
 		case c.wantErr == "" && err != nil:
 			t.Errorf("%q: expected it to verify, got %v", c.header, err)
@@ -39,7 +40,7 @@ func TestVerifySignature(t *testing.T) {
 			t.Errorf("%q: expected an error containing %q, got %v", c.header, c.wantErr, err)
 		}
 	}
-	if err := verifySignature("t=1700000000,v1="+good, append(body, ' '), secret); err == nil {
+	if err := laws.VerifySignature("t=1700000000,v1="+good, append(body, ' '), secret); err == nil {
 		t.Errorf("expected a changed body to fail verification")
 	}
 }
@@ -80,10 +81,10 @@ func TestCheckKindAndCents(t *testing.T) {
 			t.Errorf("%s as %s: expected a refusal", path, kind)
 		}
 	}
-	if c, ok := parseCents("1520.07"); !ok || c != 152007 || centsString(c) != "1520.07" {
-		t.Errorf("parseCents(1520.07) = %d, %v", c, ok)
+	if c, ok := laws.ParseCents("1520.07"); !ok || c != 152007 || laws.CentsString(c) != "1520.07" {
+		t.Errorf("laws.ParseCents(1520.07) = %d, %v", c, ok)
 	}
-	if _, ok := parseCents("1.005"); ok {
-		t.Errorf("parseCents(1.005) should refuse a sub-cent value")
+	if _, ok := laws.ParseCents("1.005"); ok {
+		t.Errorf("laws.ParseCents(1.005) should refuse a sub-cent value")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+	"github.com/partnersim/partnersim/features/laws"
 	"github.com/tidwall/gjson"
 )
 
@@ -276,7 +277,7 @@ func (w *world) retriesEnd(r *receiver, last int, lastDelay time.Duration) error
 	w.event = nil
 	got, _ := r.snapshot()
 	for i, d := range got {
-		s, err := parseSignature(d.signature())
+		s, err := laws.ParseSignature(d.signature())
 		if err != nil {
 			return fmt.Errorf("attempt %d: %w", i+1, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+	"github.com/partnersim/partnersim/features/laws"
 	"github.com/tidwall/gjson"
 )
 
@@ -35,6 +36,8 @@ func (w *world) lawSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^the detail of `+q+` agrees with its item of the user list$`, w.lawDetailMatchesList)
 	sc.Step(`^every page of `+q+` is written byte for byte as FastAPI writes it$`, w.lawFastAPIBytes)
 	sc.Step(`^every identity of `+q+` resolves to a user that it names$`, w.lawIdentitiesResolve)
+	sc.Step(`^the subscriptions listed hold `+q+`$`, w.lawListed)
+	sc.Step(`^the answer is the 404 of another institution's id$`, w.lawForeign)
 	sc.Step(`^the history `+q+` is (\d+) points? one (hour|day|week|month) apart, the last at the start of the current (?:hour|day|week|month) worth `+q+`$`, w.historySeries)
 }
 
@@ -182,11 +185,17 @@ func (w *world) deploymentData() error {
 	return w.endTransaction("lr1", "fills")
 }
 
-// walkAll reads every page of a list (100 per page) and returns its items and the total it
-// reported, checking on the way that the cursor counts the items and the total stays put.
+// walkAll reads every page of a list (perPage a page) and returns its items and the total it
+// reported, checking on the way the pagination laws (laws.Walk): each cursor counts its page's
+// items, the total stays put, no record twice and no gap.
 func (w *world) walkAll(path string, perPage int) ([]gjson.Result, int64, error) {
 	var items []gjson.Result
-	cursor, total := int64(0), int64(-1)
+	var pages []laws.Page
+	idField := "user_account_id"
+	if strings.HasPrefix(path, "/orders/") {
+		idField = "order_id"
+	}
+	cursor := int64(0)
 	for range 1000 {
 		u, err := url.Parse(path)
 		if err != nil {
@@ -203,24 +212,19 @@ func (w *world) walkAll(path string, perPage int) ([]gjson.Result, int64, error)
 		if r.Status != http.StatusOK {
 			return nil, 0, fmt.Errorf("expected status 200 while walking %s, got %s", path, r)
 		}
-		page := r.json()
-		got := page.Get("items").Array()
-		t := page.Get("total_records").Int()
-		if total >= 0 && t != total {
-			return nil, 0, fmt.Errorf("expected total_records to stay %d across the pages of %s, got %d", total, path, t)
+		page, err := laws.ReadPage(qv, r.Body)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", u, err)
 		}
-		total = t
-		if next := page.Get("last_record_number").Int(); next != cursor+int64(len(got)) {
-			return nil, 0, fmt.Errorf("expected last_record_number %d + %d = %d on %s, got %d", cursor, len(got), cursor+int64(len(got)), u, next)
+		pages = append(pages, page)
+		if err := laws.Walk(idField, pages); err != nil {
+			return nil, 0, fmt.Errorf("walking %s: %w", path, err)
 		}
-		if len(got) == 0 {
-			if int64(len(items)) != total {
-				return nil, 0, fmt.Errorf("expected the pages of %s to hold total_records = %d items, got %d", path, total, len(items))
-			}
-			return items, total, nil
+		if len(page.Items) == 0 {
+			return items, page.Total, nil
 		}
-		items = append(items, got...)
-		cursor += int64(len(got))
+		items = append(items, page.Items...)
+		cursor = page.Next
 	}
 	return nil, 0, fmt.Errorf("expected the walk of %s to end within 1000 pages", path)
 }
@@ -258,17 +262,8 @@ func (w *world) lawReverse(path, perPage, field string) error {
 	if err != nil {
 		return err
 	}
-	d, a := fieldList(desc, unq(field)), fieldList(asc, unq(field))
-	seen := map[string]bool{}
-	for _, id := range d {
-		if seen[id] {
-			return fmt.Errorf("expected each record once walking %s, got %s %q twice", p, unq(field), id)
-		}
-		seen[id] = true
-	}
-	slices.Reverse(a)
-	if !slices.Equal(d, a) {
-		return fmt.Errorf("expected %s descending to be the exact reverse of ascending by %s, got\n desc %v\n asc reversed %v", p, unq(field), d, a)
+	if err := laws.Reverse(fieldList(desc, unq(field)), fieldList(asc, unq(field))); err != nil {
+		return fmt.Errorf("%s by %s: %w", p, unq(field), err)
 	}
 	w.pages = nil
 	w.lawItems = desc
@@ -277,10 +272,10 @@ func (w *world) lawReverse(path, perPage, field string) error {
 
 // lawSortedBy checks the last walk's (ascending) order by a field: the descending walk reversed.
 func (w *world) lawSortedBy(path, field string) error {
-	vals := fieldList(w.lawItems, unq(field))
-	slices.Reverse(vals)
-	if !slices.IsSorted(vals) {
-		return fmt.Errorf("expected %s ascending to be sorted by %s, got %v", unq(path), unq(field), vals)
+	items := slices.Clone(w.lawItems)
+	slices.Reverse(items)
+	if err := laws.Sorted("users", url.Values{"sort_key": {unq(field)}, "sort_order": {"asc"}}, items); err != nil {
+		return fmt.Errorf("%s ascending: %w", unq(path), err)
 	}
 	return nil
 }
@@ -288,16 +283,8 @@ func (w *world) lawSortedBy(path, field string) error {
 func parseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
 
 func (w *world) lawPlacedAtDesc() error {
-	var prev time.Time
-	for i, it := range w.lawItems {
-		t, err := parseTime(it.Get("placed_at").String())
-		if err != nil {
-			return fmt.Errorf("order %d: placed_at: %w", i, err)
-		}
-		if i > 0 && t.After(prev) {
-			return fmt.Errorf("expected the default order to be most recently placed first, got %s after %s", it.Get("placed_at").Str, prev.Format(time.RFC3339Nano))
-		}
-		prev = t
+	if err := laws.Sorted("orders", url.Values{}, w.lawItems); err != nil {
+		return fmt.Errorf("the default order (most recently placed first): %w", err)
 	}
 	return nil
 }
@@ -307,6 +294,19 @@ func (w *world) selects(path, idField string, want []string) error {
 	got, total, err := w.walkAll(path, 100)
 	if err != nil {
 		return err
+	}
+	u, err := url.Parse(path)
+	if err != nil {
+		return err
+	}
+	honours := laws.UserHonours
+	if strings.HasPrefix(path, "/orders/") {
+		honours = laws.OrderHonours
+	}
+	for _, it := range got {
+		if err := honours(u.Query(), it); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	ids := fieldList(got, idField)
 	slices.Sort(ids)
@@ -578,51 +578,17 @@ func (w *world) everyUser(law func(u gjson.Result) error) error {
 	return nil
 }
 
-func (w *world) lawUserTotals() error { return w.everyUser(userTotalsLaw) }
-func (w *world) lawApprovedAt() error { return w.everyUser(approvedAtLaw) }
+func (w *world) lawApprovedAt() error { return w.everyUser(laws.ApprovedAt) }
 
-// userTotalsLaw: a user's total_current_market_value is the sum of its accounts' values, all
-// money with two decimals.
-func userTotalsLaw(u gjson.Result) error {
-	id := u.Get("user_account_id").String()
-	total, ok := moneyCents(u.Get("total_current_market_value").String())
-	if !ok {
-		return fmt.Errorf("user %s: expected total_current_market_value to be money with two decimals, got %s", id, orAbsent(u.Get("total_current_market_value")))
-	}
-	var sum int64
-	for _, a := range u.Get("accounts").Array() {
-		if err := hasKeys(a, "account", []string{"product", "current_market_value", "kyc_status"}, id); err != nil {
-			return err
-		}
-		v := a.Get("current_market_value").String()
-		c, ok := moneyCents(v)
-		if !ok {
-			return fmt.Errorf("user %s: expected current_market_value to be money with two decimals, got %q", id, v)
-		}
-		sum += c
-	}
-	if sum != total {
-		return fmt.Errorf("user %s: expected total_current_market_value = Σ accounts = %s, got %s", id, centsString(sum), u.Get("total_current_market_value").Str)
-	}
-	return nil
-}
-
-// approvedAtLaw: an approved account carries kyc_approved_at, a pending one does not.
-func approvedAtLaw(u gjson.Result) error {
-	for _, a := range u.Get("accounts").Array() {
-		at := a.Get("kyc_approved_at")
-		switch a.Get("kyc_status").String() {
-		case "approved":
-			if err := checkKind(at, "timestamp"); err != nil {
-				return fmt.Errorf("user %s, %s account (approved): kyc_approved_at: %w", u.Get("user_account_id").Str, a.Get("product").Str, err)
-			}
-		case "pending":
-			if at.Exists() {
-				return fmt.Errorf("user %s, %s account (pending): expected no kyc_approved_at, got %s", u.Get("user_account_id").Str, a.Get("product").Str, at.Raw)
+func (w *world) lawUserTotals() error {
+	return w.everyUser(func(u gjson.Result) error {
+		for _, a := range u.Get("accounts").Array() {
+			if err := hasKeys(a, "account", []string{"product", "current_market_value", "kyc_status"}, u.Get("user_account_id").String()); err != nil {
+				return err
 			}
 		}
-	}
-	return nil
+		return laws.UserTotal(u)
+	})
 }
 
 func (w *world) lawOrders() error {
@@ -707,24 +673,14 @@ func (w *world) lawDetailMatchesList(alias string) error {
 	if len(items) != 1 {
 		return fmt.Errorf("expected the list filtered by the detail's user_account_id %q to hold that one user, got %d", d.Get("user_account_id").Str, len(items))
 	}
-	it := items[0]
-	if it.Get("total_current_market_value").String() != d.Get("total_current_market_value").String() {
-		return fmt.Errorf("expected the list item's total %s to equal the detail's %s", it.Get("total_current_market_value").Raw, d.Get("total_current_market_value").Raw)
-	}
-	if a, b := it.Get("accounts").Raw, d.Get("accounts").Raw; !jsonEqual(a, b) {
-		return fmt.Errorf("expected the list item's accounts to equal the detail's, got %s and %s", a, b)
+	if err := laws.DetailMatchesItem(items[0], d); err != nil {
+		return err
 	}
 	if got := d.Get("identities.platform_user_identifier").String(); got != pid {
 		return fmt.Errorf("expected identities.platform_user_identifier %q, got %q", pid, got)
 	}
 	w.resp = r
 	return nil
-}
-
-func jsonEqual(a, b string) bool {
-	x, err1 := decodeJSON([]byte(a))
-	y, err2 := decodeJSON([]byte(b))
-	return err1 == nil && err2 == nil && jsonDiff(x, y, false, "") == ""
 }
 
 // lawIdentitiesResolve looks the user up by each of its core and dbp ids: each resolves, and
@@ -822,4 +778,27 @@ func pyJSON(v gjson.Result) string {
 		return pyJSONString(v.String())
 	}
 	return v.Raw
+}
+
+// lawListed: the last answer, a subscriptions list, holds a subscription created and not
+// deleted.
+func (w *world) lawListed(id string) error {
+	r, err := w.last()
+	if err != nil {
+		return err
+	}
+	sub, err := w.expand(unq(id))
+	if err != nil {
+		return err
+	}
+	return laws.Listed(r.json(), []string{sub})
+}
+
+// lawForeign: the last answer, to a request naming another institution's id, is its 404.
+func (w *world) lawForeign() error {
+	r, err := w.last()
+	if err != nil {
+		return err
+	}
+	return laws.Foreign(r.Status, r.Body)
 }

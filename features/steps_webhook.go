@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+	"github.com/partnersim/partnersim/features/laws"
 	"github.com/tidwall/gjson"
 )
 
@@ -478,7 +479,7 @@ func (w *world) verifyCurrent(previous bool) error {
 	if err != nil {
 		return err
 	}
-	return verifySignature(d.signature(), d.Body, secret)
+	return laws.VerifySignature(d.signature(), d.Body, secret)
 }
 
 func (w *world) deliverySigned() error         { return w.verifyCurrent(false) }
@@ -492,10 +493,10 @@ func (w *world) signatureWellFormed() error {
 		return err
 	}
 	h := d.signature()
-	if !wellFormed.MatchString(h) {
+	if !laws.WellFormed.MatchString(h) {
 		return fmt.Errorf("expected X-Partner-Webhook-Signature of the form t=<unix_seconds>,v1=<hex>, got %q", h)
 	}
-	s, err := parseSignature(h)
+	s, err := laws.ParseSignature(h)
 	if err != nil {
 		return err
 	}
@@ -515,12 +516,12 @@ func (w *world) signatureWellFormed() error {
 
 // currentSignature is the current delivery with its X-Partner-Webhook-Signature header, as
 // written and parsed.
-func (w *world) currentSignature() (d *delivery, h string, s *signatureHeader, err error) {
+func (w *world) currentSignature() (d *delivery, h string, s *laws.SignatureHeader, err error) {
 	if d, err = w.current(); err != nil {
 		return nil, "", nil, err
 	}
 	h = d.signature()
-	if s, err = parseSignature(h); err != nil {
+	if s, err = laws.ParseSignature(h); err != nil {
 		return nil, "", nil, err
 	}
 	return d, h, s, nil
@@ -556,7 +557,7 @@ func (w *world) testEventsSoonCarry(name, n string) error {
 			return err
 		}
 		w.event = d
-		s, err := parseSignature(d.signature())
+		s, err := laws.ParseSignature(d.signature())
 		if err != nil {
 			return err
 		}
@@ -587,9 +588,9 @@ func (w *world) signatureRotationOrder() error {
 	if len(v1) < 2 {
 		return fmt.Errorf("expected two v1 entries during the overlap, got %q", h)
 	}
-	newer := &signatureHeader{T: s.T, Entries: map[string][]string{"v1": v1[:1]}}
-	older := &signatureHeader{T: s.T, Entries: map[string][]string{"v1": v1[1:2]}}
-	if newer.matchV1(in.Secret, d.Body) != 0 || older.matchV1(in.OldSecret, d.Body) != 0 {
+	newer := &laws.SignatureHeader{T: s.T, Entries: map[string][]string{"v1": v1[:1]}}
+	older := &laws.SignatureHeader{T: s.T, Entries: map[string][]string{"v1": v1[1:2]}}
+	if newer.MatchV1(in.Secret, d.Body) != 0 || older.MatchV1(in.OldSecret, d.Body) != 0 {
 		return fmt.Errorf("expected the first v1 entry to verify with the new secret and the second with the previous one, got %q", h)
 	}
 	return nil
@@ -642,7 +643,7 @@ func (w *world) deliveriesSigned(name string) error {
 	}
 	got, _ := r.snapshot()
 	for i, d := range got {
-		if err := verifySignature(d.signature(), d.Body, secret); err != nil {
+		if err := laws.VerifySignature(d.signature(), d.Body, secret); err != nil {
 			return fmt.Errorf("delivery %d: %w", i+1, err)
 		}
 	}

@@ -22,7 +22,7 @@ Feature: Webhook subscriptions
     When I GET "/webhooks/subscriptions"
     Then the response status is 200
     And the JSON at "subscriptions" is an array
-    And the JSON at "subscriptions" contains an element with "subscription_id" equal to "{r1.transaction}"
+    And the subscriptions listed hold "{r1.transaction}"
     And the JSON at "subscriptions.#(subscription_id=={r1.transaction}).event_type" is "transaction"
     And the JSON at "subscriptions.#(subscription_id=={r1.transaction}).url" is "{r1.url}"
     And the JSON at "subscriptions.#(subscription_id=={r1.transaction}).api_version" is "v1"
@@ -99,9 +99,9 @@ Feature: Webhook subscriptions
     When I GET "/webhooks/subscriptions"
     Then the JSON at "subscriptions" contains no element with "subscription_id" equal to "{rg.kyc}"
     When I POST "/webhooks/subscriptions/{rg.kyc}/test"
-    Then the response status is 404
+    Then the answer is the 404 of another institution's id
     When I DELETE "/webhooks/subscriptions/{rg.kyc}"
-    Then the response status is 404
+    Then the answer is the 404 of another institution's id
     When I GET "/webhooks/subscriptions" with the key "globex"
     Then the JSON at "subscriptions" contains an element with "subscription_id" equal to "{rg.kyc}"
 

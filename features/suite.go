@@ -167,7 +167,7 @@ func (o Options) withDefaults() (Options, error) {
 	o.BaseURL = strings.TrimSuffix(o.BaseURL, "/")
 	o.SandboxURL = strings.TrimSuffix(o.SandboxURL, "/")
 	if o.SandboxURL == "" && o.APIKey == "" {
-		return o, errors.New("without a control plane (--sandbox-url) an API key (--api-key) is required")
+		return o, errors.New("no control plane and no API key: for a sandbox, pass --sandbox-url (or export PARTNERSIM_SANDBOX_URL, as `partnersim serve` prints); for a deployment without one, pass --api-key with a key of every scope")
 	}
 	if o.Format == "" {
 		o.Format = "pretty"

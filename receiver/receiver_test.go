@@ -544,7 +544,7 @@ func TestOpenValidatesConfig(t *testing.T) {
 	}
 }
 
-// Issue 11 item 10: what the receiver keeps and prints of a refused delivery is bounded: a
+// What the receiver keeps and prints of a refused delivery is bounded: a
 // 100 KB id header and a 100 KB event_id are cut in the arrival log and the reason.
 func TestRefusedArrivalsAreBounded(t *testing.T) {
 	h := newHarness(t, baseConfig(nil, &processLog{}))

@@ -77,7 +77,7 @@ func TestMarketValueIsExactDecimal(t *testing.T) {
 
 // Timestamps are written as pydantic v2 writes an aware datetime (decisions D5). The wants are
 // what pydantic 2.13.4 answers for TypeAdapter(datetime).dump_json of the same instant (the
-// reference versions of ../shared/reference/pydantic-errors.md); Python has no nanoseconds, so
+// reference versions of docs/reference/pydantic-errors.md); Python has no nanoseconds, so
 // Go's are cut as Python's clock cuts them.
 func TestFormatTimeIsPydantics(t *testing.T) {
 	utc := func(y, mo, d, h, mi, s, ns int) time.Time {

@@ -106,6 +106,9 @@ func newContractCmd() *cobra.Command {
 	return cmd
 }
 
+// humanFormats are the report formats written for people, which end with the run's summary.
+var humanFormats = []string{"pretty", "progress"}
+
 // reportFiles are extra reports to write when the run ends: format → file ("" for none).
 type reportFiles map[string]string
 
@@ -120,6 +123,9 @@ func runContract(ctx context.Context, o features.Options, output, spec string, e
 		if err == nil && u.Host != "" {
 			o.SandboxURL = u.Scheme + "://" + u.Host
 		}
+	}
+	if o.SandboxURL != "" && o.SandboxToken == "" {
+		o.SandboxToken = fallbackToken(o.SandboxURL)
 	}
 	o.Output = stdout
 	if output != "" {
@@ -145,14 +151,20 @@ func runContract(ctx context.Context, o features.Options, output, spec string, e
 			}
 		}
 	}
-	fmt.Fprintln(stderr, "contract:", rep.Summary())
+	// A human report on stdout already ends with the summaries: say them once.
+	summarise := output != "" || !slices.Contains(humanFormats, o.Format)
+	if summarise {
+		fmt.Fprintln(stderr, "contract:", rep.Summary())
+	}
 	if checker != nil {
 		n, bad := checker.Stats()
 		fmt.Fprintf(stderr, "contract: openapi: %d exchanges checked against %s, %d disagreed\n", n, docs, bad)
 	} else {
 		fmt.Fprintln(stderr, "contract: openapi: responses not checked against a document (none served at /openapi.json, or --openapi off)")
 	}
-	fmt.Fprintln(stderr, "contract:", rep.RulesSummary())
+	if summarise {
+		fmt.Fprintln(stderr, "contract:", rep.RulesSummary())
+	}
 	for _, f := range rep.Failed() {
 		fmt.Fprintf(stderr, "  FAILED %s: %s\n      %s\n", f.Feature, f.Name, strings.ReplaceAll(f.Err, "\n", "\n      "))
 	}

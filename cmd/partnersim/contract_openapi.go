@@ -27,19 +27,39 @@ func withOpenAPI(ctx context.Context, o *features.Options, spec string) (*check.
 	if o.HTTPClient == nil {
 		o.HTTPClient = features.DefaultHTTPClient()
 	}
-	var docs []check.Doc
-	switch {
-	case spec == "":
-		u, err := url.Parse(o.BaseURL)
-		if err != nil || u.Host == "" {
-			return nil, "", nil // the suite reports the bad base URL
-		}
-		candidates := []string{u.Scheme + "://" + u.Host + "/openapi.json"}
+	u, err := url.Parse(o.BaseURL)
+	if spec == "" && (err != nil || u.Host == "") {
+		return nil, "", nil // the suite reports the bad base URL
+	}
+	var candidates []string
+	if spec == "" {
+		candidates = []string{u.Scheme + "://" + u.Host + "/openapi.json"}
 		if o.SandboxURL != "" {
 			candidates = append(candidates, strings.TrimSuffix(o.SandboxURL, "/")+"/_sandbox/openapi.json")
 		}
+	}
+	c, names, err := loadChecker(ctx, o.HTTPClient, spec, candidates)
+	if err != nil {
+		return nil, "", fmt.Errorf("contract: %w", err)
+	}
+	if c == nil {
+		return nil, "", nil
+	}
+	client := *o.HTTPClient
+	client.Transport = c.Transport(o.HTTPClient.Transport)
+	o.HTTPClient = &client
+	return c, names, nil
+}
+
+// loadChecker loads the documents to check against: spec "" the candidates that are served
+// (none: no checker), an http(s) URL or a file that one; it returns the checker, which skips
+// what lies outside the documents, and the names of what it loaded.
+func loadChecker(ctx context.Context, client *http.Client, spec string, candidates []string) (*check.Checker, string, error) {
+	var docs []check.Doc
+	switch {
+	case spec == "":
 		for _, c := range candidates {
-			if b, err := fetch(ctx, o.HTTPClient, c); err == nil {
+			if b, err := fetch(ctx, client, c); err == nil {
 				docs = append(docs, check.Doc{Name: c, Data: b})
 			}
 		}
@@ -47,28 +67,25 @@ func withOpenAPI(ctx context.Context, o *features.Options, spec string) (*check.
 			return nil, "", nil
 		}
 	case strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://"):
-		b, err := fetch(ctx, o.HTTPClient, spec)
+		b, err := fetch(ctx, client, spec)
 		if err != nil {
-			return nil, "", fmt.Errorf("contract: --openapi: %w", err)
+			return nil, "", fmt.Errorf("--openapi: %w", err)
 		}
 		docs = append(docs, check.Doc{Name: spec, Data: b})
 	default:
 		b, err := os.ReadFile(spec)
 		if err != nil {
-			return nil, "", fmt.Errorf("contract: --openapi: %w", err)
+			return nil, "", fmt.Errorf("--openapi: %w", err)
 		}
 		docs = append(docs, check.Doc{Name: spec, Data: b})
 	}
 	c, err := check.New(ctx, docs...)
 	if err != nil {
-		return nil, "", fmt.Errorf("contract: --openapi: %w", err)
+		return nil, "", fmt.Errorf("--openapi: %w", err)
 	}
 	c.Skip = func(r *http.Request, status int, body []byte) bool {
 		return openapi.Undocumented(r.URL.Path) || openapi.InjectedFault(body) || openapi.Misdirected(status, body)
 	}
-	client := *o.HTTPClient
-	client.Transport = c.Transport(o.HTTPClient.Transport)
-	o.HTTPClient = &client
 	names := make([]string, len(docs))
 	for i, d := range docs {
 		names[i] = d.Name

@@ -10,6 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/partnersim/partnersim/internal/sandboxtest"
 )
 
 func noEnv(string) string { return "" }
@@ -90,4 +95,50 @@ func TestContractRefusesBadFlags(t *testing.T) {
 			t.Errorf("%q: expected an option error, got %v", args, err)
 		}
 	}
+}
+
+// contract follows the environment serve prints, as trigger, scenario, deliveries and receive
+// do: PARTNERSIM_SANDBOX_URL names the control plane, PARTNERSIM_SANDBOX_TOKEN its token, and
+// on loopback the default fixtures' token is the fallback.
+func TestContractFollowsTheSandboxEnvironment(t *testing.T) {
+	defaultSrv := sandboxtest.MustServe(t)
+	env := func(k string) string {
+		return map[string]string{"PARTNERSIM_SANDBOX_URL": defaultSrv.URL}[k]
+	}
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), cli("contract", "--base-url", defaultSrv.URL+"/v1", "--name", "^Health answers without an API key$", "--format", "junit"), env, &out, &errOut)
+	require.NoError(t, err, "with PARTNERSIM_SANDBOX_URL on loopback and no token, the default token is the fallback:\n%s", errOut.String())
+
+	s := newCLISandbox(t)
+	out.Reset()
+	errOut.Reset()
+	err = run(context.Background(), cli("contract", "--base-url", s.URL+"/v1", "--name", "^Health answers without an API key$", "--format", "junit"), s.env, &out, &errOut)
+	require.NoError(t, err, "PARTNERSIM_SANDBOX_TOKEN is the token:\n%s", errOut.String())
+}
+
+// A refusal says the one thing to do: a wrong token names the token's flag and variable, and
+// says nothing of --api-key (which was not given and is not the problem).
+func TestContractRefusalsSayTheOneThingToDo(t *testing.T) {
+	s := newCLISandbox(t)
+	env := func(k string) string { return map[string]string{"PARTNERSIM_SANDBOX_URL": s.URL}[k] }
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), cli("contract", "--base-url", s.URL+"/v1"), env, &out, &errOut)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "PARTNERSIM_SANDBOX_TOKEN")
+	assert.NotContains(t, err.Error(), "--api-key", "the key hint is unrelated to a token refusal")
+
+	err = run(context.Background(), cli("contract", "--base-url", "https://staging.example/v1"), noEnv, &out, &errOut)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "PARTNERSIM_SANDBOX_URL", "a missing control plane names the variable serve prints")
+	assert.Contains(t, err.Error(), "--api-key")
+}
+
+// The summary is printed once: a human report on stdout already ends with it.
+func TestContractPrintsItsSummaryOnce(t *testing.T) {
+	srv := healthServer(t, http.StatusOK)
+	var both bytes.Buffer
+	err := run(context.Background(), cli("contract", "--base-url", srv.URL+"/v1", "--api-key", "sbx_x",
+		"--name", "^Health answers without an API key$", "--format", "progress"), noEnv, &both, &both)
+	require.NoError(t, err, both.String())
+	assert.Equal(t, 1, strings.Count(both.String(), "1 scenarios: 1 passed"), "the summary once, got:\n%s", both.String())
 }

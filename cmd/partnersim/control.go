@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -53,13 +53,33 @@ func (c *controlClient) ready() error {
 		return fmt.Errorf("--output %q: use table or json", c.output)
 	}
 	if c.token == "" {
-		c.token = defaultSandboxToken()
+		c.token = fallbackToken(c.base)
 	}
 	if c.token == "" {
-		return errors.New("no sandbox token: pass --sandbox-token (partnersim serve prints it)")
+		return errNoToken(c.base)
 	}
 	c.base = strings.TrimRight(c.base, "/")
 	return nil
+}
+
+// fallbackToken is the token a command uses for the sandbox at base when none is given: the
+// default fixtures' token on loopback (where `partnersim serve` starts with it), none beyond
+// (an exposed sandbox refuses the published token; decisions D18).
+func fallbackToken(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ""
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return ""
+	}
+	return defaultSandboxToken()
+}
+
+// errNoToken says what to do when the sandbox at base needs a token nobody gave.
+func errNoToken(base string) error {
+	return fmt.Errorf("no sandbox token for %s: export PARTNERSIM_SANDBOX_TOKEN=… or pass --sandbox-token (partnersim serve prints it)", base)
 }
 
 // answer makes one control-plane call and, with -o json, prints its answer: printed tells the

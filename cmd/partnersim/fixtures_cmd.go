@@ -29,8 +29,8 @@ func newFixturesCheckCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "check DIR",
 		Short: "check every file of the fixture set in DIR",
-		Long: "Checks every file of the fixture set in DIR; prints a summary, or every problem as\n" +
-			"file: JSON path: reason (exit status 1).",
+		Long: "Checks every file of the fixture set in DIR, then that every account's holdings agree with\n" +
+			"its completed orders; prints a summary, or every problem as file: JSON path: reason (exit status 1).",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("fixtures check: want one set folder, got %d arguments", len(args))
@@ -45,6 +45,9 @@ func runFixturesCheck(dir string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("fixtures check: %q is not a folder", dir)
 	}
 	set, err := fixtures.Open(os.DirFS(dir))
+	if err == nil {
+		err = set.CheckHoldings()
+	}
 	if err != nil {
 		return reportProblems("fixtures check", dir, err, stdout, stderr)
 	}

@@ -35,7 +35,7 @@ func procKB(tb testing.TB, pid int, field string) int {
 	return 0
 }
 
-// TestHostileInputsKeepRSSBounded replays issue 11's hostile inputs against a real `partnersim
+// TestHostileInputsKeepRSSBounded replays hostile inputs against a real `partnersim
 // serve` process and checks its peak RSS stays under 100 MB (decisions D17): 1,000 keyless
 // requests with 1 MiB query strings and 1,000 with 60 KB ones (which reach the journal), then
 // six concurrent 1 MiB control-plane bodies of 524,000 wrong items each. Before the bounds the
@@ -89,7 +89,7 @@ func TestHostileInputsKeepRSSBounded(t *testing.T) {
 	wg.Wait()
 	after := procKB(t, pid, "VmRSS")
 
-	// Issue 21's: 20 DNS-override bodies of 20,000 names each (each refused whole: at most 1,000
+	// Then 20 DNS-override bodies of 20,000 names each (each refused whole: at most 1,000
 	// names, decisions D18), then the largest table allowed (1,000 names of 16 addresses) read
 	// back, then 300 wrong sandbox tokens (throttled after 20) and 300 rebinding Hosts.
 	var names strings.Builder

@@ -21,7 +21,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/partnersim/partnersim/fixtures"
 	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/simulator"
 )
 
 // The README's command table lists exactly the commands `partnersim --help` lists, so a command
@@ -227,6 +229,10 @@ func TestReadmeBlocksRun(t *testing.T) {
 			require.NoError(t, err)
 			receiverAddr := ln.Addr().String() // a free port for the receiver the blocks start
 			ln.Close()
+			ln, err = net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			proxyAddr := ln.Addr().String() // and one for the proxy
+			ln.Close()
 			bin := t.TempDir()
 			self, err := os.Executable()
 			require.NoError(t, err)
@@ -239,7 +245,7 @@ func TestReadmeBlocksRun(t *testing.T) {
 			seen := map[string]string{}
 			for i, block := range blocks {
 				for _, command := range shellCommands(block) {
-					typed := strings.NewReplacer("http://127.0.0.1:8080", base, "127.0.0.1:9090", receiverAddr).Replace(command)
+					typed := strings.NewReplacer("http://127.0.0.1:8080", base, "127.0.0.1:9090", receiverAddr, "127.0.0.1:8081", proxyAddr).Replace(command)
 					typed = idPlaceholder.ReplaceAllStringFunc(typed, func(p string) string {
 						kind := strings.TrimSuffix(p, "_…")
 						id, ok := seen[kind]
@@ -291,4 +297,49 @@ func startServe(t *testing.T) string {
 		<-done
 	})
 	return waitOutput(t, out, `API base URL\s+(http://\S+)/v1`)[1]
+}
+
+// `make run ARGS=…` passes its flags to serve, as the README's "another port" line says.
+func TestMakeRunPassesArgs(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	out, err := exec.Command("make", "-n", "-C", "../..", "run", "ARGS=--addr 127.0.0.1:9090").CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n run: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "serve --addr 127.0.0.1:9090") {
+		t.Errorf("expected make run to pass ARGS to serve, got:\n%s", out)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "make run ARGS='--addr 127.0.0.1:9090'") {
+		t.Error("expected the README to say, near the top, how to run on another port")
+	}
+}
+
+// The README's count of the default set's users, in all and per institution, is the set's.
+func TestReadmeCountsTheDefaultUsers(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`default set has (\d+) users — (\d+) in Harbor \(every product × KYC\s+status among them\) and (\d+) in Prairie`).FindStringSubmatch(string(readme))
+	if m == nil {
+		t.Fatal(`expected the README to say "The default set has N users — H in Harbor (…) and P in Prairie"`)
+	}
+	set, err := fixtures.Open(fixtures.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int{}
+	if err := set.EachUser(func(u simulator.User) error { per[u.InstitutionID]++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got := []string{strconv.Itoa(set.NumUsers), strconv.Itoa(per["ins_harbor"]), strconv.Itoa(per["ins_prairie"])}
+	if !slices.Equal(m[1:], got) {
+		t.Errorf("README says %v users (all, Harbor, Prairie); the default set has %v", m[1:], got)
+	}
 }

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,11 +12,7 @@ import (
 // ARCHITECTURE.md's "Packages" section names every package of the module, one "- `path`" line
 // each, and no package that does not exist.
 func TestArchitectureListsEveryPackage(t *testing.T) {
-	b, err := os.ReadFile("../../ARCHITECTURE.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(b), "\n## Packages\n")
+	_, section, ok := strings.Cut(architecture(t), "\n## Packages\n")
 	if !ok {
 		t.Fatal(`ARCHITECTURE.md has no "## Packages" section: list every package there, one "- ` + "`path`" + `" line each`)
 	}
@@ -39,6 +36,103 @@ func TestArchitectureListsEveryPackage(t *testing.T) {
 	for rel := range listed {
 		if !slices.Contains(exist, rel) {
 			t.Errorf("ARCHITECTURE.md lists %s, which is no package of the module (go list): remove it or fix its path", rel)
+		}
+	}
+}
+
+// architecture returns ARCHITECTURE.md's text.
+func architecture(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// ARCHITECTURE.md's drawing lists the binary's commands ("root.go lists the commands: …") as
+// root.go adds them (newServeCmd → serve), and cobra's own completion.
+func TestArchitectureListsEveryCommand(t *testing.T) {
+	root, err := os.ReadFile("../../cmd/partnersim/root.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, added, ok := strings.Cut(string(root), "root.AddCommand(")
+	if !ok {
+		t.Fatal("cmd/partnersim/root.go adds no commands with root.AddCommand(")
+	}
+	added, _, _ = strings.Cut(added, "\n\t)")
+	want := []string{"completion"}
+	for _, m := range regexp.MustCompile(`new(\w+)Cmd\(`).FindAllStringSubmatch(added, -1) {
+		want = append(want, strings.ToLower(m[1]))
+	}
+	if len(want) < 10 {
+		t.Fatalf("found only %v in root.go's AddCommand", want)
+	}
+	m := regexp.MustCompile(`root\.go lists the commands: ([a-z, │\n]+)`).FindStringSubmatch(architecture(t))
+	if m == nil {
+		t.Fatal(`ARCHITECTURE.md does not say "root.go lists the commands: …"`)
+	}
+	var listed []string
+	for _, f := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == '│' || r == ' ' || r == '\n' }) {
+		listed = append(listed, f)
+	}
+	for _, c := range want {
+		if !slices.Contains(listed, c) {
+			t.Errorf("ARCHITECTURE.md's command list lacks %s, which root.go adds", c)
+		}
+	}
+	for _, c := range listed {
+		if !slices.Contains(want, c) {
+			t.Errorf("ARCHITECTURE.md's command list names %s, which root.go does not add", c)
+		}
+	}
+}
+
+// ARCHITECTURE.md's "only … import bbolt" names exactly the packages that import it.
+func TestArchitectureNamesWhoImportsBbolt(t *testing.T) {
+	m := regexp.MustCompile("only\\s+((?:`[^`]+`[^`]*?)+)\\s+import\\s+bbolt").FindStringSubmatch(architecture(t))
+	if m == nil {
+		t.Fatal(`ARCHITECTURE.md does not say "only ` + "`…`" + ` import bbolt"`)
+	}
+	var named []string
+	for _, p := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(m[1], -1) {
+		named = append(named, p[1])
+	}
+	var importers []string
+	for path, p := range packages(t) {
+		if slices.ContainsFunc(p.Imports, func(imp string) bool { return matches(bbolt, imp) }) {
+			importers = append(importers, strings.TrimPrefix(path, module+"/"))
+		}
+	}
+	slices.Sort(named)
+	slices.Sort(importers)
+	if !slices.Equal(named, importers) {
+		t.Errorf("ARCHITECTURE.md says only %v import bbolt; go list says %v do", named, importers)
+	}
+}
+
+// No comment cites an issue number (history lives in commits, decisions in docs/decisions.md)
+// or a path outside the repository (the design folder beside the checkout, which a clone
+// does not have).
+func TestCommentsCiteNoIssueNorOutsidePath(t *testing.T) {
+	issue := regexp.MustCompile(`(?i)\bissues? #?[0-9]+`)
+	outside := regexp.MustCompile(`\.\./shared/`)
+	for path, p := range packages(t) {
+		for _, name := range slices.Concat(p.GoFiles, p.TestGoFiles, p.XTestGoFiles) {
+			b, err := os.ReadFile(filepath.Join(p.Dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, line := range strings.Split(string(b), "\n") {
+				_, comment, ok := strings.Cut(line, "//")
+				if !ok {
+					continue
+				}
+				if issue.MatchString(comment) || outside.MatchString(comment) {
+					t.Errorf("%s/%s:%d cites an issue or a path outside the repository: %s", strings.TrimPrefix(path, module+"/"), name, i+1, strings.TrimSpace(line))
+				}
+			}
 		}
 	}
 }

@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
-	"slices"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -47,42 +46,74 @@ func Capture(ctx context.Context, client *http.Client, baseURL, key, path string
 	return &Captured{Status: res.StatusCode, Header: h, Body: body}, nil
 }
 
-// CaptureScenario captures, for each kind of sc, a typical real answer: of samples requests
-// drawn from the kind, the one of median body size.
-func CaptureScenario(ctx context.Context, client *http.Client, baseURL, key string, sc *Scenario, samples int) ([]*Captured, error) {
-	out := make([]*Captured, len(sc.Kinds))
-	r := rand.New(rand.NewPCG(7, 7))
-	for i, k := range sc.Kinds {
-		var got []*Captured
-		for range max(samples, 1) {
-			c, err := Capture(ctx, client, baseURL, key, k.Next(r))
-			if err != nil {
-				return nil, fmt.Errorf("loadtest: capturing %s for the ceiling: %w", k.Name, err)
+// captureConns is how many requests CapturePool keeps in flight.
+const captureConns = 4
+
+// CapturePool captures the target's answer to every request of the pool, keyed by path and
+// query as the client sends them: the ceiling then answers each request with the very bytes
+// the target answered to it.
+func CapturePool(ctx context.Context, baseURL, key string, pool *Pool) (map[string]*Captured, error) {
+	client := NewClient(captureConns, 10*time.Second)
+	defer client.CloseIdleConnections()
+	out := make(map[string]*Captured, len(pool.Paths))
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	paths := make(chan string)
+	for range captureConns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range paths {
+				c, err := Capture(ctx, client, baseURL, key, p)
+				mu.Lock()
+				if err != nil && first == nil {
+					first = fmt.Errorf("loadtest: capturing the ceiling's answers: %w", err)
+				}
+				out[p] = c
+				mu.Unlock()
 			}
-			got = append(got, c)
+		}()
+	}
+	for _, p := range pool.Paths {
+		mu.Lock()
+		failed := first != nil
+		mu.Unlock()
+		if failed {
+			break
 		}
-		slices.SortFunc(got, func(a, b *Captured) int { return len(a.Body) - len(b.Body) })
-		out[i] = got[len(got)/2]
+		if _, dup := out[p]; !dup {
+			paths <- p
+		}
+	}
+	close(paths)
+	wg.Wait()
+	if first != nil {
+		return nil, first
 	}
 	return out, nil
 }
 
 // Ceiling is the bare echo v4 server of a run: one handler that answers each request with the
-// captured bytes and headers of its kind. Nothing is computed per request beyond echo's routing
-// and net/http's framing, so it is what loopback HTTP on this machine can do at best.
+// captured bytes and headers of its path and query. Nothing is computed per request beyond
+// echo's routing, one map lookup and net/http's framing, so it is what loopback HTTP on this
+// machine can do at best for those very answers.
 type Ceiling struct {
 	URL string
 	srv *http.Server
 }
 
-// StartCeiling serves captured (indexed like sc.Kinds) on 127.0.0.1:0.
-func StartCeiling(sc *Scenario, captured []*Captured) (*Ceiling, error) {
+// StartCeiling serves captured (by path and query, as CapturePool keys them) on 127.0.0.1:0.
+// A request for anything else is answered 404.
+func StartCeiling(captured map[string]*Captured) (*Ceiling, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.GET("/*", func(c echo.Context) error {
-		cp := captured[0]
-		if len(captured) > 1 {
-			cp = captured[sc.Classify(c.Request().URL.Path, c.QueryParams())]
+		cp := captured[c.Request().RequestURI]
+		if cp == nil {
+			return c.String(http.StatusNotFound, "not captured: "+c.Request().RequestURI)
 		}
 		h := c.Response().Header()
 		for k, v := range cp.Header {

@@ -40,6 +40,10 @@ type Config struct {
 	// Client, if set, is used instead of a client built for the run (it must allow Connections
 	// idle connections to the target).
 	Client *http.Client
+	// Pool, if set, is the sequence of requests the run walks (from its start, over again
+	// when it ends) instead of drawing each from the scenario: the same requests for the
+	// target and for a ceiling that answers them.
+	Pool *Pool
 }
 
 // Result is one measured run.
@@ -125,6 +129,9 @@ func Run(ctx context.Context, cfg Config, sc *Scenario) (*Result, error) {
 	if cfg.Duration <= 0 {
 		cfg.Duration = time.Hour
 	}
+	if cfg.Pool != nil && len(cfg.Pool.Paths) == 0 {
+		return nil, errors.New("loadtest: the pool is empty")
+	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
@@ -176,7 +183,7 @@ func runPhase(parent context.Context, cfg Config, sc *Scenario, client *http.Cli
 		}
 		workers[i] = w
 	}
-	var tickets atomic.Int64
+	var tickets, cursor atomic.Int64
 	var interval time.Duration
 	if cfg.Rate > 0 {
 		interval = time.Duration(float64(cfg.Connections) / cfg.Rate * float64(time.Second))
@@ -215,7 +222,14 @@ func runPhase(parent context.Context, cfg Config, sc *Scenario, client *http.Cli
 				if cfg.Requests > 0 && tickets.Add(1) > int64(cfg.Requests) {
 					return
 				}
-				w.do(ctx, client, cfg, sc)
+				kind, path := 0, ""
+				if cfg.Pool != nil {
+					i := int((cursor.Add(1) - 1) % int64(len(cfg.Pool.Paths)))
+					kind, path = cfg.Pool.Kinds[i], cfg.Pool.Paths[i]
+				} else {
+					kind, path = sc.pick(w.rng)
+				}
+				w.do(ctx, client, cfg, kind, path)
 			}
 		}()
 	}
@@ -236,9 +250,8 @@ func runPhase(parent context.Context, cfg Config, sc *Scenario, client *http.Cli
 	return res, nil
 }
 
-// do makes one request and records it.
-func (w *worker) do(ctx context.Context, client *http.Client, cfg Config, sc *Scenario) {
-	kind, path := sc.pick(w.rng)
+// do makes one request, of the scenario's kind-th kind, and records it.
+func (w *worker) do(ctx context.Context, client *http.Client, cfg Config, kind int, path string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.BaseURL+path, nil)
 	if err != nil {
 		w.fail(kind, fmt.Sprintf("GET %s: %v", path, err))

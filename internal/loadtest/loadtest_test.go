@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,45 +76,67 @@ func TestScenariosAskForExistingThings(t *testing.T) {
 			body, _ := io.ReadAll(res.Body)
 			res.Body.Close()
 			require.Equal(t, 200, res.StatusCode, "%s: %s", path, body)
-			assert.Equal(t, k, sc.Classify(req.URL.Path, req.URL.Query()), "%s is classified as its own kind", path)
+			assert.Equal(t, sc.Kinds[k].Name == "detail", strings.Contains(path, "user_account_id_type=platform"), "%s is a %s", path, sc.Kinds[k].Name)
 		}
 	}
 	_, err := NewScenario("nope", tg.Data)
 	assert.ErrorContains(t, err, "unknown scenario")
 }
 
-func TestCeilingAnswersTheCapturedBytes(t *testing.T) {
+func TestCeilingAnswersEachURLWithItsOwnBytes(t *testing.T) {
 	h := MustHost(t)
 	tg := MustTarget(t, h)
 	sc, err := NewScenario("mix", tg.Data)
 	require.NoError(t, err)
-	client := NewClient(1, 0)
-	defer client.CloseIdleConnections()
-	captured, err := CaptureScenario(context.Background(), client, tg.BaseURL, tg.APIKey, sc, 5)
+	pool := sc.Draw(3, 60)
+	captured, err := CapturePool(context.Background(), tg.BaseURL, tg.APIKey, pool)
 	require.NoError(t, err)
-	c, err := StartCeiling(sc, captured)
+	c, err := StartCeiling(captured)
 	require.NoError(t, err)
 	defer c.Close()
-	r := rand.New(rand.NewPCG(3, 3))
-	for range 40 {
-		k, path := sc.pick(r)
+	client := NewClient(1, 0)
+	defer client.CloseIdleConnections()
+	sizes := map[int]bool{}
+	for _, path := range pool.Paths {
 		real, err := Capture(context.Background(), client, tg.BaseURL, tg.APIKey, path)
 		require.NoError(t, err)
 		echoed, err := Capture(context.Background(), client, c.URL, tg.APIKey, path)
 		require.NoError(t, err)
-		assert.Equal(t, captured[k].Body, echoed.Body, "%s: the captured bytes of its kind", path)
+		assert.Equal(t, string(real.Body), string(echoed.Body), "%s: the target's own bytes for it", path)
 		assert.Equal(t, real.Header.Get("Content-Type"), echoed.Header.Get("Content-Type"))
 		assert.Len(t, echoed.Header.Get("X-Request-Id"), len(real.Header.Get("X-Request-Id")))
+		sizes[len(echoed.Body)] = true
 	}
+	assert.Greater(t, len(sizes), 10, "different URLs, different answers")
+	_, err = Capture(context.Background(), client, c.URL, tg.APIKey, "/v1/users/?per_page=3")
+	assert.ErrorContains(t, err, "status 404", "a URL the pool does not hold is not answered with another's bytes")
+}
+
+func TestRunWalksThePool(t *testing.T) {
+	h := MustHost(t)
+	tg := MustTarget(t, h)
+	sc, err := NewScenario("detail", tg.Data)
+	require.NoError(t, err)
+	pool := sc.Draw(1, 7)
+	captured, err := CapturePool(context.Background(), tg.BaseURL, tg.APIKey, pool)
+	require.NoError(t, err)
+	c, err := StartCeiling(captured)
+	require.NoError(t, err)
+	defer c.Close()
+	// The ceiling answers only the pool's URLs: a run that drew anything else would fail.
+	res, err := Run(context.Background(), Config{BaseURL: c.URL, APIKey: tg.APIKey, Connections: 3, Requests: 50, Pool: pool}, sc)
+	require.NoError(t, err)
+	assert.Equal(t, 50, res.Requests)
+	assert.Zero(t, res.Errors, "%v", res.ErrorSamples)
 }
 
 func TestMeasureReportsEveryFigureWithItsRatio(t *testing.T) {
 	h := MustHost(t)
 	tg := MustTarget(t, h)
 	rep, err := Measure(context.Background(), tg, Plan{Scenarios: ScenarioNames, Connections: []int{1, 4},
-		Duration: 300 * time.Millisecond, Warmup: 50 * time.Millisecond, Seed: 1})
+		Duration: 300 * time.Millisecond, Warmup: 50 * time.Millisecond, Seed: 1, Pool: 200})
 	require.NoError(t, err)
-	require.Len(t, rep.Runs, 4)
+	require.Len(t, rep.Runs, 2*len(ScenarioNames))
 	for _, p := range rep.Runs {
 		assert.Zero(t, p.Target.Errors, "%s %d: %v", p.Scenario, p.Connections, p.Target.ErrorSamples)
 		assert.Zero(t, p.Ceiling.Errors)

@@ -28,6 +28,9 @@ type Plan struct {
 	NoCeiling bool
 	// Progress, if set, gets a line as each run ends.
 	Progress io.Writer
+	// Pool is how many requests each scenario's pool holds (DefaultPoolSize when 0): the
+	// runs walk it, and the ceiling answers each of its requests with the target's bytes.
+	Pool int
 	// Around, if set, wraps each run against the target (not the ceiling), e.g. to profile
 	// just those.
 	Around func(scenario string, connections int, run func() error) error
@@ -129,21 +132,24 @@ func Measure(ctx context.Context, t Target, p Plan) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		n := p.Pool
+		if n <= 0 {
+			n = DefaultPoolSize
+		}
+		pool := sc.Draw(p.Seed, n)
 		var ceiling *Ceiling
 		if !p.NoCeiling {
-			client := NewClient(1, p.Timeout)
-			captured, err := CaptureScenario(ctx, client, t.BaseURL, t.APIKey, sc, 21)
-			client.CloseIdleConnections()
+			captured, err := CapturePool(ctx, t.BaseURL, t.APIKey, pool)
 			if err != nil {
 				return nil, err
 			}
-			if ceiling, err = StartCeiling(sc, captured); err != nil {
+			if ceiling, err = StartCeiling(captured); err != nil {
 				return nil, err
 			}
 		}
 		for _, conns := range p.Connections {
 			cfg := Config{BaseURL: t.BaseURL, APIKey: t.APIKey, Connections: conns, Duration: p.Duration, Warmup: p.Warmup,
-				Requests: p.Requests, Timeout: p.Timeout, Seed: p.Seed}
+				Requests: p.Requests, Timeout: p.Timeout, Seed: p.Seed, Pool: pool}
 			pair := Pair{Scenario: name, Connections: conns}
 			runtime.GC()
 			err := around(name, conns, func() error {

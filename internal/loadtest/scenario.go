@@ -38,9 +38,31 @@ type Kind struct {
 type Scenario struct {
 	Name  string
 	Kinds []Kind
-	// Classify says which kind (index into Kinds) a request is, from its path and query: the
-	// ceiling uses it to answer each request with the captured bytes of its kind.
-	Classify func(path string, query url.Values) int
+}
+
+// Pool is a finite sequence of requests drawn from a scenario, which a run walks in order (the
+// target's run and the ceiling's alike): the ceiling can then answer each with the target's
+// own bytes for it (CapturePool), so a run over many different URLs is compared with a
+// ceiling answering those very URLs, not one typical body.
+type Pool struct {
+	Paths []string
+	Kinds []int // Paths[i]'s index in the scenario's Kinds
+}
+
+// DefaultPoolSize is how many requests Measure draws into a scenario's pool. A run walks the
+// pool in order, so a request comes back only after all the others: with 20,000 that is far
+// longer than the store keeps anything it read for one URL (its view cache holds 4,096 and
+// starts again when full), so nothing kept for a repeated URL helps the target.
+const DefaultPoolSize = 20_000
+
+// Draw draws n requests from the scenario with the seed.
+func (s *Scenario) Draw(seed uint64, n int) *Pool {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	p := &Pool{Paths: make([]string, n), Kinds: make([]int, n)}
+	for i := range n {
+		p.Kinds[i], p.Paths[i] = s.pick(r)
+	}
+	return p
 }
 
 // pick draws the next request: its kind's index and its path and query.
@@ -63,7 +85,7 @@ func (s *Scenario) pick(r *rand.Rand) (int, string) {
 }
 
 // ScenarioNames are the scenarios NewScenario knows.
-var ScenarioNames = []string{"detail", "mix"}
+var ScenarioNames = []string{"detail", "users", "orders", "mix"}
 
 // NewScenario returns the named scenario over d.
 func NewScenario(name string, d *Data) (*Scenario, error) {
@@ -72,7 +94,11 @@ func NewScenario(name string, d *Data) (*Scenario, error) {
 	}
 	switch name {
 	case "detail":
-		return &Scenario{Name: name, Kinds: []Kind{detailKind(d, 1)}, Classify: func(string, url.Values) int { return 0 }}, nil
+		return &Scenario{Name: name, Kinds: []Kind{detailKind(d, 1)}}, nil
+	case "users":
+		return &Scenario{Name: name, Kinds: []Kind{userListKind(d, 1)}}, nil
+	case "orders":
+		return &Scenario{Name: name, Kinds: []Kind{orderListKind(d, 1)}}, nil
 	case "mix":
 		return mix(d), nil
 	}
@@ -113,10 +139,10 @@ func setWindow(q url.Values, r *rand.Rand, field string, from, to time.Time, spa
 	q.Set(field+"_end", end.UTC().Format(layout))
 }
 
-// mix is 40% Get User Detail, 25% filtered user lists, 20% filtered order lists and 15% deep
-// pages (offsets in the second half of the unfiltered user or order list, 100 a page).
-func mix(d *Data) *Scenario {
-	userList := func(r *rand.Rand) string {
+// userListKind is a filtered page of Get User List: by KYC status, product, a month of
+// created_at, one user_account_id, or a page by user_account_id; 10 to 100 a page, either order.
+func userListKind(d *Data, weight int) Kind {
+	return Kind{Name: "user_list", Weight: weight, Next: func(r *rand.Rand) string {
 		q := url.Values{}
 		switch r.IntN(6) {
 		case 0:
@@ -137,8 +163,13 @@ func mix(d *Data) *Scenario {
 		q.Set("per_page", fmt.Sprint(oneOf(r, perPageSizes)))
 		q.Set("sort_order", oneOf(r, sortOrders))
 		return "/v1/users/?" + q.Encode()
-	}
-	orderList := func(r *rand.Rand) string {
+	}}
+}
+
+// orderListKind is a filtered page of Get Order List: by status, side and product, a week of
+// placed_at, or one user_account_id; 10 to 100 a page, either order.
+func orderListKind(d *Data, weight int) Kind {
+	return Kind{Name: "order_list", Weight: weight, Next: func(r *rand.Rand) string {
 		q := url.Values{}
 		switch r.IntN(5) {
 		case 0:
@@ -157,7 +188,12 @@ func mix(d *Data) *Scenario {
 		q.Set("per_page", fmt.Sprint(oneOf(r, perPageSizes)))
 		q.Set("sort_order", oneOf(r, sortOrders))
 		return "/v1/orders/?" + q.Encode()
-	}
+	}}
+}
+
+// mix is 40% Get User Detail, 25% filtered user lists, 20% filtered order lists and 15% deep
+// pages (offsets in the second half of the unfiltered user or order list, 100 a page).
+func mix(d *Data) *Scenario {
 	deep := func(r *rand.Rand) string {
 		path, n := "/v1/users/", d.Users
 		if r.IntN(2) == 0 {
@@ -167,16 +203,5 @@ func mix(d *Data) *Scenario {
 		return fmt.Sprintf("%s?per_page=100&last_record_number=%d&sort_order=%s", path, off, oneOf(r, sortOrders))
 	}
 	return &Scenario{Name: "mix",
-		Kinds: []Kind{detailKind(d, 40), {"user_list", 25, userList}, {"order_list", 20, orderList}, {"deep_page", 15, deep}},
-		Classify: func(path string, q url.Values) int {
-			switch {
-			case path != "/v1/users/" && path != "/v1/orders/":
-				return 0
-			case q.Get("per_page") == "100" && q.Has("last_record_number") && !q.Has("sort_key"):
-				return 3
-			case path == "/v1/users/":
-				return 1
-			}
-			return 2
-		}}
+		Kinds: []Kind{detailKind(d, 40), userListKind(d, 25), orderListKind(d, 20), {"deep_page", 15, deep}}}
 }

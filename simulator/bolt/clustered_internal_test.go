@@ -87,7 +87,7 @@ func clusteredRead(t *testing.T, db *DB) string {
 }
 
 // User and order records are keyed by institution, created_at or placed_at, and id, so a
-// page's records are neighbours in the file (issue 15), and user_keys and order_keys find each
+// page's records are neighbours in the file, and user_keys and order_keys find each
 // by id.
 func TestRecordsAreClusteredByInstitutionAndTime(t *testing.T) {
 	db := clusteredStore(t, filepath.Join(t.TempDir(), "s.db"))

@@ -12,9 +12,8 @@ import (
 
 // AdvanceClock moves the virtual clock by d — the process-wide one, or with instID only that
 // institution's (decisions D9) — within the domain's bounds, wakes everything waiting on it and
-// returns the virtual time it moved to (EINVALID for d below 0 or beyond simulator.MaxAdvance,
-// or a move that would take any institution's time past the storable range; ENOTFOUND for an
-// unknown institution: then no clock moves).
+// returns the virtual time it moved to. Its errors: surface.SandboxOps.AdvanceClock, their one
+// home.
 func (s *Service) AdvanceClock(ctx context.Context, instID string, d time.Duration) (time.Time, error) {
 	if err := s.clock.CheckAdvance(instID, d); err != nil {
 		return time.Time{}, err
@@ -35,9 +34,8 @@ func (s *Service) AdvanceClock(ctx context.Context, instID string, d time.Durati
 // SetDNS overrides callback-host DNS answers; an empty list removes a host's override. Names
 // are DNS host names, keyed as the guard compares them (lower case, no trailing dot); at most
 // netguard.MaxOverrides names are overridden at once, each with at most
-// netguard.MaxOverrideAddrs addresses (decisions D18). It returns the overrides then in force
-// (EINVALID for a name that is not a DNS host name, an address that is not an IP, or too many
-// of either: then nothing changes).
+// netguard.MaxOverrideAddrs addresses (decisions D18). It returns the overrides then in force.
+// Its errors: surface.SandboxOps.SetDNS, their one home.
 func (s *Service) SetDNS(_ context.Context, overrides map[string][]string) (map[string][]string, error) {
 	parsed := map[string][]netip.Addr{}
 	given := map[string][]string{}

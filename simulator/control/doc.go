@@ -6,11 +6,14 @@
 // the store is the virtual clock's moves (and who waits on them), the DNS overrides and the
 // hooks run after a reset.
 //
-// Each method's comment says what it returns on error, once: it is the one home of that
-// contract, and the interfaces the consumers declare point here instead of restating it.
+// What each operation returns on error is said once, on the interface the front ends call
+// (simulator/httpapi/surface): the consumer's contract outlives whichever value serves it, and
+// docs/decisions.md ("How the code is arranged") says why the store is to serve the operations
+// that are one transaction while this package keeps what orchestrates several parts. Each
+// method here points there; TestEveryErrorIsNamedInItsOneComment provokes every named code.
 //
 // Its consumers never see it: the HTTP handlers (simulator/httpapi), the console
-// (simulator/httpapi/console) and the scenario runner (scenario) each declare the small
+// (simulator/httpapi/console) and the scenario runner (simulator/scenario) declare the small
 // interfaces they use, and the sandbox hands them this one Service.
 //
 // It imports the domain, the store (simulator/bolt) and the address guard (simulator/netguard).

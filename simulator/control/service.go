@@ -118,8 +118,8 @@ func (s *Service) snapshotPath(name string) (string, error) {
 	return filepath.Join(s.snaps, name+".db"), nil
 }
 
-// SaveSnapshot copies the store to the snapshot called name (EINVALID for a name that is not a
-// plain file name; otherwise the store's and the file system's errors only).
+// SaveSnapshot copies the store to the snapshot called name. Its errors:
+// surface.SandboxOps.SaveSnapshot, their one home.
 func (s *Service) SaveSnapshot(ctx context.Context, name string) error {
 	path, err := s.snapshotPath(name)
 	if err != nil {
@@ -128,8 +128,8 @@ func (s *Service) SaveSnapshot(ctx context.Context, name string) error {
 	return s.db.SaveSnapshot(ctx, path)
 }
 
-// RestoreSnapshot replaces the store's contents with the snapshot called name (ENOTFOUND when
-// there is none, EINVALID for a name that is not a plain file name).
+// RestoreSnapshot replaces the store's contents with the snapshot called name. Its errors:
+// surface.SandboxOps.RestoreSnapshot, their one home.
 func (s *Service) RestoreSnapshot(ctx context.Context, name string) error {
 	path, err := s.snapshotPath(name)
 	if err != nil {

@@ -2,12 +2,18 @@ package control_test
 
 import (
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -199,4 +205,164 @@ func TestOnClockMoveWakesUntilRemoved(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, woken, "a removed waker is not called")
 	assert.Equal(t, 3, other, "the others still are")
+}
+
+// codeValues are the error codes by the names the comments use.
+var codeValues = map[string]string{"ENOTFOUND": simulator.ENOTFOUND, "ECONFLICT": simulator.ECONFLICT,
+	"EINVALID": simulator.EINVALID, "EUNAUTHORIZED": simulator.EUNAUTHORIZED, "EFORBIDDEN": simulator.EFORBIDDEN}
+
+// contracts reads the error codes each method of the control plane's interfaces names in its
+// comment, in the one home of those contracts: the interfaces by concern both front ends call
+// (simulator/httpapi/surface/ops.go). The service's own methods point there.
+func contracts(tb testing.TB) map[string][]string {
+	tb.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "../httpapi/surface/ops.go", nil, parser.ParseComments)
+	require.NoError(tb, err)
+	codes := regexp.MustCompile(`\bE[A-Z]+\b`)
+	out := map[string][]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok {
+			return true
+		}
+		it, ok := ts.Type.(*ast.InterfaceType)
+		if !ok || ts.Name.Name == "Scenarios" { // the runner serves Scenarios; its tests hold them
+			return false
+		}
+		for _, m := range it.Methods.List {
+			if len(m.Names) == 1 && m.Doc != nil {
+				var named []string
+				for _, c := range codes.FindAllString(m.Doc.Text(), -1) {
+					v, ok := codeValues[c]
+					require.True(tb, ok, "%s's comment names %s, which is no error code", m.Names[0].Name, c)
+					named = append(named, v)
+				}
+				slices.Sort(named)
+				out[m.Names[0].Name] = slices.Compact(named)
+			}
+		}
+		return false
+	})
+	require.NotEmpty(tb, out["TransitionKYC"], "found no contract for TransitionKYC in surface/ops.go")
+	return out
+}
+
+// Every error an operation returns is named in its one comment, and every error a comment
+// names is one the operation returns: each row provokes one (method, code) on the real pieces.
+func TestEveryErrorIsNamedInItsOneComment(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	one := dec("1")
+	order := func(user string, p simulator.Product, symbol string) error {
+		_, _, err := r.svc.PlaceOrder(ctx, simulator.OrderRequest{PlatformID: user, Product: p, Side: simulator.SideBuy, Symbol: symbol, Quantity: &one})
+		return err
+	}
+	robo := func(user, amount string) error {
+		_, _, err := r.svc.PlaceRobo(ctx, user, simulator.TxnDeposit, dec(amount))
+		return err
+	}
+	kyc := func(user string, to simulator.KYCStatus) error {
+		_, err := r.svc.TransitionKYC(ctx, user, simulator.ProductCrypto, to)
+		return err
+	}
+	fill := func(qty, price string) error {
+		txn := r.placeAAPL(t, simulator.SideBuy, qty)
+		_, _, _, err := r.svc.FillTransaction(ctx, txn.ID, map[string]decimal.Decimal{"AAPL": dec(price)})
+		return err
+	}
+	filled := r.placeAAPL(t, simulator.SideBuy, "1")
+	_, _, _, err := r.svc.FillTransaction(ctx, filled.ID, nil)
+	require.NoError(t, err)
+	prices := func(inst, price string) error {
+		_, err := r.svc.SetPrices(ctx, inst, map[string]decimal.Decimal{"AAPL": dec(price)})
+		return err
+	}
+	newUser := func(inst, uaid, symbol string) *simulator.User {
+		req := simulator.UserRequest{UserAccountID: uaid, Accounts: []simulator.AccountRequest{{Product: simulator.ProductSecurities,
+			KYCStatus: simulator.KYCApproved, Cash: dec("10.00"), Holdings: []simulator.Holding{{Symbol: symbol, Quantity: dec("1")}}}}}
+		return simulator.NewUser(inst, req, r.clock.Now())
+	}
+	require.NoError(t, r.svc.CreateUser(ctx, newUser("ins_harbor", "NEW-0001", "AAPL")))
+	rows := []struct {
+		method, code string
+		provoke      func() error
+	}{
+		{"CreateMember", simulator.ENOTFOUND, func() error {
+			return r.svc.CreateMember(ctx, &simulator.Member{InstitutionID: "ins_nobody", CoreID: "900003", CoreIDType: simulator.CoreIDMemberNumber})
+		}},
+		{"CreateMember", simulator.ECONFLICT, func() error {
+			return r.svc.CreateMember(ctx, &simulator.Member{InstitutionID: "ins_harbor", CoreID: "100231", CoreIDType: simulator.CoreIDMemberNumber})
+		}},
+		{"CreateUser", simulator.ENOTFOUND, func() error { return r.svc.CreateUser(ctx, newUser("ins_nobody", "NEW-0002", "AAPL")) }},
+		{"CreateUser", simulator.ECONFLICT, func() error { return r.svc.CreateUser(ctx, newUser("ins_harbor", "NEW-0001", "AAPL")) }},
+		{"CreateUser", simulator.EINVALID, func() error { return r.svc.CreateUser(ctx, newUser("ins_harbor", "NEW-0003", "ZZZZ")) }},
+		{"DeleteInstitution", simulator.ENOTFOUND, func() error { return r.svc.DeleteInstitution(ctx, "ins_nobody") }},
+		{"IssueKey", simulator.ENOTFOUND, func() error { _, _, err := r.svc.IssueKey(ctx, "ins_nobody", nil, ""); return err }},
+		{"RevokeKey", simulator.ENOTFOUND, func() error { return r.svc.RevokeKey(ctx, "key_nobody") }},
+		{"SetPrices", simulator.ENOTFOUND, func() error { return prices("ins_nobody", "1.00") }},
+		{"SetPrices", simulator.EINVALID, func() error { return prices("ins_harbor", "0") }},
+		{"RotateSecret", simulator.ENOTFOUND, func() error { _, err := r.svc.RotateSecret(ctx, "ins_nobody", 0); return err }},
+		{"Institution", simulator.ENOTFOUND, func() error { _, err := r.svc.Institution(ctx, "ins_nobody"); return err }},
+		{"User", simulator.ENOTFOUND, func() error { _, err := r.svc.User(ctx, "usr_nobody"); return err }},
+		{"InstitutionUsers", simulator.ENOTFOUND, func() error {
+			_, err := r.svc.InstitutionUsers(ctx, "ins_nobody", simulator.UserFilter{Limit: 1})
+			return err
+		}},
+		{"InstitutionOrders", simulator.ENOTFOUND, func() error {
+			_, err := r.svc.InstitutionOrders(ctx, "ins_nobody", simulator.OrderFilter{Limit: 1})
+			return err
+		}},
+		{"InstitutionKeys", simulator.ENOTFOUND, func() error { _, err := r.svc.InstitutionKeys(ctx, "ins_nobody"); return err }},
+		{"InstitutionSubscriptions", simulator.ENOTFOUND, func() error {
+			_, err := r.svc.InstitutionSubscriptions(ctx, "ins_nobody")
+			return err
+		}},
+		{"TransitionKYC", simulator.ENOTFOUND, func() error { return kyc("usr_nobody", simulator.KYCApproved) }},
+		{"TransitionKYC", simulator.ECONFLICT, func() error { return kyc("usr_hfcu_0012", simulator.KYCApproved) }},
+		{"TransitionKYC", simulator.EINVALID, func() error { return kyc("usr_hfcu_0002", "frozen") }},
+		{"PlaceOrder", simulator.ENOTFOUND, func() error { return order("usr_nobody", simulator.ProductSecurities, "AAPL") }},
+		{"PlaceOrder", simulator.ECONFLICT, func() error { return order("usr_hfcu_0002", simulator.ProductSecurities, "AAPL") }},
+		{"PlaceOrder", simulator.EINVALID, func() error { return order("usr_hfcu_0001", simulator.ProductSecurities, "ZZZZ") }},
+		{"PlaceRobo", simulator.ENOTFOUND, func() error { return robo("usr_nobody", "100") }},
+		{"PlaceRobo", simulator.ECONFLICT, func() error { return robo("usr_hfcu_0009", "100") }},
+		{"PlaceRobo", simulator.EINVALID, func() error { return robo("usr_hfcu_0001", "0") }},
+		{"FillTransaction", simulator.ENOTFOUND, func() error { _, _, _, err := r.svc.FillTransaction(ctx, "txn_nobody", nil); return err }},
+		{"FillTransaction", simulator.ECONFLICT, func() error { return fill("1000", "190.00") }},
+		{"FillTransaction", simulator.EINVALID, func() error { return fill("1", "0") }},
+		{"EndTransaction", simulator.ENOTFOUND, func() error {
+			_, _, err := r.svc.EndTransaction(ctx, "txn_nobody", simulator.OrderCanceled)
+			return err
+		}},
+		{"EndTransaction", simulator.ECONFLICT, func() error { _, _, err := r.svc.EndTransaction(ctx, filled.ID, simulator.OrderCanceled); return err }},
+		{"TransactionAny", simulator.ENOTFOUND, func() error { _, _, err := r.svc.TransactionAny(ctx, "txn_nobody"); return err }},
+		{"Deliveries", simulator.EINVALID, func() error {
+			_, err := r.svc.Deliveries(ctx, simulator.DeliveryFilter{Cursor: "not-a-cursor", Limit: 1})
+			return err
+		}},
+		{"Redeliver", simulator.ENOTFOUND, func() error { _, err := r.svc.Redeliver(ctx, "evt_nobody"); return err }},
+		{"AdvanceClock", simulator.EINVALID, func() error { _, err := r.svc.AdvanceClock(ctx, "", -time.Nanosecond); return err }},
+		{"AdvanceClock", simulator.ENOTFOUND, func() error { _, err := r.svc.AdvanceClock(ctx, "ins_nobody", time.Hour); return err }},
+		{"SetDNS", simulator.EINVALID, func() error {
+			_, err := r.svc.SetDNS(ctx, map[string][]string{"bad host": {"203.0.113.1"}})
+			return err
+		}},
+		{"SaveSnapshot", simulator.EINVALID, func() error { return r.svc.SaveSnapshot(ctx, "../out") }},
+		{"RestoreSnapshot", simulator.EINVALID, func() error { return r.svc.RestoreSnapshot(ctx, "../out") }},
+		{"RestoreSnapshot", simulator.ENOTFOUND, func() error { return r.svc.RestoreSnapshot(ctx, "never-saved") }},
+	}
+	named := contracts(t)
+	provoked := map[string][]string{}
+	for _, tc := range rows {
+		provoked[tc.method] = append(provoked[tc.method], tc.code)
+		t.Run(tc.method+" "+tc.code, func(t *testing.T) {
+			err := tc.provoke()
+			require.Equal(t, tc.code, code(err), "the provocation: %v", err)
+			assert.Contains(t, named[tc.method], tc.code, "%s returns %s, which its comment in surface/ops.go does not name", tc.method, tc.code)
+		})
+	}
+	for method, codes := range named {
+		for _, c := range codes {
+			assert.Contains(t, provoked[method], c, "%s's comment names %s: provoke it here, or drop it from the comment", method, c)
+		}
+	}
 }

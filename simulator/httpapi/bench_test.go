@@ -14,13 +14,22 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/partnersim/partnersim/fixtures"
 	"github.com/partnersim/partnersim/fixtures/generate"
+	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // benchSandbox is one sandbox over a generated set of PARTNERSIM_BENCH_USERS users (default
 // 100,000) and PARTNERSIM_BENCH_ORDERS orders (default 100,000), shared by the benchmarks.
-var benchSandbox = sync.OnceValues(func() (*sandbox.Sandbox, error) {
+// PARTNERSIM_BENCH_SET and PARTNERSIM_BENCH_DB name a set generated and a store built before
+// (`partnersim fixtures generate` and `fixtures build`: the 100k users + 1M orders set
+// of `make bench-http`), which are then used as they are.
+var benchSandbox = sync.OnceValues(func() (*benchSet, error) {
+	if set, db := os.Getenv("PARTNERSIM_BENCH_SET"), os.Getenv("PARTNERSIM_BENCH_DB"); set != "" && db != "" {
+		sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: db, Fixtures: os.DirFS(set)})
+		return &benchSet{sb, set}, err
+	}
 	users, orders := 100_000, 100_000
 	if n, err := strconv.Atoi(os.Getenv("PARTNERSIM_BENCH_USERS")); err == nil {
 		users = n
@@ -36,13 +45,24 @@ var benchSandbox = sync.OnceValues(func() (*sandbox.Sandbox, error) {
 	if err := generate.Write(set, generate.Options{Users: users, Orders: orders, Seed: 1}); err != nil {
 		return nil, err
 	}
-	return sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(dir, "bench.db"), Fixtures: os.DirFS(set)})
+	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(dir, "bench.db"), Fixtures: os.DirFS(set)})
+	return &benchSet{sb, set}, err
 })
+
+// benchSet is the benchmarks' sandbox and the folder of the set it serves.
+type benchSet struct {
+	*sandbox.Sandbox
+	dir string
+}
 
 // benchTarget returns the handler, a key of the largest institution and some of its user ids.
 func benchTarget(b *testing.B) (http.Handler, string, []string) {
 	b.Helper()
 	sb, err := benchSandbox()
+	if err != nil {
+		b.Fatal(err)
+	}
+	set, err := fixtures.Open(os.DirFS(sb.dir))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -74,19 +94,17 @@ func benchTarget(b *testing.B) (http.Handler, string, []string) {
 	if len(ids) == 0 {
 		b.Fatalf("no users: %s", rec.Body.String())
 	}
-	// Detail needs platform ids: resolve through the list filter.
+	// Every user of the institution, so that a detail drawn at random is a different user
+	// almost every time (as a partner's app asks), never one of a few the store keeps.
 	var pids []string
-	for _, uaid := range ids {
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("GET", "/v1/users/?user_account_id="+uaid, nil)
-		req.Host = "127.0.0.1" // loopback Hosts only (decisions D18)
-		req.Header.Set("x-api-key", key)
-		sb.Server.ServeHTTP(rec, req)
-		_ = rec
-		u, err := sb.DB.ListUsers(context.Background(), inst, userByUAID(uaid))
-		if err == nil && len(u.Users) == 1 {
-			pids = append(pids, u.Users[0].PlatformID)
+	err = set.EachUser(func(u simulator.User) error {
+		if u.InstitutionID == inst {
+			pids = append(pids, u.PlatformID)
 		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 	b.Logf("institution %s: %d users; key %s", inst, best, key[:9])
 	return sb.Server, key, pids

@@ -114,7 +114,7 @@ func TestClientDisconnectIsCancelledNotInternal(t *testing.T) {
 	assert.Contains(t, logs.String(), "request cancelled by the client")
 }
 
-// Issue 11 item 4: a time filter anywhere in the validator's range (years 1 to 9999) gives the
+// A time filter anywhere in the validator's range (years 1 to 9999) gives the
 // right page — year 3000 once wrapped below 1970 and listed every user — and a cursor beyond
 // 2^63 is echoed exactly, as Python's unbounded ints do.
 func TestTimeFiltersAcrossTheWholeRange(t *testing.T) {
@@ -172,7 +172,7 @@ func TestStoredTimesBounded(t *testing.T) {
 	assert.Contains(t, r.Body, "the virtual clock cannot move there")
 }
 
-// Issue 11 item 10: prices answered by the control plane keep two decimals at least, as money
+// Prices answered by the control plane keep two decimals at least, as money
 // does ("64000.00", not "64000"), and any finer precision they were given.
 func TestPricesKeepTwoDecimals(t *testing.T) {
 	a := MustServe(t)
@@ -183,7 +183,7 @@ func TestPricesKeepTwoDecimals(t *testing.T) {
 	assert.Equal(t, "3120.12345", r.JSON("ETH").String())
 }
 
-// Issue 11 item 10: OPTIONS on an API route answers 405 with Allow, as FastAPI without CORS
+// OPTIONS on an API route answers 405 with Allow, as FastAPI without CORS
 // middleware does — not echo's automatic 204 that skipped authentication.
 func TestOptionsIsMethodNotAllowed(t *testing.T) {
 	a := MustServe(t)
@@ -196,7 +196,7 @@ func TestOptionsIsMethodNotAllowed(t *testing.T) {
 	}
 }
 
-// Issue 11 item 8: a reset is atomic for readers, as a snapshot restore is: concurrent reads
+// A reset is atomic for readers, as a snapshot restore is: concurrent reads
 // never see a missing key (401) or an empty institution mid-reset.
 func TestResetIsAtomicForReaders(t *testing.T) {
 	a := MustServe(t)

@@ -1,167 +1,17 @@
 package httpapi
 
 import (
-	"context"
 	"crypto/subtle"
-	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/shopspring/decimal"
 
 	"github.com/partnersim/partnersim/simulator"
-)
-
-// The control plane's dependencies (/_sandbox/, decisions D9), one small interface per concern,
-// declared here where the handlers use them (the QA console uses them too); the sandbox hands
-// the control service (package control) to each. Every error named is a *simulator.Error of
-// that code; any other error is the store's and answers 500.
-
-// Tenants creates and removes institutions, their keys, members and users, prices and signing
-// secrets.
-type Tenants interface {
-	// CreateInstitution creates a tenant with the default prices and fees; it returns the
-	// store's errors only.
-	CreateInstitution(ctx context.Context, name string, v simulator.Vendors) (*simulator.Institution, error)
-	// DeleteInstitution removes an institution and everything of it (ENOTFOUND when unknown).
-	DeleteInstitution(ctx context.Context, instID string) error
-	// IssueKey issues a key and returns its plaintext, shown once (ENOTFOUND for an unknown
-	// institution).
-	IssueKey(ctx context.Context, instID string, scopes []simulator.Scope, description string) (*simulator.APIKey, string, error)
-	// RevokeKey revokes a key (ENOTFOUND when unknown or already revoked).
-	RevokeKey(ctx context.Context, keyID string) error
-	// CreateMember adds a member (ENOTFOUND for an unknown institution, ECONFLICT for a taken
-	// core or dbp id).
-	CreateMember(ctx context.Context, m *simulator.Member) error
-	// CreateUser adds a user and sets its platform id (ENOTFOUND for an unknown institution,
-	// ECONFLICT for a taken user_account_id, EINVALID for a holding without a price).
-	CreateUser(ctx context.Context, u *simulator.User) error
-	// SetPrices merges prices into the institution's and returns them all (ENOTFOUND when
-	// unknown, EINVALID for a price that is not positive: nothing changes).
-	SetPrices(ctx context.Context, instID string, prices map[string]decimal.Decimal) (map[string]decimal.Decimal, error)
-	// RotateSecret issues a new signing secret, the old one signing on for overlap (ENOTFOUND
-	// for an unknown institution).
-	RotateSecret(ctx context.Context, instID string, overlap time.Duration) (string, error)
-}
-
-// Institutions reads what the institutions hold, as stored.
-type Institutions interface {
-	// Institutions lists every institution with its count of users; it returns the store's
-	// errors only.
-	Institutions(ctx context.Context) ([]*simulator.Institution, []int, error)
-	// Institution returns an institution with its prices and fees (ENOTFOUND when unknown).
-	Institution(ctx context.Context, id string) (*simulator.Institution, error)
-	// User returns a user of any institution by platform id (ENOTFOUND when unknown).
-	User(ctx context.Context, platformID string) (*simulator.User, error)
-	// InstitutionUsers lists one page of the institution's users with Get User List's filters
-	// (ENOTFOUND for an unknown institution).
-	InstitutionUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
-	// InstitutionOrders lists one page of the institution's orders with Get Order List's
-	// filters (ENOTFOUND for an unknown institution).
-	InstitutionOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error)
-	// InstitutionKeys lists the institution's keys, never a plaintext (ENOTFOUND for an
-	// unknown institution).
-	InstitutionKeys(ctx context.Context, instID string) ([]*simulator.APIKey, error)
-	// InstitutionSubscriptions lists the institution's live subscriptions (ENOTFOUND for an
-	// unknown institution).
-	InstitutionSubscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error)
-}
-
-// Trading moves KYC states and places, fills, cancels and fails transactions, each in one
-// transaction of the store.
-type Trading interface {
-	// TransitionKYC moves one account through the KYC state machine and returns the account,
-	// its institution's prices and the event emitted (ENOTFOUND for an unknown user or
-	// account, ECONFLICT for a move the machine refuses).
-	TransitionKYC(ctx context.Context, platformID string, p simulator.Product, to simulator.KYCStatus) (*simulator.KYCMove, error)
-	// PlaceOrder places a pending order (ENOTFOUND for an unknown user or account, ECONFLICT
-	// for an account that is not approved, EINVALID for a symbol without a price).
-	PlaceOrder(ctx context.Context, r simulator.OrderRequest) (*simulator.Transaction, []*simulator.Order, error)
-	// PlaceRobo places a robo deposit, withdrawal or rebalance (errors as PlaceOrder's).
-	PlaceRobo(ctx context.Context, platformID string, typ simulator.TransactionType, amount decimal.Decimal) (*simulator.Transaction, []*simulator.Order, error)
-	// FillTransaction fills a pending transaction and emits its event (ENOTFOUND when
-	// unknown, ECONFLICT when not pending, EINVALID for a bad price).
-	FillTransaction(ctx context.Context, txnID string, prices map[string]decimal.Decimal) (*simulator.Transaction, []*simulator.Order, *simulator.Event, error)
-	// EndTransaction cancels or fails a pending transaction (ENOTFOUND when unknown,
-	// ECONFLICT when not pending).
-	EndTransaction(ctx context.Context, txnID string, to simulator.OrderStatus) (*simulator.Transaction, []*simulator.Order, error)
-	// TransactionAny returns a transaction of any institution with its orders (ENOTFOUND when
-	// unknown).
-	TransactionAny(ctx context.Context, id string) (*simulator.Transaction, []*simulator.Order, error)
-}
-
-// Deliveries lists webhook deliveries with their attempts and redelivers events.
-type Deliveries interface {
-	// Deliveries lists one page of the delivery log, newest first; it returns the store's
-	// errors only.
-	Deliveries(ctx context.Context, f simulator.DeliveryFilter) (*simulator.DeliveryPage, error)
-	// Redeliver queues an event again, one delivery per subscription it went to (ENOTFOUND
-	// for an unknown event).
-	Redeliver(ctx context.Context, eventID string) ([]*simulator.Delivery, error)
-	// PendingDeliveries lists up to limit deliveries waiting for an attempt, soonest first;
-	// it returns the store's errors only.
-	PendingDeliveries(ctx context.Context, limit int) ([]*simulator.Delivery, error)
-}
-
-// SandboxOps are the process-wide operations: the virtual clock, DNS overrides, snapshots and
-// reset.
-type SandboxOps interface {
-	// AdvanceClock moves the virtual clock by d: the process-wide one, or with instID only
-	// that institution's (decisions D9); it returns the virtual time it moved to (EINVALID
-	// beyond simulator.MaxAdvance or the storable range, ENOTFOUND for an unknown
-	// institution).
-	AdvanceClock(ctx context.Context, instID string, d time.Duration) (time.Time, error)
-	// SetDNS overrides callback-host answers and returns those in force (EINVALID for a bad
-	// name or address, or too many: then nothing changes).
-	SetDNS(ctx context.Context, overrides map[string][]string) (map[string][]string, error)
-	// DNS returns the overrides in force.
-	DNS(ctx context.Context) map[string][]string
-	// Reset reloads the fixtures into the emptied store and empties the request journal; it
-	// returns the store's or the fixtures' errors.
-	Reset(ctx context.Context) error
-	// SaveSnapshot saves the store as the snapshot name; it returns the store's errors only.
-	SaveSnapshot(ctx context.Context, name string) error
-	// RestoreSnapshot replaces the store with the snapshot name (ENOTFOUND when none).
-	RestoreSnapshot(ctx context.Context, name string) error
-}
-
-// Scenarios plays the fixture scenarios and reports their runs.
-type Scenarios interface {
-	// RunScenario starts a scenario in an institution ("" for the fixtures' first) and
-	// returns the run as it stands once the steps due now ran (ENOTFOUND for an unknown
-	// scenario or institution).
-	RunScenario(ctx context.Context, name, instID string) (*simulator.ScenarioRun, error)
-	// ScenarioRun returns a run of this process (ENOTFOUND when none).
-	ScenarioRun(ctx context.Context, id string) (*simulator.ScenarioRun, error)
-	// ScenarioRuns lists up to limit runs in the given status ("" for any), by run id; it
-	// returns no error of its own.
-	ScenarioRuns(ctx context.Context, status string, limit int) ([]*simulator.ScenarioRun, error)
-	// Scenarios lists the fixture scenarios by name; it returns no error of its own.
-	Scenarios(ctx context.Context) ([]simulator.ScenarioInfo, error)
-}
-
-// The control plane's bounds (decisions D17), one home for the handlers here and the QA console.
-const (
-	// MaxAdvanceSeconds bounds one advance of the virtual clock (the domain's MaxAdvance).
-	MaxAdvanceSeconds = int(simulator.MaxAdvance / time.Second)
-	// MaxOverlapSeconds bounds a signing-secret rotation's overlap (thirty days).
-	MaxOverlapSeconds = 30 * 24 * 3600
-	// MaxSessions bounds a created user's live sessions.
-	MaxSessions = 1000
-	// MaxFaultLatencyMS bounds an injected latency (one minute).
-	MaxFaultLatencyMS = 60000
-	// MaxRateLimit bounds the rate limit's requests a second and its burst.
-	MaxRateLimit = 1000000
-	// MaxPendingListed bounds GET /_sandbox/clock's list of due deliveries.
-	MaxPendingListed = 100
-	// MaxKeyDescription bounds an issued key's description, in characters.
-	MaxKeyDescription = 200
-	// MaxDeliveryPage bounds a page of the delivery log (GET /_sandbox/deliveries).
-	MaxDeliveryPage = 1000
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 )
 
 // requireToken guards the control plane with x-sandbox-token (decisions D9); an address with
 // too many wrong tokens lately is answered 429 whatever it sends (decisions D18).
-func requireToken(token string, throttle *TokenThrottle) echo.MiddlewareFunc {
+func requireToken(token string, throttle *surface.TokenThrottle) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
@@ -170,7 +20,7 @@ func requireToken(token string, throttle *TokenThrottle) echo.MiddlewareFunc {
 				return simulator.Errorf(simulator.EUNAUTHORIZED, "Not authenticated")
 			}
 			if wait := throttle.RetryAfter(r.RemoteAddr); wait > 0 {
-				c.Response().Header().Set("Retry-After", RetryAfterSeconds(wait))
+				c.Response().Header().Set("Retry-After", surface.RetryAfterSeconds(wait))
 				return simulator.Errorf(simulator.ERATELIMIT, "Too many wrong sandbox tokens from this address: retry after the Retry-After seconds")
 			}
 			if subtle.ConstantTimeCompare([]byte(tok), []byte(token)) != 1 {

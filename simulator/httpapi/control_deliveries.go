@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 	"github.com/partnersim/partnersim/simulator/validate"
 )
 
@@ -66,33 +67,11 @@ func renderDeliveries(ds []*simulator.Delivery) deliveriesJSON {
 	return out
 }
 
-// DeliveryFilterQuery reads the delivery log's query (GET /_sandbox/deliveries) into a filter,
-// recording what is wrong in v. The QA console reads its filters with it too.
-func DeliveryFilterQuery(v *validate.Collector, q *validate.Params) simulator.DeliveryFilter {
-	var f simulator.DeliveryFilter
-	f.InstitutionID, _ = q.Str("institution_id")
-	f.SubscriptionID, _ = q.Str("subscription_id")
-	f.EventID, _ = q.Str("event_id")
-	f.PlatformID, _ = q.Str("platform_id")
-	f.EventType = simulator.EventType(q.Enum("event_type", false, "", string(simulator.EventKYC), string(simulator.EventTransaction)))
-	f.Status = q.Enum("status", false, "", simulator.DeliveryPending, simulator.DeliveryDelivered, simulator.DeliveryFailed)
-	f.CreatedStart = timeParam(q, "created_at_start")
-	f.CreatedEnd = timeParam(q, "created_at_end")
-	if c, ok := q.Str("cursor"); ok {
-		if _, _, valid := simulator.ParseDeliveryCursor(c); !valid {
-			v.Add(validate.ValueError(validate.Loc{"query", "cursor"}, c, "pass the next_cursor of an earlier page"))
-		}
-		f.Cursor = c
-	}
-	f.Limit = q.Int("limit", 100, validate.Ge(1), validate.Le(MaxDeliveryPage))
-	return f
-}
-
 // handleDeliveries serves GET /_sandbox/deliveries: one page of the delivery log, newest first.
-func handleDeliveries(deliveries Deliveries) echo.HandlerFunc {
+func handleDeliveries(deliveries surface.Deliveries) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
-		f := DeliveryFilterQuery(v, v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
+		f := surface.DeliveryFilterQuery(v, v.Query(validate.ParseQuery(c.Request().URL.RawQuery)))
 		if err := v.Err(); err != nil {
 			return err
 		}
@@ -109,7 +88,7 @@ func handleDeliveries(deliveries Deliveries) echo.HandlerFunc {
 }
 
 // handleRedeliver serves POST /_sandbox/events/:event_id/redeliver.
-func handleRedeliver(deliveries Deliveries) echo.HandlerFunc {
+func handleRedeliver(deliveries surface.Deliveries) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ds, err := deliveries.Redeliver(c.Request().Context(), c.Param("event_id"))
 		if err != nil {

@@ -6,23 +6,24 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/shopspring/decimal"
 
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // handleFaults serves GET /_sandbox/faults (the rules in force) and PUT /_sandbox/faults (replace them).
 func handleFaults(f *faults, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
-		Rules []FaultRule `json:"rules"`
+		Rules []surface.FaultRule `json:"rules"`
 	}
 	return func(c echo.Context) error {
 		if c.Request().Method == http.MethodGet {
 			return writeJSON(c, http.StatusOK, response{Rules: f.get()})
 		}
-		var rules []FaultRule
+		var rules []surface.FaultRule
 		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
 			for _, o := range objects(b, "rules") {
-				fr := FaultRule{Method: optStr(o, "method", ""), Path: o.Str("path")}
-				fr.LatencyMS = optInt(o, "latency_ms", 0, validate.Ge(0), validate.Le(MaxFaultLatencyMS))
+				fr := surface.FaultRule{Method: optStr(o, "method", ""), Path: o.Str("path")}
+				fr.LatencyMS = optInt(o, "latency_ms", 0, validate.Ge(0), validate.Le(surface.MaxFaultLatencyMS))
 				fr.Status = optInt(o, "status", 0, validate.Ge(0), validate.Le(599))
 				fr.Probability = optDecimal(o, "probability", decimal.NewFromInt(1), validate.Ge(0), validate.Le(1)).InexactFloat64()
 				rules = append(rules, fr)
@@ -46,8 +47,8 @@ func handleSetRateLimit(f *faults, reader *bodyReader) echo.HandlerFunc {
 		var rps float64
 		var burst int
 		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
-			rps = optDecimal(b, "requests_per_second", decimal.Zero, validate.Ge(0), validate.Le(MaxRateLimit)).InexactFloat64()
-			burst = optInt(b, "burst", 1, validate.Ge(1), validate.Le(MaxRateLimit))
+			rps = optDecimal(b, "requests_per_second", decimal.Zero, validate.Ge(0), validate.Le(surface.MaxRateLimit)).InexactFloat64()
+			burst = optInt(b, "burst", 1, validate.Ge(1), validate.Le(surface.MaxRateLimit))
 		})
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 	"github.com/partnersim/partnersim/simulator/validate"
 )
 
@@ -16,7 +17,7 @@ import (
 // paging, its keys without plaintexts, its subscriptions, and any user as stored.
 
 // handleListInstitutions serves GET /_sandbox/institutions.
-func handleListInstitutions(institutions Institutions) echo.HandlerFunc {
+func handleListInstitutions(institutions surface.Institutions) echo.HandlerFunc {
 	type response struct {
 		Institutions []institutionJSON `json:"institutions"`
 	}
@@ -89,7 +90,7 @@ func handleInstitutionList[F, P, I any](
 	items func(P) ([]I, int),
 ) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		f, cursor, err := parseList(c.Request().URL.RawQuery, query)
+		f, cursor, err := surface.ParseList(c.Request().URL.RawQuery, query)
 		if err != nil {
 			return err
 		}
@@ -105,7 +106,7 @@ func handleInstitutionList[F, P, I any](
 // handleInstitutionUsers serves GET /_sandbox/institutions/{id}/users: Get User List's filters,
 // paging and sort over the institution's users as stored (platform ids, sessions, cash).
 func handleInstitutionUsers(list func(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)) echo.HandlerFunc {
-	return handleInstitutionList(userListQuery, func(f simulator.UserFilter) int { return f.Limit }, list, renderStoredUsers)
+	return handleInstitutionList(surface.UserListQuery, func(f simulator.UserFilter) int { return f.Limit }, list, renderStoredUsers)
 }
 
 func renderStoredUsers(page *simulator.UserPage) ([]storedUserItemJSON, int) {
@@ -131,7 +132,7 @@ func handleInstitutionOrders(list func(ctx context.Context, instID string, f sim
 		TransactionID string `json:"transaction_id"`
 		PlatformID    string `json:"platform_id"`
 	}
-	return handleInstitutionList(orderListQuery, func(f simulator.OrderFilter) int { return f.Limit }, list,
+	return handleInstitutionList(surface.OrderListQuery, func(f simulator.OrderFilter) int { return f.Limit }, list,
 		func(page *simulator.OrderPage) ([]item, int) {
 			items := make([]item, 0, len(page.Orders))
 			for _, o := range page.Orders {
@@ -201,7 +202,7 @@ type holdingJSON struct {
 }
 
 // handleGetUser serves GET /_sandbox/users/:platform_id.
-func handleGetUser(institutions Institutions) echo.HandlerFunc {
+func handleGetUser(institutions surface.Institutions) echo.HandlerFunc {
 	type response struct {
 		PlatformID    string              `json:"platform_id"`
 		InstitutionID string              `json:"institution_id"`

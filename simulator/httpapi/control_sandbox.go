@@ -7,12 +7,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // handleAdvanceClock serves POST /_sandbox/clock/advance: the process-wide virtual clock, or
 // with institution_id that institution's alone (decisions D9).
-func handleAdvanceClock(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
+func handleAdvanceClock(ops surface.SandboxOps, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		Now string `json:"now"`
 	}
@@ -20,7 +21,7 @@ func handleAdvanceClock(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 		var secs int
 		var instID string
 		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
-			secs = b.Int("seconds", validate.Ge(0), validate.Le(MaxAdvanceSeconds))
+			secs = b.Int("seconds", validate.Ge(0), validate.Le(surface.MaxAdvanceSeconds))
 			instID = optStr(b, "institution_id", "")
 		})
 		if err != nil {
@@ -36,7 +37,7 @@ func handleAdvanceClock(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 
 // handleClock serves GET /_sandbox/clock: the stamped time, the virtual (scheduler) time and
 // the next deliveries waiting for an attempt, soonest first (?limit, default 20).
-func handleClock(deliveries Deliveries, clock *simulator.Clock) echo.HandlerFunc {
+func handleClock(deliveries surface.Deliveries, clock *simulator.Clock) echo.HandlerFunc {
 	type response struct {
 		Now        string         `json:"now"`
 		VirtualNow string         `json:"virtual_now"`
@@ -45,7 +46,7 @@ func handleClock(deliveries Deliveries, clock *simulator.Clock) echo.HandlerFunc
 	}
 	return func(c echo.Context) error {
 		v := validate.New()
-		limit := v.Query(validate.ParseQuery(c.Request().URL.RawQuery)).Int("limit", 20, validate.Ge(1), validate.Le(MaxPendingListed))
+		limit := v.Query(validate.ParseQuery(c.Request().URL.RawQuery)).Int("limit", 20, validate.Ge(1), validate.Le(surface.MaxPendingListed))
 		if err := v.Err(); err != nil {
 			return err
 		}
@@ -59,7 +60,7 @@ func handleClock(deliveries Deliveries, clock *simulator.Clock) echo.HandlerFunc
 }
 
 // handleDNS serves GET /_sandbox/dns: the callback-host overrides in force.
-func handleDNS(ops SandboxOps) echo.HandlerFunc {
+func handleDNS(ops surface.SandboxOps) echo.HandlerFunc {
 	type response struct {
 		Overrides map[string][]string `json:"overrides"`
 	}
@@ -69,7 +70,7 @@ func handleDNS(ops SandboxOps) echo.HandlerFunc {
 }
 
 // handleSetDNS serves PUT /_sandbox/dns.
-func handleSetDNS(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
+func handleSetDNS(ops surface.SandboxOps, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		Overrides map[string][]string `json:"overrides"`
 	}
@@ -92,7 +93,7 @@ func handleSetDNS(ops SandboxOps, reader *bodyReader) echo.HandlerFunc {
 }
 
 // handleReset serves POST /_sandbox/reset.
-func handleReset(ops SandboxOps) echo.HandlerFunc {
+func handleReset(ops surface.SandboxOps) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := ops.Reset(c.Request().Context()); err != nil {
 			return err
@@ -102,14 +103,14 @@ func handleReset(ops SandboxOps) echo.HandlerFunc {
 }
 
 // handleSnapshot serves POST /_sandbox/snapshots/:name and POST /_sandbox/snapshots/:name/restore.
-func handleSnapshot(ops SandboxOps, restore bool) echo.HandlerFunc {
+func handleSnapshot(ops surface.SandboxOps, restore bool) echo.HandlerFunc {
 	type response struct {
 		Snapshot string `json:"snapshot"`
 		Action   string `json:"action"`
 	}
 	return func(c echo.Context) error {
 		name := c.Param("name")
-		if !ValidSnapshotName(name) {
+		if !surface.ValidSnapshotName(name) {
 			return simulator.Errorf(simulator.EINVALID, "snapshot name %q: use letters, digits, '-' and '_' (at most 64)", name)
 		}
 		ctx := c.Request().Context()
@@ -126,24 +127,10 @@ func handleSnapshot(ops SandboxOps, restore bool) echo.HandlerFunc {
 	}
 }
 
-// ValidSnapshotName reports whether a snapshot name is letters, digits, '-' and '_' (at most 64);
-// the QA console checks its form with it.
-func ValidSnapshotName(n string) bool {
-	if n == "" || len(n) > 64 {
-		return false
-	}
-	for _, c := range n {
-		if !(c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
-
 // handleRequests serves GET /_sandbox/requests.
 func handleRequests(j *journal) echo.HandlerFunc {
 	type response struct {
-		Requests []journalEntry `json:"requests"`
+		Requests []surface.JournalEntry `json:"requests"`
 	}
 	return func(c echo.Context) error {
 		v := validate.New()

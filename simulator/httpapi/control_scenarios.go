@@ -6,12 +6,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 
 	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // handleRunScenario serves POST /_sandbox/scenarios/:name/run.
-func handleRunScenario(scenarios Scenarios, reader *bodyReader) echo.HandlerFunc {
+func handleRunScenario(scenarios surface.Scenarios, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		inst := ""
@@ -33,7 +34,7 @@ func handleRunScenario(scenarios Scenarios, reader *bodyReader) echo.HandlerFunc
 }
 
 // handleScenarios serves GET /_sandbox/scenarios.
-func handleScenarios(scenarios Scenarios) echo.HandlerFunc {
+func handleScenarios(scenarios surface.Scenarios) echo.HandlerFunc {
 	type response struct {
 		Scenarios []simulator.ScenarioInfo `json:"scenarios"`
 	}
@@ -47,7 +48,7 @@ func handleScenarios(scenarios Scenarios) echo.HandlerFunc {
 }
 
 // handleScenarioRun serves GET /_sandbox/scenarios/runs/:run_id.
-func handleScenarioRun(scenarios Scenarios) echo.HandlerFunc {
+func handleScenarioRun(scenarios surface.Scenarios) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		run, err := scenarios.ScenarioRun(c.Request().Context(), c.Param("run_id"))
 		if err != nil {
@@ -58,7 +59,7 @@ func handleScenarioRun(scenarios Scenarios) echo.HandlerFunc {
 }
 
 // handleScenarioRuns serves GET /_sandbox/scenarios/runs: the runs (?status, ?limit).
-func handleScenarioRuns(scenarios Scenarios) echo.HandlerFunc {
+func handleScenarioRuns(scenarios surface.Scenarios) echo.HandlerFunc {
 	type response struct {
 		Runs []*simulator.ScenarioRun `json:"runs"`
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 	"github.com/partnersim/partnersim/simulator/validate"
 )
 
@@ -31,7 +32,7 @@ func renderInstitution(in *simulator.Institution) institutionJSON {
 }
 
 // handleCreateInstitution serves POST /_sandbox/institutions.
-func handleCreateInstitution(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
+func handleCreateInstitution(tenants surface.Tenants, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var name string
 		var vendors simulator.Vendors
@@ -54,7 +55,7 @@ func handleCreateInstitution(tenants Tenants, reader *bodyReader) echo.HandlerFu
 // handleDeleteInstitution serves DELETE /_sandbox/institutions/:institution_id: the
 // institution and everything of it (keys, users, members, orders, subscriptions, deliveries,
 // its own virtual clock) are gone; 404 when there is no such institution.
-func handleDeleteInstitution(tenants Tenants) echo.HandlerFunc {
+func handleDeleteInstitution(tenants surface.Tenants) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := tenants.DeleteInstitution(c.Request().Context(), c.Param("institution_id")); err != nil {
 			return err
@@ -64,7 +65,7 @@ func handleDeleteInstitution(tenants Tenants) echo.HandlerFunc {
 }
 
 // handleIssueKey serves POST /_sandbox/institutions/:institution_id/keys.
-func handleIssueKey(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
+func handleIssueKey(tenants surface.Tenants, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		KeyID         string            `json:"key_id"`
 		Key           string            `json:"key"`
@@ -76,11 +77,11 @@ func handleIssueKey(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 		var desc string
 		err := reader.fields(c, func(b *validate.Object, v *validate.Collector) {
 			b.List("scopes").Each(func(_ int, s validate.Value) {
-				scopes = append(scopes, simulator.Scope(s.Enum(enumStrings(simulator.Scopes)...)))
+				scopes = append(scopes, simulator.Scope(s.Enum(surface.EnumStrings(simulator.Scopes)...)))
 			})
 			desc = optStr(b, "description", "")
-			if utf8.RuneCountInString(desc) > MaxKeyDescription {
-				v.Add(validate.ValueError(validate.Loc{"body", "description"}, desc, fmt.Sprintf("a key's description has at most %d characters", MaxKeyDescription)))
+			if utf8.RuneCountInString(desc) > surface.MaxKeyDescription {
+				v.Add(validate.ValueError(validate.Loc{"body", "description"}, desc, fmt.Sprintf("a key's description has at most %d characters", surface.MaxKeyDescription)))
 			}
 		})
 		if err != nil {
@@ -95,7 +96,7 @@ func handleIssueKey(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 }
 
 // handleRevokeKey serves DELETE /_sandbox/keys/:key_id.
-func handleRevokeKey(tenants Tenants) echo.HandlerFunc {
+func handleRevokeKey(tenants surface.Tenants) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := tenants.RevokeKey(c.Request().Context(), c.Param("key_id")); err != nil {
 			return err
@@ -114,7 +115,7 @@ type memberJSON struct {
 }
 
 // handleCreateMember serves POST /_sandbox/institutions/:institution_id/members.
-func handleCreateMember(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
+func handleCreateMember(tenants surface.Tenants, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		m := &simulator.Member{InstitutionID: c.Param("institution_id")}
 		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
@@ -135,7 +136,7 @@ func handleCreateMember(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 }
 
 // handleCreateUser serves POST /_sandbox/institutions/:institution_id/users.
-func handleCreateUser(tenants Tenants, reader *bodyReader, clock *simulator.Clock) echo.HandlerFunc {
+func handleCreateUser(tenants surface.Tenants, reader *bodyReader, clock *simulator.Clock) echo.HandlerFunc {
 	type response struct {
 		PlatformID    string `json:"platform_id"`
 		UserAccountID string `json:"user_account_id"`
@@ -165,7 +166,7 @@ func userRequest(b *validate.Object, v *validate.Collector) simulator.UserReques
 			v.Add(validate.ValueError(b.Loc().With("created_at"), b.Field("created_at").Raw(), simulator.ErrorMessage(err)))
 		}
 	}
-	r.Sessions = optInt(b, "sessions", 0, validate.Ge(0), validate.Le(MaxSessions))
+	r.Sessions = optInt(b, "sessions", 0, validate.Ge(0), validate.Le(surface.MaxSessions))
 	terms, _ := b.OptObject("terms_and_conditions")
 	if t, ok := terms.OptDateTime("accepted_at"); ok {
 		r.TermsAcceptedAt = &t
@@ -173,8 +174,8 @@ func userRequest(b *validate.Object, v *validate.Collector) simulator.UserReques
 	r.TermsVersion = optStr(terms, "version", "")
 	seen := map[simulator.Product]bool{}
 	for _, a := range objects(b, "accounts") {
-		acct := simulator.AccountRequest{Product: simulator.Product(a.Enum("product", products...))}
-		if st, ok := a.OptEnum("kyc_status", kycValues...); ok {
+		acct := simulator.AccountRequest{Product: simulator.Product(a.Enum("product", surface.Products...))}
+		if st, ok := a.OptEnum("kyc_status", surface.KYCStatuses...); ok {
 			acct.KYCStatus = simulator.KYCStatus(st)
 		}
 		if t, ok := a.OptDateTime("kyc_approved_at"); ok {
@@ -195,7 +196,7 @@ func userRequest(b *validate.Object, v *validate.Collector) simulator.UserReques
 }
 
 // handleSetPrices serves PUT /_sandbox/institutions/:institution_id/prices.
-func handleSetPrices(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
+func handleSetPrices(tenants surface.Tenants, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var prices map[string]decimal.Decimal
 		if err := reader.value(c, func(body validate.Value, _ *validate.Collector) { prices = body.DecimalMap() }); err != nil {
@@ -214,7 +215,7 @@ func handleSetPrices(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 }
 
 // handleRotateSecret serves POST /_sandbox/institutions/:institution_id/signing-secret/rotate.
-func handleRotateSecret(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
+func handleRotateSecret(tenants surface.Tenants, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		SigningSecret  string `json:"signing_secret"`
 		OverlapSeconds int    `json:"overlap_seconds"`
@@ -222,7 +223,7 @@ func handleRotateSecret(tenants Tenants, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var overlap int
 		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
-			overlap = optInt(b, "overlap_seconds", 0, validate.Ge(0), validate.Le(MaxOverlapSeconds))
+			overlap = optInt(b, "overlap_seconds", 0, validate.Ge(0), validate.Le(surface.MaxOverlapSeconds))
 		})
 		if err != nil {
 			return err

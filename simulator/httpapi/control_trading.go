@@ -7,11 +7,12 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // handleKYC serves POST /_sandbox/users/:platform_id/kyc.
-func handleKYC(trading Trading, reader *bodyReader) echo.HandlerFunc {
+func handleKYC(trading surface.Trading, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		accountJSON
 		EventID string `json:"event_id,omitempty"`
@@ -19,8 +20,8 @@ func handleKYC(trading Trading, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var p, st string
 		err := reader.fields(c, func(b *validate.Object, _ *validate.Collector) {
-			p = b.Enum("product", products...)
-			st = b.Enum("status", kycValues...)
+			p = b.Enum("product", surface.Products...)
+			st = b.Enum("status", surface.KYCStatuses...)
 		})
 		if err != nil {
 			return err
@@ -42,7 +43,7 @@ func handleKYC(trading Trading, reader *bodyReader) echo.HandlerFunc {
 }
 
 // handlePlaceOrder serves POST /_sandbox/orders.
-func handlePlaceOrder(trading Trading, reader *bodyReader) echo.HandlerFunc {
+func handlePlaceOrder(trading surface.Trading, reader *bodyReader) echo.HandlerFunc {
 	type response struct {
 		OrderID       string `json:"order_id"`
 		TransactionID string `json:"transaction_id"`
@@ -52,8 +53,8 @@ func handlePlaceOrder(trading Trading, reader *bodyReader) echo.HandlerFunc {
 		var r simulator.OrderRequest
 		err := reader.fields(c, func(b *validate.Object, v *validate.Collector) {
 			r.PlatformID = b.Str("platform_id")
-			r.Product = simulator.Product(b.Enum("product", products...))
-			r.Side = simulator.Side(b.Enum("side", sides...))
+			r.Product = simulator.Product(b.Enum("product", surface.Products...))
+			r.Side = simulator.Side(b.Enum("side", surface.Sides...))
 			r.Symbol = b.Str("symbol")
 			r.Notional = optDecimalPtr(b, "notional")
 			r.Quantity = optDecimalPtr(b, "quantity")
@@ -95,7 +96,7 @@ func renderControlTransaction(t *simulator.Transaction, orders []*simulator.Orde
 }
 
 // handlePlaceTransaction serves POST /_sandbox/transactions.
-func handlePlaceTransaction(trading Trading, reader *bodyReader) echo.HandlerFunc {
+func handlePlaceTransaction(trading surface.Trading, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var pid, typ string
 		var amount decimal.Decimal
@@ -117,7 +118,7 @@ func handlePlaceTransaction(trading Trading, reader *bodyReader) echo.HandlerFun
 }
 
 // handleFill serves POST /_sandbox/transactions/:transaction_id/fill.
-func handleFill(trading Trading, reader *bodyReader) echo.HandlerFunc {
+func handleFill(trading surface.Trading, reader *bodyReader) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := validate.New()
 		id := v.PathStr("transaction_id", c.Param("transaction_id"))
@@ -160,7 +161,7 @@ func handleFill(trading Trading, reader *bodyReader) echo.HandlerFunc {
 }
 
 // handleEndTransaction serves POST /_sandbox/transactions/:transaction_id/cancel and POST /_sandbox/transactions/:transaction_id/fail.
-func handleEndTransaction(trading Trading, to simulator.OrderStatus) echo.HandlerFunc {
+func handleEndTransaction(trading surface.Trading, to simulator.OrderStatus) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		t, orders, err := trading.EndTransaction(c.Request().Context(), c.Param("transaction_id"), to)
 		if err != nil {
@@ -171,7 +172,7 @@ func handleEndTransaction(trading Trading, to simulator.OrderStatus) echo.Handle
 }
 
 // handleGetTransactionAny serves GET /_sandbox/transactions/:transaction_id.
-func handleGetTransactionAny(trading Trading) echo.HandlerFunc {
+func handleGetTransactionAny(trading surface.Trading) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		t, orders, err := trading.TransactionAny(c.Request().Context(), c.Param("transaction_id"))
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 )
 
 // journal keeps the last API requests for GET /_sandbox/requests (decisions D9).
@@ -24,22 +25,11 @@ type journal struct {
 	full bool
 }
 
+// journalEntry is an entry as the journal keeps it: its time unformatted until read.
 type journalEntry struct {
-	At        string `json:"at"` // at, formatted when read
-	at        time.Time
-	Method    string  `json:"method"`
-	Path      string  `json:"path"`
-	Query     string  `json:"query,omitempty"`
-	Status    int     `json:"status"`
-	LatencyMS float64 `json:"latency_ms"`
-	RequestID string  `json:"request_id"`
-	KeyPrefix string  `json:"key_prefix,omitempty"`
-	// Truncated says the path or the query was cut to journalFieldMax bytes (decisions D17).
-	Truncated bool `json:"truncated,omitempty"`
+	at time.Time
+	surface.JournalEntry
 }
-
-// JournalEntry is one request of the journal (GET /_sandbox/requests).
-type JournalEntry = journalEntry
 
 // journalFieldMax bounds what one entry keeps of a path or a query (decisions D17), so the
 // journal's 1,000 entries hold at most ~8 MiB whatever clients send.
@@ -70,18 +60,18 @@ func (j *journal) add(e journalEntry) {
 }
 
 // last returns up to n entries, newest first.
-func (j *journal) last(n int) []journalEntry {
+func (j *journal) last(n int) []surface.JournalEntry {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	size := j.next
 	if j.full {
 		size = len(j.buf)
 	}
-	out := make([]journalEntry, 0, min(n, size))
+	out := make([]surface.JournalEntry, 0, min(n, size))
 	for i := 1; i <= size && len(out) < n; i++ {
 		e := j.buf[(j.next-i+len(j.buf))%len(j.buf)]
 		e.At = simulator.FormatTime(e.at)
-		out = append(out, e)
+		out = append(out, e.JournalEntry)
 	}
 	return out
 }
@@ -113,9 +103,9 @@ func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 			if !ok {
 				method, _ = clip(r.Method)
 			}
-			e := journalEntry{at: clock.Now(), Method: method, Path: path, Query: query,
+			e := journalEntry{at: clock.Now(), JournalEntry: surface.JournalEntry{Method: method, Path: path, Query: query,
 				Status: c.Response().Status, LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
-				RequestID: strings.Clone(c.Response().Header().Get(headerRequestID)), Truncated: cutPath || cutQuery}
+				RequestID: strings.Clone(c.Response().Header().Get(headerRequestID)), Truncated: cutPath || cutQuery}}
 			if k := r.Header.Get("x-api-key"); k != "" {
 				e.KeyPrefix = strings.Clone(simulator.KeyPrefix(k))
 			}
@@ -125,34 +115,25 @@ func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 	}
 }
 
-// FaultRule injects latency and/or an error status into matching API requests (decisions D12).
-type FaultRule struct {
-	Method      string  `json:"method,omitempty"` // empty matches any
-	Path        string  `json:"path"`             // a route pattern ("/v1/users/:user_account_id/") or a concrete path
-	LatencyMS   int     `json:"latency_ms,omitempty"`
-	Status      int     `json:"status,omitempty"`
-	Probability float64 `json:"probability"`
-}
-
 // faults holds the fault rules and the rate limit, both off by default.
 type faults struct {
 	mu       sync.RWMutex
-	rules    []FaultRule
+	rules    []surface.FaultRule
 	rps      float64
 	burst    int
 	limiters map[string]*rate.Limiter
 }
 
-func (f *faults) set(rules []FaultRule) {
+func (f *faults) set(rules []surface.FaultRule) {
 	f.mu.Lock()
 	f.rules = rules
 	f.mu.Unlock()
 }
 
-func (f *faults) get() []FaultRule {
+func (f *faults) get() []surface.FaultRule {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	return append([]FaultRule{}, f.rules...)
+	return append([]surface.FaultRule{}, f.rules...)
 }
 
 func (f *faults) setRate(rps float64, burst int) {

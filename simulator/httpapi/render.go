@@ -14,7 +14,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/partnersim/partnersim/simulator"
-	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // The response shapes of spec §2, fields in the spec's order.
@@ -56,16 +55,6 @@ type transactionJSON struct {
 	CreatedAt     string                    `json:"created_at"`
 	CompletedAt   string                    `json:"completed_at,omitempty"`
 	Orders        []orderJSON               `json:"orders"`
-}
-
-// pageParams reads the pagination parameters both lists share, in the spec tables' order
-// (decisions D6): per_page (1–100, default 25), last_record_number (an offset, exact beyond
-// int64 for the answer) and sort_order (default desc).
-func pageParams(q *validate.Params) (limit, offset int, cursor *big.Int, desc bool) {
-	limit = q.Int("per_page", 25, validate.Ge(1), validate.Le(100))
-	offset, cursor = q.BigInt("last_record_number", 0, validate.Ge(0))
-	desc = q.Enum("sort_order", false, "desc", sortOrders...) == "desc"
-	return limit, offset, cursor, desc
 }
 
 // nextCursor is the response's last_record_number: the request's cursor plus the page's

@@ -5,32 +5,19 @@ import (
 	"io"
 	"math/big"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/shopspring/decimal"
 
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 	"github.com/partnersim/partnersim/simulator/validate"
 )
 
-// The request helpers every handler shares: reading a bounded body, the enums of the domain
-// as validate wants them, optional fields with defaults.
+// The request helpers every handler shares: reading a bounded body, optional fields with
+// defaults (the enums and the list queries are surface's, which the QA console shares).
 
-var (
-	idTypes    = []string{string(simulator.IDPlatform), string(simulator.IDCore), string(simulator.IDDBP)}
-	products   = enumStrings(simulator.Products)
-	kycValues  = enumStrings(simulator.KYCStatuses)
-	sortOrders = []string{"asc", "desc"}
-)
-
-func enumStrings[T ~string](vs []T) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = string(v)
-	}
-	return out
-}
+var idTypes = []string{string(simulator.IDPlatform), string(simulator.IDCore), string(simulator.IDDBP)}
 
 // bodyReader reads request bodies up to the configured limit and decodes the large ones one
 // at a time; the handlers that take a body share one.
@@ -137,38 +124,6 @@ func objects(o *validate.Object, name string) []*validate.Object {
 	return out
 }
 
-// Optional query filters, as the domain's filters hold them: nil when the parameter is absent.
-
-func strParam(q *validate.Params, name string) *string {
-	if s, ok := q.Str(name); ok {
-		return &s
-	}
-	return nil
-}
-
-func enumParam[T ~string](q *validate.Params, name string, values []string) *T {
-	if s := q.Enum(name, false, "", values...); s != "" {
-		v := T(s)
-		return &v
-	}
-	return nil
-}
-
-func timeParam(q *validate.Params, name string) *time.Time {
-	if t, ok := q.DateTime(name); ok {
-		return &t
-	}
-	return nil
-}
-
-// parseList reads a list's query string with query (the list's filters, paging and sort)
-// into its filter and the request's cursor; the error is every validation error (422).
-func parseList[F any](rawQuery string, query func(*validate.Params) (F, *big.Int)) (F, *big.Int, error) {
-	v := validate.New()
-	f, cursor := query(v.Query(validate.ParseQuery(rawQuery)))
-	return f, cursor, v.Err()
-}
-
 // handleList serves one of the partner API's two lists: read the query (filters, paging,
 // sort) into a filter, fetch the key's institution's page, render it with the cursor and the
 // page size into a recycled buffer.
@@ -180,7 +135,7 @@ func handleList[F, P any](
 ) echo.HandlerFunc {
 	var bodies bodyPool
 	return func(c echo.Context) error {
-		f, cursor, err := parseList(c.Request().URL.RawQuery, query)
+		f, cursor, err := surface.ParseList(c.Request().URL.RawQuery, query)
 		if err != nil {
 			return err
 		}

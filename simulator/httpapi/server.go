@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 )
 
 // Store is what the partner API needs from storage: the small interfaces each handler asks
@@ -29,14 +30,9 @@ type Deps struct {
 	Webhooks Webhooks
 	Guard    URLChecker
 	Tester   Tester
-	// The control plane by concern (control.go); a nil Sandbox switches /_sandbox/ off (404
-	// like any unknown path).
-	Tenants      Tenants
-	Institutions Institutions
-	Trading      Trading
-	Deliveries   Deliveries
-	Sandbox      SandboxOps
-	Scenarios    Scenarios
+	// The control plane by concern (the QA console is handed the same); a nil Sandbox switches
+	// /_sandbox/ off (404 like any unknown path).
+	surface.Operations
 }
 
 // Config is the server's behaviour.
@@ -77,7 +73,7 @@ type Server struct {
 	faults  *faults
 	reader  *bodyReader
 	// throttle counts failed sandbox-token checks per client address (decisions D18).
-	throttle *TokenThrottle
+	throttle *surface.TokenThrottle
 	// serve is every request's way through: the checks before routing, then the route.
 	serve echo.HandlerFunc
 }
@@ -100,7 +96,7 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{e: e, log: log, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{},
-		reader: newBodyReader(cfg.MaxBodyBytes), throttle: NewTokenThrottle(nil)}
+		reader: newBodyReader(cfg.MaxBodyBytes), throttle: surface.NewTokenThrottle(nil)}
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
 	e.HTTPErrorHandler = s.errorHandler
 	mw := []echo.MiddlewareFunc{requestID, checkHost(newHostPolicy(cfg.LoopbackOnly, cfg.AllowedHosts)), boundHead, noOptions, decodedPath}
@@ -129,7 +125,7 @@ func (s *Server) route(c echo.Context) error {
 
 // TokenThrottle is the server's count of failed sandbox-token checks, for the console's sign-in
 // to share (decisions D18).
-func (s *Server) TokenThrottle() *TokenThrottle { return s.throttle }
+func (s *Server) TokenThrottle() *surface.TokenThrottle { return s.throttle }
 
 // Mount serves h for every method under prefix (which ends in "/"), behind the server's own
 // request-id, head-bound and path middleware. The sandbox mounts the QA console with it.
@@ -145,13 +141,13 @@ func (s *Server) Mount(prefix string, h http.Handler) {
 func (s *Server) Clock() *simulator.Clock { return s.clock }
 
 // Requests returns up to n journal entries, newest first.
-func (s *Server) Requests(n int) []JournalEntry { return s.journal.last(n) }
+func (s *Server) Requests(n int) []surface.JournalEntry { return s.journal.last(n) }
 
 // Faults returns the fault rules in force.
-func (s *Server) Faults() []FaultRule { return s.faults.get() }
+func (s *Server) Faults() []surface.FaultRule { return s.faults.get() }
 
 // SetFaults replaces the fault rules (bounded as PUT /_sandbox/faults bounds them).
-func (s *Server) SetFaults(rules []FaultRule) { s.faults.set(rules) }
+func (s *Server) SetFaults(rules []surface.FaultRule) { s.faults.set(rules) }
 
 // RateLimit returns the per-key rate limit (0: off) and its burst.
 func (s *Server) RateLimit() (rps float64, burst int) { return s.faults.rate() }

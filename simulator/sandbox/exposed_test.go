@@ -22,7 +22,7 @@ func TestIsLoopback(t *testing.T) {
 	}
 }
 
-// Issue 11 item 6 (D17): on an address that is not loopback the sandbox refuses the fixtures'
+// On an address that is not loopback (decisions D17) the sandbox refuses the fixtures'
 // published token, and switches loopback callbacks off unless explicitly allowed.
 func TestExposedSandbox(t *testing.T) {
 	open := func(cfg sandbox.Config) (*sandbox.Sandbox, error) {

@@ -26,7 +26,7 @@ func newStore(t *testing.T) (string, int64) {
 	return path, st.Size()
 }
 
-// Issue 11 item 5 (D17): a damaged store file is refused at open with a message naming the
+// A damaged store file (decisions D17) is refused at open with a message naming the
 // file and the remedies — never a SIGSEGV or a panic while serving.
 func TestDamagedStoreRefusedAtOpen(t *testing.T) {
 	for name, damage := range map[string]func(path string, size int64) error{

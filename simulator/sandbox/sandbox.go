@@ -330,8 +330,7 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 		return nil
 	}
 	// The QA console (decisions D15) is part of the control plane: on and off with it.
-	con, err := console.New(console.Config{Token: sb.Token, Tenants: deps.Tenants, Institutions: deps.Institutions, Trading: deps.Trading,
-		Deliveries: deps.Deliveries, Sandbox: deps.Sandbox, Scenarios: deps.Scenarios, Traffic: sb.Server, Clock: sb.Clock,
+	con, err := console.New(console.Config{Token: sb.Token, Operations: deps.Operations, Traffic: sb.Server, Clock: sb.Clock,
 		Throttle: sb.Server.TokenThrottle(), Log: cfg.Logger})
 	if err != nil {
 		return err

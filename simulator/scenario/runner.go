@@ -17,7 +17,8 @@ import (
 // Service is what the runner plays steps through: the control plane's own operations, served
 // by control.Service. The runner treats every error alike — the step fails with its message
 // and the run ends — so the codes each method returns (ENOTFOUND, ECONFLICT, EINVALID) are
-// documented once, on control.Service's method of the same name.
+// documented once, on the control plane's interface of the same method
+// (simulator/httpapi/surface).
 type Service interface {
 	// Institution reads the institution a run plays in, checked before the run starts.
 	Institution(ctx context.Context, id string) (*simulator.Institution, error)

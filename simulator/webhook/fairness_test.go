@@ -16,7 +16,7 @@ import (
 	"github.com/partnersim/partnersim/simulator"
 )
 
-// Issue 11 item 7: one institution's hanging callbacks must not stall another's deliveries.
+// One institution's hanging callbacks must not stall another's deliveries.
 // Institution A's receiver never answers (each attempt waits for the 10 s timeout) and A has 40
 // events due, more than the dispatcher's 8 workers; institution B's one event must still be
 // delivered at once. Before per-institution shares, B waited for A's attempts to time out.

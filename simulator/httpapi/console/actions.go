@@ -14,7 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/partnersim/partnersim/simulator"
-	"github.com/partnersim/partnersim/simulator/httpapi"
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 )
 
 // Form fields are bounded here (decisions D17): a field out of bounds is refused with a message
@@ -137,8 +137,8 @@ func (c *Console) issueKey(r *http.Request) (string, *flash, error) {
 		return "", nil, invalid("Tick at least one scope for the key.")
 	}
 	desc := strings.TrimSpace(r.PostForm.Get("description"))
-	if utf8.RuneCountInString(desc) > httpapi.MaxKeyDescription {
-		return "", nil, invalid("A key's description has at most %d characters.", httpapi.MaxKeyDescription)
+	if utf8.RuneCountInString(desc) > surface.MaxKeyDescription {
+		return "", nil, invalid("A key's description has at most %d characters.", surface.MaxKeyDescription)
 	}
 	k, plain, err := c.cfg.Tenants.IssueKey(r.Context(), r.PathValue("id"), scopes, desc)
 	if err != nil {
@@ -172,7 +172,7 @@ func (c *Console) setPrice(r *http.Request) (string, *flash, error) {
 }
 
 func (c *Console) rotateSecret(r *http.Request) (string, *flash, error) {
-	overlap, err := boundedInt(r.PostForm.Get("overlap_seconds"), "The overlap", 0, 0, httpapi.MaxOverlapSeconds)
+	overlap, err := boundedInt(r.PostForm.Get("overlap_seconds"), "The overlap", 0, 0, surface.MaxOverlapSeconds)
 	if err != nil {
 		return "", nil, err
 	}
@@ -192,7 +192,7 @@ func (c *Console) createUser(r *http.Request) (string, *flash, error) {
 	if req.UserAccountID, err = text(r, "user_account_id", "The user account id", 200, true); err != nil {
 		return "", nil, err
 	}
-	if req.Sessions, err = boundedInt(r.PostForm.Get("sessions"), "Live sessions", 0, 0, httpapi.MaxSessions); err != nil {
+	if req.Sessions, err = boundedInt(r.PostForm.Get("sessions"), "Live sessions", 0, 0, surface.MaxSessions); err != nil {
 		return "", nil, err
 	}
 	for _, p := range simulator.Products {
@@ -395,7 +395,7 @@ func (c *Console) redeliver(r *http.Request) (string, *flash, error) {
 }
 
 func (c *Console) advance(r *http.Request) (string, *flash, error) {
-	secs, err := boundedInt(r.PostForm.Get("seconds"), "The seconds", 0, 0, httpapi.MaxAdvanceSeconds)
+	secs, err := boundedInt(r.PostForm.Get("seconds"), "The seconds", 0, 0, surface.MaxAdvanceSeconds)
 	if err != nil {
 		return "", nil, err
 	}
@@ -405,7 +405,7 @@ func (c *Console) advance(r *http.Request) (string, *flash, error) {
 			return "", nil, err
 		}
 		mult := map[string]int{"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}[unit]
-		k, err := boundedInt(n, "The amount", 0, 0, httpapi.MaxAdvanceSeconds/mult)
+		k, err := boundedInt(n, "The amount", 0, 0, surface.MaxAdvanceSeconds/mult)
 		if err != nil {
 			return "", nil, err
 		}
@@ -440,7 +440,7 @@ var faultMethods = []string{"", "GET", "POST", "PUT", "DELETE"}
 const maxFaultRules = 100
 
 func (c *Console) addFault(r *http.Request) (string, *flash, error) {
-	var fr httpapi.FaultRule
+	var fr surface.FaultRule
 	var err error
 	if fr.Method, err = oneOf(r.PostForm.Get("method"), "The method", faultMethods); err != nil {
 		return "", nil, err
@@ -457,7 +457,7 @@ func (c *Console) addFault(r *http.Request) (string, *flash, error) {
 	if fr.Status != 0 && fr.Status < 100 {
 		return "", nil, invalid("The status is an HTTP status from 100 to 599, or empty for latency only.")
 	}
-	if fr.LatencyMS, err = boundedInt(r.PostForm.Get("latency_ms"), "The latency", 0, 0, httpapi.MaxFaultLatencyMS); err != nil {
+	if fr.LatencyMS, err = boundedInt(r.PostForm.Get("latency_ms"), "The latency", 0, 0, surface.MaxFaultLatencyMS); err != nil {
 		return "", nil, err
 	}
 	if fr.Status == 0 && fr.LatencyMS == 0 {
@@ -497,10 +497,10 @@ func (c *Console) removeFault(r *http.Request) (string, *flash, error) {
 
 func (c *Console) setRateLimit(r *http.Request) (string, *flash, error) {
 	rps, err := amount(r.PostForm.Get("requests_per_second"), "Requests a second", true)
-	if err != nil || rps.GreaterThan(decimal.NewFromInt(httpapi.MaxRateLimit)) {
-		return "", nil, invalid("Requests a second is a number from 0 (off) to %d.", httpapi.MaxRateLimit)
+	if err != nil || rps.GreaterThan(decimal.NewFromInt(surface.MaxRateLimit)) {
+		return "", nil, invalid("Requests a second is a number from 0 (off) to %d.", surface.MaxRateLimit)
 	}
-	burst, err := boundedInt(r.PostForm.Get("burst"), "The burst", 1, 1, httpapi.MaxRateLimit)
+	burst, err := boundedInt(r.PostForm.Get("burst"), "The burst", 1, 1, surface.MaxRateLimit)
 	if err != nil {
 		return "", nil, err
 	}
@@ -540,7 +540,7 @@ func (c *Console) setDNS(r *http.Request) (string, *flash, error) {
 
 func (c *Console) snapshot(r *http.Request) (string, *flash, error) {
 	name := strings.TrimSpace(r.PostForm.Get("name"))
-	if !httpapi.ValidSnapshotName(name) {
+	if !surface.ValidSnapshotName(name) {
 		return "", nil, invalid("A snapshot name is 1 to 64 letters, digits, '-' or '_', like before-test.")
 	}
 	switch r.PostForm.Get("op") {

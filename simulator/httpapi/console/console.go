@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/partnersim/partnersim/simulator"
-	"github.com/partnersim/partnersim/simulator/httpapi"
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 	"github.com/partnersim/partnersim/simulator/validate"
 )
 
@@ -29,41 +29,34 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 // Traffic is what the console needs of the HTTP server it is mounted on: the request journal,
-// the injected faults and the rate limit the server keeps (*httpapi.Server). None of them
-// fails.
+// the injected faults and the rate limit the server keeps (httpapi.Server, which the sandbox
+// hands it). None of them fails.
 type Traffic interface {
 	// Requests returns up to n journal entries, newest first.
-	Requests(n int) []httpapi.JournalEntry
+	Requests(n int) []surface.JournalEntry
 	// Faults returns the fault rules in force.
-	Faults() []httpapi.FaultRule
+	Faults() []surface.FaultRule
 	// SetFaults replaces the fault rules.
-	SetFaults(rules []httpapi.FaultRule)
+	SetFaults(rules []surface.FaultRule)
 	// RateLimit returns the per-key rate limit (0: off) and its burst.
 	RateLimit() (rps float64, burst int)
 	// SetRateLimit sets the per-key rate limit; 0 switches it off.
 	SetRateLimit(rps float64, burst int)
 }
 
-var _ Traffic = (*httpapi.Server)(nil)
-
 // Config is what the console runs on.
 type Config struct {
 	// Token is the sandbox token a user signs in with.
 	Token string
 	// The control plane's services, the same the /_sandbox/ handlers call through the same
-	// interfaces (declared in httpapi, where both use them).
-	Tenants      httpapi.Tenants
-	Institutions httpapi.Institutions
-	Trading      httpapi.Trading
-	Deliveries   httpapi.Deliveries
-	Sandbox      httpapi.SandboxOps
-	Scenarios    httpapi.Scenarios
+	// interfaces (declared in package surface, which both import).
+	surface.Operations
 	// Traffic is the server the console is mounted on; Clock the server's clock.
 	Traffic Traffic
 	Clock   *simulator.Clock
 	// Throttle counts failed sign-ins with the control plane's failed token checks (decisions
 	// D18); nil throttles nothing.
-	Throttle *httpapi.TokenThrottle
+	Throttle *surface.TokenThrottle
 	// Log receives the console's internal errors; nil discards them.
 	Log *slog.Logger
 }
@@ -327,9 +320,9 @@ func (c *Console) signIn() {
 		next := safeBack(r.PostForm.Get("next"))
 		tok := r.PostForm.Get("token")
 		if wait := c.cfg.Throttle.RetryAfter(r.RemoteAddr); wait > 0 && tok != "" {
-			w.Header().Set("Retry-After", httpapi.RetryAfterSeconds(wait))
+			w.Header().Set("Retry-After", surface.RetryAfterSeconds(wait))
 			c.render(w, r, http.StatusTooManyRequests, "signin", nil, signinData{Next: next,
-				Error: "Too many wrong tokens from this address: wait " + httpapi.RetryAfterSeconds(wait) + " seconds, then sign in with the sandbox token."})
+				Error: "Too many wrong tokens from this address: wait " + surface.RetryAfterSeconds(wait) + " seconds, then sign in with the sandbox token."})
 			return
 		}
 		if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(c.cfg.Token)) != 1 {

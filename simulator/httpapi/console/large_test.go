@@ -20,7 +20,7 @@ import (
 	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
-// largeUsers is the institution size the users page must stay responsive at (issue 13).
+// largeUsers is the institution size the users page must stay responsive at.
 const largeUsers = 100_000
 
 // large is the store of 100,000 users, seeded once in the background from TestMain (when the

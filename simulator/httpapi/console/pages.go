@@ -14,7 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/partnersim/partnersim/simulator"
-	"github.com/partnersim/partnersim/simulator/httpapi"
+	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 	"github.com/partnersim/partnersim/simulator/validate"
 	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
@@ -288,7 +288,7 @@ func (c *Console) users(r *http.Request) (loaded, error) {
 	var rows []userRow
 	var elapsed string
 	d, err := c.institutionList(r, "users", func(ctx context.Context, instID, rawQuery string) (paged, error) {
-		f, err := httpapi.ParseUserList(rawQuery)
+		f, err := surface.ParseUserList(rawQuery)
 		if err != nil {
 			return paged{}, err
 		}
@@ -320,7 +320,7 @@ func (c *Console) users(r *http.Request) (loaded, error) {
 func (c *Console) orders(r *http.Request) (loaded, error) {
 	var orders []*simulator.Order
 	d, err := c.institutionList(r, "orders", func(ctx context.Context, instID, rawQuery string) (paged, error) {
-		f, err := httpapi.ParseOrderList(rawQuery)
+		f, err := surface.ParseOrderList(rawQuery)
 		if err != nil {
 			return paged{}, err
 		}
@@ -497,7 +497,7 @@ func (c *Console) deliveries(r *http.Request) (loaded, error) {
 	}
 	// The control plane's own reading of the query: the same filters, bounds and messages.
 	v := validate.New()
-	f := httpapi.DeliveryFilterQuery(v, v.Query(q))
+	f := surface.DeliveryFilterQuery(v, v.Query(q))
 	if err := v.Err(); err != nil {
 		return loaded{}, err
 	}
@@ -599,7 +599,7 @@ func (c *Console) requests(r *http.Request) (loaded, error) {
 		return loaded{}, err
 	}
 	return loaded{"requests", "Request journal", "entries", struct {
-		Entries []httpapi.JournalEntry
+		Entries []surface.JournalEntry
 		Limit   int
 		Live    string
 	}{c.cfg.Traffic.Requests(limit), limit, Prefix + "live/requests?limit=" + strconv.Itoa(limit)}}, nil
@@ -608,11 +608,11 @@ func (c *Console) requests(r *http.Request) (loaded, error) {
 func (c *Console) faultsPage(r *http.Request) (loaded, error) {
 	rps, burst := c.cfg.Traffic.RateLimit()
 	return loaded{"faults", "Faults and rate limit", "", struct {
-		Rules        []httpapi.FaultRule
+		Rules        []surface.FaultRule
 		RPS          string
 		Burst        int
 		MaxLatencyMS int
-	}{c.cfg.Traffic.Faults(), decimal.NewFromFloat(rps).String(), burst, httpapi.MaxFaultLatencyMS}}, nil
+	}{c.cfg.Traffic.Faults(), decimal.NewFromFloat(rps).String(), burst, surface.MaxFaultLatencyMS}}, nil
 }
 
 func (c *Console) sandboxPage(r *http.Request) (loaded, error) {

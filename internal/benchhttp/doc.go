@@ -16,5 +16,7 @@
 //
 // Like loadtest, it measures from the outside: it must never import the store, the HTTP layer
 // or the delivery code (simulator/bolt, simulator/httpapi, simulator/webhook), nor the sandbox —
-// the server it measures is the `partnersim serve` process.
+// the server it measures is the `partnersim serve` process. (It links them through loadtest,
+// which can start a sandbox in process for `partnersim load` without a target; it never calls
+// them.)
 package main

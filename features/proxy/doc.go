@@ -1,0 +1,13 @@
+// Package proxy is `partnersim proxy`: a reverse proxy between a partner's app and any
+// deployment of the partner API that forwards every exchange unchanged and checks it on the
+// side — against the OpenAPI document (simulator/openapi/check), the error shapes of decisions
+// D2–D4, and the laws that span answers (features/laws, the suite's own) — and lints the
+// partner's side: the 307s, 422s, walks, retries, scopes and polling its app causes. In front of
+// the partner's webhook receiver it verifies each delivery's signature, body and answer. It
+// reports a live line per finding and, when stopped, JUnit, JSON and SARIF with one testcase
+// per rule.
+//
+// It is black-box like the suite: it must never import the simulator (simulator/...) beyond
+// the published documents (simulator/openapi) and their checker (simulator/openapi/check), nor
+// the fixtures; what it writes with --record is the fixture format as a partner reads it.
+package proxy

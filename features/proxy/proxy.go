@@ -1,0 +1,297 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/partnersim/partnersim/simulator/openapi/check"
+)
+
+// MaxBody is the largest request or response body the proxy reads for its checks (decisions
+// D17): a larger one is forwarded whole, streamed, and its exchange is not checked against the
+// document (the upstream's own bound answers it).
+const MaxBody = 1 << 20
+
+// Config is what a proxy needs.
+type Config struct {
+	Upstream *url.URL // the deployment's origin
+	Receiver *url.URL // the partner's webhook receiver (nil: no receiver side)
+	// SigningSecrets are the institution's signing secrets (two during a rotation's overlap).
+	SigningSecrets []string
+	// Checker checks exchanges and deliveries against the document (nil: not checked).
+	Checker *check.Checker
+	// Loopback is set when the proxy listens on loopback only: then it answers only requests
+	// whose Host is a loopback name or one of AllowedHosts (decisions D18).
+	Loopback     bool
+	AllowedHosts []string
+	Slow         time.Duration // an upstream answer later than this is a violation
+	PollInterval time.Duration // the same GET repeated sooner is lint (0: not checked)
+	Live         io.Writer     // a line per finding (nil: none)
+	Now          func() time.Time
+	// Transport reaches the upstream and the receiver (nil: http.DefaultTransport's clone).
+	Transport http.RoundTripper
+}
+
+// Proxy forwards and checks. Its handlers are API and Receiver.
+type Proxy struct {
+	cfg      Config
+	book     *Book
+	api      *httputil.ReverseProxy
+	hooks    *httputil.ReverseProxy
+	state    *state
+	hosts    *hostPolicy
+	queue    chan *exchange
+	wg       sync.WaitGroup
+	closeOne sync.Once
+}
+
+// exchange is one request and its answer as the checks see them.
+type exchange struct {
+	method  string
+	url     *url.URL
+	header  http.Header // the request's, the key removed
+	key     string      // the key's hash (never the key)
+	reqBody []byte
+	unread  bool // the request body was over MaxBody: forwarded, not read for the checks
+	status  int
+	resHdr  http.Header
+	body    []byte
+	whole   bool // body holds the whole answer
+	start   time.Time
+	end     time.Time
+	err     error // the upstream could not be reached
+	hook    bool  // a delivery to the receiver
+}
+
+func (x *exchange) String() string {
+	u := x.url.Path
+	if x.url.RawQuery != "" {
+		u += "?" + x.url.RawQuery
+	}
+	if x.err != nil {
+		return fmt.Sprintf("%s %s → no answer", x.method, u)
+	}
+	return fmt.Sprintf("%s %s → %d", x.method, u, x.status)
+}
+
+// New makes a proxy; Close it to finish its checks.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Upstream == nil || cfg.Upstream.Scheme == "" || cfg.Upstream.Host == "" {
+		return nil, errors.New("proxy: the upstream must be an absolute URL (https://staging.example)")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Slow == 0 {
+		cfg.Slow = 10 * time.Second
+	}
+	if cfg.Transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 256
+		cfg.Transport = t
+	}
+	p := &Proxy{cfg: cfg, book: newBook(cfg.Live, cfg.Now()), state: newState(), queue: make(chan *exchange, 4096)}
+	p.hosts = newHostPolicy(cfg.Loopback, cfg.AllowedHosts)
+	p.api = p.reverse(cfg.Upstream, false)
+	if cfg.Receiver != nil {
+		p.hooks = p.reverse(cfg.Receiver, true)
+	}
+	p.wg.Add(1)
+	go p.work()
+	return p, nil
+}
+
+// Book is the proxy's record of its rules.
+func (p *Proxy) Book() *Book { return p.book }
+
+// Close waits for the checks of every exchange answered so far and ends what only the end
+// decides (walks stopped early). Exchanges still in flight are not checked.
+func (p *Proxy) Close() {
+	p.closeOne.Do(func() {
+		close(p.queue)
+		p.wg.Wait()
+		p.finish()
+	})
+}
+
+type ctxKey struct{}
+
+func (p *Proxy) reverse(target *url.URL, hook bool) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Header["X-Forwarded-For"] = r.In.Header["X-Forwarded-For"] // unchanged: SetURL adds none, nor do we
+		},
+		Transport:     p.cfg.Transport,
+		FlushInterval: -1, // stream as the upstream writes
+		ModifyResponse: func(res *http.Response) error {
+			x := res.Request.Context().Value(ctxKey{}).(*exchange)
+			x.status, x.resHdr = res.StatusCode, res.Header.Clone()
+			res.Body = &tee{ReadCloser: res.Body, x: x, done: p.enqueue, now: p.cfg.Now}
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return // the app went away: nothing to judge
+			}
+			x := r.Context().Value(ctxKey{}).(*exchange)
+			x.err, x.end = err, p.cfg.Now()
+			p.enqueue(x)
+			who := "upstream"
+			if hook {
+				who = "receiver"
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprintf(w, `{"detail":"partnersim proxy: the %s did not answer"}`, who)
+		},
+	}
+}
+
+// API is the handler the partner's app calls in place of the deployment.
+func (p *Proxy) API() http.Handler { return p.handler(p.api, false) }
+
+// Receiver is the handler deployments deliver webhooks to in place of the partner's receiver
+// (nil without one).
+func (p *Proxy) Receiver() http.Handler {
+	if p.hooks == nil {
+		return nil
+	}
+	return p.handler(p.hooks, true)
+}
+
+func (p *Proxy) handler(rp *httputil.ReverseProxy, hook bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !p.hosts.allows(r.Host) {
+			writeDetail(w, http.StatusMisdirectedRequest, "Misdirected Request")
+			return
+		}
+		x := &exchange{method: r.Method, url: r.URL, start: p.cfg.Now(), hook: hook}
+		if r.Body != nil && r.Body != http.NoBody {
+			b, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+			if err != nil {
+				writeDetail(w, http.StatusBadRequest, "partnersim proxy: the request body could not be read")
+				return
+			}
+			if len(b) > MaxBody {
+				// Forwarded whole, streamed, and not checked: the upstream judges its size.
+				x.unread = true
+				r.Body = struct {
+					io.Reader
+					io.Closer
+				}{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
+			} else {
+				x.reqBody = b
+				r.Body = io.NopCloser(bytes.NewReader(b))
+			}
+		}
+		if !hook {
+			x.key = keyID(r.Header.Get("X-Api-Key"))
+			x.header = r.Header.Clone()
+			x.header.Del("X-Api-Key")
+		} else {
+			x.header = r.Header.Clone()
+		}
+		if writing(r.Method) {
+			p.state.inflight.Add(1)
+			defer p.state.inflight.Add(-1)
+			if rt, id := routeOf(r.URL.Path); r.Method == http.MethodDelete && rt == subscription {
+				p.state.deleting.Store(id, true)
+				defer p.state.deleting.Delete(id)
+			}
+		}
+		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, x)))
+	})
+}
+
+// keyID names a key in findings and state without revealing it: a prefix of its SHA-256.
+func keyID(k string) string {
+	if k == "" {
+		return ""
+	}
+	s := sha256.Sum256([]byte(k))
+	return "key#" + hex.EncodeToString(s[:6])
+}
+
+func writeDetail(w http.ResponseWriter, status int, detail string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"detail":%q}`, detail)
+}
+
+// tee copies the head of an answer's body for the checks while the app reads it, and hands
+// the exchange to the checks when the body ends.
+type tee struct {
+	io.ReadCloser
+	x    *exchange
+	buf  bytes.Buffer
+	over bool
+	once sync.Once
+	done func(*exchange)
+	now  func() time.Time
+}
+
+func (t *tee) Read(b []byte) (int, error) {
+	n, err := t.ReadCloser.Read(b)
+	if n > 0 && !t.over {
+		if t.buf.Len()+n > MaxBody {
+			t.over = true
+		} else {
+			t.buf.Write(b[:n])
+		}
+	}
+	if err == io.EOF {
+		t.finish(true)
+	}
+	return n, err
+}
+
+func (t *tee) Close() error {
+	err := t.ReadCloser.Close()
+	t.finish(false)
+	return err
+}
+
+func (t *tee) finish(eof bool) {
+	t.once.Do(func() {
+		t.x.body, t.x.whole = t.buf.Bytes(), eof && !t.over
+		t.x.end = t.now()
+		t.done(t.x)
+	})
+}
+
+// enqueue hands an answered exchange to the checks without ever making the app wait: when
+// the checks have fallen a queue behind, the exchange is counted as unchecked instead.
+func (p *Proxy) enqueue(x *exchange) {
+	defer func() { recover() }() // an exchange ending after Close is not checked
+	select {
+	case p.queue <- x:
+	default:
+		p.book.shed.Add(1)
+	}
+}
+
+// work checks the exchanges in the order they ended.
+func (p *Proxy) work() {
+	defer p.wg.Done()
+	for x := range p.queue {
+		if x.end.IsZero() {
+			x.end = p.cfg.Now()
+		}
+		if x.hook {
+			p.checkDelivery(x)
+		} else {
+			p.checkExchange(x)
+		}
+	}
+}
