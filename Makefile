@@ -51,7 +51,7 @@ bench:
 ## bench-http: the reviewer's measurement (BENCHMARKS.md's targets table): `partnersim serve` as the
 ## README starts it, wrk per URL alternated with a bare echo server answering the same bytes,
 ## the mix and deliveries; ~8 minutes on 2 cores. Needs wrk (Debian: sudo apt-get install wrk).
-## BENCH_HTTP_FLAGS='-only default' runs one part (default, large, mix, deliveries).
+## BENCH_HTTP_FLAGS='-only default' runs one part (default, large, mix, proxy, deliveries).
 BENCH_HTTP_FLAGS ?=
 bench-http: build
 	@command -v wrk >/dev/null 2>&1 || { echo "bench-http needs wrk: sudo apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"; exit 2; }

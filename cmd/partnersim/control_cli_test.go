@@ -208,7 +208,7 @@ func TestDeliveriesListsAndFollows(t *testing.T) {
 	ev := regexp.MustCompile(`event (evt_\w+)`).FindStringSubmatch(out)[1]
 
 	table := s.mustCmd(t, "deliveries", "--event", ev)
-	assert.Regexp(t, `(?m)^CREATED \(UTC\)\s+DELIVERY\s+EVENT\s+TYPE\s+INSTITUTION\s+STATUS\s+ATTEMPTS\s+LAST ATTEMPT\s+URL$`, table)
+	assert.Regexp(t, `(?m)^CREATED \(UTC\)\s+DELIVERY\s+EVENT\s+TYPE\s+INSTITUTION\s+STATUS\s+ATTEMPTS\s+LAST ATTEMPT\s+NEXT ATTEMPT \(VIRTUAL\)\s+URL$`, table)
 	assert.Regexp(t, `(?m)^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\s+dlv_\w+\s+`+ev+`\s+kyc\s+ins_harbor\s+delivered\s+1\s+HTTP 200 in`, table)
 	assert.Contains(t, s.mustCmd(t, "deliveries", "--status", "failed"), "no deliveries match")
 	js := gjson.Parse(s.mustCmd(t, "deliveries", "--institution", "ins_harbor", "--event-type", "kyc", "-o", "json"))
@@ -294,4 +294,28 @@ func TestScenarioExampleNamesWhatExists(t *testing.T) {
 	require.NotNil(t, m)
 	out := s.mustCmd(t, "scenario", "run", m[1], "--institution", m[2])
 	assert.Contains(t, out, "scenario "+m[1]+" run run_")
+}
+
+// deliveries shows when a pending delivery's next attempt is due (on the virtual clock), and
+// deliveries redeliver sends one delivery's event again to its subscription only.
+func TestDeliveriesNextAttemptAndRedeliverOne(t *testing.T) {
+	s := newCLISandbox(t)
+	failing := s.subscribe(t, "kyc", 503)
+	acking := s.subscribe(t, "kyc", 200)
+	out := s.mustCmd(t, "trigger", "kyc", "--user", "usr_hfcu_0002", "--product", "crypto", "--status", "approved")
+	ev := regexp.MustCompile(`event (evt_\w+)`).FindStringSubmatch(out)[1]
+	sandboxtest.Eventually(t, func() bool { return failing.Load() == 1 && acking.Load() == 1 }, "both hooks got the event")
+
+	table := s.mustCmd(t, "deliveries", "--event", ev)
+	assert.Regexp(t, `(?m)^CREATED \(UTC\)\s+DELIVERY\s+EVENT\s+TYPE\s+INSTITUTION\s+STATUS\s+ATTEMPTS\s+LAST ATTEMPT\s+NEXT ATTEMPT \(VIRTUAL\)\s+URL$`, table)
+	pending := regexp.MustCompile(`(?m)^\S+ \S+\s+(dlv_\w+)\s+` + ev + `\s+kyc\s+ins_harbor\s+pending\s+1\s+HTTP 503 in \S+\s+(\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ)\s+`).FindStringSubmatch(table)
+	require.NotNil(t, pending, "a pending delivery shows its next attempt:\n%s", table)
+	assert.Regexp(t, `(?m)\s+delivered\s+1\s+HTTP 200 in \S+\s+-\s+http`, table, "a delivered one has none")
+
+	out = s.mustCmd(t, "deliveries", "redeliver", pending[1])
+	assert.Regexp(t, `delivery `+pending[1]+` sent again as dlv_\w+, to its subscription only`, out)
+	sandboxtest.Eventually(t, func() bool { return failing.Load() == 2 }, "the failing hook got it again")
+	assert.Equal(t, int64(1), acking.Load(), "the hook that acknowledged got no duplicate")
+	_, err := s.cmd(t, "deliveries", "redeliver", "dlv_nope")
+	assert.ErrorContains(t, err, "404")
 }

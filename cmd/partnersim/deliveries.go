@@ -103,13 +103,38 @@ func newDeliveriesCmd() *cobra.Command {
 		}
 		return nil
 	}
+	cmd.AddCommand(newDeliveriesRedeliverCmd())
+	return cmd
+}
+
+// newDeliveriesRedeliverCmd sends one delivery's event again (same id and bytes) to that
+// delivery's subscription only, and prints the new delivery's first attempt. `partnersim events
+// resend` sends an event to every enabled subscription of its type.
+func newDeliveriesRedeliverCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "redeliver DELIVERY_ID", Short: "send one delivery's event again, to that delivery's subscription only",
+		Args: exactlyOne("partnersim deliveries redeliver DELIVERY_ID: give one delivery id (partnersim deliveries lists them)")}
+	c := controlFlags(cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := c.ready(); err != nil {
+			return err
+		}
+		w := cmd.OutOrStdout()
+		res, printed, err := c.answer(cmd.Context(), w, http.MethodPost, "/_sandbox/deliveries/"+url.PathEscape(args[0])+"/redeliver", nil)
+		if err != nil || printed {
+			return err
+		}
+		id := res.Get("delivery_id").String()
+		fmt.Fprintf(w, "delivery %s sent again as %s, to its subscription only (partnersim events resend %s sends to every subscription)\n", args[0], id, res.Get("event_id"))
+		c.showDeliveries(cmd.Context(), w, res.Get("event_id").String(), id)
+		return nil
+	}
 	return cmd
 }
 
 // printDeliveryTable writes deliveries as a table for people, times in UTC.
 func printDeliveryTable(w io.Writer, ds []gjson.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CREATED (UTC)\tDELIVERY\tEVENT\tTYPE\tINSTITUTION\tSTATUS\tATTEMPTS\tLAST ATTEMPT\tURL")
+	fmt.Fprintln(tw, "CREATED (UTC)\tDELIVERY\tEVENT\tTYPE\tINSTITUTION\tSTATUS\tATTEMPTS\tLAST ATTEMPT\tNEXT ATTEMPT (VIRTUAL)\tURL")
 	for _, d := range ds {
 		last := "-"
 		if atts := d.Get("attempts").Array(); len(atts) > 0 {
@@ -117,8 +142,12 @@ func printDeliveryTable(w io.Writer, ds []gjson.Result) {
 		} else if e := d.Get("error").String(); e != "" {
 			last = e
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", utcSeconds(d.Get("created_at").String()), d.Get("delivery_id"), d.Get("event_id"),
-			d.Get("event_type"), d.Get("institution_id"), d.Get("status"), d.Get("attempts.#").Int(), last, d.Get("url"))
+		next := "-"
+		if at := d.Get("next_attempt_at").String(); at != "" {
+			next = utcSeconds(at)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", utcSeconds(d.Get("created_at").String()), d.Get("delivery_id"), d.Get("event_id"),
+			d.Get("event_type"), d.Get("institution_id"), d.Get("status"), d.Get("attempts.#").Int(), last, next, d.Get("url"))
 	}
 	tw.Flush()
 }

@@ -32,6 +32,7 @@ type proxyConfig struct {
 	PollInterval time.Duration
 	Reports      []string
 	FailOn       string
+	Record       string
 }
 
 func defaultProxyConfig() proxyConfig {
@@ -61,6 +62,7 @@ func newProxyCmd() *cobra.Command {
 	fs.DurationVar(&cfg.Slow, "slow", cfg.Slow, "an upstream answer later than this is a violation")
 	fs.DurationVar(&cfg.PollInterval, "poll-interval", cfg.PollInterval, "the same GET repeated sooner is lint (0: not checked)")
 	fs.StringArrayVar(&cfg.Reports, "report", nil, "FORMAT=FILE written when the proxy stops: junit, json or sarif (repeatable)")
+	fs.StringVar(&cfg.Record, "record", "", "write the users and orders the app was answered as a fixture set into DIR when stopped (ids kept; keys and secrets never: the set gets fresh keys)")
 	fs.StringVar(&cfg.FailOn, "fail-on", "", `"violations" (the deployment's) or "lint" (violations and the app's lint): exit 1 when any was seen`)
 	return cmd
 }
@@ -82,7 +84,7 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 		return fmt.Errorf("--fail-on %q: want violations or lint", cfg.FailOn)
 	}
 	pc := proxy.Config{Upstream: up, SigningSecrets: cfg.Secrets, AllowedHosts: cfg.AllowedHosts, Slow: cfg.Slow,
-		PollInterval: cfg.PollInterval, Live: stdout}
+		PollInterval: cfg.PollInterval, Live: stdout, Record: cfg.Record != ""}
 	if cfg.Receiver != "" {
 		if pc.Receiver, err = url.Parse(cfg.Receiver); err != nil || pc.Receiver.Host == "" {
 			return fmt.Errorf("--receiver %q: want the receiver's URL (http://127.0.0.1:9090/webhooks)", cfg.Receiver)
@@ -144,6 +146,12 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 		if err := writeProxyReport(book, format, path, now); err != nil {
 			return err
 		}
+	}
+	if cfg.Record != "" {
+		if err := p.WriteRecord(cfg.Record); err != nil {
+			return fmt.Errorf("--record %s: %w", cfg.Record, err)
+		}
+		fmt.Fprintf(stdout, "recorded the users and orders seen into %s: partnersim serve --db NEW.db --fixtures %s\n", cfg.Record, cfg.Record)
 	}
 	v, l := book.Failed(proxy.Violation), book.Failed(proxy.Lint)
 	fmt.Fprintf(stdout, "partnersim proxy stopped: %d violations, %d lint findings\n", v, l)

@@ -58,7 +58,7 @@ func get(t *testing.T, url string, headers ...string) sandboxtest.Response {
 func TestProxyReportsReadBack(t *testing.T) {
 	base := startServe(t)
 	dir := t.TempDir()
-	p := startProxy(t, "--upstream", base, "--fail-on", "violations", "--report", "junit="+filepath.Join(dir, "proxy.xml"),
+	p := startProxy(t, "--upstream", base, "--fail-on", "violations", "--record", filepath.Join(dir, "set"), "--report", "junit="+filepath.Join(dir, "proxy.xml"),
 		"--report", "json="+filepath.Join(dir, "proxy.json"), "--report", "sarif="+filepath.Join(dir, "proxy.sarif"))
 	key := "x-api-key: sbx_harborAllScopes0000000000000000000000001"
 	r := get(t, p.url+"/v1/users/?per_page=3", key)
@@ -74,6 +74,8 @@ func TestProxyReportsReadBack(t *testing.T) {
 	assert.Equal(t, http.StatusMisdirectedRequest, res.StatusCode)
 	require.NoError(t, p.stop(), "no violation: --fail-on violations exits 0\n%s", p.out)
 	assert.NotContains(t, p.out.String(), "sbx_harbor", "a key reached the output")
+	out, errOut, err := runCLI("fixtures", "check", filepath.Join(dir, "set"))
+	require.NoError(t, err, "the recorded set:\n%s\n%s", out, errOut)
 
 	b, err := os.ReadFile(filepath.Join(dir, "proxy.xml"))
 	require.NoError(t, err)

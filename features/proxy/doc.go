@@ -5,7 +5,7 @@
 // partner's side: the 307s, 422s, walks, retries, scopes and polling its app causes. In front of
 // the partner's webhook receiver it verifies each delivery's signature, body and answer. It
 // reports a live line per finding and, when stopped, JUnit, JSON and SARIF with one testcase
-// per rule.
+// per rule. With Config.Record it writes the users and orders it saw as a fixture set.
 //
 // It is black-box like the suite: it must never import the simulator (simulator/...) beyond
 // the published documents (simulator/openapi) and their checker (simulator/openapi/check), nor

@@ -38,6 +38,8 @@ type Config struct {
 	PollInterval time.Duration // the same GET repeated sooner is lint (0: not checked)
 	Live         io.Writer     // a line per finding (nil: none)
 	Now          func() time.Time
+	// Record, when set, keeps the users and orders answered, for WriteRecord.
+	Record bool
 	// Transport reaches the upstream and the receiver (nil: http.DefaultTransport's clone).
 	Transport http.RoundTripper
 }
@@ -50,6 +52,7 @@ type Proxy struct {
 	hooks    *httputil.ReverseProxy
 	state    *state
 	hosts    *hostPolicy
+	record   *recorder
 	queue    chan *exchange
 	wg       sync.WaitGroup
 	closeOne sync.Once
@@ -102,6 +105,9 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p := &Proxy{cfg: cfg, book: newBook(cfg.Live, cfg.Now()), state: newState(), queue: make(chan *exchange, 4096)}
 	p.hosts = newHostPolicy(cfg.Loopback, cfg.AllowedHosts)
+	if cfg.Record {
+		p.record = newRecorder(cfg.Now())
+	}
 	p.api = p.reverse(cfg.Upstream, false)
 	if cfg.Receiver != nil {
 		p.hooks = p.reverse(cfg.Receiver, true)
@@ -294,4 +300,14 @@ func (p *Proxy) work() {
 			p.checkExchange(x)
 		}
 	}
+}
+
+// WriteRecord writes the users and orders the app was answered as a fixture set into dir
+// (Config.Record must be set): one institution per key, each with a fresh key of its own; users
+// keep their ids (the platform id when a detail showed it), their accounts' values as cash.
+func (p *Proxy) WriteRecord(dir string) error {
+	if p.record == nil {
+		return errors.New("proxy: nothing recorded (Config.Record is off)")
+	}
+	return p.record.write(dir)
 }

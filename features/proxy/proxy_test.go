@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -17,8 +19,10 @@ import (
 
 	"github.com/partnersim/partnersim/features/laws"
 	"github.com/partnersim/partnersim/features/proxy"
+	"github.com/partnersim/partnersim/fixtures"
 	"github.com/partnersim/partnersim/internal/sandboxtest"
 	"github.com/partnersim/partnersim/simulator/openapi/check"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 	"github.com/tidwall/gjson"
 )
 
@@ -293,4 +297,72 @@ func TestDeliveriesThroughTheReceiverSide(t *testing.T) {
 	if strings.Contains(live.String(), "whsec_") {
 		t.Errorf("a secret reached the live lines:\n%s", live)
 	}
+}
+
+// --record writes what the app was answered as a fixture set the sandbox loads: the recorded
+// key's users come back with their ids and values under the set's own fresh key, and the
+// recorded key appears nowhere in it.
+func TestRecordWritesASetTheSandboxLoads(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	u, _ := url.Parse(sb.URL)
+	p, err := proxy.New(proxy.Config{Upstream: u, Loopback: true, Record: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httptest.NewServer(p.API())
+	t.Cleanup(api.Close)
+	app(t, api.URL)
+	p.Close()
+	dir := t.TempDir()
+	if err := p.WriteRecord(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"institutions.json", "keys.json", "users.json", "transactions.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), harborKey) || strings.Contains(string(b), prairieKey) {
+			t.Errorf("%s holds a recorded key", f)
+		}
+	}
+	if _, err := fixtures.Open(os.DirFS(dir)); err != nil {
+		t.Fatalf("the recorded set does not open: %v", err)
+	}
+	rec := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.Fixtures = os.DirFS(dir) })
+	keys := gjson.Parse(mustRead(t, filepath.Join(dir, "keys.json")))
+	got := map[string]string{}
+	for _, k := range keys.Array() {
+		r := sandboxtest.Do(t, http.DefaultClient, http.MethodGet, rec.URL+"/v1/users/?per_page=100", "", "", "x-api-key: "+k.Get("key").String())
+		for _, it := range gjson.Get(r.Body, "items").Array() {
+			got[it.Get("user_account_id").String()] = it.Get("total_current_market_value").String()
+		}
+	}
+	want := map[string]string{}
+	r := sandboxtest.Do(t, http.DefaultClient, http.MethodGet, sb.URL+"/v1/users/?per_page=100", "", "", "x-api-key: "+harborKey)
+	for _, it := range gjson.Get(r.Body, "items").Array() {
+		want[it.Get("user_account_id").String()] = it.Get("total_current_market_value").String()
+	}
+	for id, total := range want {
+		if got[id] != total {
+			t.Errorf("user %s: recorded total %q, the deployment's %q", id, got[id], total)
+		}
+	}
+	d := sandboxtest.Do(t, http.DefaultClient, http.MethodGet, rec.URL+"/v1/users/usr_hfcu_0001/?user_account_id_type=platform", "", "", "x-api-key: "+keys.Get("0.key").String())
+	if d.Status != http.StatusOK {
+		t.Errorf("the user whose detail was read keeps its platform id: %d %s", d.Status, d.Body)
+	}
+	o := sandboxtest.Do(t, http.DefaultClient, http.MethodGet, rec.URL+"/v1/orders/?per_page=5", "", "", "x-api-key: "+keys.Get("0.key").String())
+	if n := gjson.Get(o.Body, "total_records").Int(); n == 0 {
+		t.Errorf("expected the recorded orders, got %s", o.Body)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -121,6 +121,9 @@ func (s *state) answered(p *Proxy, x *exchange, j gjson.Result) {
 		b.check(laws.TotalIsSum, ex, laws.UserTotal(u), at)
 		b.check(laws.ApprovedAtShown, ex, laws.ApprovedAt(u), at)
 	}
+	if x.method == http.MethodGet {
+		p.record.note(x.key, r, j)
+	}
 	switch r {
 	case userList, orderList:
 		s.page(p, x, r, j)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,7 +43,7 @@ func main() {
 	flag.IntVar(&cfg.runs, "runs", 3, "first serves of the large set, mix runs and delivery runs")
 	flag.IntVar(&cfg.users, "users", 100_000, "users of the large set")
 	flag.IntVar(&cfg.orders, "orders", 1_000_000, "orders of the large set")
-	flag.StringVar(&cfg.only, "only", "", "run one part: default, large, varied (large without its builds), mix or deliveries (all when empty)")
+	flag.StringVar(&cfg.only, "only", "", "run one part: default, large, varied (large without its builds), mix, proxy or deliveries (all when empty)")
 	flag.IntVar(&cfg.pool, "pool", 0, "URLs drawn for each row over many URLs (0: loadtest.DefaultPoolSize)")
 	flag.StringVar(&cfg.deliveriesPkg, "deliveries-pkg", "./simulator/bolt/", "package of the delivery benchmarks")
 	flag.Parse()
@@ -103,6 +104,11 @@ func (b *bench) run(ctx context.Context) error {
 	if part("large") || part("varied") || part("mix") {
 		if err := b.largeSet(ctx, part("large"), part("large") || part("varied"), part("mix")); err != nil {
 			return fmt.Errorf("large set: %w", err)
+		}
+	}
+	if part("proxy") {
+		if err := b.proxyRows(ctx); err != nil {
+			return fmt.Errorf("proxy: %w", err)
 		}
 	}
 	if part("deliveries") {
@@ -529,6 +535,90 @@ func (b *bench) defaultSet(ctx context.Context) error {
 	}
 	b.rows = append(b.rows, row{name: "default set: ready after a restart", conns: "–", detail: ms(s.ready),
 		want: "≤ 500 ms", verdict: verdict(s.ready <= 500*time.Millisecond), load: loadavg()})
+	return nil
+}
+
+// proxyRows measure what `partnersim proxy` costs: one Get User Detail URL of the default set
+// driven by wrk through the proxy and directly (the ceiling columns), alternated, at 1
+// connection (p50 added ≤ 0.2 ms) and at 32 (≥ 0.7 × the direct req/s).
+func (b *bench) proxyRows(ctx context.Context) error {
+	set, err := fixtures.Open(fixtures.Default())
+	if err != nil {
+		return err
+	}
+	data, key, err := loadtest.FromSet(set, "")
+	if err != nil {
+		return err
+	}
+	var user string
+	err = set.EachUser(func(u simulator.User) error {
+		if user == "" && u.InstitutionID == data.InstitutionID && funded(u) {
+			user = u.PlatformID
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	db := filepath.Join(b.cfg.dir, "proxy.db")
+	os.Remove(db)
+	s, err := b.serve(ctx, db, "", "proxy-upstream")
+	if err != nil {
+		return err
+	}
+	defer s.stop()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.CommandContext(ctx, b.cfg.bin, "proxy", "--upstream", s.base, "--addr", addr, "--poll-interval", "0")
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	px := &server{cmd: cmd, base: "http://" + addr, pid: cmd.Process.Pid}
+	defer px.stop()
+	client := &http.Client{Timeout: time.Second}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Millisecond) {
+		if res, err := client.Get(px.base + "/health"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the proxy did not answer /health within a minute")
+		}
+	}
+	path := detailPath(user)
+	for _, base := range []string{s.base, px.base} { // warm-up, not measured
+		if _, err := wrk(ctx, base+path, key, 32, time.Second); err != nil {
+			return err
+		}
+	}
+	for _, n := range []int{1, 32} {
+		load := loadavg()
+		via, err := wrk(ctx, px.base+path, key, n, b.cfg.duration)
+		if err != nil {
+			return err
+		}
+		direct, err := wrk(ctx, s.base+path, key, n, b.cfg.duration)
+		if err != nil {
+			return err
+		}
+		r := row{name: "Get User Detail through `partnersim proxy` (ceiling columns: the same URL direct)", conns: strconv.Itoa(n),
+			target: via.rps, ceiling: direct.rps, p50: via.p50, p99: via.p99, cp50: direct.p50, cp99: direct.p99, load: load,
+			detail: fmt.Sprintf("%s, checked against the served documents; p50 added %.3f ms", user, via.p50-direct.p50)}
+		if n == 1 {
+			r.want, r.verdict = "p50 added ≤ 0.20 ms", verdict(via.p50-direct.p50 <= 0.20)
+		} else {
+			r.want, r.verdict = "≥ 0.70 × direct", verdict(via.rps/direct.rps >= 0.70)
+		}
+		b.rows = append(b.rows, r)
+		b.logf("proxy, %d conns: %.0f vs %.0f req/s direct = %.2f ×, p50 %.3f (%.3f) ms", n, via.rps, direct.rps, via.rps/direct.rps, via.p50, direct.p50)
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -249,6 +250,38 @@ func (s *DB) Redeliver(ctx context.Context, eventID string) ([]*simulator.Delive
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// RedeliverDelivery makes a new delivery of the event delivery id carried, to that delivery's
+// subscription only (same event_id and body bytes), with its own schedule: ENOTFOUND for an
+// unknown delivery, or one whose subscription is no longer enabled.
+func (s *DB) RedeliverDelivery(ctx context.Context, id string) (*simulator.Delivery, error) {
+	var newID string
+	err := s.update(ctx, func(w *writeTx) error {
+		d, err := getDelivery(w.Tx, []byte(id))
+		if err != nil {
+			return err
+		}
+		var e simulator.Event
+		if err := getRecord(w.Tx, bEvents, []byte(d.EventID), &e, "event not found"); err != nil {
+			return err
+		}
+		subs, err := listSubs(w.Tx, d.InstitutionID)
+		if err != nil {
+			return err
+		}
+		subs = slices.DeleteFunc(subs, func(sub *simulator.Subscription) bool { return sub.ID != d.SubscriptionID })
+		ds := e.Deliveries(subs, s.IDs, s.Clock.InstitutionNow(e.InstitutionID), s.Clock.Now())
+		if len(ds) == 0 {
+			return simulator.Errorf(simulator.ENOTFOUND, "subscription %s of delivery %s is no longer enabled: resend the event to its institution's subscriptions instead", d.SubscriptionID, d.ID)
+		}
+		newID = ds[0].ID
+		return w.enqueue(ds[0], &e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Delivery(ctx, newID)
 }
 
 // Delivery returns one delivery.

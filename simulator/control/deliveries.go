@@ -19,6 +19,12 @@ func (s *Service) Redeliver(ctx context.Context, eventID string) ([]*simulator.D
 	return s.db.Redeliver(ctx, eventID)
 }
 
+// RedeliverDelivery queues the event of one delivery again, to that delivery's subscription
+// only. Its errors: surface.Deliveries.RedeliverDelivery, their one home.
+func (s *Service) RedeliverDelivery(ctx context.Context, id string) (*simulator.Delivery, error) {
+	return s.db.RedeliverDelivery(ctx, id)
+}
+
 // PendingDeliveries lists up to limit deliveries waiting for an attempt, soonest first. Its
 // errors: surface.Deliveries.PendingDeliveries, their one home.
 func (s *Service) PendingDeliveries(ctx context.Context, limit int) ([]*simulator.Delivery, error) {

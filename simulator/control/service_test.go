@@ -340,6 +340,7 @@ func TestEveryErrorIsNamedInItsOneComment(t *testing.T) {
 			return err
 		}},
 		{"Redeliver", simulator.ENOTFOUND, func() error { _, err := r.svc.Redeliver(ctx, "evt_nobody"); return err }},
+		{"RedeliverDelivery", simulator.ENOTFOUND, func() error { _, err := r.svc.RedeliverDelivery(ctx, "dlv_nobody"); return err }},
 		{"AdvanceClock", simulator.EINVALID, func() error { _, err := r.svc.AdvanceClock(ctx, "", -time.Nanosecond); return err }},
 		{"AdvanceClock", simulator.ENOTFOUND, func() error { _, err := r.svc.AdvanceClock(ctx, "ins_nobody", time.Hour); return err }},
 		{"SetDNS", simulator.EINVALID, func() error {

@@ -87,6 +87,17 @@ func handleDeliveries(deliveries surface.Deliveries) echo.HandlerFunc {
 	}
 }
 
+// handleRedeliverDelivery serves POST /_sandbox/deliveries/:delivery_id/redeliver.
+func handleRedeliverDelivery(deliveries surface.Deliveries) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		d, err := deliveries.RedeliverDelivery(c.Request().Context(), c.Param("delivery_id"))
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, renderDelivery(d))
+	}
+}
+
 // handleRedeliver serves POST /_sandbox/events/:event_id/redeliver.
 func handleRedeliver(deliveries surface.Deliveries) echo.HandlerFunc {
 	return func(c echo.Context) error {

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -426,4 +427,39 @@ func TestDeleteInstitutionOverHTTP(t *testing.T) {
 	assert.Empty(t, a.MustControl(t, "GET", "/_sandbox/deliveries?event_id="+ev, "").JSON("deliveries").Array())
 	assert.Equal(t, 404, a.Control(t, "DELETE", "/_sandbox/institutions/"+inst, "").Status)
 	assert.Equal(t, 401, a.Call(t, "DELETE", "/_sandbox/institutions/"+inst, "").Status, "the token is required")
+}
+
+// Redelivering one delivery sends its event again to that delivery's subscription only; resending
+// the event (POST /_sandbox/events/{id}/redeliver) goes to every enabled subscription of its type.
+func TestRedeliverOneDeliveryGoesToItsSubscriptionOnly(t *testing.T) {
+	a := MustServe(t)
+	inst, key := a.tenant(t, "", "")
+	var failing, acking atomic.Int64
+	fail := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { failing.Add(1); w.WriteHeader(503) }))
+	defer fail.Close()
+	ack := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { acking.Add(1) }))
+	defer ack.Close()
+	for _, u := range []string{fail.URL, ack.URL} {
+		require.Equal(t, 201, a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+u+`"}`, "x-api-key: "+key).Status)
+	}
+	pid := a.user(t, inst, `{"user_account_id":"one","accounts":[{"product":"crypto","kyc_status":"pending"}]}`)
+	ev := a.MustControl(t, "POST", "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`).JSON("event_id").String()
+	sandboxtest.Eventually(t, func() bool { return failing.Load() == 1 && acking.Load() == 1 }, "both subscriptions got the event once")
+
+	failed := a.MustControl(t, "GET", "/_sandbox/deliveries?event_id="+ev+"&status=pending", "").JSON("deliveries.0")
+	require.Equal(t, fail.URL, failed.Get("url").String(), failed.Raw)
+	re := a.MustControl(t, "POST", "/_sandbox/deliveries/"+failed.Get("delivery_id").String()+"/redeliver", "")
+	assert.Equal(t, ev, re.JSON("event_id").String(), "the same event")
+	assert.Equal(t, failed.Get("subscription_id").String(), re.JSON("subscription_id").String(), "to the same subscription")
+	assert.NotEqual(t, failed.Get("delivery_id").String(), re.JSON("delivery_id").String(), "a new delivery")
+	sandboxtest.Eventually(t, func() bool { return failing.Load() == 2 }, "the failing subscription got the event again")
+	assert.Equal(t, int64(1), acking.Load(), "the subscription that acknowledged got no duplicate")
+	assert.Len(t, a.MustControl(t, "GET", "/_sandbox/deliveries?event_id="+ev, "").JSON("deliveries").Array(), 3)
+
+	assert.Equal(t, 404, a.Control(t, "POST", "/_sandbox/deliveries/dlv_nope/redeliver", "").Status)
+	// Once its subscription is deleted, a delivery cannot be sent again: 404 says why.
+	require.Equal(t, 204, a.Call(t, "DELETE", "/v1/webhooks/subscriptions/"+failed.Get("subscription_id").String(), "", "x-api-key: "+key).Status)
+	gone := a.Control(t, "POST", "/_sandbox/deliveries/"+failed.Get("delivery_id").String()+"/redeliver", "")
+	assert.Equal(t, 404, gone.Status, gone.Body)
+	assert.Contains(t, gone.Body, "no longer enabled")
 }

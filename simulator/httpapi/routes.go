@@ -69,6 +69,7 @@ func (s *Server) addRoutes() {
 	s.handle(http.MethodPost, c+"/transactions/:transaction_id/fail", handleEndTransaction(d.Trading, simulator.OrderFailed), t)
 	s.handle(http.MethodGet, c+"/deliveries", handleDeliveries(d.Deliveries), t)
 	s.handle(http.MethodPost, c+"/events/:event_id/redeliver", handleRedeliver(d.Deliveries), t)
+	s.handle(http.MethodPost, c+"/deliveries/:delivery_id/redeliver", handleRedeliverDelivery(d.Deliveries), t)
 	s.handle(http.MethodPost, c+"/clock/advance", handleAdvanceClock(d.Sandbox, b), t)
 	s.handle(http.MethodPut, c+"/dns", handleSetDNS(d.Sandbox, b), t)
 	s.handle(http.MethodGet, c+"/scenarios", handleScenarios(d.Scenarios), t)

@@ -385,13 +385,25 @@ func (c *Console) end(to simulator.OrderStatus) func(r *http.Request) (string, *
 	}
 }
 
-func (c *Console) redeliver(r *http.Request) (string, *flash, error) {
+// resend sends an event again to every enabled subscription of its type (decisions D8); the
+// page it came from stays, filters and all.
+func (c *Console) resend(r *http.Request) (string, *flash, error) {
 	id := r.PathValue("id")
 	ds, err := c.cfg.Deliveries.Redeliver(r.Context(), id)
 	if err != nil {
 		return "", nil, err
 	}
-	return Prefix + "deliveries?event_id=" + url.QueryEscape(id), ok("Redelivering event %s to %d subscription(s).", id, len(ds)), nil
+	return "", ok("Resending event %s to %d subscription(s).", id, len(ds)), nil
+}
+
+// redeliver sends one delivery's event again, to that delivery's subscription only (as
+// Stripe's dashboard resends an event to one endpoint); the page it came from stays.
+func (c *Console) redeliver(r *http.Request) (string, *flash, error) {
+	d, err := c.cfg.Deliveries.RedeliverDelivery(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return "", nil, err
+	}
+	return "", ok("Redelivering event %s to its subscription only (%s), as delivery %s.", d.EventID, d.URL, d.ID), nil
 }
 
 func (c *Console) advance(r *http.Request) (string, *flash, error) {

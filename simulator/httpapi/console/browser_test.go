@@ -396,9 +396,40 @@ func TestBrowserRetryOnClockAdvanceAndRedeliver(t *testing.T) {
 	tb.open("/_sandbox/ui/deliveries?event_id=" + ev)
 	tb.waitFor("the retry succeeded", `(d => d.dataset.status === "delivered" && d.querySelector('.attempts').textContent === "2")(document.querySelector('tbody.delivery'))`)
 	tb.click("button.redeliver", "#flash")
-	assert(t, strings.Contains(tb.text("#flash"), "Redelivering event "+ev+" to 1 subscription(s)."), "the flash: %q", tb.text("#flash"))
+	assert(t, strings.Contains(tb.text("#flash"), "to its subscription only"), "the flash: %q", tb.text("#flash"))
 	tb.waitFor("the redelivery is delivered", `document.querySelectorAll('tbody.delivery[data-status="delivered"]').length === 2`)
 	assert(t, recv.n.Load() == 3, "the receiver got %d requests, want 3 (failed, retried, redelivered)", recv.n.Load())
+}
+
+// Redeliver on one delivery's row sends its event to that delivery's subscription only (the
+// endpoint that acknowledged gets no duplicate) and the page keeps its filters; Resend event on
+// the same row goes to every enabled subscription of the event's type.
+func TestBrowserRedeliverOneDeliveryKeepsTheFilters(t *testing.T) {
+	sb := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.RetrySchedule = []time.Duration{time.Hour, time.Hour} })
+	down := newReceiver(t, func(int64) bool { return true })
+	up := newReceiver(t, func(int64) bool { return false })
+	subscribe(t, sb, down.URL, "kyc")
+	subscribe(t, sb, up.URL, "kyc")
+	pid := newUser(t, sb, `[{"product":"crypto","kyc_status":"pending"}]`)
+	ev := sb.MustControl(t, http.MethodPost, "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`).JSON("event_id").String()
+	tb := openTab(t, sb)
+	tb.signIn()
+
+	filtered := "/_sandbox/ui/deliveries?status=pending&event_type=kyc"
+	tb.open(filtered)
+	tb.waitFor("the failing endpoint's delivery is pending", `(d => d && d.dataset.event === "`+ev+`" && d.querySelector('.attempts').textContent === "1")(document.querySelector('tbody.delivery[data-status="pending"]'))`)
+	tb.click(`tbody.delivery[data-event="`+ev+`"] button.redeliver`, "#flash")
+	flash := tb.text("#flash")
+	assert(t, strings.Contains(flash, "to its subscription only"), "the flash: %q", flash)
+	assert(t, eval[string](tb, `location.pathname + location.search`) == filtered, "the page kept its filters: %s", eval[string](tb, `location.href`))
+	sandboxtest.Eventually(t, func() bool { return down.n.Load() == 2 }, "the failing endpoint got the event again")
+	assert(t, up.n.Load() == 1, "the endpoint that acknowledged got %d requests, want 1 (no duplicate)", up.n.Load())
+
+	tb.click(`tbody.delivery[data-event="`+ev+`"] button.resend`, "#flash")
+	flash = tb.text("#flash")
+	assert(t, strings.Contains(flash, "Resending event "+ev+" to 2 subscription(s)"), "the flash: %q", flash)
+	assert(t, eval[string](tb, `location.pathname + location.search`) == filtered, "the page kept its filters: %s", eval[string](tb, `location.href`))
+	sandboxtest.Eventually(t, func() bool { return up.n.Load() == 2 && down.n.Load() == 3 }, "resend goes to both")
 }
 
 // A scenario runs to completion as the clock is advanced from its run page.

@@ -110,9 +110,13 @@ type Deliveries interface {
 	// Deliveries lists one page of the delivery log, newest first (EINVALID for a cursor that
 	// is not an earlier page's next_cursor; otherwise the store's errors only).
 	Deliveries(ctx context.Context, f simulator.DeliveryFilter) (*simulator.DeliveryPage, error)
-	// Redeliver queues an event again, one delivery per subscription it went to (ENOTFOUND
-	// for an unknown event).
+	// Redeliver queues an event again, one delivery per enabled subscription of its type
+	// (ENOTFOUND for an unknown event, or one with no enabled subscription to go to).
 	Redeliver(ctx context.Context, eventID string) ([]*simulator.Delivery, error)
+	// RedeliverDelivery queues the event of one delivery again, to that delivery's
+	// subscription only (ENOTFOUND for an unknown delivery, or one whose subscription is no
+	// longer enabled).
+	RedeliverDelivery(ctx context.Context, id string) (*simulator.Delivery, error)
 	// PendingDeliveries lists up to limit deliveries waiting for an attempt, soonest first;
 	// it returns the store's errors only.
 	PendingDeliveries(ctx context.Context, limit int) ([]*simulator.Delivery, error)
