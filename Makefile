@@ -1,7 +1,7 @@
 # partnersim — the two commands a newcomer needs are `make run` and `make test`.
 GO ?= go
 
-.PHONY: run test lint lint-chart bench bench-http build fuzz mutants dist image
+.PHONY: run test lint lint-chart bench bench-http bench-scale build fuzz mutants dist image
 
 ## run: start the sandbox on 127.0.0.1:8080 with the default fixtures (state in ./partnersim.db);
 ## ARGS are serve's flags: make run ARGS='--addr 127.0.0.1:9090'
@@ -66,11 +66,21 @@ bench:
 ## bench-http: the reviewer's measurement (BENCHMARKS.md's targets table): `partnersim serve` as the
 ## README starts it, wrk per URL alternated with a bare echo server answering the same bytes,
 ## the mix and deliveries; ~8 minutes on 2 cores. Needs wrk (Debian: sudo apt-get install wrk).
-## BENCH_HTTP_FLAGS='-only default' runs one part (default, large, mix, proxy, deliveries).
+## BENCH_HTTP_FLAGS='-only default' runs one part (default, large, varied — large's rows over many URLs without its builds —, mix, proxy, deliveries).
 BENCH_HTTP_FLAGS ?=
 bench-http: build
 	@command -v wrk >/dev/null 2>&1 || { echo "bench-http needs wrk: sudo apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"; exit 2; }
 	$(GO) run ./internal/benchhttp -bin bin/partnersim $(BENCH_HTTP_FLAGS)
+
+## bench-scale: how cost grows — builds and serves 10k, 100k and 1M users (ten orders each) with
+## `partnersim fixtures build` and `partnersim serve`: build wall and CPU, peak RSS, store size,
+## ready after a restart and the random detail, list and mix ratios per decade; one table, and
+## the chart in docs/bench-scale.svg. ~30 minutes on 2 cores the first time (the sets are
+## generated once into $TMPDIR/partnersim-bench-scale, ~6 GB, and kept); about 20 GB of disk.
+BENCH_SCALE_SIZES ?= 10000,100000,1000000
+BENCH_SCALE_FLAGS ?=
+bench-scale: build
+	$(GO) run ./internal/benchhttp -bin bin/partnersim -dir $${TMPDIR:-/tmp}/partnersim-bench-scale -scale $(BENCH_SCALE_SIZES) -svg docs/bench-scale.svg $(BENCH_SCALE_FLAGS)
 
 ## fuzz: run each fuzz target briefly (FUZZTIME=10s by default). A failure that recorded no
 ## crasher under testdata/fuzz (the engine's "context deadline exceeded" when time runs out

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -23,7 +24,9 @@ import (
 // adapterProxy serves the state adapter and nothing more of the control plane, in front of the
 // sandbox's: it declares only caps at /_sandbox/capabilities and answers 404 to every other
 // control-plane operation, and to an operation of a capability it does not declare — as another
-// implementation serving a part of the adapter would. The partner API passes through.
+// implementation serving a part of the adapter would. The partner API passes through. Declaring
+// loopback_hosts, it refuses a Host that is not a loopback name on its own surface too, before
+// routing (decisions D18: the check covers every surface).
 func adapterProxy(t *testing.T, sandboxURL, token string, caps []string) string {
 	t.Helper()
 	target, _ := url.Parse(sandboxURL)
@@ -31,6 +34,12 @@ func adapterProxy(t *testing.T, sandboxURL, token string, caps []string) string 
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/_sandbox/") {
 			proxy.ServeHTTP(w, r)
+			return
+		}
+		if slices.Contains(caps, "loopback_hosts") && !loopbackHost(r.Host) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusMisdirectedRequest)
+			_, _ = w.Write([]byte(`{"detail":"Misdirected Request"}`))
 			return
 		}
 		c := features.CapabilityOf(r.Method, r.URL.Path)
@@ -53,6 +62,21 @@ func adapterProxy(t *testing.T, sandboxURL, token string, caps []string) string 
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// loopbackHost reports whether a Host names loopback: localhost or a name under it, 127.0.0.0/8
+// or ::1, with or without a port.
+func loopbackHost(host string) bool {
+	h := host
+	if hp, _, err := net.SplitHostPort(host); err == nil {
+		h = hp
+	}
+	h = strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // capabilitySteps are the step texts that need an optional capability, by capability.

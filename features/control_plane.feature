@@ -2,10 +2,10 @@
 Feature: Control plane
   The sandbox's own operations under /_sandbox/ (decisions D9), which the other features use to
   create their data: they need the sandbox token, and refuse what the state machines do not allow.
-  That the token is needed is checked without it: against a sandbox given no --sandbox-url, at
-  the base URL's origin.
+  Every scenario here needs the control plane: a run given no --sandbox-url skips them, saying
+  so, whatever the base URL's origin serves under /_sandbox/.
 
-  @rule:D9.1
+  @sandbox @rule:D9.1
   Scenario: The control plane needs its token
     Given the deployment is a sandbox
     When I GET the control plane "/_sandbox/capabilities" without a sandbox token
@@ -84,3 +84,72 @@ Feature: Control plane
     And the transaction of "o1" fills
     And I GET "/transactions/{o1.transaction_id}/"
     Then the JSON at "orders.0.notional" is "2.00"
+
+  @sandbox @rule:D9.8
+  Scenario: A user_account_id and a member's core_id are an institution's once; another institution may have them too
+    Given a user "alice"
+    And another institution "globex"
+    When I POST the control plane "/_sandbox/institutions/{institution_id}/users" with JSON:
+      """
+      {"user_account_id":"dup-1","accounts":[]}
+      """
+    Then the response status is 201
+    When I POST the control plane "/_sandbox/institutions/{institution_id}/users" with JSON:
+      """
+      {"user_account_id":"dup-1","accounts":[]}
+      """
+    Then the response status is 409
+    And the JSON at "detail" is a string
+    When I POST the control plane "/_sandbox/institutions/{globex.institution_id}/users" with JSON:
+      """
+      {"user_account_id":"dup-1","accounts":[]}
+      """
+    Then the response status is 201
+    When I POST the control plane "/_sandbox/institutions/{institution_id}/members" with JSON:
+      """
+      {"core_id":"M-dup","core_id_type":"member_number","dbp_id":null,"user_ids":["{alice}"]}
+      """
+    Then the response status is 201
+    When I POST the control plane "/_sandbox/institutions/{institution_id}/members" with JSON:
+      """
+      {"core_id":"M-dup","core_id_type":"member_number","dbp_id":null,"user_ids":["{alice}"]}
+      """
+    Then the response status is 409
+    And the JSON at "detail" is a string
+    When I POST the control plane "/_sandbox/institutions/{globex.institution_id}/members" with JSON:
+      """
+      {"core_id":"M-dup","core_id_type":"member_number","dbp_id":null,"user_ids":[]}
+      """
+    Then the response status is 201
+
+  @sandbox @rule:D9.9
+  Scenario: Adding a member answers the member as stored
+    Given a user "alice"
+    When I POST the control plane "/_sandbox/institutions/{institution_id}/members" with JSON:
+      """
+      {"core_id":"C-7001","core_id_type":"cif","dbp_id":"D-7001","user_ids":["{alice}","usr_missing"]}
+      """
+    Then the response status is 201
+    And the response JSON contains:
+      """
+      {"core_id":"C-7001","core_id_type":"cif","dbp_id":"D-7001","user_ids":["{alice}","usr_missing"]}
+      """
+
+  @sandbox @rule:D9.10 @rule:D9.2
+  Scenario: Prices are per institution: setting one's leaves another's as they were
+    Given another institution "globex"
+    And I act as "globex"
+    And the prices are:
+      | symbol | price  |
+      | AAPL   | 222.00 |
+    And a user "gina" with accounts:
+      | product    | kyc_status | cash | holdings |
+      | securities | approved   | 0.00 | AAPL 1   |
+    And I act as my institution
+    And the prices are:
+      | symbol | price  |
+      | AAPL   | 111.00 |
+    And I act as "globex"
+    When I GET "/users/{gina}/?user_account_id_type=platform"
+    Then the response status is 200
+    And the JSON at "total_current_market_value" is "222.00"

@@ -9,6 +9,23 @@ Feature: Exposure of a sandbox
   its control plane declares (the capability loopback_hosts).
 
   @sandbox @rule:D18.1 @rule:D18.7
+  Scenario Outline: The control plane and the console refuse a Host that is not a loopback name, token or not
+    Given the sandbox answers only loopback Hosts
+    When I GET the control plane "<path>" with its token and the Host "<host>"
+    Then the response status is 421
+    And the response is JSON:
+      """
+      {"detail":"Misdirected Request"}
+      """
+
+    Examples:
+      | path                   | host                         |
+      | /_sandbox/capabilities | evil.example                 |
+      | /_sandbox/institutions | rebind.attacker.example:8080 |
+      | /_sandbox/ui/          | evil.example                 |
+      | /_sandbox/no/such/path | localhost.evil.example       |
+
+  @sandbox @rule:D18.1 @rule:D18.7
   Scenario Outline: A Host that is not a loopback name is 421 before routing, whatever the path and key
     Given the sandbox answers only loopback Hosts
     When I GET "<path>" with the header "Host" set to "<host>"

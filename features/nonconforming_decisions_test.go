@@ -290,6 +290,172 @@ func docsFramable(res *http.Response) error {
 	return nil
 }
 
+// unknownPlatformRevoked is an implementation that answers 204 to a revoke naming a platform id
+// it has no user for.
+func unknownPlatformRevoked() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if r.URL.Path == "/v1/sessions/revoke/" && status == http.StatusNotFound && bytes.Contains(requestBody(r), []byte(`"platform"`)) {
+			return http.StatusNoContent, nil
+		}
+		return status, body
+	}
+}
+
+var createInInstitution = regexp.MustCompile(`^/_sandbox/institutions/[^/]+/(users|members)$`)
+
+// duplicateIDsCreated is a control plane that creates a second user with a user_account_id, or
+// a second member with a core_id, its institution already has.
+func duplicateIDsCreated() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if m := createInInstitution.FindStringSubmatch(r.URL.Path); m != nil && status == http.StatusConflict {
+			if m[1] == "users" {
+				return http.StatusCreated, []byte(`{"platform_id":"usr_duplicate"}`)
+			}
+			return http.StatusCreated, requestBody(r)
+		}
+		return status, body
+	}
+}
+
+// memberAnsweredByID is a control plane whose member create answers only the member's id.
+func memberAnsweredByID() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if m := createInInstitution.FindStringSubmatch(r.URL.Path); m != nil && m[1] == "members" && status == http.StatusCreated {
+			var sent struct {
+				CoreID string `json:"core_id"`
+			}
+			_ = json.Unmarshal(requestBody(r), &sent)
+			out, _ := json.Marshal(map[string]string{"core_id": sent.CoreID})
+			return status, out
+		}
+		return status, body
+	}
+}
+
+var pricesPath = regexp.MustCompile(`^/_sandbox/institutions/([^/]+)/prices$`)
+
+// sharedPrices is a sandbox whose prices are shared by every institution: a PUT of one
+// institution's prices sets those of every institution it has seen (the breaker writes them
+// to the sandbox behind the proxy, at target).
+func sharedPrices(target string) func() breaker {
+	return func() breaker {
+		var mu sync.Mutex
+		seen := map[string]bool{}
+		return func(r *http.Request, status int, body []byte) (int, []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			if m := regexp.MustCompile(`^/_sandbox/institutions/([^/]+)`).FindStringSubmatch(r.URL.Path); m != nil {
+				seen[m[1]] = true
+			}
+			if m := pricesPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPut && status == http.StatusOK {
+				for id := range seen {
+					if id == m[1] {
+						continue
+					}
+					req, _ := http.NewRequest(http.MethodPut, target+"/_sandbox/institutions/"+id+"/prices", bytes.NewReader(requestBody(r)))
+					req.Header.Set("x-sandbox-token", r.Header.Get("x-sandbox-token"))
+					req.Header.Set("Content-Type", "application/json")
+					if res, err := http.DefaultClient.Do(req); err == nil {
+						res.Body.Close()
+					}
+				}
+			}
+			return status, body
+		}
+	}
+}
+
+// controlAnyHost is a sandbox whose Host check covers the partner API but not /_sandbox/.
+func controlAnyHost() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if status == http.StatusMisdirectedRequest && strings.HasPrefix(r.URL.Path, "/_sandbox/") {
+			return http.StatusOK, []byte(`{}`)
+		}
+		return status, body
+	}
+}
+
+// deleteEndsEveryPending is a sandbox whose subscription delete ends every pending delivery of
+// the institution, not only the deleted subscription's.
+func deleteEndsEveryPending() breaker {
+	var mu sync.Mutex
+	deleted := false
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/v1/webhooks/subscriptions/") && status == http.StatusNoContent {
+			deleted = true
+		}
+		if deleted && r.URL.Path == "/_sandbox/deliveries" {
+			return status, bytes.ReplaceAll(body, []byte(`"status":"pending"`), []byte(`"status":"failed"`))
+		}
+		return status, body
+	}
+}
+
+// recordsOnTheVirtualClock is a sandbox that stamps records with the virtual clock: after an
+// advance, kyc_approved_at is as far ahead as the clock was moved.
+func recordsOnTheVirtualClock() breaker {
+	var mu sync.Mutex
+	var ahead time.Duration
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.URL.Path == "/_sandbox/clock/advance" && status == http.StatusOK {
+			var sent struct {
+				Seconds int64 `json:"seconds"`
+			}
+			_ = json.Unmarshal(requestBody(r), &sent)
+			ahead += time.Duration(sent.Seconds) * time.Second
+		}
+		if ahead == 0 || !strings.HasPrefix(r.URL.Path, "/v1/users/") || status != http.StatusOK {
+			return status, body
+		}
+		var doc map[string]any
+		if json.Unmarshal(body, &doc) != nil {
+			return status, body
+		}
+		for _, a := range doc["accounts"].([]any) {
+			acct := a.(map[string]any)
+			if s, ok := acct["kyc_approved_at"].(string); ok {
+				if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+					acct["kyc_approved_at"] = t.Add(ahead).Format(time.RFC3339Nano)
+				}
+			}
+		}
+		out, _ := json.Marshal(doc)
+		return status, out
+	}
+}
+
+// dailyAllTime is an implementation whose all_time series is daily from the user's creation:
+// one point per day at midnight UTC, the last (today's) carrying the current value.
+func dailyAllTime() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if !strings.HasPrefix(r.URL.Path, "/v1/users/") || status != http.StatusOK {
+			return status, body
+		}
+		var doc map[string]any
+		if json.Unmarshal(body, &doc) != nil {
+			return status, body
+		}
+		h, _ := doc["historical_market_value"].(map[string]any)
+		pts, _ := h["all_time"].([]any)
+		if len(pts) == 0 {
+			return status, body
+		}
+		last := pts[len(pts)-1].(map[string]any)
+		today := time.Now().UTC().Truncate(24 * time.Hour)
+		daily := make([]any, 0, len(pts)*30)
+		for d := len(pts)*30 - 1; d >= 0; d-- {
+			daily = append(daily, map[string]any{"as_of": today.AddDate(0, 0, -d).Format(time.RFC3339), "cost_basis": last["cost_basis"], "value": last["value"]})
+		}
+		h["all_time"] = daily
+		out, _ := json.Marshal(doc)
+		return status, out
+	}
+}
+
 func TestNonConformingDecisionsFail(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -341,6 +507,22 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 			"expected status 413, got PUT", controlBodiesUnbounded, nil},
 		{"docs framable", "exposure.feature", "The docs refuse framing and sniffing",
 			`expected header X-Frame-Options: "DENY"`, nil, docsFramable},
+		{"all_time daily", "user_detail.feature", "all_time is monthly from the user's creation, not daily",
+			"expected all_time to have", dailyAllTime, nil},
+		{"an unknown platform id's sessions revoked", "sessions.feature", "Revoking the sessions of an unknown platform id is 404, not 204",
+			"expected status 404, got POST", unknownPlatformRevoked, nil},
+		{"duplicate ids created", "control_plane.feature", "A user_account_id and a member's core_id are an institution's once; another institution may have them too",
+			"expected status 409", duplicateIDsCreated, nil},
+		{"a member answered by its id alone", "control_plane.feature", "Adding a member answers the member as stored",
+			"core_id_type", memberAnsweredByID, nil},
+		{"prices shared by every institution", "control_plane.feature", "Prices are per institution: setting one's leaves another's as they were",
+			`"222.00"`, sharedPrices(srv.URL), nil},
+		{"the control plane answers any Host", "exposure.feature", "The control plane and the console refuse a Host that is not a loopback name, token or not",
+			"expected status 421, got GET", controlAnyHost, nil},
+		{"a delete ends every pending delivery", "webhook_events.feature", "Deleting a subscription ends its own pending deliveries and no other",
+			"as pending with", deleteEndsEveryPending, nil},
+		{"records stamped on the virtual clock", "webhook_events.feature", "Timestamps that leave the sandbox stay wall-clock however far its clock was advanced",
+			"timestamps stay wall-clock", recordsOnTheVirtualClock, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.defect+": "+c.scenario, func(t *testing.T) {

@@ -89,6 +89,31 @@ Feature: Revoke Member Sessions
       | D-NOBODY   | dbp      |
       | usr_nobody | platform |
 
+  @assumed @rule:D5.14 @rule:D5.2
+  Scenario: Revoking the sessions of an unknown platform id is 404, not 204
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"usr_nobody_5c1e0d","user_account_id_type":"platform"}
+      """
+    Then the response status is 404
+    And the detail is "no member matches user_account_id"
+
+  @spec @rule:S5.5 @rule:D3.8 @rule:D5.14
+  Scenario: This institution's user does not exist for another institution's key, by platform id either
+    Given the inputs "user_id, other_institution_key"
+    And I use the API key "{other_institution_key}"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"usr_nobody_5c1e0d","user_account_id_type":"platform"}
+      """
+    And I remember the response as "nobody"
+    When I POST "/sessions/revoke/" with JSON:
+      """
+      {"user_account_id":"{user_id}","user_account_id_type":"platform"}
+      """
+    Then the response status is not 204
+    And the response is the same as "nobody"
+
   @spec @rule:S4.4.3
   Scenario: An identifier that matches no member is 404
     When I POST "/sessions/revoke/" with JSON:

@@ -18,6 +18,7 @@ func (w *world) exposureSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^a DNS override of `+q+` to `+q+` is (accepted|refused)$`, w.dnsOverrideJudged)
 	sc.Step(`^a DNS override of `+q+` to (\d+) public addresses is (accepted|refused)$`, w.dnsOverrideCount)
 	sc.Step(`^I GET the sandbox page `+q+`$`, w.sandboxPage)
+	sc.Step(`^I GET the control plane `+q+` with its token and the Host `+q+`$`, w.controlHost)
 	sc.Step(`^these Hosts are all refused with 421 before routing and key, or all answered:$`, w.hostsAlike)
 	sc.Step(`^I PUT the control plane `+q+` with the JSON `+q+` padded with spaces to (\d+) bytes$`, w.controlPadded)
 }
@@ -118,6 +119,14 @@ func (w *world) sandboxPage(path string) error {
 		origin = u.Scheme + "://" + u.Host
 	}
 	_, err := w.doHeaders(http.MethodGet, origin+unq(path), nil, "", nil, authNone)
+	return err
+}
+
+// controlHost calls the control plane with its token and the Host given: decisions D18's
+// Host check covers /_sandbox/ (the console included) as every other surface.
+func (w *world) controlHost(path, host string) error {
+	hdr := http.Header{"X-Sandbox-Token": {w.run.opts.SandboxToken}, "Host": {unq(host)}}
+	_, err := w.doHeaders(http.MethodGet, w.run.opts.SandboxURL+unq(path), nil, "", hdr, authNone)
 	return err
 }
 

@@ -38,6 +38,7 @@ func (w *world) lawSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^every identity of `+q+` resolves to a user that it names$`, w.lawIdentitiesResolve)
 	sc.Step(`^the subscriptions listed hold `+q+`$`, w.lawListed)
 	sc.Step(`^the answer is the 404 of another institution's id$`, w.lawForeign)
+	sc.Step(`^the history `+q+` is monthly since `+q+`, the last at the start of the current month worth `+q+`$`, w.historyMonthlySince)
 	sc.Step(`^the history `+q+` is (\d+) points? one (hour|day|week|month) apart, the last at the start of the current (?:hour|day|week|month) worth `+q+`$`, w.historySeries)
 }
 
@@ -72,6 +73,20 @@ func periodStep(t time.Time, unit string) time.Time {
 // historySeries checks one generated history series: n points, oldest first, one period apart
 // on period boundaries, the last at the boundary of the period the request fell in and carrying
 // the current value; every point's values are money (decimals D5).
+// historyMonthlySince checks all_time (decisions D5): monthly points from the first month start
+// not before the user's creation to the current month's start, the last worth last.
+func (w *world) historyMonthlySince(series, created, last string) error {
+	c, err := parseTime(unq(created))
+	if err != nil {
+		return fmt.Errorf("the creation time %q: %w", unq(created), err)
+	}
+	n := 1
+	for m := periodStart(time.Now(), "month").AddDate(0, -1, 0); !m.Before(c); m = m.AddDate(0, -1, 0) {
+		n++
+	}
+	return w.historySeries(series, fmt.Sprint(n), "month", last)
+}
+
 func (w *world) historySeries(series, n, unit, last string) error {
 	r, err := w.last()
 	if err != nil {

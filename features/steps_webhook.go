@@ -54,6 +54,8 @@ func (w *world) webhookSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^test events to `+q+` soon carry (\d+) v1 entr(?:y|ies)$`, w.testEventsSoonCarry)
 	sc.Step(`^the delivery's v1 entries carry the new secret's digest first and the previous secret's second$`, w.signatureRotationOrder)
 	sc.Step(`^the delivery's signature timestamp is within (\d+) seconds of now$`, w.signatureFresh)
+	sc.Step(`^the delivery's `+q+` is within (\d+) seconds of now$`, w.deliveryFieldFresh)
+	sc.Step(`^the JSON at `+q+` is within (\d+) seconds of now$`, w.jsonFresh)
 	sc.Step(`^every delivery to `+q+` carries the same X-Partner-Webhook-Id and body$`, w.deliveriesSameIDAndBody)
 	sc.Step(`^every delivery to `+q+` is signed with the signing secret$`, w.deliveriesSigned)
 	sc.Step(`^the event's links\.self is built at version `+q+`$`, w.linkAtVersion)
@@ -606,6 +608,26 @@ func (w *world) signatureFresh(secs string) error {
 		return fmt.Errorf("expected the signature's t within %ds of the wall clock, got t=%s (%s off)", n, s.T, skew.Round(time.Second))
 	}
 	return nil
+}
+
+// deliveryFieldFresh checks a timestamp of the current delivery's body against the wall clock.
+func (w *world) deliveryFieldFresh(path, secs string) error {
+	d, err := w.current()
+	if err != nil {
+		return err
+	}
+	n, _ := strconv.Atoi(secs)
+	return laws.WallClock("the delivery's "+unq(path), gjson.GetBytes(d.Body, unq(path)), time.Now(), time.Duration(n)*time.Second)
+}
+
+// jsonFresh checks a timestamp of the last response against the wall clock.
+func (w *world) jsonFresh(path, secs string) error {
+	r, err := w.last()
+	if err != nil {
+		return err
+	}
+	n, _ := strconv.Atoi(secs)
+	return laws.WallClock(unq(path), gjson.GetBytes(r.Body, unq(path)), time.Now(), time.Duration(n)*time.Second)
 }
 
 func (w *world) deliveriesSameIDAndBody(name string) error {

@@ -174,6 +174,15 @@ Feature: Get User Detail
     And the history "past_year" is 52 points one week apart, the last at the start of the current week worth "1000.00"
     And the history "all_time" is 1 point one month apart, the last at the start of the current month worth "1000.00"
 
+  @assumed @sandbox @rule:D5.9
+  Scenario: all_time is monthly from the user's creation, not daily
+    Given these users:
+      | user_account_id | created_at           | product | kyc_status | cash    |
+      | since-2025      | 2025-09-15T08:00:00Z | crypto  | approved   | 1000.00 |
+    When I GET "/users/{since-2025}/?user_account_id_type=platform"
+    Then the response status is 200
+    And the history "all_time" is monthly since "2025-09-15T08:00:00Z", the last at the start of the current month worth "1000.00"
+
   @assumed @rule:D5.10
   Scenario: A user with no funded account has empty history
     Given the inputs "unfunded_user_id"

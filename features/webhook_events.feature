@@ -284,6 +284,32 @@ Feature: Event delivery
     And the virtual clock advances 3600 seconds
     Then "r1" receives no further delivery
 
+  @assumed @rule:D8.5
+  Scenario: Deleting a subscription ends its own pending deliveries and no other
+    Given a receiver "r1" answering 500
+    And "r1" is subscribed to "kyc" events
+    And a receiver "r2" answering 500
+    And "r2" is subscribed to "kyc" events
+    When the "crypto" account of "alice" moves to "approved"
+    Then "r1" receives a delivery
+    And "r2" receives a delivery
+    When I DELETE "/webhooks/subscriptions/{r1.kyc}"
+    Then the response status is 204
+    And the sandbox lists the delivery of the event to "r1" as "failed" with at least 1 attempt
+    And the sandbox lists the delivery of the event to "r2" as "pending" with at least 1 attempt
+
+  @assumed @rule:D8.24
+  Scenario: Timestamps that leave the sandbox stay wall-clock however far its clock was advanced
+    Given a receiver "r1"
+    And "r1" is subscribed to "kyc" events
+    When the virtual clock advances 864000 seconds
+    And the "crypto" account of "alice" moves to "approved"
+    Then "r1" receives a delivery
+    And the delivery's signature timestamp is within 300 seconds of now
+    And the delivery's "created_at" is within 300 seconds of now
+    When I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.#(product==crypto).kyc_approved_at" is within 300 seconds of now
+
   @assumed @rule:D9.6
   Scenario: Deleting an institution removes it with its deliveries, and its key stops answering
     Given a receiver "r1" answering 500

@@ -29,6 +29,47 @@ Feature: Test events
     And the event at "event_id" is "{test_event}"
     And the delivery header "X-Partner-Webhook-Id" equals the event's "event_id"
 
+  @assumed @rule:D8.14 @rule:D8.18 @rule:D8.24
+  Scenario: A kyc test event has decisions D8's envelope and headers, and wall-clock times
+    Given a receiver "r1"
+    And "r1" is subscribed to "kyc" events
+    When I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then the response status is 200
+    And "r1" receives a delivery
+    And the delivery is a POST with the content type "application/json"
+    And the delivery's signature header is well-formed
+    And the delivery is signed with the signing secret
+    And the delivery header "X-Partner-Webhook-Id" equals the event's "event_id"
+    And the event at "event_type" is "kyc"
+    And the event at "api_version" is "v1"
+    And the event at "is_test" is true
+    And the event at "created_at" is a timestamp
+    And the event at "data.user_account_id" is a string
+    And the event at "data.product" is a string
+    And the event at "data.kyc_status" is a string
+    And the event at "links.self" matches "^/v1/users/[^/?]+/[?]user_account_id_type=platform$"
+    And the delivery's signature timestamp is within 300 seconds of now
+    And the delivery's "created_at" is within 300 seconds of now
+
+  @assumed @rule:D8.15 @rule:D8.24
+  Scenario: A transaction test event has decisions D8's envelope, and wall-clock times
+    Given a receiver "r1"
+    And "r1" is subscribed to "transaction" events
+    When I POST "/webhooks/subscriptions/{r1.transaction}/test"
+    Then the response status is 200
+    And "r1" receives a delivery
+    And the event at "event_type" is "transaction"
+    And the event at "api_version" is "v1"
+    And the event at "is_test" is true
+    And the event at "created_at" is a timestamp
+    And the event at "data.transaction_id" is a string
+    And the event at "data.status" is "completed"
+    And the event at "data.user_account_id" is a string
+    And the event at "data.product" is a string
+    And the event at "links.self" matches "^/v1/transactions/[^/]+/$"
+    And the delivery's signature timestamp is within 300 seconds of now
+    And the delivery's "created_at" is within 300 seconds of now
+
   @spec @rule:D8.1
   Scenario: A failed test reports the callback's status code
     Given a receiver "r1" answering 500

@@ -1,6 +1,8 @@
 package simulator
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -15,7 +17,7 @@ type Clock struct {
 	mu      sync.Mutex
 	wall    func() time.Time
 	frozen  *time.Time
-	offset  time.Duration
+	offset  time.Duration            // how far every Advance has moved the virtual clock, frozen or not
 	offsets map[string]time.Duration // institution id → how far it is ahead of SchedulerNow
 	ahead   time.Duration            // the largest of offsets
 }
@@ -61,9 +63,8 @@ func (c *Clock) Advance(d time.Duration) time.Time {
 	if c.frozen != nil {
 		t := c.frozen.Add(d)
 		c.frozen = &t
-	} else {
-		c.offset += d
 	}
+	c.offset += d
 	c.mu.Unlock()
 	return c.SchedulerNow()
 }
@@ -113,6 +114,65 @@ func (c *Clock) ForgetInstitution(id string) {
 	delete(c.offsets, id)
 	c.ahead = 0
 	for _, o := range c.offsets {
+		c.ahead = max(c.ahead, o)
+	}
+}
+
+// InstitutionClock is an institution's own virtual clock: how far it is ahead of SchedulerNow,
+// and the time it shows.
+type InstitutionClock struct {
+	InstitutionID string
+	Offset        time.Duration
+	Now           time.Time
+}
+
+// Institutions lists the clocks of the institutions advanced on their own, by institution id.
+func (c *Clock) Institutions() []InstitutionClock {
+	now := c.SchedulerNow()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]InstitutionClock, 0, len(c.offsets))
+	for id, o := range c.offsets {
+		out = append(out, InstitutionClock{InstitutionID: id, Offset: o, Now: now.Add(o)})
+	}
+	slices.SortFunc(out, func(a, b InstitutionClock) int { return strings.Compare(a.InstitutionID, b.InstitutionID) })
+	return out
+}
+
+// ClockState is what of a clock is state, kept in the store so that it survives a restart
+// (decisions D9): how far the virtual clock was advanced, process-wide and per institution.
+type ClockState struct {
+	Offset  time.Duration            `json:"offset_ns"`
+	Offsets map[string]time.Duration `json:"institution_offsets_ns,omitempty"`
+}
+
+// State returns the clock's offsets.
+func (c *Clock) State() ClockState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := ClockState{Offset: c.offset}
+	if len(c.offsets) > 0 {
+		st.Offsets = make(map[string]time.Duration, len(c.offsets))
+		for id, o := range c.offsets {
+			st.Offsets[id] = o
+		}
+	}
+	return st
+}
+
+// Restore puts back offsets a store kept, on a clock that has not been advanced: the virtual
+// clock (a frozen one as a whole) is then as far ahead as it was when st was taken.
+func (c *Clock) Restore(st ClockState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.frozen != nil {
+		t := c.frozen.Add(st.Offset - c.offset)
+		c.frozen = &t
+	}
+	c.offset = st.Offset
+	c.offsets, c.ahead = map[string]time.Duration{}, 0
+	for id, o := range st.Offsets {
+		c.offsets[id] = o
 		c.ahead = max(c.ahead, o)
 	}
 }

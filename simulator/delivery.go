@@ -128,7 +128,9 @@ func (d *Delivery) Apply(r AttemptRecord) bool {
 	if !ok {
 		return false
 	}
-	d.Attempts = append(d.Attempts, r.Attempt)
+	a := r.Attempt
+	a.DueAt = d.NextAttemptAt
+	d.Attempts = append(d.Attempts, a)
 	d.SetState(s)
 	return true
 }

@@ -340,7 +340,11 @@ type Delivery struct {
 
 // Attempt is one HTTP attempt of a delivery. StatusCode is 0 when the callback never answered.
 type Attempt struct {
-	At           time.Time `json:"at"`
+	At time.Time `json:"at"`
+	// DueAt is when the attempt was due on its institution's virtual clock (the slot the
+	// schedule gave it); At is the wall-clock time it was made. After a clock advance several
+	// attempts are made within seconds of wall time, and DueAt shows the schedule.
+	DueAt        time.Time `json:"due_at"`
 	StatusCode   int       `json:"status_code,omitempty"`
 	Error        string    `json:"error,omitempty"`
 	LatencyMS    float64   `json:"latency_ms"`

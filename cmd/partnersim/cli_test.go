@@ -140,8 +140,9 @@ func TestTriggerKindsCallTheControlPlane(t *testing.T) {
 			`POST /_sandbox/transactions/txn_1/fill {"price":{"BND":"72.40","VTI":"250.10"}}`, "transaction txn_1 is now"},
 		{[]string{"cancel", "--transaction", "txn_1"}, `POST /_sandbox/transactions/txn_1/cancel`, "no event"},
 		{[]string{"fail", "--transaction", "txn_1"}, `POST /_sandbox/transactions/txn_1/fail`, "no event"},
-		{[]string{"clock", "--seconds", "300"}, `GET /_sandbox/clock?limit=100; GET /_sandbox/scenarios/runs?status=running&limit=1000; POST /_sandbox/clock/advance {"seconds":300}`,
-			"virtual clock now"},
+		{[]string{"clock", "--seconds", "300"}, `POST /_sandbox/clock/advance {"seconds":300}`, "virtual clock now"},
+		{[]string{"clock", "--seconds", "300", "--institution", "ins_1"}, `POST /_sandbox/clock/advance {"institution_id":"ins_1","seconds":300}`,
+			"virtual clock of ins_1 now"},
 	} {
 		rec := newControlRecorder(t, `{"now":"2026-01-01T00:00:00Z"}`)
 		var out bytes.Buffer

@@ -95,3 +95,16 @@ func TestContractOpenAPIFileAndOff(t *testing.T) {
 	assert.NoError(t, json.Unmarshal(doc, &js))
 	assert.False(t, strings.Contains(errOut.String(), "exchanges checked"))
 }
+
+// A run given no --sandbox-url against a deployment that serves /_sandbox/ (the sandbox itself,
+// as a CI job that forgot the flag runs it) does not fail: the scenario that needs the control
+// plane skips, saying why, rather than calling an operation no document it checks against has.
+func TestContractWithoutTheSandboxURLSkipsTheControlPlane(t *testing.T) {
+	srv := sandboxtest.MustServe(t)
+	key := srv.MustControl(t, "POST", "/_sandbox/institutions/ins_harbor/keys", `{"scopes":["read:user","read:orders","manage:sessions","manage:webhooks"]}`).JSON("key").String()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), cli("contract", "--base-url", srv.URL+"/v1", "--api-key", key,
+		"--name", "^The control plane needs its token$", "--format", "pretty"), noEnv, &out, &errOut)
+	require.NoError(t, err, "%s\n%s", out.String(), errOut.String())
+	assert.Contains(t, out.String()+errOut.String(), "--sandbox-url")
+}

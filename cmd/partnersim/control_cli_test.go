@@ -239,10 +239,15 @@ func TestDeliveriesListsAndFollows(t *testing.T) {
 
 	// trigger clock lists the retry it made due, with its answer.
 	clock := s.mustCmd(t, "trigger", "clock", "--seconds", "5")
-	assert.Regexp(t, `1 delivery attempt\(s\) came due:\n  delivery dlv_\w+ -> http://127\.0\.0\.1:\d+/hook: pending \(attempt 2: HTTP 503 in [\d.]+ms\), next attempt \S+ \(event evt_\w+\)`, clock)
+	assert.Regexp(t, `1 delivery attempt\(s\) came due:\n  delivery dlv_\w+ attempt 2 at \S+ \(event evt_\w+\): HTTP 503, pending, next attempt \S+\n`, clock)
 	js = gjson.Parse(s.mustCmd(t, "trigger", "clock", "--seconds", "300", "-o", "json"))
-	assert.Equal(t, int64(3), js.Get("deliveries.0.attempts.#").Int(), js.Raw)
+	assert.Equal(t, int64(3), js.Get("attempts.0.attempt").Int(), js.Raw)
 	assert.Contains(t, s.mustCmd(t, "trigger", "clock", "--seconds", "1"), "nothing came due")
+	// One advance past the rest of the schedule plays every retry left, in order, and the last
+	// ends the delivery as failed; --institution moves that institution's clock alone.
+	clock = s.mustCmd(t, "trigger", "clock", "--seconds", "100000", "--institution", "ins_harbor")
+	assert.Contains(t, clock, "virtual clock of ins_harbor now ")
+	assert.Regexp(t, `5 delivery attempt\(s\) came due:\n(  delivery dlv_\w+ attempt \d at .*, pending, next attempt \S+\n){4}  delivery dlv_\w+ attempt 8 at .*: HTTP 503, failed\n`, clock)
 }
 
 // events resend sends an event again and shows the new deliveries; secret rotate issues a new
@@ -318,4 +323,20 @@ func TestDeliveriesNextAttemptAndRedeliverOne(t *testing.T) {
 	assert.Equal(t, int64(1), acking.Load(), "the hook that acknowledged got no duplicate")
 	_, err := s.cmd(t, "deliveries", "redeliver", "dlv_nope")
 	assert.ErrorContains(t, err, "404")
+}
+
+// scenario run --wait says the advance that finishes the run (not only its next step), --advance
+// makes that advance itself, and a --wait that gives up says what is still pending.
+func TestScenarioWaitFinishesOrSaysWhatIsPending(t *testing.T) {
+	s := newCLISandbox(t)
+	// robo-deposit: create_user now, place_transaction 5 s later, fill 60 s after that.
+	_, err := s.cmd(t, "scenario", "run", "robo-deposit", "--institution", "ins_harbor", "--wait", "--timeout", "50ms")
+	require.Error(t, err)
+	assert.Regexp(t, `still running after --timeout 50ms; pending: 2\. place_transaction due \S+, 3\. fill due \S+`, err.Error())
+	assert.Regexp(t, `partnersim trigger clock --seconds 6[56]\b.* finishes it`, err.Error(), "the advance to its last step")
+
+	out := s.mustCmd(t, "scenario", "run", "robo-deposit", "--institution", "ins_harbor", "--wait", "--advance")
+	assert.Regexp(t, `advanced ins_harbor's virtual clock by 6[56]s to play the run through`, out)
+	assert.Regexp(t, `(?m)^run run_\w+ completed$`, out)
+	assert.Regexp(t, `3\. fill\s+done`, out)
 }

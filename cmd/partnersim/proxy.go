@@ -123,6 +123,7 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 	if len(listeners) > 1 {
 		fmt.Fprintf(stdout, "  callback URL   http://%s   (subscribe this in place of %s)\n", listeners[1].Addr(), pc.Receiver)
 	}
+	fmt.Fprintf(stdout, "  page           http://%s/_proxy/   (rules and recent exchanges)\n", ln.Addr())
 	fmt.Fprintf(stdout, "  checked        %s\n  findings       one line each below; reports when stopped (SIGINT/SIGTERM)\n\n", checked)
 
 	select {

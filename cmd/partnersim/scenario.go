@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,24 +52,35 @@ func newScenarioListCmd() *cobra.Command {
 }
 
 func newScenarioRunCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "run NAME [--institution ID] [--wait]", Short: "play a scenario; delayed steps wait on the virtual clock",
-		Args: exactlyOne("partnersim scenario run NAME [--institution ID] [--wait]: give one NAME (partnersim scenario list shows the names)")}
+	cmd := &cobra.Command{Use: "run NAME [--institution ID] [--wait [--advance]]", Short: "play a scenario; delayed steps wait on the virtual clock",
+		Args: exactlyOne("partnersim scenario run NAME [--institution ID] [--wait [--advance]]: give one NAME (partnersim scenario list shows the names)")}
 	c := controlFlags(cmd.Flags())
 	inst := cmd.Flags().String("institution", "", "institution to play it in (default: the fixtures' first)")
-	wait := cmd.Flags().Bool("wait", false, "wait until the run has ended, printing each step as it runs (delayed steps need the virtual clock advanced)")
-	timeout := cmd.Flags().Duration("timeout", 10*time.Minute, "with --wait: give up after this long")
+	wait := cmd.Flags().Bool("wait", false, "wait until the run has ended, printing each step as it runs (delayed steps wait on the virtual clock, which runs at wall-clock speed: --advance, or trigger clock, moves it)")
+	advance := cmd.Flags().Bool("advance", false, "with --wait: advance the run's institution's virtual clock through the run's last step, so it ends at once")
+	timeout := cmd.Flags().Duration("timeout", 10*time.Minute, "with --wait: give up after this long (it says what is still pending)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := c.ready(); err != nil {
 			return err
 		}
-		return runScenario(cmd.Context(), c, args[0], *inst, *wait, *timeout, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		if *advance && !*wait {
+			return errors.New("--advance plays a run through while --wait follows it: give both")
+		}
+		return runScenario(cmd.Context(), c, args[0], *inst, scenarioWait{on: *wait, advance: *advance, timeout: *timeout}, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
 	return cmd
 }
 
+// scenarioWait is how scenario run --wait follows a run: on at all, advancing the clock
+// through the run itself, and for how long at most.
+type scenarioWait struct {
+	on, advance bool
+	timeout     time.Duration
+}
+
 // runScenario starts scenario name and prints its steps as they stand, or, with wait, as
 // each runs until the run has ended.
-func runScenario(ctx context.Context, c *controlClient, name, inst string, wait bool, timeout time.Duration, stdout, stderr io.Writer) error {
+func runScenario(ctx context.Context, c *controlClient, name, inst string, wait scenarioWait, stdout, stderr io.Writer) error {
 	var body any
 	if inst != "" {
 		body = map[string]string{"institution_id": inst}
@@ -90,20 +103,32 @@ func runScenario(ctx context.Context, c *controlClient, name, inst string, wait 
 			fmt.Fprintln(stdout, "  "+stepLine(printed, steps[printed]))
 		}
 	}
-	if wait {
-		if res.Get("status").String() == "running" && !c.json() {
-			fmt.Fprintf(stderr, "waiting for the run to end; its next step waits on the virtual clock: %s\n", c.clockHint(ctx, res))
+	if wait.on {
+		if res.Get("status").String() == "running" {
+			secs := c.secondsToStep(ctx, res, true)
+			if wait.advance {
+				body := map[string]any{"seconds": secs, "institution_id": res.Get("bound.institution").String()}
+				if _, err := c.do(ctx, http.MethodPost, "/_sandbox/clock/advance", body); err != nil {
+					return err
+				}
+				if !c.json() {
+					fmt.Fprintf(stdout, "advanced %s's virtual clock by %ds to play the run through\n", res.Get("bound.institution"), secs)
+				}
+			} else if !c.json() {
+				fmt.Fprintf(stderr, "waiting for the run to end: its steps wait on the virtual clock, which runs at wall-clock speed; %s finishes it now (or give --advance)\n",
+					c.hint("trigger", "clock", "--seconds", strconv.FormatInt(secs, 10)))
+			}
 		}
-		deadline := time.Now().Add(timeout)
+		deadline := time.Now().Add(wait.timeout)
 		for res.Get("status").String() == "running" {
 			if !c.json() {
 				printSteps(res, false)
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("scenario run %s still running after --timeout %s: %s", runID, timeout, c.hint("scenario", "show", runID))
+				return c.stillPending(ctx, res, "still running after --timeout "+wait.timeout.String())
 			}
 			if err := pause(ctx, 200*time.Millisecond); err != nil {
-				return err
+				return c.stillPending(context.WithoutCancel(ctx), res, "stopped waiting ("+err.Error()+")")
 			}
 			if res, err = c.do(ctx, http.MethodGet, "/_sandbox/scenarios/runs/"+url.PathEscape(runID), nil); err != nil {
 				return err
@@ -114,7 +139,7 @@ func runScenario(ctx context.Context, c *controlClient, name, inst string, wait 
 		printJSON(stdout, res)
 	} else {
 		printSteps(res, true)
-		if wait {
+		if wait.on {
 			fmt.Fprintf(stdout, "run %s %s\n", runID, res.Get("status"))
 		}
 		if res.Get("status").String() == "running" {
@@ -150,21 +175,44 @@ func stepOutcome(st gjson.Result, sep string) string {
 
 // clockHint is the trigger clock command that makes a running run's next step due.
 func (c *controlClient) clockHint(ctx context.Context, run gjson.Result) string {
+	return c.hint("trigger", "clock", "--seconds", strconv.FormatInt(c.secondsToStep(ctx, run, false), 10))
+}
+
+// secondsToStep is how far the virtual clock must move (whole seconds, at least one) for a
+// running run's next pending step to be due, or with last its last one: the run's end.
+func (c *controlClient) secondsToStep(ctx context.Context, run gjson.Result, last bool) int64 {
 	secs := int64(1)
 	clock, err := c.do(ctx, http.MethodGet, "/_sandbox/clock?limit=1", nil)
-	if err == nil {
-		now, _ := time.Parse(time.RFC3339Nano, clock.Get("virtual_now").String())
-		for _, st := range run.Get("steps").Array() {
-			if st.Get("status").String() != "pending" {
-				continue
-			}
-			if due, err := time.Parse(time.RFC3339Nano, st.Get("due_at").String()); err == nil {
-				secs = max(secs, int64(math.Ceil(due.Sub(now).Seconds())))
-			}
+	if err != nil {
+		return secs
+	}
+	now, _ := time.Parse(time.RFC3339Nano, clock.Get("virtual_now").String())
+	for _, st := range run.Get("steps").Array() {
+		if st.Get("status").String() != "pending" {
+			continue
+		}
+		if due, err := time.Parse(time.RFC3339Nano, st.Get("due_at").String()); err == nil {
+			secs = max(secs, int64(math.Ceil(due.Sub(now).Seconds())))
+		}
+		if !last {
 			break
 		}
 	}
-	return c.hint("trigger", "clock", "--seconds", strconv.FormatInt(secs, 10))
+	return secs
+}
+
+// stillPending is the error of a --wait that ended before its run: what it says, the steps
+// still pending, and the commands that finish the run and show it.
+func (c *controlClient) stillPending(ctx context.Context, run gjson.Result, why string) error {
+	var pending []string
+	for i, st := range run.Get("steps").Array() {
+		if st.Get("status").String() == "pending" {
+			pending = append(pending, fmt.Sprintf("%d. %s due %s", i+1, st.Get("action"), st.Get("due_at")))
+		}
+	}
+	id := run.Get("run_id").String()
+	return fmt.Errorf("scenario run %s %s; pending: %s. %s finishes it; %s shows it", id, why, strings.Join(pending, ", "),
+		c.hint("trigger", "clock", "--seconds", strconv.FormatInt(c.secondsToStep(ctx, run, true), 10)), c.hint("scenario", "show", id))
 }
 
 func newScenarioShowCmd() *cobra.Command {

@@ -157,7 +157,11 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	// A soft memory limit and the collector's pace for serving, from what the runtime holds
 	// once the store is open (sandbox.ServeGC, decisions D17). Set after the fixture load,
 	// which may need more; GOMEMLIMIT and GOGC override them.
-	limit, gcPercent := sandbox.ServeGC()
+	var storeSize int64
+	if st, err := os.Stat(sb.DB.Path()); err == nil {
+		storeSize = st.Size()
+	}
+	limit, gcPercent := sandbox.ServeGC(storeSize)
 	if getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(limit)
 	}

@@ -19,6 +19,7 @@ type triggerArgs struct {
 	user, product, status, side, symbol, notional, quantity string
 	recurring, txn, price, typ, amount                      string
 	seconds                                                 int
+	institution                                             string
 }
 
 // triggerKind is one `partnersim trigger KIND`: its flags, the flags it cannot do without, and
@@ -75,9 +76,10 @@ func triggerKinds() []triggerKind {
 			need: []string{"transaction"}, do: triggerEnd},
 		{name: "cancel", short: "cancel a pending transaction", flags: transactionFlag, need: []string{"transaction"}, do: triggerEnd},
 		{name: "fail", short: "fail a pending transaction", flags: transactionFlag, need: []string{"transaction"}, do: triggerEnd},
-		{name: "clock", short: "advance the virtual clock (due retries and scenario steps run at once)",
+		{name: "clock", short: "advance the virtual clock, playing every retry and scenario step due on the way",
 			flags: func(fs *pflag.FlagSet, a *triggerArgs) {
-				fs.IntVar(&a.seconds, "seconds", 0, "seconds to advance the virtual clock (due retries and scenario steps run at once)")
+				fs.IntVar(&a.seconds, "seconds", 0, "seconds to advance the virtual clock (every retry and scenario step due within them runs, in order)")
+				fs.StringVar(&a.institution, "institution", "", "advance only this institution's clock (ins_…)")
 			},
 			do: triggerClock},
 	}

@@ -155,7 +155,8 @@ func Bound(s string) (time.Time, bool) {
 // sort_key=user_account_id, orders by placed_at (most recent first by default). Ties keep any
 // order. Users sorted by created_at (the default) are not judged: created_at is not shown.
 func Sorted(resource string, q url.Values, items []gjson.Result) error {
-	field, less := "", func(a, b gjson.Result) bool { return false }
+	var field string
+	var less func(a, b gjson.Result) bool
 	switch {
 	case resource == "users" && q.Get("sort_key") == "user_account_id":
 		field, less = "user_account_id", func(a, b gjson.Result) bool { return a.String() < b.String() }

@@ -53,6 +53,7 @@ type Proxy struct {
 	state    *state
 	hosts    *hostPolicy
 	record   *recorder
+	recent   *recent
 	queue    chan *exchange
 	wg       sync.WaitGroup
 	closeOne sync.Once
@@ -105,6 +106,7 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p := &Proxy{cfg: cfg, book: newBook(cfg.Live, cfg.Now()), state: newState(), queue: make(chan *exchange, 4096)}
 	p.hosts = newHostPolicy(cfg.Loopback, cfg.AllowedHosts)
+	p.recent = &recent{ring: make([]seenExchange, 200)}
 	if cfg.Record {
 		p.record = newRecorder(cfg.Now())
 	}
@@ -180,6 +182,10 @@ func (p *Proxy) handler(rp *httputil.ReverseProxy, hook bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !p.hosts.allows(r.Host) {
 			writeDetail(w, http.StatusMisdirectedRequest, "Misdirected Request")
+			return
+		}
+		if !hook && r.URL.Path == pagePath {
+			p.page(w, r)
 			return
 		}
 		x := &exchange{method: r.Method, url: r.URL, start: p.cfg.Now(), hook: hook}
@@ -294,11 +300,18 @@ func (p *Proxy) work() {
 		if x.end.IsZero() {
 			x.end = p.cfg.Now()
 		}
+		before := p.book.total()
 		if x.hook {
 			p.checkDelivery(x)
 		} else {
 			p.checkExchange(x)
 		}
+		e := seenExchange{At: x.end, Exchange: x.String()}
+		if x.hook {
+			e.Exchange = "delivery " + e.Exchange
+		}
+		e.Findings = p.book.since(before)
+		p.recent.add(e)
 	}
 }
 

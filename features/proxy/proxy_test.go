@@ -366,3 +366,25 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// The proxy's own page lists its rules and the recent exchanges with their findings, and says
+// nothing of the keys.
+func TestThePageListsRulesAndRecentExchanges(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	p, api, _, _ := front(t, sb.URL, nil, "")
+	app(t, api.URL)
+	sandboxtest.Eventually(t, func() bool {
+		r := sandboxtest.Do(t, http.DefaultClient, http.MethodGet, api.URL+"/_proxy/", "", "")
+		return strings.Contains(r.Body, "per_page=0 → 422")
+	}, "the page never showed the app's 422")
+	r := sandboxtest.Do(t, http.DefaultClient, http.MethodGet, api.URL+"/_proxy/", "", "")
+	for _, want := range []string{"law.total-is-sum", "lint.app-422: expected a request the API accepts", "GET /v1/users/usr_hfcu_0001/?user_account_id_type=platform → 200"} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(r.Body, harborKey) || r.Header.Get("X-Frame-Options") != "DENY" {
+		t.Errorf("the page shows a key or may be framed")
+	}
+	p.Close()
+}

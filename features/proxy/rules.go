@@ -124,6 +124,25 @@ type Book struct {
 	// shed counts exchanges forwarded but not checked at all, docShed those not checked
 	// against the document: the checks had fallen behind the traffic.
 	shed, docShed atomic.Int64
+	// last holds the latest findings (rule id and detail), for the page's recent
+	// exchanges: n counts every finding ever made.
+	last []string
+	n    int
+}
+
+// total is how many findings were made so far.
+func (b *Book) total() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n
+}
+
+// since returns the findings made after the n-th (at most the last 16).
+func (b *Book) since(n int) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := min(b.n-n, len(b.last))
+	return append([]string(nil), b.last[len(b.last)-k:]...)
 }
 
 func newBook(live io.Writer, now time.Time) *Book {
@@ -145,6 +164,11 @@ func (b *Book) observe(rule, exchange, detail string, at time.Time) {
 		return
 	}
 	t.failed++
+	b.n++
+	b.last = append(b.last, rule+": "+detail)
+	if len(b.last) > 16 {
+		b.last = b.last[len(b.last)-16:]
+	}
 	f := Finding{Rule: rule, Kind: b.kinds[rule], At: at.UTC(), Exchange: exchange, Detail: detail}
 	if len(t.kept) < keep {
 		t.kept = append(t.kept, f)

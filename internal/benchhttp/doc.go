@@ -5,13 +5,19 @@
 // each run in the same minute with a bare echo v4 server answering the very same bytes (the
 // ceiling, loadtest.StartCeiling). Rows: Get User Detail of each default user with a
 // fixture-given history, of one with a generated history and of an unfunded one; the large
-// set's detail on its first serve (three builds) and after a restart; a filtered user list page
-// and order list page; the mix (loadtest.Measure, as `partnersim load --target URL --scenario
-// mix --connections 32`, three runs); the cost of `partnersim proxy` (one detail URL through the
+// set's detail on its first serve (three builds) and after a restart; rows over many URLs — a
+// random user's detail, random filtered user and order list pages, and the mix, three runs —
+// through loadtest.Measure (as `partnersim load --target URL --scenario …`), whose ceiling
+// answers each URL of the run with partnersim's own bytes for it; the cost of `partnersim proxy` (one detail URL through the
 // proxy and directly, alternated, at 1 connection — p50 added ≤ 0.2 ms — and at 32 — ≥ 0.7 ×);
 // deliveries against the signed-POST ceiling (the
 // simulator/bolt benchmarks, three alternated runs). It prints one markdown table with the
 // load average beside every row.
+//
+// With -scale it is `make bench-scale` instead: for each size it generates a set (users with ten
+// orders each, kept between runs), builds it with `partnersim fixtures build` as its own process
+// (wall, CPU, peak RSS, store size), restarts `partnersim serve` on it (ready) and measures the
+// rows over many URLs; it prints one table with the targets and writes the chart (-svg).
 //
 // The serving process runs with GODEBUG=gctrace=1 (observation only): the collector's share of
 // the server's CPU in each row comes from its trace and /proc/PID/stat.

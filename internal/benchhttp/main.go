@@ -33,6 +33,7 @@ type config struct {
 	only          string
 	deliveriesPkg string
 	pool          int
+	scale, svg    string
 }
 
 func main() {
@@ -46,7 +47,26 @@ func main() {
 	flag.StringVar(&cfg.only, "only", "", "run one part: default, large, varied (large without its builds), mix, proxy or deliveries (all when empty)")
 	flag.IntVar(&cfg.pool, "pool", 0, "URLs drawn for each row over many URLs (0: loadtest.DefaultPoolSize)")
 	flag.StringVar(&cfg.deliveriesPkg, "deliveries-pkg", "./simulator/bolt/", "package of the delivery benchmarks")
+	flag.StringVar(&cfg.scale, "scale", "", "instead of the table above: build and serve sets of these many users (comma-separated, ten orders each) and print `make bench-scale`'s table")
+	flag.StringVar(&cfg.svg, "svg", "", "with -scale: write the chart to this file")
 	flag.Parse()
+	if cfg.scale != "" {
+		var sizes []int
+		for _, f := range strings.Split(cfg.scale, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 10 {
+				fmt.Fprintf(os.Stderr, "bench-scale: -scale: %q is not a number of users\n", f)
+				os.Exit(2)
+			}
+			sizes = append(sizes, n)
+		}
+		b := &bench{cfg: cfg, out: os.Stderr}
+		if err := b.scale(context.Background(), sizes, cfg.svg); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-scale:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if _, err := exec.LookPath("wrk"); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-http needs wrk on the PATH: on Debian or Ubuntu, sudo apt-get install wrk")
 		os.Exit(2)
@@ -125,12 +145,8 @@ func (b *bench) run(ctx context.Context) error {
 
 // print writes the report: what was measured where, then the one table.
 func (b *bench) print(w io.Writer, m loadtest.Machine) {
-	commit := strings.TrimSpace(output("git", "rev-parse", "--short", "HEAD"))
-	if strings.TrimSpace(output("git", "status", "--porcelain", "--untracked-files=no")) != "" {
-		commit += " (with uncommitted changes)"
-	}
 	fmt.Fprintf(w, "`make bench-http` — %s, commit %s, %s (%d CPUs), %s, %s; load average at the start %s, at the end %s; took %s.\n\n",
-		m.Date, commit, m.CPUModel, m.CPUs, m.GoVersion, m.OSArch, m.LoadAvg, loadavg(), time.Since(b.start).Round(time.Second))
+		m.Date, commitText(), m.CPUModel, m.CPUs, m.GoVersion, m.OSArch, m.LoadAvg, loadavg(), time.Since(b.start).Round(time.Second))
 	fmt.Fprintln(w, "| row | conns | partnersim | ceiling | ratio | p50 ms (ceiling) | p99 ms (ceiling) | target | verdict | GC share of server CPU | load avg |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|")
 	for _, r := range b.rows {

@@ -73,10 +73,7 @@ func TestArchitectureListsEveryCommand(t *testing.T) {
 	if m == nil {
 		t.Fatal(`ARCHITECTURE.md does not say "root.go lists the commands: …"`)
 	}
-	var listed []string
-	for _, f := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == '│' || r == ' ' || r == '\n' }) {
-		listed = append(listed, f)
-	}
+	listed := strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == '│' || r == ' ' || r == '\n' })
 	for _, c := range want {
 		if !slices.Contains(listed, c) {
 			t.Errorf("ARCHITECTURE.md's command list lacks %s, which root.go adds", c)
@@ -134,5 +131,44 @@ func TestCommentsCiteNoIssueNorOutsidePath(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Every relative link of the repository's Markdown names a file or folder that exists, so a
+// move cannot leave a document pointing at the old place.
+func TestMarkdownLinksResolve(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	checked := 0
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "../.." && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".md") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			checked++
+			if _, err := os.Stat(filepath.Join(filepath.Dir(path), target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", strings.TrimPrefix(path, "../../"), m[1])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 10 {
+		t.Fatalf("checked only %d links: the walk is broken", checked)
 	}
 }

@@ -77,6 +77,7 @@ func CapturePool(ctx context.Context, baseURL, key string, pool *Pool) (map[stri
 			}
 		}()
 	}
+	sent := make(map[string]bool, len(pool.Paths))
 	for _, p := range pool.Paths {
 		mu.Lock()
 		failed := first != nil
@@ -84,7 +85,8 @@ func CapturePool(ctx context.Context, baseURL, key string, pool *Pool) (map[stri
 		if failed {
 			break
 		}
-		if _, dup := out[p]; !dup {
+		if !sent[p] {
+			sent[p] = true
 			paths <- p
 		}
 	}

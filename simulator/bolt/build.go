@@ -7,6 +7,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -14,16 +16,15 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"go.etcd.io/bbolt"
-
 	"github.com/partnersim/partnersim/simulator"
 )
 
 // Builder writes a whole fixture set into an empty store the fast way (docs/SCALING.md): every record
 // and index entry is spooled in memory as it arrives, then each bucket is sorted once across
-// the whole set and appended in key order into pages filled to the brim (bbolt's FillPercent
-// 1.0: an append-only bucket never splits a page it will write again), in a few large
-// transactions without fsync, and the index counters are written once at the end. Nothing is
+// the whole set and written in key order as a new store file, bottom-up, pages filled to the
+// brim (bbolt's FillPercent 1.0), and the index counters are written once at the end. A set
+// larger than the memory budget is sorted in rounds spilled to run files and merged as the
+// file is written (build_spill.go). Nothing is
 // visible as loaded until Finish marks the store, so a build cut short is wiped and redone at
 // the next start, like Loader's.
 //
@@ -36,12 +37,14 @@ type Builder struct {
 	ctx context.Context
 	// Progress, when set, is called as entries are written: done of the total of this round.
 	Progress func(done, total int)
-	// Budget bounds the bytes spooled before a round is written (0: buildBudget).
+	// Budget bounds the bytes spooled before a round is spilled (0: buildBudget).
 	Budget int
-	// written names the buckets an earlier round wrote.
-	written map[string]bool
-	// fileWritten is set once the first round has written the store file (writeFile).
-	fileWritten bool
+	// spills are the runs earlier rounds spilled, by bucket; absorbed is set once the
+	// store's own entries are spooled, with every bucket's name and the store's transaction id.
+	spills   map[string][]spillRun
+	absorbed bool
+	buckets  []string
+	txid     uint64
 
 	// Shards spool concurrently: each holds the read side of mu while it spools a record, and
 	// a round takes the write side to write what they all hold.
@@ -57,7 +60,13 @@ func (s *DB) NewBuilder(ctx context.Context) (*Builder, error) {
 	if err := s.wipe(ctx); err != nil {
 		return nil, err
 	}
-	return &Builder{s: s, ctx: ctx, w: newSpoolTx(s), written: map[string]bool{}}, nil
+	// Run files of a build cut short.
+	if old, err := filepath.Glob(filepath.Join(filepath.Dir(s.db.Path()), "."+filepath.Base(s.db.Path())+".run-*")); err == nil {
+		for _, f := range old {
+			os.Remove(f)
+		}
+	}
+	return &Builder{s: s, ctx: ctx, w: newSpoolTx(s), spills: map[string][]spillRun{}}, nil
 }
 
 func newSpoolTx(s *DB) *writeTx {
@@ -133,7 +142,7 @@ func (b *Builder) spool(w *writeTx, fn func(*writeTx) error) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.err == nil && b.spooled.Load() >= int64(budget) { // not written by another shard meanwhile
-		b.err = b.write(b.ctx)
+		b.err = b.write(b.ctx, false)
 		b.spooled.Store(0)
 	}
 	return b.err
@@ -172,10 +181,7 @@ func (b *Builder) Transaction(t simulator.Transaction, orders []simulator.Order)
 	return b.spool(b.w, func(w *writeTx) error { return w.putTransaction(&t, orderPtrs(orders)) })
 }
 
-// buildTxEntries is how many entries one write transaction of Finish appends: large enough
-// that commits are few, small enough that each time the file outgrows bbolt's memory map (which
-// copies every dirty node of the open transaction out of the old map) little is copied: with a
-// million entries a transaction, those copies were a fifth of a build's CPU.
+// buildTxEntries is how often a bucket's writing reports progress and looks at its context.
 const buildTxEntries = 1 << 17
 
 // Finish sorts and writes everything spooled, syncs once and marks the store loaded with the
@@ -184,6 +190,7 @@ const buildTxEntries = 1 << 17
 func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	defer b.removeSpills()
 	if b.err != nil {
 		return b.err
 	}
@@ -197,7 +204,7 @@ func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 			}
 		}
 	}
-	if err := b.write(ctx); err != nil {
+	if err := b.write(ctx, true); err != nil {
 		return err
 	}
 	b.w = nil
@@ -217,26 +224,22 @@ func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 	})
 }
 
-// buildBudget bounds the memory a build spools before it writes what it has (decisions D17:
-// no input costs unbounded memory). 100,000 users and 1,000,000 orders spool about 1.5 GB and
-// are written once, in order; a larger set is written in several sorted rounds, the later
-// ones inserting among the earlier ones' keys (slower, as a transactional load is, but bounded).
-const buildBudget = 3 << 30
+// buildBudget bounds the memory a build spools before it spills a round (decisions D17: no
+// input costs unbounded memory). 100,000 users and 1,000,000 orders spool about 1.5 GB, so they
+// spill once; 1,000,000 users and 10,000,000 orders about fifteen times. With it, a build's
+// peak RSS stays under 2 GiB whatever the set's size.
+const buildBudget = 1 << 30
 
-// write sorts every spooled bucket and writes it, then empties the spools. The first round
-// writes a new store file bottom-up (writeFile); a later one inserts among the keys the earlier
-// ones wrote, through bbolt's Put. The caller holds mu (or is Finish).
-func (b *Builder) write(ctx context.Context) error {
-	first := !b.fileWritten
-	var (
-		buckets []string
-		txid    uint64
-	)
-	if first {
+// write sorts every spooled bucket and empties the spools: into run files (spill) while the
+// build goes on, into the new store file (writeFile, merging the runs) when final. The caller
+// holds mu (or is Finish).
+func (b *Builder) write(ctx context.Context, final bool) error {
+	if !b.absorbed {
 		var err error
-		if buckets, txid, err = b.absorb(); err != nil {
+		if b.buckets, b.txid, err = b.absorb(); err != nil {
 			return err
 		}
+		b.absorbed = true
 	}
 	runs, total := b.takeRuns()
 	sorted := sortRuns(runs)
@@ -244,54 +247,26 @@ func (b *Builder) write(ctx context.Context) error {
 		for range sorted { // a failed write still waits for the sorters
 		}
 	}()
-	if first {
-		if err := b.writeFile(ctx, buckets, txid, sorted, total); err != nil {
-			return err
+	if final {
+		for _, rs := range b.spills {
+			for _, r := range rs {
+				total += r.n
+			}
 		}
-		b.fileWritten = true
-		return nil
+		return b.writeFile(ctx, b.buckets, b.txid, sorted, total)
 	}
-	db := b.s.db
-	db.NoSync = true
-	defer func() { db.NoSync = false }()
 	done := 0
 	for br := range sorted {
-		appendOnly := !b.written[br.name]
-		next := br.merged()
-		for more := true; more; {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			err := db.Update(func(tx *bbolt.Tx) error {
-				bk := tx.Bucket([]byte(br.name))
-				if appendOnly {
-					bk.FillPercent = 1.0
-				}
-				for range buildTxEntries {
-					k, v, ok, err := next()
-					if err != nil {
-						return err
-					}
-					if !ok {
-						more = false
-						return nil
-					}
-					if err := bk.Put(k, v); err != nil {
-						return err
-					}
-					done++
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			if b.Progress != nil {
-				b.Progress(done, total)
-			}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		br.release()
-		b.written[br.name] = true
+		if err := b.spill(br); err != nil {
+			return err
+		}
+		done += br.n
+		if b.Progress != nil {
+			b.Progress(done, total)
+		}
 	}
 	return nil
 }

@@ -249,6 +249,10 @@ type treeWriter struct {
 	prev   []byte      // the last key added
 	// ordered: the keys come from bucketRuns.merged, which checked their order already.
 	ordered bool
+	// copying: the entries given are valid only until the next add (mergeSources over spilled
+	// runs), so each is copied into staged until its leaf page is written.
+	copying bool
+	staged  []byte
 }
 
 type treeLevel struct {
@@ -275,6 +279,23 @@ func (t *treeWriter) add(k, v []byte, flags uint32) error {
 	return t.push(0, elem{k: k, v: v, flags: flags})
 }
 
+// stage copies a leaf entry into staged (copying): once the leaf level has no pending entry,
+// nothing points into staged (flush copies the key it indexes) and it is reused.
+func (t *treeWriter) stage(lv *treeLevel, e elem) elem {
+	if len(lv.elems) == 0 {
+		t.staged = t.staged[:0]
+	}
+	if n := len(e.k) + len(e.v); len(t.staged)+n > cap(t.staged) {
+		// Pending entries may point into the old buffer: a new one, not a reuse.
+		t.staged = make([]byte, 0, max(4*t.fw.pageSize, 2*n, 2*cap(t.staged)))
+	}
+	at := len(t.staged)
+	t.staged = append(append(t.staged, e.k...), e.v...)
+	b := t.staged[at:len(t.staged):len(t.staged)]
+	e.k, e.v = b[:len(e.k):len(e.k)], b[len(e.k):]
+	return e
+}
+
 // push adds e to level l, writing the level's page first when e would not fit on it.
 func (t *treeWriter) push(l int, e elem) error {
 	if l == len(t.levels) {
@@ -287,6 +308,9 @@ func (t *treeWriter) push(l int, e elem) error {
 			return err
 		}
 		lv = &t.levels[l] // flush may have grown t.levels
+	}
+	if l == 0 && t.copying {
+		e = t.stage(lv, e)
 	}
 	lv.elems = append(lv.elems, e)
 	lv.size += esize
@@ -303,6 +327,9 @@ func (t *treeWriter) flush(l int) error {
 	first := elem{child: id}
 	if len(lv.elems) > 0 {
 		first.k = lv.elems[0].k
+		if l == 0 && t.copying {
+			first.k = bytes.Clone(first.k) // staged is reused once the leaf is written
+		}
 	}
 	lv.elems, lv.size = lv.elems[:0], pageHeaderSize
 	lv.flushed++
@@ -348,11 +375,11 @@ func (b *Builder) absorb() (buckets []string, txid uint64, err error) {
 	return buckets, txid, err
 }
 
-// writeBucket writes one bucket's merged runs as a tree of the file and returns its root page,
-// reporting progress every buildTxEntries entries (done of total before it).
-func (b *Builder) writeBucket(ctx context.Context, fw *fileWriter, br *bucketRuns, done, total int) (uint64, error) {
-	tw := &treeWriter{fw: fw, ordered: true}
-	next := br.merged()
+// writeBucket writes one bucket's entries, in key order from next, as a tree of the file and
+// returns its root page, reporting progress every buildTxEntries entries (done of total before
+// it).
+func (b *Builder) writeBucket(ctx context.Context, fw *fileWriter, name string, next source, copying bool, done, total int) (uint64, error) {
+	tw := &treeWriter{fw: fw, ordered: true, copying: copying}
 	for i := 0; ; i++ {
 		if i%buildTxEntries == 0 {
 			if err := ctx.Err(); err != nil {
@@ -370,10 +397,40 @@ func (b *Builder) writeBucket(ctx context.Context, fw *fileWriter, br *bucketRun
 			break
 		}
 		if err := tw.add(k, v, 0); err != nil {
-			return 0, fmt.Errorf("%s: %w", br.name, err)
+			return 0, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return tw.finish()
+}
+
+// bucketSource is a bucket's entries in key order: first (the last round's sorted spools, nil
+// when it spooled none of the bucket) merged with the runs earlier rounds spilled (n entries;
+// then an entry is valid only until the next). close closes the runs' files.
+func (b *Builder) bucketSource(name string, first source) (next source, n int, close func(), err error) {
+	var srcs []source
+	var files []*os.File
+	close = func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	if first != nil {
+		srcs = append(srcs, first)
+	}
+	for _, r := range b.spills[name] {
+		rr, err := openRun(r)
+		if err != nil {
+			close()
+			return nil, 0, nil, err
+		}
+		files = append(files, rr.f)
+		srcs = append(srcs, rr.next)
+		n += r.n
+	}
+	if len(srcs) == 1 && first != nil {
+		return first, 0, close, nil // merged() checked the order already
+	}
+	return mergeSources(name, srcs), n, close, nil
 }
 
 // writeFile writes the sorted spools as a new store file beside the open one, bottom-up, and
@@ -398,18 +455,35 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 	}()
 	roots := map[string]uint64{}
 	done := 0
-	for br := range sorted {
-		root, err := b.writeBucket(ctx, fw, br, done, total)
+	write := func(name string, first source, n int) error {
+		next, spilled, closeRuns, err := b.bucketSource(name, first)
 		if err != nil {
 			return err
 		}
-		roots[br.name] = root
-		done += br.n
+		root, err := b.writeBucket(ctx, fw, name, next, spilled > 0, done, total)
+		closeRuns()
+		if err != nil {
+			return err
+		}
+		roots[name] = root
+		done += n + spilled
 		if b.Progress != nil {
 			b.Progress(done, total)
 		}
+		return nil
+	}
+	for br := range sorted {
+		if err := write(br.name, br.merged(), br.n); err != nil {
+			return err
+		}
 		br.release()
-		b.written[br.name] = true
+	}
+	for name := range b.spills { // buckets the last round spooled nothing of
+		if _, ok := roots[name]; !ok {
+			if err := write(name, nil, 0); err != nil {
+				return err
+			}
+		}
 	}
 	for _, name := range buckets {
 		if _, ok := roots[name]; !ok {

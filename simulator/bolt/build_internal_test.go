@@ -19,8 +19,9 @@ import (
 	"github.com/partnersim/partnersim/simulator"
 )
 
-// A build past its memory budget writes in several sorted rounds (the later ones inserting
-// among the earlier ones' keys) and still writes exactly what the transactional loader writes.
+// A build past its memory budget spills several sorted rounds to run files and merges them as
+// it writes the file, and still writes exactly what the transactional loader writes; no run
+// file is left behind.
 func TestBuildInRoundsEqualsLoad(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -60,6 +61,9 @@ func TestBuildInRoundsEqualsLoad(t *testing.T) {
 	require.NoError(t, l.Finish("tok"))
 	require.NoError(t, b.Finish(ctx, "tok"))
 	assert.Greater(t, rounds, 10, "the budget made several rounds")
+	runs, err := filepath.Glob(filepath.Join(dir, ".built.db.run-*"))
+	require.NoError(t, err)
+	assert.Empty(t, runs, "the run files are removed")
 
 	dump := func(db *DB) map[string]string {
 		out := map[string]string{}

@@ -38,10 +38,11 @@ var (
 	bDeliveryLog   = []byte("delivery_log")   // slot (virtual time) + delivery id → deliveryStep (webhooks.go)
 	bDeliveryTime  = []byte("delivery_time")  // created_at timeKey + delivery id → deliveryIndexEntry (deliveryindex.go)
 	bSnapshots     = []byte("snapshots")      // reserved for control-plane snapshots
+	bScenarioRuns  = []byte("scenario_runs")  // run id → ScenarioRun JSON (scenarioruns.go)
 
 	allBuckets = [][]byte{bMeta, bInstitutions, bKeys, bKeyIDs, bUsers, bUserKeys, bUserUAID, bUserIndex,
 		bMembers, bMemberDBP, bMemberUser, bOrders, bOrderKeys, bOrderIndex, bTransactions, bCounts, bSubs,
-		bSubsByInst, bSecrets, bEvents, bDeliveries, bDeliveryEvent, bOutbox, bDeliveryLog, bDeliveryTime, bSnapshots}
+		bSubsByInst, bSecrets, bEvents, bDeliveries, bDeliveryEvent, bOutbox, bDeliveryLog, bDeliveryTime, bSnapshots, bScenarioRuns}
 )
 
 // The buckets of user and order records in stores written before they were clustered (id →
@@ -55,6 +56,7 @@ var (
 var (
 	metaFixtures = []byte("fixtures_loaded") // present once a fixture set is wholly loaded
 	metaToken    = []byte("sandbox_token")
+	metaClock    = []byte("clock") // simulator.ClockState as JSON
 )
 
 // inst returns the institution id with its separator, the prefix of every tenant-scoped key.

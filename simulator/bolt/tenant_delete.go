@@ -23,9 +23,13 @@ const deleteBatch = 20_000
 // removes what a control-plane write made meanwhile (a key, a subscription, an event) and
 // leaves the institution when there was such a thing to remove. It is ENOTFOUND when the
 // institution does not exist. An interrupted delete leaves the institution listed; deleting it
-// again finishes the work.
+// again finishes the work. Once the institution is gone, its own virtual clock goes too.
 func (s *DB) DeleteInstitution(ctx context.Context, id string) error {
-	return s.deleteInstitution(ctx, id, deleteBatch)
+	if err := s.deleteInstitution(ctx, id, deleteBatch); err != nil {
+		return err
+	}
+	s.Clock.ForgetInstitution(id)
+	return nil
 }
 
 // deleteInstitution is DeleteInstitution in transactions of at most batch keys.

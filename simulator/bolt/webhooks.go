@@ -500,7 +500,9 @@ func followLog(tx *bbolt.Tx, d *simulator.Delivery) error {
 			return fmt.Errorf("delivery log %s: slot %s follows %s", d.ID, st.NextAttemptAt, d.NextAttemptAt)
 		}
 		if st.Attempt != nil {
-			d.Attempts = append(d.Attempts, *st.Attempt)
+			a := *st.Attempt
+			a.DueAt = d.NextAttemptAt // the log is keyed by the slot the attempt was due at
+			d.Attempts = append(d.Attempts, a)
 		}
 		d.SetState(st.DeliveryState)
 	}

@@ -22,14 +22,14 @@ func TestAdvanceClock(t *testing.T) {
 	woken := 0
 	r.svc.OnClockMove(func() { woken++ })
 
-	now, err := r.svc.AdvanceClock(ctx, "", time.Hour)
+	adv, err := r.svc.AdvanceClock(ctx, "", time.Hour)
 	require.NoError(t, err)
-	assert.Equal(t, start.Add(time.Hour), now)
+	assert.Equal(t, start.Add(time.Hour), adv.Now)
 	assert.Equal(t, start.Add(time.Hour), r.clock.InstitutionNow("ins_harbor"))
 
-	now, err = r.svc.AdvanceClock(ctx, "ins_harbor", 24*time.Hour)
+	adv, err = r.svc.AdvanceClock(ctx, "ins_harbor", 24*time.Hour)
 	require.NoError(t, err)
-	assert.Equal(t, start.Add(25*time.Hour), now)
+	assert.Equal(t, start.Add(25*time.Hour), adv.Now)
 	assert.Equal(t, start.Add(25*time.Hour), r.clock.InstitutionNow("ins_harbor"))
 	assert.Equal(t, start.Add(time.Hour), r.clock.InstitutionNow("ins_prairie"), "another institution's clock stays")
 	assert.Equal(t, start.Add(time.Hour), r.clock.SchedulerNow(), "the process-wide clock stays")
@@ -62,9 +62,9 @@ func TestAdvanceClockBounds(t *testing.T) {
 			assert.Zero(t, woken)
 		})
 	}
-	now, err := r.svc.AdvanceClock(ctx, "", simulator.MaxAdvance)
+	adv, err := r.svc.AdvanceClock(ctx, "", simulator.MaxAdvance)
 	require.NoError(t, err, "MaxAdvance itself is allowed")
-	assert.Equal(t, start.Add(simulator.MaxAdvance), now)
+	assert.Equal(t, start.Add(simulator.MaxAdvance), adv.Now)
 	_, err = r.svc.AdvanceClock(ctx, "", 0)
 	assert.NoError(t, err, "0 is allowed")
 }

@@ -14,7 +14,7 @@ import (
 // kyc event's id.
 func (r *rig) moveKYC(tb testing.TB, platformID string) string {
 	tb.Helper()
-	move, err := r.svc.TransitionKYC(context.Background(), platformID, simulator.ProductCrypto, simulator.KYCApproved)
+	move, err := r.db.TransitionKYC(context.Background(), platformID, simulator.ProductCrypto, simulator.KYCApproved)
 	require.NoError(tb, err)
 	return move.Event.ID
 }
@@ -31,7 +31,7 @@ func TestRedeliver(t *testing.T) {
 	first := r.deliveries(t, "ins_harbor")
 	require.Len(t, first, 2)
 
-	again, err := r.svc.Redeliver(ctx, evt)
+	again, err := r.db.Redeliver(ctx, evt)
 	require.NoError(t, err)
 
 	require.Len(t, again, 2)
@@ -47,11 +47,11 @@ func TestRedeliver(t *testing.T) {
 	assert.ElementsMatch(t, []string{a, b}, subs)
 	assert.Len(t, r.deliveries(t, "ins_harbor"), 4)
 
-	_, err = r.svc.Redeliver(ctx, "evt_nobody")
+	_, err = r.db.Redeliver(ctx, "evt_nobody")
 	assert.Equal(t, simulator.ENOTFOUND, code(err), "an unknown event: %v", err)
 	require.NoError(t, r.db.DeleteSubscription(ctx, "ins_harbor", a))
 	require.NoError(t, r.db.DeleteSubscription(ctx, "ins_harbor", b))
-	_, err = r.svc.Redeliver(ctx, evt)
+	_, err = r.db.Redeliver(ctx, evt)
 	assert.Equal(t, simulator.ENOTFOUND, code(err), "no enabled subscription left: %v", err)
 	assert.Len(t, r.deliveries(t, "ins_harbor"), 4, "nothing queued")
 }
@@ -67,11 +67,11 @@ func TestDeliveriesPagesAndPending(t *testing.T) {
 		events = append(events, r.moveKYC(t, u))
 	}
 
-	page, err := r.svc.Deliveries(ctx, simulator.DeliveryFilter{InstitutionID: "ins_harbor", Limit: 2})
+	page, err := r.db.Deliveries(ctx, simulator.DeliveryFilter{InstitutionID: "ins_harbor", Limit: 2})
 	require.NoError(t, err)
 	require.Len(t, page.Deliveries, 2)
 	require.NotEmpty(t, page.NextCursor)
-	rest, err := r.svc.Deliveries(ctx, simulator.DeliveryFilter{InstitutionID: "ins_harbor", Limit: 2, Cursor: page.NextCursor})
+	rest, err := r.db.Deliveries(ctx, simulator.DeliveryFilter{InstitutionID: "ins_harbor", Limit: 2, Cursor: page.NextCursor})
 	require.NoError(t, err)
 	require.Len(t, rest.Deliveries, 1)
 	var order []string
@@ -81,19 +81,19 @@ func TestDeliveriesPagesAndPending(t *testing.T) {
 	}
 	assert.ElementsMatch(t, events, order, "every delivery once across the pages")
 
-	one, err := r.svc.Deliveries(ctx, simulator.DeliveryFilter{EventID: events[1]})
+	one, err := r.db.Deliveries(ctx, simulator.DeliveryFilter{EventID: events[1]})
 	require.NoError(t, err)
 	require.Len(t, one.Deliveries, 1)
 	assert.Equal(t, events[1], one.Deliveries[0].EventID)
 	assert.Equal(t, "usr_hfcu_0016", one.Deliveries[0].PlatformID)
 
-	_, err = r.svc.Deliveries(ctx, simulator.DeliveryFilter{Cursor: "not-a-cursor"})
+	_, err = r.db.Deliveries(ctx, simulator.DeliveryFilter{Cursor: "not-a-cursor"})
 	assert.Equal(t, simulator.EINVALID, code(err), "%v", err)
 
-	pending, err := r.svc.PendingDeliveries(ctx, 2)
+	pending, err := r.db.PendingDeliveries(ctx, 2)
 	require.NoError(t, err)
 	assert.Len(t, pending, 2)
-	pending, err = r.svc.PendingDeliveries(ctx, 10)
+	pending, err = r.db.PendingDeliveries(ctx, 10)
 	require.NoError(t, err)
 	assert.Len(t, pending, 3)
 }

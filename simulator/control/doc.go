@@ -1,16 +1,15 @@
-// Package control is the control plane's service (decisions D9): every operation behind
-// /_sandbox/, the QA console and the scenario runner, plus the partner API's one composite use
-// case, Send Test. Each operation runs through the domain in one transaction of the store (a KYC
-// move: load the user, move the state machine, save, write the event and its deliveries, read
-// the prices it is shown at — one write transaction); the process-wide state it keeps besides
-// the store is the virtual clock's moves (and who waits on them), the DNS overrides and the
-// hooks run after a reset.
+// Package control is the control plane's service for the operations that orchestrate several
+// parts (decisions D9): the virtual clock's moves and who waits on them, the DNS overrides,
+// snapshots and reset with the hooks run after it, and the partner API's one composite use
+// case, Send Test (the store, the address guard and the sender). The operations that are one
+// transaction of the store — a KYC move, an order, a fill, a tenant's key, a read — are served
+// by the store itself (simulator/bolt), which the sandbox hands to their consumers directly.
 //
 // What each operation returns on error is said once, on the interface the front ends call
 // (simulator/httpapi/surface): the consumer's contract outlives whichever value serves it, and
-// docs/decisions.md ("How the code is arranged") says why the store is to serve the operations
-// that are one transaction while this package keeps what orchestrates several parts. Each
-// method here points there; TestEveryErrorIsNamedInItsOneComment provokes every named code.
+// docs/decisions.md ("How the code is arranged") says why the store serves the operations that
+// are one transaction while this package keeps what orchestrates several parts. Each method
+// here points there; TestEveryErrorIsNamedInItsOneComment provokes every named code.
 //
 // Its consumers never see it: the HTTP handlers (simulator/httpapi), the console
 // (simulator/httpapi/console) and the scenario runner (simulator/scenario) declare the small

@@ -15,7 +15,7 @@ import (
 // Prairie's 12).
 func TestInstitutionsCountTheirUsers(t *testing.T) {
 	r := newRig(t)
-	all, users, err := r.svc.Institutions(context.Background())
+	all, users, err := r.db.Institutions(context.Background())
 	require.NoError(t, err)
 	counts := map[string]int{}
 	for i, in := range all {
@@ -34,25 +34,25 @@ func TestInstitutionReadsOfAnUnknownInstitution(t *testing.T) {
 	us, ue := empty()
 	ps, pe := empty()
 	for name, read := range map[string]func(inst string) error{
-		"Institution": func(inst string) error { _, err := r.svc.Institution(ctx, inst); return err },
-		"InstitutionUsers": func(inst string) error {
-			_, err := r.svc.InstitutionUsers(ctx, inst, simulator.UserFilter{Limit: 10})
+		"Institution": func(inst string) error { _, err := r.db.Institution(ctx, inst); return err },
+		"ListUsers": func(inst string) error {
+			_, err := r.db.ListUsers(ctx, inst, simulator.UserFilter{Limit: 10})
 			return err
 		},
-		"InstitutionUsers, empty window": func(inst string) error {
-			_, err := r.svc.InstitutionUsers(ctx, inst, simulator.UserFilter{CreatedStart: us, CreatedEnd: ue, Limit: 10})
+		"ListUsers, empty window": func(inst string) error {
+			_, err := r.db.ListUsers(ctx, inst, simulator.UserFilter{CreatedStart: us, CreatedEnd: ue, Limit: 10})
 			return err
 		},
-		"InstitutionOrders": func(inst string) error {
-			_, err := r.svc.InstitutionOrders(ctx, inst, simulator.OrderFilter{Limit: 10})
+		"ListOrders": func(inst string) error {
+			_, err := r.db.ListOrders(ctx, inst, simulator.OrderFilter{Limit: 10})
 			return err
 		},
-		"InstitutionOrders, empty window": func(inst string) error {
-			_, err := r.svc.InstitutionOrders(ctx, inst, simulator.OrderFilter{PlacedStart: ps, PlacedEnd: pe, Limit: 10})
+		"ListOrders, empty window": func(inst string) error {
+			_, err := r.db.ListOrders(ctx, inst, simulator.OrderFilter{PlacedStart: ps, PlacedEnd: pe, Limit: 10})
 			return err
 		},
-		"InstitutionKeys":          func(inst string) error { _, err := r.svc.InstitutionKeys(ctx, inst); return err },
-		"InstitutionSubscriptions": func(inst string) error { _, err := r.svc.InstitutionSubscriptions(ctx, inst); return err },
+		"Keys":          func(inst string) error { _, err := r.db.Keys(ctx, inst); return err },
+		"Subscriptions": func(inst string) error { _, err := r.db.Subscriptions(ctx, inst); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
 			assert.NoError(t, read("ins_prairie"))
@@ -67,7 +67,7 @@ func TestInstitutionLists(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
 
-	users, err := r.svc.InstitutionUsers(ctx, "ins_prairie", simulator.UserFilter{Limit: 5})
+	users, err := r.db.ListUsers(ctx, "ins_prairie", simulator.UserFilter{Limit: 5})
 	require.NoError(t, err)
 	assert.Equal(t, 12, users.Total)
 	assert.Len(t, users.Users, 5)
@@ -75,29 +75,29 @@ func TestInstitutionLists(t *testing.T) {
 		assert.Equal(t, "ins_prairie", u.InstitutionID)
 	}
 	at := start
-	none, err := r.svc.InstitutionUsers(ctx, "ins_prairie", simulator.UserFilter{CreatedStart: &at, CreatedEnd: &at, Limit: 5})
+	none, err := r.db.ListUsers(ctx, "ins_prairie", simulator.UserFilter{CreatedStart: &at, CreatedEnd: &at, Limit: 5})
 	require.NoError(t, err)
 	assert.Empty(t, none.Users)
 	assert.Zero(t, none.Total)
 
-	orders, err := r.svc.InstitutionOrders(ctx, "ins_prairie", simulator.OrderFilter{Limit: 5})
+	orders, err := r.db.ListOrders(ctx, "ins_prairie", simulator.OrderFilter{Limit: 5})
 	require.NoError(t, err)
 	assert.NotZero(t, orders.Total)
 	for _, o := range orders.Orders {
 		assert.Equal(t, "ins_prairie", o.InstitutionID)
 	}
-	noOrders, err := r.svc.InstitutionOrders(ctx, "ins_prairie", simulator.OrderFilter{PlacedStart: &at, PlacedEnd: &at, Limit: 5})
+	noOrders, err := r.db.ListOrders(ctx, "ins_prairie", simulator.OrderFilter{PlacedStart: &at, PlacedEnd: &at, Limit: 5})
 	require.NoError(t, err)
 	assert.Empty(t, noOrders.Orders)
 
-	keys, err := r.svc.InstitutionKeys(ctx, "ins_prairie")
+	keys, err := r.db.Keys(ctx, "ins_prairie")
 	require.NoError(t, err)
 	assert.Len(t, keys, 4, "the default set's four Prairie keys")
 
 	live := r.subscribe(t, "ins_prairie", simulator.EventKYC, "https://hooks.partner.example/a")
 	gone := r.subscribe(t, "ins_prairie", simulator.EventKYC, "https://hooks.partner.example/b")
 	require.NoError(t, r.db.DeleteSubscription(ctx, "ins_prairie", gone))
-	subs, err := r.svc.InstitutionSubscriptions(ctx, "ins_prairie")
+	subs, err := r.db.Subscriptions(ctx, "ins_prairie")
 	require.NoError(t, err)
 	require.Len(t, subs, 1, "a deleted subscription is not live")
 	assert.Equal(t, live, subs[0].ID)
@@ -107,9 +107,9 @@ func TestInstitutionLists(t *testing.T) {
 func TestUser(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
-	u, err := r.svc.User(ctx, "usr_pcb_0003")
+	u, err := r.db.User(ctx, "usr_pcb_0003")
 	require.NoError(t, err)
 	assert.Equal(t, "ins_prairie", u.InstitutionID)
-	_, err = r.svc.User(ctx, "usr_nobody")
+	_, err = r.db.User(ctx, "usr_nobody")
 	assert.Equal(t, simulator.ENOTFOUND, code(err), "%v", err)
 }

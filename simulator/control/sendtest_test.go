@@ -72,12 +72,12 @@ func TestSendTestNeverRetries(t *testing.T) {
 	assert.Equal(t, simulator.DeliveryFailed, d.Status)
 	require.Len(t, d.Attempts, 1)
 	assert.Equal(t, http.StatusInternalServerError, d.Attempts[0].StatusCode)
-	pending, err := r.svc.PendingDeliveries(ctx, 10)
+	pending, err := r.db.PendingDeliveries(ctx, 10)
 	require.NoError(t, err)
 	assert.Empty(t, pending)
 	_, err = r.svc.AdvanceClock(ctx, "", 24*time.Hour)
 	require.NoError(t, err)
-	pending, err = r.svc.PendingDeliveries(ctx, 10)
+	pending, err = r.db.PendingDeliveries(ctx, 10)
 	require.NoError(t, err)
 	assert.Empty(t, pending, "nothing falls due later either")
 }
@@ -88,7 +88,7 @@ func TestSendTestSignsWithEveryActiveSecret(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
 	cb, subID, old := r.subscribeCallback(t, "ins_harbor", simulator.EventKYC, http.StatusOK)
-	current, err := r.svc.RotateSecret(ctx, "ins_harbor", time.Hour)
+	current, err := r.db.RotateSecret(ctx, "ins_harbor", time.Hour)
 	require.NoError(t, err)
 
 	_, err = r.svc.SendTest(ctx, "ins_harbor", subID)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/bolt"
@@ -20,6 +21,24 @@ type Sender interface {
 	Send(ctx context.Context, url string, body []byte, eventID string, secrets []string) simulator.Attempt
 }
 
+// Settler makes the delivery attempts due on the virtual clock (the dispatcher).
+type Settler interface {
+	// Hold keeps every other attempt from being made until release is called.
+	Hold() (release func())
+	// Settle makes every attempt due at now(), each once, and returns what each did once
+	// they are recorded (while held).
+	Settle(ctx context.Context, now func() time.Time) ([]simulator.FiredAttempt, error)
+}
+
+// StepPlayer plays the scenario steps due on the virtual clock (the scenario runner).
+type StepPlayer interface {
+	// NextStep returns when the earliest step not yet played falls due, on instID's virtual
+	// clock (the process-wide one for "").
+	NextStep(instID string) (time.Time, bool)
+	// PlayDue plays every step due now and returns them.
+	PlayDue() []simulator.FiredStep
+}
+
 // Config is what the service runs on.
 type Config struct {
 	// Store is the bbolt store every operation runs its one transaction in; its Clock and IDs
@@ -30,6 +49,8 @@ type Config struct {
 	Guard *netguard.Guard
 	// Sender makes Send Test's attempt.
 	Sender Sender
+	// Settler makes the attempts an advance of the clock brings due; nil makes none.
+	Settler Settler
 	// Reload empties the store and loads the fixture set again (Reset).
 	Reload func(ctx context.Context) error
 	// SnapshotDir holds the snapshots, NAME.db each.
@@ -45,6 +66,10 @@ type Service struct {
 	reload func(ctx context.Context) error
 	snaps  string
 
+	settler Settler
+	steps   StepPlayer
+	playMu  sync.Mutex // held by an advance of the clock while it plays its window
+
 	hookMu     sync.Mutex
 	wakers     map[int]func() // by registration, so a waker can be removed
 	nextWaker  int
@@ -57,8 +82,12 @@ type Service struct {
 // New returns the service over cfg.
 func New(cfg Config) *Service {
 	return &Service{db: cfg.Store, clock: cfg.Store.Clock, guard: cfg.Guard, sender: cfg.Sender, reload: cfg.Reload,
-		snaps: cfg.SnapshotDir, wakers: map[int]func(){}}
+		snaps: cfg.SnapshotDir, settler: cfg.Settler, wakers: map[int]func(){}}
 }
+
+// PlayStepsWith makes advances of the clock play the scenario steps that fall due in their
+// window through p (the runner, built over the service).
+func (s *Service) PlayStepsWith(p StepPlayer) { s.steps = p }
 
 // OnClockMove registers wake to be called whenever the virtual clock moves (process-wide or an
 // institution's); remove unregisters it.
@@ -99,6 +128,10 @@ func (s *Service) Reset(ctx context.Context) error {
 	if err := s.reload(ctx); err != nil {
 		return err
 	}
+	// The virtual clock never goes back: the store keeps where it stands.
+	if err := s.db.SaveClock(ctx); err != nil {
+		return err
+	}
 	s.hookMu.Lock()
 	hooks := slices.Clone(s.afterReset)
 	s.hookMu.Unlock()
@@ -135,5 +168,9 @@ func (s *Service) RestoreSnapshot(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return s.db.RestoreSnapshot(ctx, path)
+	if err := s.db.RestoreSnapshot(ctx, path); err != nil {
+		return err
+	}
+	// The virtual clock never goes back: the store keeps where it stands, not the snapshot's.
+	return s.db.SaveClock(ctx)
 }

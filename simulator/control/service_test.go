@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -76,7 +75,7 @@ func code(err error) string { return simulator.ErrorCode(err) }
 // kycOf returns a user's KYC state of product p as stored.
 func (r *rig) kycOf(tb testing.TB, platformID string, p simulator.Product) simulator.KYCStatus {
 	tb.Helper()
-	u, err := r.svc.User(context.Background(), platformID)
+	u, err := r.db.User(context.Background(), platformID)
 	require.NoError(tb, err)
 	a := u.Account(p)
 	require.NotNil(tb, a, "%s has no %s account", platformID, p)
@@ -106,9 +105,9 @@ func copyDefaultSet(tb testing.TB) (string, fs.FS) {
 func TestResetReloadsTheSetThenRunsItsHooks(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
-	in, err := r.svc.CreateInstitution(ctx, "Reset Test CU", simulator.Vendors{})
+	in, err := r.db.CreateInstitution(ctx, "Reset Test CU", simulator.Vendors{})
 	require.NoError(t, err)
-	_, err = r.svc.TransitionKYC(ctx, "usr_hfcu_0002", simulator.ProductCrypto, simulator.KYCApproved)
+	_, err = r.db.TransitionKYC(ctx, "usr_hfcu_0002", simulator.ProductCrypto, simulator.KYCApproved)
 	require.NoError(t, err)
 	var ran []string
 	r.svc.AfterReset(func() {
@@ -120,7 +119,7 @@ func TestResetReloadsTheSetThenRunsItsHooks(t *testing.T) {
 
 	require.NoError(t, r.svc.Reset(ctx))
 
-	_, err = r.svc.Institution(ctx, in.ID)
+	_, err = r.db.Institution(ctx, in.ID)
 	assert.Equal(t, simulator.ENOTFOUND, code(err), "an institution created before the reset")
 	assert.Equal(t, simulator.KYCPending, r.kycOf(t, "usr_hfcu_0002", simulator.ProductCrypto), "a KYC move made before the reset")
 	assert.Equal(t, []string{"journal", "second"}, ran)
@@ -132,7 +131,7 @@ func TestResetThatFailsRunsNoHookAndKeepsTheStore(t *testing.T) {
 	ctx := context.Background()
 	dir, fsys := copyDefaultSet(t)
 	r := newRigOn(t, fsys)
-	in, err := r.svc.CreateInstitution(ctx, "Kept CU", simulator.Vendors{})
+	in, err := r.db.CreateInstitution(ctx, "Kept CU", simulator.Vendors{})
 	require.NoError(t, err)
 	ran := 0
 	r.svc.AfterReset(func() { ran++ })
@@ -143,7 +142,7 @@ func TestResetThatFailsRunsNoHookAndKeepsTheStore(t *testing.T) {
 	require.Error(t, err)
 	assert.NotNil(t, fixtures.Problems(err), "the set's problems, as Open reports them: %v", err)
 	assert.Zero(t, ran, "no hook runs after a failed reset")
-	_, err = r.svc.Institution(ctx, in.ID)
+	_, err = r.db.Institution(ctx, in.ID)
 	assert.NoError(t, err, "the store keeps what it held")
 }
 
@@ -154,7 +153,7 @@ func TestSnapshotSaveAndRestore(t *testing.T) {
 	r := newRig(t)
 	require.NoError(t, r.svc.SaveSnapshot(ctx, "before"))
 	assert.FileExists(t, filepath.Join(r.dir, "snapshots", "before.db"))
-	_, err := r.svc.TransitionKYC(ctx, "usr_hfcu_0002", simulator.ProductCrypto, simulator.KYCApproved)
+	_, err := r.db.TransitionKYC(ctx, "usr_hfcu_0002", simulator.ProductCrypto, simulator.KYCApproved)
 	require.NoError(t, err)
 
 	require.NoError(t, r.svc.RestoreSnapshot(ctx, "before"))
@@ -254,27 +253,27 @@ func TestEveryErrorIsNamedInItsOneComment(t *testing.T) {
 	r := newRig(t)
 	one := dec("1")
 	order := func(user string, p simulator.Product, symbol string) error {
-		_, _, err := r.svc.PlaceOrder(ctx, simulator.OrderRequest{PlatformID: user, Product: p, Side: simulator.SideBuy, Symbol: symbol, Quantity: &one})
+		_, _, err := r.db.PlaceOrder(ctx, simulator.OrderRequest{PlatformID: user, Product: p, Side: simulator.SideBuy, Symbol: symbol, Quantity: &one})
 		return err
 	}
 	robo := func(user, amount string) error {
-		_, _, err := r.svc.PlaceRobo(ctx, user, simulator.TxnDeposit, dec(amount))
+		_, _, err := r.db.PlaceRobo(ctx, user, simulator.TxnDeposit, dec(amount))
 		return err
 	}
 	kyc := func(user string, to simulator.KYCStatus) error {
-		_, err := r.svc.TransitionKYC(ctx, user, simulator.ProductCrypto, to)
+		_, err := r.db.TransitionKYC(ctx, user, simulator.ProductCrypto, to)
 		return err
 	}
 	fill := func(qty, price string) error {
 		txn := r.placeAAPL(t, simulator.SideBuy, qty)
-		_, _, _, err := r.svc.FillTransaction(ctx, txn.ID, map[string]decimal.Decimal{"AAPL": dec(price)})
+		_, _, _, err := r.db.FillTransaction(ctx, txn.ID, aapl(price))
 		return err
 	}
 	filled := r.placeAAPL(t, simulator.SideBuy, "1")
-	_, _, _, err := r.svc.FillTransaction(ctx, filled.ID, nil)
+	_, _, _, err := r.db.FillTransaction(ctx, filled.ID, nil)
 	require.NoError(t, err)
 	prices := func(inst, price string) error {
-		_, err := r.svc.SetPrices(ctx, inst, map[string]decimal.Decimal{"AAPL": dec(price)})
+		_, err := r.db.SetPrices(ctx, inst, aapl(price))
 		return err
 	}
 	newUser := func(inst, uaid, symbol string) *simulator.User {
@@ -282,39 +281,39 @@ func TestEveryErrorIsNamedInItsOneComment(t *testing.T) {
 			KYCStatus: simulator.KYCApproved, Cash: dec("10.00"), Holdings: []simulator.Holding{{Symbol: symbol, Quantity: dec("1")}}}}}
 		return simulator.NewUser(inst, req, r.clock.Now())
 	}
-	require.NoError(t, r.svc.CreateUser(ctx, newUser("ins_harbor", "NEW-0001", "AAPL")))
+	require.NoError(t, r.db.CreateUser(ctx, newUser("ins_harbor", "NEW-0001", "AAPL")))
 	rows := []struct {
 		method, code string
 		provoke      func() error
 	}{
 		{"CreateMember", simulator.ENOTFOUND, func() error {
-			return r.svc.CreateMember(ctx, &simulator.Member{InstitutionID: "ins_nobody", CoreID: "900003", CoreIDType: simulator.CoreIDMemberNumber})
+			return r.db.CreateMember(ctx, &simulator.Member{InstitutionID: "ins_nobody", CoreID: "900003", CoreIDType: simulator.CoreIDMemberNumber})
 		}},
 		{"CreateMember", simulator.ECONFLICT, func() error {
-			return r.svc.CreateMember(ctx, &simulator.Member{InstitutionID: "ins_harbor", CoreID: "100231", CoreIDType: simulator.CoreIDMemberNumber})
+			return r.db.CreateMember(ctx, &simulator.Member{InstitutionID: "ins_harbor", CoreID: "100231", CoreIDType: simulator.CoreIDMemberNumber})
 		}},
-		{"CreateUser", simulator.ENOTFOUND, func() error { return r.svc.CreateUser(ctx, newUser("ins_nobody", "NEW-0002", "AAPL")) }},
-		{"CreateUser", simulator.ECONFLICT, func() error { return r.svc.CreateUser(ctx, newUser("ins_harbor", "NEW-0001", "AAPL")) }},
-		{"CreateUser", simulator.EINVALID, func() error { return r.svc.CreateUser(ctx, newUser("ins_harbor", "NEW-0003", "ZZZZ")) }},
-		{"DeleteInstitution", simulator.ENOTFOUND, func() error { return r.svc.DeleteInstitution(ctx, "ins_nobody") }},
-		{"IssueKey", simulator.ENOTFOUND, func() error { _, _, err := r.svc.IssueKey(ctx, "ins_nobody", nil, ""); return err }},
-		{"RevokeKey", simulator.ENOTFOUND, func() error { return r.svc.RevokeKey(ctx, "key_nobody") }},
+		{"CreateUser", simulator.ENOTFOUND, func() error { return r.db.CreateUser(ctx, newUser("ins_nobody", "NEW-0002", "AAPL")) }},
+		{"CreateUser", simulator.ECONFLICT, func() error { return r.db.CreateUser(ctx, newUser("ins_harbor", "NEW-0001", "AAPL")) }},
+		{"CreateUser", simulator.EINVALID, func() error { return r.db.CreateUser(ctx, newUser("ins_harbor", "NEW-0003", "ZZZZ")) }},
+		{"DeleteInstitution", simulator.ENOTFOUND, func() error { return r.db.DeleteInstitution(ctx, "ins_nobody") }},
+		{"IssueKey", simulator.ENOTFOUND, func() error { _, _, err := r.db.IssueKey(ctx, "ins_nobody", nil, ""); return err }},
+		{"RevokeKey", simulator.ENOTFOUND, func() error { return r.db.RevokeKey(ctx, "key_nobody") }},
 		{"SetPrices", simulator.ENOTFOUND, func() error { return prices("ins_nobody", "1.00") }},
 		{"SetPrices", simulator.EINVALID, func() error { return prices("ins_harbor", "0") }},
-		{"RotateSecret", simulator.ENOTFOUND, func() error { _, err := r.svc.RotateSecret(ctx, "ins_nobody", 0); return err }},
-		{"Institution", simulator.ENOTFOUND, func() error { _, err := r.svc.Institution(ctx, "ins_nobody"); return err }},
-		{"User", simulator.ENOTFOUND, func() error { _, err := r.svc.User(ctx, "usr_nobody"); return err }},
-		{"InstitutionUsers", simulator.ENOTFOUND, func() error {
-			_, err := r.svc.InstitutionUsers(ctx, "ins_nobody", simulator.UserFilter{Limit: 1})
+		{"RotateSecret", simulator.ENOTFOUND, func() error { _, err := r.db.RotateSecret(ctx, "ins_nobody", 0); return err }},
+		{"Institution", simulator.ENOTFOUND, func() error { _, err := r.db.Institution(ctx, "ins_nobody"); return err }},
+		{"User", simulator.ENOTFOUND, func() error { _, err := r.db.User(ctx, "usr_nobody"); return err }},
+		{"ListUsers", simulator.ENOTFOUND, func() error {
+			_, err := r.db.ListUsers(ctx, "ins_nobody", simulator.UserFilter{Limit: 1})
 			return err
 		}},
-		{"InstitutionOrders", simulator.ENOTFOUND, func() error {
-			_, err := r.svc.InstitutionOrders(ctx, "ins_nobody", simulator.OrderFilter{Limit: 1})
+		{"ListOrders", simulator.ENOTFOUND, func() error {
+			_, err := r.db.ListOrders(ctx, "ins_nobody", simulator.OrderFilter{Limit: 1})
 			return err
 		}},
-		{"InstitutionKeys", simulator.ENOTFOUND, func() error { _, err := r.svc.InstitutionKeys(ctx, "ins_nobody"); return err }},
-		{"InstitutionSubscriptions", simulator.ENOTFOUND, func() error {
-			_, err := r.svc.InstitutionSubscriptions(ctx, "ins_nobody")
+		{"Keys", simulator.ENOTFOUND, func() error { _, err := r.db.Keys(ctx, "ins_nobody"); return err }},
+		{"Subscriptions", simulator.ENOTFOUND, func() error {
+			_, err := r.db.Subscriptions(ctx, "ins_nobody")
 			return err
 		}},
 		{"TransitionKYC", simulator.ENOTFOUND, func() error { return kyc("usr_nobody", simulator.KYCApproved) }},
@@ -326,21 +325,21 @@ func TestEveryErrorIsNamedInItsOneComment(t *testing.T) {
 		{"PlaceRobo", simulator.ENOTFOUND, func() error { return robo("usr_nobody", "100") }},
 		{"PlaceRobo", simulator.ECONFLICT, func() error { return robo("usr_hfcu_0009", "100") }},
 		{"PlaceRobo", simulator.EINVALID, func() error { return robo("usr_hfcu_0001", "0") }},
-		{"FillTransaction", simulator.ENOTFOUND, func() error { _, _, _, err := r.svc.FillTransaction(ctx, "txn_nobody", nil); return err }},
+		{"FillTransaction", simulator.ENOTFOUND, func() error { _, _, _, err := r.db.FillTransaction(ctx, "txn_nobody", nil); return err }},
 		{"FillTransaction", simulator.ECONFLICT, func() error { return fill("1000", "190.00") }},
 		{"FillTransaction", simulator.EINVALID, func() error { return fill("1", "0") }},
 		{"EndTransaction", simulator.ENOTFOUND, func() error {
-			_, _, err := r.svc.EndTransaction(ctx, "txn_nobody", simulator.OrderCanceled)
+			_, _, err := r.db.EndTransaction(ctx, "txn_nobody", simulator.OrderCanceled)
 			return err
 		}},
-		{"EndTransaction", simulator.ECONFLICT, func() error { _, _, err := r.svc.EndTransaction(ctx, filled.ID, simulator.OrderCanceled); return err }},
-		{"TransactionAny", simulator.ENOTFOUND, func() error { _, _, err := r.svc.TransactionAny(ctx, "txn_nobody"); return err }},
+		{"EndTransaction", simulator.ECONFLICT, func() error { _, _, err := r.db.EndTransaction(ctx, filled.ID, simulator.OrderCanceled); return err }},
+		{"TransactionAny", simulator.ENOTFOUND, func() error { _, _, err := r.db.TransactionAny(ctx, "txn_nobody"); return err }},
 		{"Deliveries", simulator.EINVALID, func() error {
-			_, err := r.svc.Deliveries(ctx, simulator.DeliveryFilter{Cursor: "not-a-cursor", Limit: 1})
+			_, err := r.db.Deliveries(ctx, simulator.DeliveryFilter{Cursor: "not-a-cursor", Limit: 1})
 			return err
 		}},
-		{"Redeliver", simulator.ENOTFOUND, func() error { _, err := r.svc.Redeliver(ctx, "evt_nobody"); return err }},
-		{"RedeliverDelivery", simulator.ENOTFOUND, func() error { _, err := r.svc.RedeliverDelivery(ctx, "dlv_nobody"); return err }},
+		{"Redeliver", simulator.ENOTFOUND, func() error { _, err := r.db.Redeliver(ctx, "evt_nobody"); return err }},
+		{"RedeliverDelivery", simulator.ENOTFOUND, func() error { _, err := r.db.RedeliverDelivery(ctx, "dlv_nobody"); return err }},
 		{"AdvanceClock", simulator.EINVALID, func() error { _, err := r.svc.AdvanceClock(ctx, "", -time.Nanosecond); return err }},
 		{"AdvanceClock", simulator.ENOTFOUND, func() error { _, err := r.svc.AdvanceClock(ctx, "ins_nobody", time.Hour); return err }},
 		{"SetDNS", simulator.EINVALID, func() error {

@@ -19,10 +19,10 @@ func TestCreateAndDeleteInstitution(t *testing.T) {
 	r := newRig(t)
 	core := "symitar"
 
-	in, err := r.svc.CreateInstitution(ctx, "Tenant CU", simulator.Vendors{Core: &core})
+	in, err := r.db.CreateInstitution(ctx, "Tenant CU", simulator.Vendors{Core: &core})
 	require.NoError(t, err)
 
-	got, err := r.svc.Institution(ctx, in.ID)
+	got, err := r.db.Institution(ctx, in.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "Tenant CU", got.Name)
 	assert.Equal(t, &core, got.Vendors.Core)
@@ -31,7 +31,7 @@ func TestCreateAndDeleteInstitution(t *testing.T) {
 	for p, rule := range r.db.Defaults.Fees {
 		assert.True(t, rule.Rate.Equal(got.Fees[p].Rate) && rule.Minimum.Equal(got.Fees[p].Minimum), "%s: want %v, got %v", p, rule, got.Fees[p])
 	}
-	all, users, err := r.svc.Institutions(ctx)
+	all, users, err := r.db.Institutions(ctx)
 	require.NoError(t, err)
 	require.Len(t, all, 3)
 	for i, x := range all {
@@ -42,11 +42,11 @@ func TestCreateAndDeleteInstitution(t *testing.T) {
 
 	_, err = r.svc.AdvanceClock(ctx, in.ID, time.Hour)
 	require.NoError(t, err)
-	require.NoError(t, r.svc.DeleteInstitution(ctx, in.ID))
+	require.NoError(t, r.db.DeleteInstitution(ctx, in.ID))
 	assert.Zero(t, r.clock.Offset(in.ID), "its virtual clock goes with it")
-	_, err = r.svc.Institution(ctx, in.ID)
+	_, err = r.db.Institution(ctx, in.ID)
 	assert.Equal(t, simulator.ENOTFOUND, code(err), "%v", err)
-	assert.Equal(t, simulator.ENOTFOUND, code(r.svc.DeleteInstitution(ctx, in.ID)))
+	assert.Equal(t, simulator.ENOTFOUND, code(r.db.DeleteInstitution(ctx, in.ID)))
 }
 
 // A key is issued with its plaintext once and authenticates until revoked; revoking it again,
@@ -55,22 +55,22 @@ func TestIssueAndRevokeKey(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
 
-	k, plain, err := r.svc.IssueKey(ctx, "ins_prairie", []simulator.Scope{simulator.ScopeReadUser}, "ci runner")
+	k, plain, err := r.db.IssueKey(ctx, "ins_prairie", []simulator.Scope{simulator.ScopeReadUser}, "ci runner")
 	require.NoError(t, err)
 	assert.Equal(t, simulator.HashKey(plain), k.Hash)
 	authed, err := r.db.Authenticate(ctx, plain)
 	require.NoError(t, err)
 	assert.Equal(t, k.ID, authed.ID)
-	keys, err := r.svc.InstitutionKeys(ctx, "ins_prairie")
+	keys, err := r.db.Keys(ctx, "ins_prairie")
 	require.NoError(t, err)
 	assert.Contains(t, keyIDs(keys), k.ID)
 
-	require.NoError(t, r.svc.RevokeKey(ctx, k.ID))
+	require.NoError(t, r.db.RevokeKey(ctx, k.ID))
 	_, err = r.db.Authenticate(ctx, plain)
 	assert.Equal(t, simulator.EUNAUTHORIZED, code(err), "a revoked key answers 401: %v", err)
-	assert.Equal(t, simulator.ENOTFOUND, code(r.svc.RevokeKey(ctx, k.ID)), "revoked twice")
-	assert.Equal(t, simulator.ENOTFOUND, code(r.svc.RevokeKey(ctx, "key_nobody")))
-	_, _, err = r.svc.IssueKey(ctx, "ins_nobody", []simulator.Scope{simulator.ScopeReadUser}, "")
+	assert.Equal(t, simulator.ENOTFOUND, code(r.db.RevokeKey(ctx, k.ID)), "revoked twice")
+	assert.Equal(t, simulator.ENOTFOUND, code(r.db.RevokeKey(ctx, "key_nobody")))
+	_, _, err = r.db.IssueKey(ctx, "ins_nobody", []simulator.Scope{simulator.ScopeReadUser}, "")
 	assert.Equal(t, simulator.ENOTFOUND, code(err), "%v", err)
 }
 
@@ -87,7 +87,7 @@ func TestCreateMember(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
 	dbp := "q2-new-0001"
-	require.NoError(t, r.svc.CreateMember(ctx, &simulator.Member{InstitutionID: "ins_harbor", CoreID: "900001",
+	require.NoError(t, r.db.CreateMember(ctx, &simulator.Member{InstitutionID: "ins_harbor", CoreID: "900001",
 		CoreIDType: simulator.CoreIDMemberNumber, DBPID: &dbp, UserIDs: []string{"usr_hfcu_0003"}}))
 
 	taken := "q2-7f3a9c01" // the default set's first member's
@@ -102,11 +102,11 @@ func TestCreateMember(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := tc.m
-			assert.Equal(t, tc.code, code(r.svc.CreateMember(ctx, &m)))
+			assert.Equal(t, tc.code, code(r.db.CreateMember(ctx, &m)))
 		})
 	}
 	// The same core id in another institution is another member.
-	assert.NoError(t, r.svc.CreateMember(ctx, &simulator.Member{InstitutionID: "ins_prairie", CoreID: "100231", CoreIDType: simulator.CoreIDMemberNumber}))
+	assert.NoError(t, r.db.CreateMember(ctx, &simulator.Member{InstitutionID: "ins_prairie", CoreID: "100231", CoreIDType: simulator.CoreIDMemberNumber}))
 }
 
 // A user is added with a platform id of its own; a taken user_account_id, an unknown
@@ -121,16 +121,16 @@ func TestCreateUser(t *testing.T) {
 	}
 
 	u := newUser("ins_harbor", "NEW-0001", "AAPL")
-	require.NoError(t, r.svc.CreateUser(ctx, u))
+	require.NoError(t, r.db.CreateUser(ctx, u))
 	assert.Regexp(t, `^usr_`, u.PlatformID)
-	got, err := r.svc.User(ctx, u.PlatformID)
+	got, err := r.db.User(ctx, u.PlatformID)
 	require.NoError(t, err)
 	assert.Equal(t, "NEW-0001", got.UserAccountID)
 
-	assert.Equal(t, simulator.ECONFLICT, code(r.svc.CreateUser(ctx, newUser("ins_harbor", "NEW-0001", "AAPL"))), "a taken user_account_id")
-	assert.Equal(t, simulator.ENOTFOUND, code(r.svc.CreateUser(ctx, newUser("ins_nobody", "NEW-0002", "AAPL"))), "an unknown institution")
-	assert.Equal(t, simulator.EINVALID, code(r.svc.CreateUser(ctx, newUser("ins_harbor", "NEW-0003", "ZZZZ"))), "a holding without a price")
-	page, err := r.svc.InstitutionUsers(ctx, "ins_harbor", simulator.UserFilter{Limit: 100})
+	assert.Equal(t, simulator.ECONFLICT, code(r.db.CreateUser(ctx, newUser("ins_harbor", "NEW-0001", "AAPL"))), "a taken user_account_id")
+	assert.Equal(t, simulator.ENOTFOUND, code(r.db.CreateUser(ctx, newUser("ins_nobody", "NEW-0002", "AAPL"))), "an unknown institution")
+	assert.Equal(t, simulator.EINVALID, code(r.db.CreateUser(ctx, newUser("ins_harbor", "NEW-0003", "ZZZZ"))), "a holding without a price")
+	page, err := r.db.ListUsers(ctx, "ins_harbor", simulator.UserFilter{Limit: 100})
 	require.NoError(t, err)
 	assert.Equal(t, 31, page.Total, "the default set's 30 users and the one added")
 }
@@ -140,28 +140,28 @@ func TestCreateUser(t *testing.T) {
 func TestSetPrices(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
-	before, err := r.svc.Institution(ctx, "ins_harbor")
+	before, err := r.db.Institution(ctx, "ins_harbor")
 	require.NoError(t, err)
 
-	got, err := r.svc.SetPrices(ctx, "ins_harbor", map[string]decimal.Decimal{"AAPL": dec("199.99"), "NEWCO": dec("12.50")})
+	got, err := r.db.SetPrices(ctx, "ins_harbor", map[string]decimal.Decimal{"AAPL": dec("199.99"), "NEWCO": dec("12.50")})
 	require.NoError(t, err)
 
 	assert.True(t, dec("199.99").Equal(got["AAPL"]))
 	assert.True(t, dec("12.50").Equal(got["NEWCO"]))
 	assert.True(t, before.Prices["MSFT"].Equal(got["MSFT"]), "a price not given is kept")
 	assert.Len(t, got, len(before.Prices)+1)
-	stored, err := r.svc.Institution(ctx, "ins_harbor")
+	stored, err := r.db.Institution(ctx, "ins_harbor")
 	require.NoError(t, err)
 	assertPrices(t, got, stored.Prices)
 
 	for _, bad := range []string{"0", "-1.00"} {
-		_, err = r.svc.SetPrices(ctx, "ins_harbor", map[string]decimal.Decimal{"MSFT": dec("500.00"), "AAPL": dec(bad)})
+		_, err = r.db.SetPrices(ctx, "ins_harbor", map[string]decimal.Decimal{"MSFT": dec("500.00"), "AAPL": dec(bad)})
 		assert.Equal(t, simulator.EINVALID, code(err), "%s: %v", bad, err)
 	}
-	stored, err = r.svc.Institution(ctx, "ins_harbor")
+	stored, err = r.db.Institution(ctx, "ins_harbor")
 	require.NoError(t, err)
 	assertPrices(t, got, stored.Prices, "a refused call changes no price, not even its good ones")
-	_, err = r.svc.SetPrices(ctx, "ins_nobody", map[string]decimal.Decimal{"AAPL": dec("1")})
+	_, err = r.db.SetPrices(ctx, "ins_nobody", map[string]decimal.Decimal{"AAPL": dec("1")})
 	assert.Equal(t, simulator.ENOTFOUND, code(err), "%v", err)
 }
 
@@ -184,7 +184,7 @@ func TestRotateSecret(t *testing.T) {
 	old, err := r.db.SigningSecrets(ctx, "ins_harbor")
 	require.NoError(t, err)
 
-	secret, err := r.svc.RotateSecret(ctx, "ins_harbor", time.Hour)
+	secret, err := r.db.RotateSecret(ctx, "ins_harbor", time.Hour)
 	require.NoError(t, err)
 
 	sec, err := r.db.SigningSecrets(ctx, "ins_harbor")
@@ -193,6 +193,6 @@ func TestRotateSecret(t *testing.T) {
 	_, err = r.svc.AdvanceClock(ctx, "ins_harbor", time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, []string{secret}, sec.Active(r.clock, "ins_harbor"), "the overlap is over")
-	_, err = r.svc.RotateSecret(ctx, "ins_nobody", time.Hour)
+	_, err = r.db.RotateSecret(ctx, "ins_nobody", time.Hour)
 	assert.Equal(t, simulator.ENOTFOUND, code(err), "%v", err)
 }

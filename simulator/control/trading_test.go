@@ -24,7 +24,7 @@ func (r *rig) subscribe(tb testing.TB, instID string, t simulator.EventType, url
 // deliveries lists every delivery of an institution, newest first.
 func (r *rig) deliveries(tb testing.TB, instID string) []*simulator.Delivery {
 	tb.Helper()
-	page, err := r.svc.Deliveries(context.Background(), simulator.DeliveryFilter{InstitutionID: instID, Limit: 1000})
+	page, err := r.db.Deliveries(context.Background(), simulator.DeliveryFilter{InstitutionID: instID, Limit: 1000})
 	require.NoError(tb, err)
 	return page.Deliveries
 }
@@ -40,14 +40,19 @@ type held struct {
 func (r *rig) held(tb testing.TB, platformID, instID string) held {
 	tb.Helper()
 	ctx := context.Background()
-	u, err := r.svc.User(ctx, platformID)
+	u, err := r.db.User(ctx, platformID)
 	require.NoError(tb, err)
-	pending, err := r.svc.PendingDeliveries(ctx, 1000)
+	pending, err := r.db.PendingDeliveries(ctx, 1000)
 	require.NoError(tb, err)
 	return held{user: u, deliveries: len(r.deliveries(tb, instID)), pending: len(pending)}
 }
 
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// aapl is a prices map of AAPL alone.
+func aapl(price string) map[string]decimal.Decimal {
+	return map[string]decimal.Decimal{"AAPL": dec(price)}
+}
 
 // A KYC move saves the account's new state, and the kyc event goes to the outbox with one
 // pending delivery per enabled kyc subscription of the institution, in the same transaction;
@@ -59,13 +64,13 @@ func TestTransitionKYCSavesTheMoveWithItsEventAndFanOut(t *testing.T) {
 	r.subscribe(t, "ins_harbor", simulator.EventTransaction, "https://hooks.partner.example/txn")
 	r.subscribe(t, "ins_prairie", simulator.EventKYC, "https://hooks.partner.example/prairie")
 
-	move, err := r.svc.TransitionKYC(ctx, "usr_hfcu_0002", simulator.ProductCrypto, simulator.KYCApproved)
+	move, err := r.db.TransitionKYC(ctx, "usr_hfcu_0002", simulator.ProductCrypto, simulator.KYCApproved)
 	require.NoError(t, err)
 
 	assert.Equal(t, simulator.KYCApproved, move.Account.KYCStatus)
 	require.NotNil(t, move.Account.KYCApprovedAt)
 	assert.Equal(t, start, *move.Account.KYCApprovedAt, "the first approval is stamped with the clock's now")
-	harbor, err := r.svc.Institution(ctx, "ins_harbor")
+	harbor, err := r.db.Institution(ctx, "ins_harbor")
 	require.NoError(t, err)
 	assert.Equal(t, harbor.Prices, move.Prices)
 	require.NotNil(t, move.Event)
@@ -79,7 +84,7 @@ func TestTransitionKYCSavesTheMoveWithItsEventAndFanOut(t *testing.T) {
 	assert.Equal(t, kycSub, ds[0].SubscriptionID)
 	assert.Equal(t, move.Event.ID, ds[0].EventID)
 	assert.Equal(t, simulator.DeliveryPending, ds[0].Status)
-	pending, err := r.svc.PendingDeliveries(ctx, 10)
+	pending, err := r.db.PendingDeliveries(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, pending, 1)
 	assert.Equal(t, ds[0].ID, pending[0].ID)
@@ -92,7 +97,7 @@ func TestTransitionKYCToPendingEmitsNothing(t *testing.T) {
 	r := newRig(t)
 	r.subscribe(t, "ins_harbor", simulator.EventKYC, "https://hooks.partner.example/kyc")
 
-	move, err := r.svc.TransitionKYC(ctx, "usr_hfcu_0015", simulator.ProductCrypto, simulator.KYCPending)
+	move, err := r.db.TransitionKYC(ctx, "usr_hfcu_0015", simulator.ProductCrypto, simulator.KYCPending)
 	require.NoError(t, err)
 
 	assert.Nil(t, move.Event)
@@ -127,7 +132,7 @@ func TestTransitionKYCRefusedChangesNothing(t *testing.T) {
 			}
 			before := r.held(t, watched, "ins_harbor")
 
-			move, err := r.svc.TransitionKYC(ctx, tc.user, tc.product, tc.to)
+			move, err := r.db.TransitionKYC(ctx, tc.user, tc.product, tc.to)
 
 			assert.Nil(t, move)
 			assert.Equal(t, tc.code, code(err), "%v", err)
@@ -150,7 +155,7 @@ func TestTransitionKYCRacingMovesMoveOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			_, errs[i] = r.svc.TransitionKYC(ctx, "usr_hfcu_0016", simulator.ProductCrypto, simulator.KYCApproved)
+			_, errs[i] = r.db.TransitionKYC(ctx, "usr_hfcu_0016", simulator.ProductCrypto, simulator.KYCApproved)
 		})
 	}
 	wg.Wait()
@@ -169,7 +174,7 @@ func TestPlaceOrder(t *testing.T) {
 	r := newRig(t)
 	notional := dec("100.00")
 
-	txn, orders, err := r.svc.PlaceOrder(ctx, simulator.OrderRequest{PlatformID: "usr_hfcu_0001", Product: simulator.ProductSecurities,
+	txn, orders, err := r.db.PlaceOrder(ctx, simulator.OrderRequest{PlatformID: "usr_hfcu_0001", Product: simulator.ProductSecurities,
 		Side: simulator.SideBuy, Symbol: "AAPL", Notional: &notional})
 	require.NoError(t, err)
 
@@ -178,7 +183,7 @@ func TestPlaceOrder(t *testing.T) {
 	require.Len(t, orders, 1)
 	assert.Equal(t, simulator.OrderPending, orders[0].Status)
 	assert.True(t, orders[0].ByNotional)
-	got, gotOrders, err := r.svc.TransactionAny(ctx, txn.ID)
+	got, gotOrders, err := r.db.TransactionAny(ctx, txn.ID)
 	require.NoError(t, err)
 	assert.Equal(t, txn.ID, got.ID)
 	assert.Equal(t, "ins_harbor", got.InstitutionID)
@@ -193,13 +198,13 @@ func TestPlaceRefused(t *testing.T) {
 	one := dec("1")
 	order := func(user string, p simulator.Product, symbol string) func() error {
 		return func() error {
-			_, _, err := r.svc.PlaceOrder(ctx, simulator.OrderRequest{PlatformID: user, Product: p, Side: simulator.SideBuy, Symbol: symbol, Quantity: &one})
+			_, _, err := r.db.PlaceOrder(ctx, simulator.OrderRequest{PlatformID: user, Product: p, Side: simulator.SideBuy, Symbol: symbol, Quantity: &one})
 			return err
 		}
 	}
 	roboOf := func(user, amount string) func() error {
 		return func() error {
-			_, _, err := r.svc.PlaceRobo(ctx, user, simulator.TxnDeposit, dec(amount))
+			_, _, err := r.db.PlaceRobo(ctx, user, simulator.TxnDeposit, dec(amount))
 			return err
 		}
 	}
@@ -233,7 +238,7 @@ func TestPlaceRefused(t *testing.T) {
 func TestPlaceRoboSplitsByThePortfolio(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
-	u, err := r.svc.User(ctx, "usr_hfcu_0001")
+	u, err := r.db.User(ctx, "usr_hfcu_0001")
 	require.NoError(t, err)
 	pf := r.db.Defaults.Portfolios[0]
 	for _, p := range r.db.Defaults.Portfolios {
@@ -242,7 +247,7 @@ func TestPlaceRoboSplitsByThePortfolio(t *testing.T) {
 		}
 	}
 
-	txn, orders, err := r.svc.PlaceRobo(ctx, "usr_hfcu_0001", simulator.TxnDeposit, dec("1000.00"))
+	txn, orders, err := r.db.PlaceRobo(ctx, "usr_hfcu_0001", simulator.TxnDeposit, dec("1000.00"))
 	require.NoError(t, err)
 
 	assert.Equal(t, simulator.OrderPending, txn.Status)
@@ -262,7 +267,7 @@ func TestPlaceRoboSplitsByThePortfolio(t *testing.T) {
 func (r *rig) placeAAPL(tb testing.TB, side simulator.Side, qty string) *simulator.Transaction {
 	tb.Helper()
 	q := dec(qty)
-	txn, _, err := r.svc.PlaceOrder(context.Background(), simulator.OrderRequest{PlatformID: "usr_hfcu_0001", Product: simulator.ProductSecurities,
+	txn, _, err := r.db.PlaceOrder(context.Background(), simulator.OrderRequest{PlatformID: "usr_hfcu_0001", Product: simulator.ProductSecurities,
 		Side: side, Symbol: "AAPL", Quantity: &q})
 	require.NoError(tb, err)
 	return txn
@@ -276,11 +281,11 @@ func TestFillTransaction(t *testing.T) {
 	r := newRig(t)
 	txnSub := r.subscribe(t, "ins_harbor", simulator.EventTransaction, "https://hooks.partner.example/txn")
 	r.subscribe(t, "ins_harbor", simulator.EventKYC, "https://hooks.partner.example/kyc")
-	before, err := r.svc.User(ctx, "usr_hfcu_0001")
+	before, err := r.db.User(ctx, "usr_hfcu_0001")
 	require.NoError(t, err)
 	txn := r.placeAAPL(t, simulator.SideBuy, "2")
 
-	got, orders, ev, err := r.svc.FillTransaction(ctx, txn.ID, map[string]decimal.Decimal{"AAPL": dec("100.00")})
+	got, orders, ev, err := r.db.FillTransaction(ctx, txn.ID, map[string]decimal.Decimal{"AAPL": dec("100.00")})
 	require.NoError(t, err)
 
 	assert.Equal(t, simulator.OrderCompleted, got.Status)
@@ -290,7 +295,7 @@ func TestFillTransaction(t *testing.T) {
 	require.NotNil(t, ev)
 	assert.Equal(t, simulator.EventTransaction, ev.Type)
 	assert.Equal(t, txn.ID, ev.Data.TransactionID)
-	after, err := r.svc.User(ctx, "usr_hfcu_0001")
+	after, err := r.db.User(ctx, "usr_hfcu_0001")
 	require.NoError(t, err)
 	cost := dec("200.00").Add(orders[0].Fee)
 	assert.True(t, before.Account(simulator.ProductSecurities).Cash.Sub(cost).Equal(after.Account(simulator.ProductSecurities).Cash))
@@ -299,11 +304,11 @@ func TestFillTransaction(t *testing.T) {
 	assert.Equal(t, txnSub, ds[0].SubscriptionID)
 	assert.Equal(t, ev.ID, ds[0].EventID)
 
-	_, _, _, err = r.svc.FillTransaction(ctx, txn.ID, nil)
+	_, _, _, err = r.db.FillTransaction(ctx, txn.ID, nil)
 	assert.Equal(t, simulator.ECONFLICT, code(err), "filled twice: %v", err)
-	_, _, err = r.svc.EndTransaction(ctx, txn.ID, simulator.OrderCanceled)
+	_, _, err = r.db.EndTransaction(ctx, txn.ID, simulator.OrderCanceled)
 	assert.Equal(t, simulator.ECONFLICT, code(err), "canceled once filled: %v", err)
-	_, _, _, err = r.svc.FillTransaction(ctx, "txn_nobody", nil)
+	_, _, _, err = r.db.FillTransaction(ctx, "txn_nobody", nil)
 	assert.Equal(t, simulator.ENOTFOUND, code(err), "%v", err)
 }
 
@@ -325,12 +330,12 @@ func TestFillRefusedChangesNothing(t *testing.T) {
 			txn := r.placeAAPL(t, simulator.SideBuy, tc.qty)
 			before := r.held(t, "usr_hfcu_0001", "ins_harbor")
 
-			_, _, ev, err := r.svc.FillTransaction(ctx, txn.ID, map[string]decimal.Decimal{"AAPL": dec(tc.price)})
+			_, _, ev, err := r.db.FillTransaction(ctx, txn.ID, map[string]decimal.Decimal{"AAPL": dec(tc.price)})
 
 			assert.Equal(t, tc.code, code(err), "%v", err)
 			assert.Nil(t, ev)
 			assert.Equal(t, before, r.held(t, "usr_hfcu_0001", "ins_harbor"))
-			got, _, err := r.svc.TransactionAny(ctx, txn.ID)
+			got, _, err := r.db.TransactionAny(ctx, txn.ID)
 			require.NoError(t, err)
 			assert.Equal(t, simulator.OrderPending, got.Status)
 		})
@@ -346,20 +351,20 @@ func TestEndTransaction(t *testing.T) {
 	for _, to := range []simulator.OrderStatus{simulator.OrderCanceled, simulator.OrderFailed} {
 		txn := r.placeAAPL(t, simulator.SideSell, "1")
 
-		got, orders, err := r.svc.EndTransaction(ctx, txn.ID, to)
+		got, orders, err := r.db.EndTransaction(ctx, txn.ID, to)
 		require.NoError(t, err)
 		assert.Equal(t, to, got.Status)
 		require.Len(t, orders, 1)
 		assert.Equal(t, to, orders[0].Status)
 
-		_, _, err = r.svc.EndTransaction(ctx, txn.ID, to)
+		_, _, err = r.db.EndTransaction(ctx, txn.ID, to)
 		assert.Equal(t, simulator.ECONFLICT, code(err), "ended twice: %v", err)
-		_, _, _, err = r.svc.FillTransaction(ctx, txn.ID, nil)
+		_, _, _, err = r.db.FillTransaction(ctx, txn.ID, nil)
 		assert.Equal(t, simulator.ECONFLICT, code(err), "filled once %s: %v", to, err)
 	}
 	assert.Empty(t, r.deliveries(t, "ins_harbor"), "cancel and fail emit no event")
-	_, _, err := r.svc.EndTransaction(ctx, "txn_nobody", simulator.OrderCanceled)
+	_, _, err := r.db.EndTransaction(ctx, "txn_nobody", simulator.OrderCanceled)
 	assert.Equal(t, simulator.ENOTFOUND, code(err), "%v", err)
-	_, _, err = r.svc.TransactionAny(ctx, "txn_nobody")
+	_, _, err = r.db.TransactionAny(ctx, "txn_nobody")
 	assert.Equal(t, simulator.ENOTFOUND, code(err), "%v", err)
 }

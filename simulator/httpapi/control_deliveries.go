@@ -12,6 +12,7 @@ import (
 
 type attemptJSON struct {
 	At           string  `json:"at"`
+	DueAt        string  `json:"due_at"`
 	StatusCode   *int    `json:"status_code,omitempty"`
 	Error        string  `json:"error,omitempty"`
 	LatencyMS    float64 `json:"latency_ms"`
@@ -44,7 +45,7 @@ func renderDelivery(d *simulator.Delivery) deliveryJSON {
 		out.NextAttemptAt = &t
 	}
 	for _, a := range d.Attempts {
-		aj := attemptJSON{At: simulator.FormatTime(a.At), Error: a.Error, LatencyMS: a.LatencyMS, ResponseBody: a.ResponseBody, Signature: a.Signature}
+		aj := attemptJSON{At: simulator.FormatTime(a.At), DueAt: simulator.FormatTime(a.DueAt), Error: a.Error, LatencyMS: a.LatencyMS, ResponseBody: a.ResponseBody, Signature: a.Signature}
 		if a.StatusCode != 0 {
 			code := a.StatusCode
 			aj.StatusCode = &code

@@ -14,9 +14,6 @@ import (
 // handleAdvanceClock serves POST /_sandbox/clock/advance: the process-wide virtual clock, or
 // with institution_id that institution's alone (decisions D9).
 func handleAdvanceClock(ops surface.SandboxOps, reader *bodyReader) echo.HandlerFunc {
-	type response struct {
-		Now string `json:"now"`
-	}
 	return func(c echo.Context) error {
 		var secs int
 		var instID string
@@ -27,22 +24,74 @@ func handleAdvanceClock(ops surface.SandboxOps, reader *bodyReader) echo.Handler
 		if err != nil {
 			return err
 		}
-		now, err := ops.AdvanceClock(c.Request().Context(), instID, time.Duration(secs)*time.Second)
+		adv, err := ops.AdvanceClock(c.Request().Context(), instID, time.Duration(secs)*time.Second)
 		if err != nil {
 			return err
 		}
-		return writeJSON(c, http.StatusOK, response{Now: simulator.FormatTime(now)})
+		return writeJSON(c, http.StatusOK, renderAdvance(adv))
 	}
 }
 
-// handleClock serves GET /_sandbox/clock: the stamped time, the virtual (scheduler) time and
-// the next deliveries waiting for an attempt, soonest first (?limit, default 20).
+// advanceJSON is the answer of an advance of the virtual clock: where it stands, and the
+// attempts and steps the advance played, in the order they ran.
+type advanceJSON struct {
+	Now      string             `json:"now"`
+	Attempts []firedAttemptJSON `json:"attempts"`
+	Steps    []firedStepJSON    `json:"steps"`
+}
+
+type firedAttemptJSON struct {
+	DeliveryID     string `json:"delivery_id"`
+	EventID        string `json:"event_id"`
+	SubscriptionID string `json:"subscription_id"`
+	InstitutionID  string `json:"institution_id"`
+	Attempt        int    `json:"attempt"`
+	DueAt          string `json:"due_at"`
+	StatusCode     int    `json:"status_code,omitempty"`
+	Error          string `json:"error,omitempty"`
+	Status         string `json:"status"`
+	NextAttemptAt  string `json:"next_attempt_at,omitempty"`
+}
+
+type firedStepJSON struct {
+	RunID         string `json:"run_id"`
+	Scenario      string `json:"scenario"`
+	InstitutionID string `json:"institution_id"`
+	Step          int    `json:"step"`
+	simulator.ScenarioStep
+}
+
+func renderAdvance(adv *simulator.Advance) advanceJSON {
+	out := advanceJSON{Now: simulator.FormatTime(adv.Now), Attempts: []firedAttemptJSON{}, Steps: []firedStepJSON{}}
+	for _, a := range adv.Attempts {
+		j := firedAttemptJSON{DeliveryID: a.DeliveryID, EventID: a.EventID, SubscriptionID: a.SubscriptionID, InstitutionID: a.InstitutionID,
+			Attempt: a.Number, DueAt: simulator.FormatTime(a.DueAt), StatusCode: a.StatusCode, Error: a.Error, Status: a.Status}
+		if a.NextAttemptAt != nil {
+			j.NextAttemptAt = simulator.FormatTime(*a.NextAttemptAt)
+		}
+		out.Attempts = append(out.Attempts, j)
+	}
+	for _, st := range adv.Steps {
+		out.Steps = append(out.Steps, firedStepJSON{RunID: st.RunID, Scenario: st.Scenario, InstitutionID: st.InstitutionID, Step: st.Number, ScenarioStep: st.ScenarioStep})
+	}
+	return out
+}
+
+// handleClock serves GET /_sandbox/clock: the stamped time, the virtual (scheduler) time, the
+// clock of each institution advanced on its own, and the next deliveries waiting for an
+// attempt, soonest first (?limit, default 20).
 func handleClock(deliveries surface.Deliveries, clock *simulator.Clock) echo.HandlerFunc {
+	type institutionClock struct {
+		InstitutionID string `json:"institution_id"`
+		VirtualNow    string `json:"virtual_now"`
+		OffsetSeconds int64  `json:"offset_seconds"`
+	}
 	type response struct {
-		Now        string         `json:"now"`
-		VirtualNow string         `json:"virtual_now"`
-		Frozen     bool           `json:"frozen"`
-		NextDue    []deliveryJSON `json:"next_due"`
+		Now          string             `json:"now"`
+		VirtualNow   string             `json:"virtual_now"`
+		Frozen       bool               `json:"frozen"`
+		Institutions []institutionClock `json:"institutions"`
+		NextDue      []deliveryJSON     `json:"next_due"`
 	}
 	return func(c echo.Context) error {
 		v := validate.New()
@@ -54,8 +103,13 @@ func handleClock(deliveries surface.Deliveries, clock *simulator.Clock) echo.Han
 		if err != nil {
 			return err
 		}
+		insts := []institutionClock{}
+		for _, ic := range clock.Institutions() {
+			insts = append(insts, institutionClock{InstitutionID: ic.InstitutionID, VirtualNow: simulator.FormatTime(ic.Now),
+				OffsetSeconds: int64(ic.Offset / time.Second)})
+		}
 		return writeJSON(c, http.StatusOK, response{Now: simulator.FormatTime(clock.Now()), VirtualNow: simulator.FormatTime(clock.SchedulerNow()),
-			Frozen: clock.Frozen(), NextDue: renderDeliveries(due).Deliveries})
+			Frozen: clock.Frozen(), Institutions: insts, NextDue: renderDeliveries(due).Deliveries})
 	}
 }
 

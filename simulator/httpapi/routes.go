@@ -86,10 +86,10 @@ func (s *Server) addRoutes() {
 	// The reads the QA console asked for, after the writes: a 405's Allow lists a path's
 	// methods in the order they are registered here.
 	s.handle(http.MethodGet, c+"/institutions/:institution_id", handleInstitution(d.Institutions.Institution), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/users", handleInstitutionUsers(d.Institutions.InstitutionUsers), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/orders", handleInstitutionOrders(d.Institutions.InstitutionOrders), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/keys", handleInstitutionKeys(d.Institutions.InstitutionKeys), t)
-	s.handle(http.MethodGet, c+"/institutions/:institution_id/subscriptions", handleInstitutionSubscriptions(d.Institutions.InstitutionSubscriptions), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/users", handleInstitutionUsers(d.Institutions.ListUsers), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/orders", handleInstitutionOrders(d.Institutions.ListOrders), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/keys", handleInstitutionKeys(d.Institutions.Keys), t)
+	s.handle(http.MethodGet, c+"/institutions/:institution_id/subscriptions", handleInstitutionSubscriptions(d.Institutions.Subscriptions), t)
 	s.handle(http.MethodGet, c+"/clock", handleClock(d.Deliveries, s.clock), t)
 	s.handle(http.MethodGet, c+"/dns", handleDNS(d.Sandbox), t)
 	s.handle(http.MethodGet, c+"/rate-limit", handleRateLimit(s.faults), t)

@@ -7,6 +7,7 @@ import (
 	"runtime/metrics"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/partnersim/partnersim/fixtures"
@@ -27,7 +28,7 @@ func liveHeap() int64 {
 // over a small live heap made it run every few MiB. The limit is never under the floor.
 func TestServeGCLeavesTheHeapRoom(t *testing.T) {
 	runtime.GC()
-	limit, gogc := sandbox.ServeGC()
+	limit, gogc := sandbox.ServeGC(0)
 	require.GreaterOrEqual(t, limit, int64(sandbox.ServeMemoryFloor))
 	if liveHeap() < 8<<20 {
 		require.Equal(t, 300, gogc, "a small live heap may grow by 24 MiB over the 8 MiB serving keeps live")
@@ -40,10 +41,25 @@ func TestServeGCLeavesTheHeapRoom(t *testing.T) {
 	runtime.GC()
 	live := liveHeap()
 	require.Greater(t, live, int64(40<<20))
-	limit, gogc = sandbox.ServeGC()
+	limit, gogc = sandbox.ServeGC(0)
 	require.Equal(t, 100, gogc, "a large live heap: Go's default pace")
 	require.GreaterOrEqual(t, limit, 2*live+16<<20, "room for the live heap to double, and a margin")
 	runtime.KeepAlive(held)
+}
+
+// A large store lets the heap grow by a sixteenth of its file between collections (its mapped
+// pages dwarf that anyway), up to 128 MiB; a small one by 24 MiB, as before.
+func TestServeGCGivesALargeStoreMoreRoom(t *testing.T) {
+	runtime.GC()
+	if liveHeap() >= 8<<20 {
+		t.Skip("the live heap is past what serving keeps live: GOGC is Go's default whatever the store")
+	}
+	_, small := sandbox.ServeGC(5 << 20)
+	_, large := sandbox.ServeGC(1300 << 20)
+	_, huge := sandbox.ServeGC(13 << 30)
+	assert.Equal(t, 300, small, "24 MiB over the 8 MiB serving keeps live")
+	assert.Equal(t, 1015, large, "1300 MiB ÷ 16 = 81.25 MiB over 8 MiB")
+	assert.Equal(t, 1600, huge, "128 MiB at most")
 }
 
 // After building its fixtures into an empty store, the sandbox keeps the set's settings only,

@@ -171,12 +171,22 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	sb := &Sandbox{DB: db, Clock: clock}
 	stored, err := sb.loadFixtures(ctx, fsys, cfg.LoadProgress)
 	if err == nil {
+		err = db.RestoreClock(ctx) // the offsets are state (decisions D9)
+	}
+	if err == nil {
 		err = sb.chooseToken(cfg, stored)
 	}
 	if err == nil {
 		err = sb.wire(cfg, fsys)
 	}
+	if err == nil {
+		// Scenario runs in flight when the process last stopped go on (they are state).
+		err = sb.scenarios.Resume(ctx)
+	}
 	if err != nil {
+		if sb.scenarios != nil {
+			sb.scenarios.Close()
+		}
 		db.Close()
 		return nil, err
 	}
@@ -301,7 +311,7 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 		}})
 	}
 	db.Notify = sb.Dispatcher.Wake
-	sb.service = control.New(control.Config{Store: db, Guard: sb.Guard, Sender: sb.Dispatcher, SnapshotDir: cfg.DBPath + ".snapshots",
+	sb.service = control.New(control.Config{Store: db, Guard: sb.Guard, Sender: sb.Dispatcher, Settler: sb.Dispatcher, SnapshotDir: cfg.DBPath + ".snapshots",
 		Reload: func(ctx context.Context) error {
 			// The whole set, checked again: the start may have read only its settings.
 			set, err := fixtures.Open(fsys)
@@ -315,11 +325,14 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 	if len(sb.Fixtures.Institutions) > 0 {
 		first = sb.Fixtures.Institutions[0].ID
 	}
-	sb.scenarios = scenario.NewRunner(scenario.Config{Service: sb.service, Clock: sb.Clock, IDs: db.IDs,
+	sb.scenarios = scenario.NewRunner(scenario.Config{Service: db, Moves: sb.service, Store: db, Clock: sb.Clock, IDs: db.IDs,
 		Scenarios: sb.Fixtures.Scenarios, Institution: first})
+	sb.service.PlayStepsWith(sb.scenarios)
 	deps := httpapi.Deps{Store: db, Webhooks: db, Guard: sb.Guard, Tester: sb.service}
 	if !cfg.NoControl {
-		deps.Tenants, deps.Institutions, deps.Trading, deps.Deliveries, deps.Sandbox = sb.service, sb.service, sb.service, sb.service, sb.service
+		// The store serves the operations that are one transaction; the control service those
+		// that orchestrate several parts (docs/decisions.md, "How the code is arranged").
+		deps.Tenants, deps.Institutions, deps.Trading, deps.Deliveries, deps.Sandbox = db, db, db, db, sb.service
 		deps.Scenarios = sb.scenarios
 	}
 	sb.Server = httpapi.NewServer(httpapi.Config{APIVersions: cfg.APIVersions, Clock: sb.Clock, SandboxToken: sb.Token,

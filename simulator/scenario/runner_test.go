@@ -2,6 +2,7 @@ package scenario_test
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -35,7 +36,7 @@ func TestScenarioRunsLeaveNoWakersBehind(t *testing.T) {
 	require.NoError(t, err)
 	defer sb.Close()
 	svc := &counted{Service: control.New(control.Config{Store: sb.DB, Guard: sb.Guard})}
-	runner := scenario.NewRunner(scenario.Config{Service: svc, Clock: sb.Clock, IDs: sb.DB.IDs, Scenarios: sb.Fixtures.Scenarios,
+	runner := scenario.NewRunner(scenario.Config{Service: sb.DB, Moves: svc, Clock: sb.Clock, IDs: sb.DB.IDs, Scenarios: sb.Fixtures.Scenarios,
 		Institution: sb.Fixtures.Institutions[0].ID})
 	for range 5 {
 		run, err := runner.RunScenario(ctx, "onboarding-approved", "")
@@ -57,4 +58,43 @@ func TestScenarioRunsLeaveNoWakersBehind(t *testing.T) {
 	require.Equal(t, int64(1), svc.n.Load(), "the run waits on the clock")
 	runner.Close()
 	require.Equal(t, int64(0), svc.n.Load(), "the waiting run ended and removed its waker before Close returned")
+}
+
+// Resume goes on with a stored run from its first pending step, keeps the ended ones listed, and
+// fails a run whose scenario the fixture set no longer has (saying so) instead of guessing.
+func TestResumeGoesOnOrSaysWhyNot(t *testing.T) {
+	ctx := context.Background()
+	sb, err := sandbox.Open(ctx, sandbox.Config{DBPath: filepath.Join(t.TempDir(), "s.db")})
+	require.NoError(t, err)
+	defer sb.Close()
+	svc := control.New(control.Config{Store: sb.DB, Guard: sb.Guard})
+	cfg := scenario.Config{Service: sb.DB, Moves: svc, Store: sb.DB, Clock: sb.Clock, IDs: sb.DB.IDs, Scenarios: sb.Fixtures.Scenarios,
+		Institution: sb.Fixtures.Institutions[0].ID}
+	first := scenario.NewRunner(cfg)
+	waiting, err := first.RunScenario(ctx, "onboarding-approved", "")
+	require.NoError(t, err)
+	gone, err := first.RunScenario(ctx, "robo-deposit", "")
+	require.NoError(t, err)
+	first.Close() // the process stops: both runs wait on the clock
+
+	cfg.Scenarios = maps.Clone(cfg.Scenarios)
+	delete(cfg.Scenarios, "robo-deposit")
+	second := scenario.NewRunner(cfg)
+	defer second.Close()
+	require.NoError(t, second.Resume(ctx))
+	r, err := second.ScenarioRun(ctx, gone.RunID)
+	require.NoError(t, err)
+	require.Equal(t, "failed", r.Status)
+	require.Contains(t, r.Steps[1].Error, "no longer has this scenario")
+	require.Equal(t, "skipped", r.Steps[2].Status)
+
+	_, err = svc.AdvanceClock(ctx, "", time.Hour)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		r, err := second.ScenarioRun(ctx, waiting.RunID)
+		return err == nil && r.Status == "completed"
+	}, 5*time.Second, 2*time.Millisecond, "the waiting run goes on after the restart")
+	runs, err := second.ScenarioRuns(ctx, "", 10)
+	require.NoError(t, err)
+	require.Len(t, runs, 2, "both runs are listed after the restart")
 }

@@ -61,10 +61,13 @@ type Config struct {
 
 // Dispatcher drains the outbox.
 type Dispatcher struct {
-	store    Store
-	cfg      Config
-	client   *http.Client
-	wake     chan struct{}
+	store  Store
+	cfg    Config
+	client *http.Client
+	wake   chan struct{}
+	// turn is held by Run while it takes due deliveries from the outbox and by Settle for the
+	// whole of its work: what Settle attempts is never taken by Run meanwhile.
+	turn     sync.Mutex
 	inflight inflight
 	records  chan simulator.AttemptRecord
 	// queue is the running Run's queue (nil between runs), for Queued.
@@ -110,8 +113,10 @@ func New(store Store, cfg Config) *Dispatcher {
 		// Redirects are never followed: a 3xx is a failed attempt (decisions D8).
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Dispatcher{store: store, cfg: cfg, client: client, wake: make(chan struct{}, 1),
-		inflight: inflight{ids: map[string]struct{}{}}, records: make(chan simulator.AttemptRecord, 2*maxGroup)}
+	d := &Dispatcher{store: store, cfg: cfg, client: client, wake: make(chan struct{}, 1),
+		records: make(chan simulator.AttemptRecord, 2*maxGroup)}
+	d.inflight.init()
+	return d
 }
 
 // Wake makes the dispatcher look for due deliveries now (after new events, or after the
@@ -152,8 +157,14 @@ func (d *Dispatcher) RunDraining(ctx, abort context.Context) error {
 		if from == "" || time.Since(started) > time.Second {
 			from, started = "", time.Now()
 		}
+		d.turn.Lock()
 		now := d.cfg.Clock.SchedulerNow()
 		due, next, held, err := d.fetch(ctx, queue, now, from, batch)
+		for _, dl := range due {
+			d.inflight.add(dl.ID)
+			queue.push(dl)
+		}
+		d.turn.Unlock()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -161,10 +172,6 @@ func (d *Dispatcher) RunDraining(ctx, abort context.Context) error {
 			d.cfg.Log.Error("outbox read failed", slog.Any("err", err))
 		}
 		from = next
-		for _, dl := range due {
-			d.inflight.add(dl.ID)
-			queue.push(dl)
-		}
 		if len(due) == batch || next != "" && !held {
 			continue // more is due beyond this walk's bounds
 		}
@@ -262,8 +269,23 @@ func (d *Dispatcher) fetch(ctx context.Context, queue *fairQueue, now time.Time,
 // inflight holds the ids of the deliveries fetched and not yet recorded: they are never
 // fetched again, so an attempt is never made twice at once.
 type inflight struct {
-	mu  sync.Mutex
-	ids map[string]struct{}
+	mu    sync.Mutex
+	ids   map[string]struct{}
+	empty *sync.Cond // broadcast when ids empties
+}
+
+func (f *inflight) init() {
+	f.ids = map[string]struct{}{}
+	f.empty = sync.NewCond(&f.mu)
+}
+
+// wait returns once no delivery is in flight.
+func (f *inflight) wait() {
+	f.mu.Lock()
+	for len(f.ids) > 0 {
+		f.empty.Wait()
+	}
+	f.mu.Unlock()
 }
 
 func (f *inflight) add(id string) {
@@ -282,25 +304,38 @@ func (f *inflight) has(id []byte) bool {
 func (f *inflight) remove(id string) {
 	f.mu.Lock()
 	delete(f.ids, id)
+	if len(f.ids) == 0 {
+		f.empty.Broadcast()
+	}
 	f.mu.Unlock()
 }
 
 // deliver makes one attempt of a delivery and records it with what comes next.
 func (d *Dispatcher) deliver(ctx context.Context, dl *simulator.Delivery) {
+	r, ok := d.attempt(ctx, dl)
+	if !ok {
+		d.inflight.remove(dl.ID)
+		return
+	}
+	d.records <- r
+}
+
+// attempt makes one attempt of a delivery and returns its record with what comes next; false
+// when no attempt was made (the secrets could not be read, or ctx ended: the delivery stays
+// pending and is attempted again).
+func (d *Dispatcher) attempt(ctx context.Context, dl *simulator.Delivery) (simulator.AttemptRecord, bool) {
 	secrets, err := d.store.SigningSecrets(ctx, dl.InstitutionID)
 	if err != nil {
-		d.inflight.remove(dl.ID)
 		d.cfg.Log.Error("signing secrets", slog.String("delivery_id", dl.ID), slog.Any("err", err))
-		return
+		return simulator.AttemptRecord{}, false
 	}
 	// A retry's delay counts from here, however long the answer takes, on the institution's
 	// virtual clock (decisions D9).
 	started := d.cfg.Clock.InstitutionNow(dl.InstitutionID)
 	a := d.Send(ctx, dl.URL, dl.Body, dl.EventID, secrets.Active(d.cfg.Clock, dl.InstitutionID))
 	if ctx.Err() != nil {
-		d.inflight.remove(dl.ID)
 		d.observe(dl.InstitutionID, "returned")
-		return // shutting down: the delivery stays pending and is attempted after restart
+		return simulator.AttemptRecord{}, false
 	}
 	r := dl.Outcome(a, d.cfg.Schedule, started)
 	switch {
@@ -316,7 +351,65 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *simulator.Delivery) {
 			slog.Int("attempt", len(dl.Attempts)+1), slog.Int("status_code", a.StatusCode), slog.String("error", a.Error),
 			slog.Float64("latency_ms", a.LatencyMS), slog.Bool("delivered", r.OK))
 	}
-	d.records <- r
+	return r, true
+}
+
+// Hold stops Run taking deliveries from the outbox until release is called, and returns once
+// the attempts Run had in flight are recorded: from then on the caller alone attempts what
+// falls due, through Settle. An advance of the virtual clock holds the dispatcher while it
+// plays its window (decisions D8), so nothing due in it is attempted out of its order.
+func (d *Dispatcher) Hold() (release func()) {
+	d.turn.Lock()
+	d.inflight.wait()
+	return d.turn.Unlock
+}
+
+// Settle makes every attempt due at the virtual time now returns (read afresh for each walk
+// of the outbox), each once, and returns once they are recorded, with what each did, in due
+// order; call it while holding the dispatcher (Hold). A retry an attempt makes due at once
+// (its answer took longer than the delay) is made too.
+func (d *Dispatcher) Settle(ctx context.Context, now func() time.Time) ([]simulator.FiredAttempt, error) {
+	var fired []simulator.FiredAttempt
+	for {
+		due, _, err := d.store.Due(ctx, now(), "", maxGroup, func(_, _ []byte) (take, hold bool) { return true, false })
+		if err != nil || len(due) == 0 {
+			return fired, err
+		}
+		recs := make([]simulator.AttemptRecord, len(due))
+		made := make([]bool, len(due))
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range min(d.cfg.Workers, len(due)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					recs[i], made[i] = d.attempt(ctx, due[i])
+				}
+			}()
+		}
+		for i := range due {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return fired, err
+		}
+		kept := recs[:0:0]
+		for i, r := range recs {
+			if made[i] {
+				kept = append(kept, r)
+				fired = append(fired, simulator.Fired(due[i], r))
+			}
+		}
+		if len(kept) < len(recs) {
+			return fired, fmt.Errorf("settle: %d of %d due attempts could not be made", len(recs)-len(kept), len(recs))
+		}
+		if err := d.store.RecordAttempts(context.WithoutCancel(ctx), kept); err != nil {
+			return fired, err
+		}
+	}
 }
 
 func (d *Dispatcher) observe(inst, outcome string) {

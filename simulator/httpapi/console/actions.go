@@ -323,7 +323,14 @@ func (c *Console) placeOrder(r *http.Request) (string, *flash, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	f := ok("Placed %s %s %s: transaction %s is %s.", req.Side, n, req.Symbol, t.ID, t.Status)
+	what := "$" + simulator.FormatMoney(n) + " of " + req.Symbol
+	if req.Quantity != nil {
+		what = n.String() + " " + req.Symbol
+		if req.Product != simulator.ProductCrypto {
+			what = n.String() + " shares of " + req.Symbol
+		}
+	}
+	f := ok("Placed a %s of %s: transaction %s is %s.", req.Side, what, t.ID, t.Status)
 	f.Link, f.LinkText = pathTo("transactions/", t.ID), "Open the transaction"
 	return "", f, nil
 }
@@ -426,12 +433,12 @@ func (c *Console) advance(r *http.Request) (string, *flash, error) {
 	if secs == 0 {
 		return "", nil, invalid("Advance by at least one second: pick a preset or enter an amount.")
 	}
-	now, err := c.cfg.Sandbox.AdvanceClock(r.Context(), "", time.Duration(secs)*time.Second)
+	adv, err := c.cfg.Sandbox.AdvanceClock(r.Context(), "", time.Duration(secs)*time.Second)
 	if err != nil {
 		return "", nil, err
 	}
-	return "", ok("Advanced the virtual clock by %s: it is now %s. Retries and scenario steps due by then run now.",
-		time.Duration(secs)*time.Second, timestamp(now)), nil
+	return "", ok("Advanced the virtual clock by %s: it is now %s. The advance played %d delivery attempt(s) and %d scenario step(s) due on the way.",
+		time.Duration(secs)*time.Second, timestamp(adv.Now), len(adv.Attempts), len(adv.Steps)), nil
 }
 
 func (c *Console) runScenario(r *http.Request) (string, *flash, error) {

@@ -359,7 +359,7 @@ func TestBrowserFillChangesCashAndHoldings(t *testing.T) {
 	assert(t, tb.text("#account-securities .cash") == "1000.00", "cash before: %q", tb.text("#account-securities .cash"))
 	tb.do("place a 100.00 AAPL buy", chromedp.SetValue(chromedp.CSS("#o-symbol"), "AAPL"), chromedp.SetValue(chromedp.CSS("#o-amount"), "100.00"),
 		loads(chromedp.Click(chromedp.CSS("#place-order"))), chromedp.WaitVisible(chromedp.CSS("#user-orders button.fill")))
-	assert(t, strings.Contains(tb.text("#flash"), "Placed buy 100 AAPL"), "the flash: %q", tb.text("#flash"))
+	assert(t, strings.Contains(tb.text("#flash"), "Placed a buy of $100.00 of AAPL"), "the flash: %q", tb.text("#flash"))
 	assert(t, tb.text("#account-securities .cash") == "1000.00", "a pending order moves no cash yet")
 	tb.click("#user-orders button.fill", "#flash")
 	assert(t, strings.Contains(tb.text("#flash"), "completed"), "the flash: %q", tb.text("#flash"))
@@ -395,6 +395,16 @@ func TestBrowserRetryOnClockAdvanceAndRedeliver(t *testing.T) {
 
 	tb.open("/_sandbox/ui/deliveries?event_id=" + ev)
 	tb.waitFor("the retry succeeded", `(d => d.dataset.status === "delivered" && d.querySelector('.attempts').textContent === "2")(document.querySelector('tbody.delivery'))`)
+	// Both attempts were made within seconds of wall time; the schedule shows in the virtual
+	// time each was due, an hour apart.
+	dues := eval[[]string](tb, `[...document.querySelectorAll('tbody.delivery table.attempts td.due')].map(td => td.dataset.due)`)
+	assert(t, len(dues) == 2, "each attempt shows when it was due: %q", dues)
+	if len(dues) == 2 {
+		first, err1 := time.Parse(time.RFC3339Nano, dues[0])
+		second, err2 := time.Parse(time.RFC3339Nano, dues[1])
+		gap := second.Sub(first)
+		assert(t, err1 == nil && err2 == nil && gap >= time.Hour && gap < time.Hour+5*time.Second, "the retry was due an hour after the first attempt on the virtual clock: %q", dues)
+	}
 	tb.click("button.redeliver", "#flash")
 	assert(t, strings.Contains(tb.text("#flash"), "to its subscription only"), "the flash: %q", tb.text("#flash"))
 	tb.waitFor("the redelivery is delivered", `document.querySelectorAll('tbody.delivery[data-status="delivered"]').length === 2`)
@@ -430,6 +440,43 @@ func TestBrowserRedeliverOneDeliveryKeepsTheFilters(t *testing.T) {
 	assert(t, strings.Contains(flash, "Resending event "+ev+" to 2 subscription(s)"), "the flash: %q", flash)
 	assert(t, eval[string](tb, `location.pathname + location.search`) == filtered, "the page kept its filters: %s", eval[string](tb, `location.href`))
 	sandboxtest.Eventually(t, func() bool { return up.n.Load() == 2 && down.n.Load() == 3 }, "resend goes to both")
+}
+
+// What a first-day QA tester stumbled on: the order form offers only what the user can trade
+// (an approved account first), the flash says dollars or shares, the delivery log's Created
+// column stays on one line at the window's 1440 px, date filters hint at a format instead of
+// showing a date that reads as a value, and a scenario run's page links what it bound and
+// separates the bindings.
+func TestBrowserDayOneDetails(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	pid := newUser(t, sb, `[{"product":"securities","kyc_status":"pending"},{"product":"crypto","kyc_status":"approved","cash":"500.00"}]`)
+	tb := openTab(t, sb)
+	tb.signIn()
+	tb.open("/_sandbox/ui/users/" + pid)
+	opts := eval[string](tb, `[...document.querySelectorAll('#o-product option')].map(o => o.textContent).join(",")`)
+	assert(t, opts == "crypto", "the order form offers the approved account only, got %q", opts)
+	tb.do("a $25 buy of BTC", chromedp.SetValue(chromedp.CSS("#o-symbol"), "BTC"), chromedp.SetValue(chromedp.CSS("#o-amount"), "25.00"))
+	tb.click("#place-order", "#flash")
+	assert(t, strings.Contains(tb.text("#flash"), "Placed a buy of $25.00 of BTC"), "the flash says dollars: %q", tb.text("#flash"))
+
+	for _, page := range []string{"deliveries", "institutions/ins_harbor/users", "institutions/ins_harbor/orders"} {
+		tb.open("/_sandbox/ui/" + page)
+		bad := eval[string](tb, `[...document.querySelectorAll('input[placeholder]')].map(i => i.placeholder).filter(p => /^\d{4}-\d\d-\d\d/.test(p)).join(",")`)
+		assert(t, bad == "", "%s: placeholders that read as values: %q", page, bad)
+	}
+	recv := newReceiver(t, func(int64) bool { return false })
+	subscribe(t, sb, recv.URL, "kyc")
+	sb.MustControl(t, http.MethodPost, "/_sandbox/users/"+pid+"/kyc", `{"product":"securities","status":"approved"}`)
+	tb.open("/_sandbox/ui/deliveries")
+	tb.waitFor("a delivery is listed", `document.querySelector('tbody.delivery td.when') !== null`)
+	lines := eval[float64](tb, `(c => { const r = document.createRange(); r.selectNodeContents(c); return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size })(document.querySelector('tbody.delivery td.when'))`)
+	assert(t, lines <= 1, "the Created cell takes %v lines", lines)
+
+	tb.open("/_sandbox/ui/scenarios")
+	tb.click("#run-onboarding-approved", "#run-status")
+	tb.waitFor("step 1 bound the user", `document.querySelector('#run td.result a[href*="/users/usr_"]') !== null`)
+	n := eval[float64](tb, `document.querySelectorAll('#run dl.bound dt').length`)
+	assert(t, n >= 2, "the bindings are a list (institution and the user), got %v entries", n)
 }
 
 // A scenario runs to completion as the clock is advanced from its run page.
@@ -470,4 +517,30 @@ func TestBrowserCrossSitePostRefused(t *testing.T) {
 	tb.do("the other site posts", chromedp.Navigate(evil.URL), chromedp.WaitVisible(chromedp.CSS("#refused")))
 	assert(t, strings.Contains(tb.text("#refused"), "this request came from another site"), "the refusal says why: %q", tb.text("#refused"))
 	assert(t, kycOf(t, sb, pid, "crypto") == "pending", "the cross-site POST changed the KYC status")
+}
+
+// The clock page lists each institution advanced on its own with its virtual time, and the
+// institution's page shows its clock (decisions D9).
+func TestBrowserShowsEachInstitutionsClock(t *testing.T) {
+	frozen := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
+	sb := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.FrozenClock = &frozen })
+	inst := sb.MustControl(t, http.MethodPost, "/_sandbox/institutions", `{"name":"Ahead","vendors":{"core":null,"dbp":null}}`).JSON("institution_id").String()
+	adv := sb.MustControl(t, http.MethodPost, "/_sandbox/clock/advance", `{"seconds":7200,"institution_id":"`+inst+`"}`)
+	tb := openTab(t, sb)
+	tb.signIn()
+
+	tb.open("/_sandbox/ui/clock")
+	row := `#institution-clocks tr[data-institution="` + inst + `"]`
+	tb.waitFor("the institution's clock is listed", `document.querySelector('`+row+`') !== null`)
+	assert(t, tb.text(row+" .ahead") == "2h0m0s", "ahead by: %q", tb.text(row+" .ahead"))
+	assert(t, adv.JSON("now").String() == "2026-06-15T14:00:00Z", "the advance: %s", adv.Body)
+	assert(t, tb.text(row+" .virtual") == "2026-06-15 14:00:00Z", "its virtual time: %q", tb.text(row+" .virtual"))
+	tb.shot("console-clocks")
+
+	tb.open("/_sandbox/ui/institutions/" + inst)
+	tb.waitFor("the institution's clock is shown", `document.querySelector('#institution-clock .ahead') !== null`)
+	assert(t, tb.text("#institution-clock .ahead") == "2h0m0s", "its page: %q", tb.text("#institution-clock"))
+	tb.open("/_sandbox/ui/institutions/ins_harbor")
+	tb.waitFor("another institution's page", `document.querySelector('#institution-clock') !== null`)
+	assert(t, !strings.Contains(tb.text("#institution-clock"), "ahead"), "Harbor keeps the process-wide clock: %q", tb.text("#institution-clock"))
 }

@@ -61,6 +61,7 @@ var funcs = template.FuncMap{
 	"qty":   simulator.FormatQuantity,
 	"dec":   func(d decimal.Decimal) string { return d.String() },
 	"ts":    timestamp,
+	"rfc":   simulator.FormatTime, // a time as the control plane writes it, for data- attributes
 	// pretty indents a JSON body for reading (as given when it is not JSON).
 	"pretty": func(b any) string {
 		var raw []byte

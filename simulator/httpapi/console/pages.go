@@ -161,15 +161,15 @@ func (c *Console) institution(r *http.Request) (loaded, error) {
 	if err != nil {
 		return loaded{}, err
 	}
-	keys, err := c.cfg.Institutions.InstitutionKeys(ctx, id)
+	keys, err := c.cfg.Institutions.Keys(ctx, id)
 	if err != nil {
 		return loaded{}, err
 	}
-	subs, err := c.cfg.Institutions.InstitutionSubscriptions(ctx, id)
+	subs, err := c.cfg.Institutions.Subscriptions(ctx, id)
 	if err != nil {
 		return loaded{}, err
 	}
-	users, err := c.cfg.Institutions.InstitutionUsers(ctx, id, simulator.UserFilter{Limit: 1, SortKey: simulator.SortCreatedAt})
+	users, err := c.cfg.Institutions.ListUsers(ctx, id, simulator.UserFilter{Limit: 1, SortKey: simulator.SortCreatedAt})
 	if err != nil {
 		return loaded{}, err
 	}
@@ -190,6 +190,7 @@ func (c *Console) institution(r *http.Request) (loaded, error) {
 	}
 	return loaded{"institution", in.Name, "", struct {
 		In       *simulator.Institution
+		Clock    institutionClock
 		Users    int
 		Keys     []*simulator.APIKey
 		Subs     []*simulator.Subscription
@@ -198,7 +199,7 @@ func (c *Console) institution(r *http.Request) (loaded, error) {
 		Scopes   []simulator.Scope
 		Products []simulator.Product
 		KYC      []simulator.KYCStatus
-	}{in, users.Total, keys, subs, prices, fees, simulator.Scopes, simulator.Products, simulator.KYCStatuses}}, nil
+	}{in, c.institutionClockOf(in.ID), users.Total, keys, subs, prices, fees, simulator.Scopes, simulator.Products, simulator.KYCStatuses}}, nil
 }
 
 // cleanQuery drops a GET form's empty fields, so an untouched filter is an absent one.
@@ -294,7 +295,7 @@ func (c *Console) users(r *http.Request) (loaded, error) {
 			return paged{}, err
 		}
 		start := time.Now()
-		page, err := c.cfg.Institutions.InstitutionUsers(ctx, instID, f)
+		page, err := c.cfg.Institutions.ListUsers(ctx, instID, f)
 		if err != nil {
 			return paged{}, err
 		}
@@ -325,7 +326,7 @@ func (c *Console) orders(r *http.Request) (loaded, error) {
 		if err != nil {
 			return paged{}, err
 		}
-		page, err := c.cfg.Institutions.InstitutionOrders(ctx, instID, f)
+		page, err := c.cfg.Institutions.ListOrders(ctx, instID, f)
 		if err != nil {
 			return paged{}, err
 		}
@@ -364,7 +365,7 @@ func (c *Console) user(r *http.Request) (loaded, error) {
 	if err != nil {
 		return loaded{}, err
 	}
-	orders, err := c.cfg.Institutions.InstitutionOrders(ctx, u.InstitutionID, simulator.OrderFilter{UserAccountID: &u.UserAccountID, Limit: 25, Desc: true})
+	orders, err := c.cfg.Institutions.ListOrders(ctx, u.InstitutionID, simulator.OrderFilter{UserAccountID: &u.UserAccountID, Limit: 25, Desc: true})
 	if err != nil {
 		return loaded{}, err
 	}
@@ -386,9 +387,10 @@ func (c *Console) user(r *http.Request) (loaded, error) {
 			av.Holdings = append(av.Holdings, hv)
 		}
 		accounts = append(accounts, av)
-		if a.Product == simulator.ProductRobo {
+		switch {
+		case a.Product == simulator.ProductRobo:
 			robo = true
-		} else {
+		case a.KYCStatus == simulator.KYCApproved: // only an approved account can trade
 			tradable = append(tradable, a.Product)
 		}
 	}
@@ -537,13 +539,32 @@ type clockData struct {
 	Now, Virtual string
 	Frozen       bool
 	Offset       string
+	// Institutions are the clocks of the institutions advanced on their own.
+	Institutions []institutionClock
 	Due          []deliveryView
+}
+
+// institutionClock is an institution's own virtual clock, as the console shows it.
+type institutionClock struct {
+	ID, Virtual, Ahead string
 }
 
 func (c *Console) clockNow() clockData {
 	clk := c.cfg.Clock
 	now, virt := clk.Now(), clk.SchedulerNow()
-	return clockData{Now: simulator.FormatTime(now), Virtual: simulator.FormatTime(virt), Frozen: clk.Frozen(), Offset: virt.Sub(now).Round(time.Second).String()}
+	d := clockData{Now: simulator.FormatTime(now), Virtual: simulator.FormatTime(virt), Frozen: clk.Frozen(), Offset: virt.Sub(now).Round(time.Second).String()}
+	for _, ic := range clk.Institutions() {
+		d.Institutions = append(d.Institutions, institutionClock{ic.InstitutionID, simulator.FormatTime(ic.Now), ic.Offset.Round(time.Second).String()})
+	}
+	return d
+}
+
+// institutionClockOf is one institution's virtual clock: the process-wide one plus its own
+// offset.
+func (c *Console) institutionClockOf(id string) institutionClock {
+	clk := c.cfg.Clock
+	o := clk.Offset(id)
+	return institutionClock{id, simulator.FormatTime(clk.SchedulerNow().Add(o)), o.Round(time.Second).String()}
 }
 
 // presets are the clock page's advance buttons, in seconds: the retry schedule's steps.

@@ -63,18 +63,18 @@ type Institutions interface {
 	Institution(ctx context.Context, id string) (*simulator.Institution, error)
 	// User returns a user of any institution by platform id (ENOTFOUND when unknown).
 	User(ctx context.Context, platformID string) (*simulator.User, error)
-	// InstitutionUsers lists one page of the institution's users with Get User List's filters
+	// ListUsers lists one page of the institution's users with Get User List's filters
 	// (ENOTFOUND for an unknown institution).
-	InstitutionUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
-	// InstitutionOrders lists one page of the institution's orders with Get Order List's
+	ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
+	// ListOrders lists one page of the institution's orders with Get Order List's
 	// filters (ENOTFOUND for an unknown institution).
-	InstitutionOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error)
-	// InstitutionKeys lists the institution's keys, never a plaintext (ENOTFOUND for an
+	ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error)
+	// Keys lists the institution's keys, never a plaintext (ENOTFOUND for an
 	// unknown institution).
-	InstitutionKeys(ctx context.Context, instID string) ([]*simulator.APIKey, error)
-	// InstitutionSubscriptions lists the institution's live subscriptions (ENOTFOUND for an
+	Keys(ctx context.Context, instID string) ([]*simulator.APIKey, error)
+	// Subscriptions lists the institution's live subscriptions (ENOTFOUND for an
 	// unknown institution).
-	InstitutionSubscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error)
+	Subscriptions(ctx context.Context, instID string) ([]*simulator.Subscription, error)
 }
 
 // Trading moves KYC states and places, fills, cancels and fails transactions, each in one
@@ -126,10 +126,11 @@ type Deliveries interface {
 // reset.
 type SandboxOps interface {
 	// AdvanceClock moves the virtual clock by d: the process-wide one, or with instID only
-	// that institution's (decisions D9); it returns the virtual time it moved to (EINVALID
+	// that institution's (decisions D9), playing the attempts and steps due in the window
+	// (decisions D8); it returns the virtual time it moved to and what it played (EINVALID
 	// beyond simulator.MaxAdvance or the storable range, ENOTFOUND for an unknown
 	// institution).
-	AdvanceClock(ctx context.Context, instID string, d time.Duration) (time.Time, error)
+	AdvanceClock(ctx context.Context, instID string, d time.Duration) (*simulator.Advance, error)
 	// SetDNS overrides callback-host answers and returns those in force (EINVALID for a bad
 	// name or address, or too many: then nothing changes).
 	SetDNS(ctx context.Context, overrides map[string][]string) (map[string][]string, error)
