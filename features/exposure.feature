@@ -119,6 +119,13 @@ Feature: Exposure of a sandbox
       | 93.184.216.34         | refused  |
       | [2001:db8::1]         | refused  |
       | 2001:db8::1           | refused  |
+      | 127.1                 | refused  |
+      | 2130706433            | refused  |
+      | 0x7f.1                | refused  |
+      | hooks.0x7f            | refused  |
+      | localhost             | refused  |
+      | app.localhost         | refused  |
+      | 1.{unique}            | accepted |
 
   @sandbox @rule:D18.3
   Scenario: A DNS override takes at most 16 addresses
@@ -154,6 +161,25 @@ Feature: Exposure of a sandbox
       | https://[2002:7f00:1::1]/hook                 |
       | https://[2001:0:a00:1::a247:27dd]/hook        |
       | https://[2001:0:5db8:d822::f5ff:fffe]/hook    |
+      | https://[::ffff:0:7f00:1]/hook                |
+      | https://[::ffff:0:a9fe:a9fe]/hook             |
+      | https://[::ffff:0:a00:1]/hook                 |
+
+  @rule:D18.8
+  Scenario Outline: A callback address in a special-purpose block that is not globally reachable is refused at create
+    When I subscribe the URL "<url>" to "kyc" events
+    Then the response status is 400
+    And the detail is "callback URL does not resolve to a public address"
+
+    Examples:
+      | url                                  |
+      | https://[3fff::1]/hook               |
+      | https://[3fff:fff:ffff::1]/hook      |
+      | https://[5f00::1]/hook               |
+      | https://[2001:2::1]/hook             |
+      | https://[2001:10::1]/hook            |
+      | https://[100:0:0:1::1]/hook          |
+      | https://[64:ff9b:1:808:8:800:808:808]/hook |
 
   @sandbox @rule:D18.5
   Scenario: A callback host that comes to resolve to an embedded private address is refused at test
@@ -173,3 +199,12 @@ Feature: Exposure of a sandbox
     Then the response status is 200
     When I PUT the control plane "/_sandbox/dns" with the JSON "{}" padded with spaces to 1048577 bytes
     Then the response status is 413
+
+  @sandbox @rule:D18.9
+  Scenario Outline: No folder is listed
+    When I GET the sandbox page "<page>"
+    Then the response status is 404
+
+    Examples:
+      | page                  |
+      | /_sandbox/ui/static/  |

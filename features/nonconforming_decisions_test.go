@@ -260,6 +260,36 @@ func embeddedNotJudged() breaker {
 	}
 }
 
+// registryNotJudged is a sandbox whose callback rule knows only the ranges D8 lists, not the
+// special-purpose registries' newer blocks (3fff::/20, 5f00::/16, …).
+func registryNotJudged() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		sent := requestBody(r)
+		if status == http.StatusBadRequest && r.URL.Path == "/v1/webhooks/subscriptions" && (bytes.Contains(sent, []byte("[3fff:")) || bytes.Contains(sent, []byte("[5f00:"))) {
+			return http.StatusCreated, []byte(`{"subscription_id":"sub_registry","event_type":"kyc","url":"https://[3fff::1]/hook","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`)
+		}
+		return status, body
+	}
+}
+
+// folderListed is a sandbox that lists the console's static folder.
+func folderListed(res *http.Response) error {
+	if strings.HasSuffix(res.Request.URL.Path, "/static/") {
+		res.StatusCode, res.Status = http.StatusOK, "200 OK"
+	}
+	return nil
+}
+
+// dnsNumericNames is a control plane whose DNS overrides take names a URL parser reads as IPv4.
+func dnsNumericNames() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if r.URL.Path == "/_sandbox/dns" && status == http.StatusBadRequest && bytes.Contains(requestBody(r), []byte(`"127.1"`)) {
+			return http.StatusOK, []byte(`{}`)
+		}
+		return status, body
+	}
+}
+
 // embeddedNotJudgedAtTest is a sandbox that judges a callback's addresses at create but sends
 // a test event to wherever the host has come to resolve.
 func embeddedNotJudgedAtTest() breaker {
@@ -507,6 +537,12 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 			"expected status 413, got PUT", controlBodiesUnbounded, nil},
 		{"docs framable", "exposure.feature", "The docs refuse framing and sniffing",
 			`expected header X-Frame-Options: "DENY"`, nil, docsFramable},
+		{"special-purpose registries not judged", "exposure.feature", "A callback address in a special-purpose block that is not globally reachable is refused at create",
+			"expected status 400, got POST", registryNotJudged, nil},
+		{"numeric DNS override names", "exposure.feature", "DNS overrides take DNS host names only",
+			"decisions D18: DNS overrides take DNS host names only", dnsNumericNames, nil},
+		{"folder listed", "exposure.feature", "No folder is listed",
+			"expected status 404", nil, folderListed},
 		{"all_time daily", "user_detail.feature", "all_time is monthly from the user's creation, not daily",
 			"expected all_time to have", dailyAllTime, nil},
 		{"an unknown platform id's sessions revoked", "sessions.feature", "Revoking the sessions of an unknown platform id is 404, not 204",

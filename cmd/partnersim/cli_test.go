@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -298,4 +300,79 @@ func TestOpenAPIPrintsTheServedDocuments(t *testing.T) {
 	_, _, err := runCLI("openapi", "--api-version", "2")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "e.g. v2")
+}
+
+// --allowed-host takes host names or .suffix patterns that name a domain (decisions D18): ".",
+// "*", a wildcard and an empty value would answer every Host, so serve refuses to start.
+func TestServeAllowedHostRefusesEveryName(t *testing.T) {
+	for _, h := range []string{".", "*", "", " ", "*.example.test", "..", ".example..test", "a,,b"} {
+		var out bytes.Buffer
+		// A serve that starts returns nil when the context ends.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := run(ctx, []string{"partnersim", "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db"),
+			"--allowed-host", h}, noEnv, &out, &out)
+		cancel()
+		if !assert.Error(t, err, "--allowed-host %q started", h) {
+			continue
+		}
+		assert.Contains(t, err.Error(), "--allowed-host", "--allowed-host %q", h)
+	}
+}
+
+// The sandbox token is printed once, where a person reads it (the banner), and masked in the
+// logs (decisions D18): container and CI logs keep both.
+func TestServePrintsTheTokenOnceAndMasksItInLogs(t *testing.T) {
+	const tok = "an-operator-secret-of-24+chars-x"
+	out, logs := newSyncBuffer(), newSyncBuffer()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"partnersim", "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db"),
+			"--sandbox-token", tok, "--log-level", "debug"}, noEnv, out, logs)
+	}()
+	deadline := time.After(30 * time.Second)
+	for !strings.Contains(out.String(), "try: curl") {
+		select {
+		case <-out.wrote:
+		case <-deadline:
+			t.Fatalf("no banner: %s", out.String())
+		}
+	}
+	cancel()
+	require.NoError(t, <-done)
+	assert.Equal(t, 1, strings.Count(out.String(), tok), "the banner prints the token once:\n%s", out.String())
+	assert.NotContains(t, logs.String(), tok)
+
+	var buf bytes.Buffer
+	log := newServeLogger(&buf, slog.LevelInfo, func() string { return tok })
+	log.Info("x", slog.String("path", "/"+tok+"/y"), slog.Any("err", errors.New("bad "+tok)))
+	assert.NotContains(t, buf.String(), tok, "masked in a log line")
+	assert.Contains(t, buf.String(), "/…/y")
+}
+
+// syncBuffer is a buffer two goroutines may share; wrote is signalled after each write.
+type syncBuffer struct {
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{}
+}
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{wrote: make(chan struct{}, 1)} }
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() {
+		select {
+		case s.wrote <- struct{}{}:
+		default:
+		}
+	}()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

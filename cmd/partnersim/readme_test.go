@@ -343,3 +343,27 @@ func TestReadmeCountsTheDefaultUsers(t *testing.T) {
 		t.Errorf("README says %v users (all, Harbor, Prairie); the default set has %v", m[1:], got)
 	}
 }
+
+// Every `partnersim serve` command of the README's sh blocks (the exposure recipes among them)
+// takes only serve's flags.
+func TestReadmeServeCommandsParse(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	found := 0
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(raw), -1) {
+		for _, cmd := range shellCommands(block[1]) {
+			i := strings.Index(cmd, "partnersim serve ")
+			if i < 0 || strings.Contains(cmd[:i], "#") {
+				continue
+			}
+			// A command substitution stands for a value ("$(openssl rand -hex 16)", "$(mktemp -d)/x.db").
+			line := regexp.MustCompile(`"\$\([^)]*\)([^"]*)"`).ReplaceAllString(cmd[i+len("partnersim serve "):], "substituted$1")
+			line = strings.NewReplacer("\\\n", " ", "\n", " ").Replace(line)
+			line = regexp.MustCompile(`\s+(\d?>|\||&|;).*$`).ReplaceAllString(line, "") // redirections, pipes, background
+			c := newServeCmd(func(string) string { return "" })
+			assert.NoError(t, c.Flags().Parse(strings.Fields(line)), "README: partnersim serve %s", line)
+			found++
+		}
+	}
+	assert.GreaterOrEqual(t, found, 3, "the README's serve commands")
+}

@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,6 +34,7 @@ type serveConfig struct {
 	Seed         uint64
 	FrozenClock  string
 	NoControl    bool
+	NoPublished  bool
 	Loopback     bool
 	Retry        string
 	Timeout      time.Duration
@@ -51,12 +54,15 @@ type serveConfig struct {
 	// the API's); unset, /metrics is on the API's listener, behind the sandbox token beyond
 	// loopback.
 	MetricsAddr string
+	// TrustedProxies are --trusted-proxy's CIDRs (or single addresses).
+	TrustedProxies []string
+	MaxConns       int
 }
 
 func defaultServeConfig() serveConfig {
 	return serveConfig{Addr: "127.0.0.1:8080", DBPath: "partnersim.db", APIVersions: "v1", LogLevel: "info", Loopback: true,
 		Retry: "5s,5m,30m,2h,5h,10h,10h", Timeout: 10 * time.Second, Workers: 32, RateBurst: 10,
-		ShutdownTimeout: 20 * time.Second}
+		ShutdownTimeout: 20 * time.Second, MaxConns: sandbox.DefaultConnLimits().MaxConns}
 }
 
 // newServeCmd is `partnersim serve`: the sandbox on a bbolt file until interrupted.
@@ -80,13 +86,15 @@ func newServeCmd(getenv func(string) string) *cobra.Command {
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "deterministic mode: seed for ids and secrets (with --frozen-clock)")
 	fs.StringVar(&cfg.FrozenClock, "frozen-clock", "", "deterministic mode: RFC 3339 instant the clock is frozen at")
 	fs.BoolVar(&cfg.NoControl, "no-control", false, "switch the control plane (/_sandbox/) off")
+	fs.BoolVar(&cfg.NoPublished, "no-published-keys", false, "refuse the fixture sets' published API keys (401, as unknown keys); create keys through the control plane "+
+		"(beyond loopback anyone who reaches the sandbox knows the published ones)")
 	fs.BoolVar(&cfg.Loopback, "allow-loopback-callbacks", cfg.Loopback, "allow callback URLs on loopback (http://127.0.0.1:…) for local receivers (default: on when --addr is loopback, off otherwise)")
 	fs.StringVar(&cfg.Retry, "retry-schedule", cfg.Retry, "delays before each webhook retry (its length is the number of retries)")
 	fs.DurationVar(&cfg.Timeout, "delivery-timeout", cfg.Timeout, "timeout of one webhook attempt")
 	fs.IntVar(&cfg.Workers, "delivery-workers", cfg.Workers, "webhook attempts in flight at once")
 	fs.Float64Var(&cfg.RateLimit, "rate-limit", 0, "requests a second allowed per API key (0: off); beyond it 429 with Retry-After")
 	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "burst of the per-key rate limit")
-	fs.StringSliceVar(&cfg.AllowedHosts, "allowed-host", nil, "a Host name answered besides loopback ones (repeatable; .example.test matches every name under it); "+
+	fs.StringArrayVar(&cfg.AllowedHosts, "allowed-host", nil, "a Host name answered besides loopback ones (repeatable or comma-separated; .example.test matches every name under it); "+
 		"beyond loopback, given at all, only these and loopback names are answered (421 otherwise)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "on SIGTERM or Ctrl-C, how long requests and webhook attempts in flight may take to finish "+
 		"(attempts cut then stay pending and are made after restart); keep it below Kubernetes' terminationGracePeriodSeconds")
@@ -94,6 +102,9 @@ func newServeCmd(getenv func(string) string) *cobra.Command {
 		"before the listener closes (behind a load balancer: a few seconds, longer than its readiness probe period)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address of its own (e.g. 0.0.0.0:9090 for a cluster's scraper) "+
 		"instead of on --addr, where beyond loopback it needs the x-sandbox-token header")
+	fs.StringArrayVar(&cfg.TrustedProxies, "trusted-proxy", nil, "a reverse proxy's address or CIDR whose X-Forwarded-For names the client (repeatable; "+
+		"the right-most address that is not a trusted proxy is the client, for the token throttle); from any other peer the header is ignored")
+	fs.IntVar(&cfg.MaxConns, "max-connections", cfg.MaxConns, "most connections open at once; beyond it 503 with Retry-After")
 	fs.BoolVar(&cfg.CheckStore, "check-store", false, "check every page of the store file at start (files up to 64 MiB always are)")
 	return cmd
 }
@@ -104,7 +115,13 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		return fmt.Errorf("--log-level %q: use debug, info, warn or error", cfg.LogLevel)
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level, ReplaceAttr: logTime}))
+	var token atomic.Pointer[string]
+	log := newServeLogger(stderr, level, func() string {
+		if t := token.Load(); t != nil {
+			return *t
+		}
+		return ""
+	})
 
 	sbCfg, err := sandboxConfig(cfg, fs, log, stderr)
 	if err != nil {
@@ -119,9 +136,11 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 		return fmt.Errorf("listen on %s: %w (is another partnersim running? pass --addr 127.0.0.1:0 or another port)", cfg.Addr, err)
 	}
 	gate := sandbox.NewGate()
-	srv := &http.Server{Handler: gate, ReadHeaderTimeout: 10 * time.Second}
+	limits := sandbox.DefaultConnLimits()
+	limits.MaxConns = cfg.MaxConns
+	srv := limits.HTTPServer(gate)
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(limits.Listener(ln)) }()
 	defer srv.Close()
 	metrics := sandbox.NewMetrics()
 	sbCfg.Metrics, sbCfg.MetricsOnAPI = metrics, cfg.MetricsAddr == ""
@@ -154,6 +173,7 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 		return err
 	}
 	defer sb.Close()
+	token.Store(&sb.Token)
 	// A soft memory limit and the collector's pace for serving, from what the runtime holds
 	// once the store is open (sandbox.ServeGC, decisions D17). Set after the fixture load,
 	// which may need more; GOMEMLIMIT and GOGC override them.
@@ -199,7 +219,7 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 // sandboxConfig is the sandbox's configuration from serve's flags (fs tells which were given),
 // each checked with an error that says what to pass instead.
 func sandboxConfig(cfg serveConfig, fs *pflag.FlagSet, log *slog.Logger, stderr io.Writer) (sandbox.Config, error) {
-	sbCfg := sandbox.Config{DBPath: cfg.DBPath, SandboxToken: cfg.SandboxToken, Logger: log, NoControl: cfg.NoControl,
+	sbCfg := sandbox.Config{DBPath: cfg.DBPath, SandboxToken: cfg.SandboxToken, Logger: log, NoControl: cfg.NoControl, NoPublishedKeys: cfg.NoPublished,
 		Exposed: !sandbox.IsLoopback(cfg.Addr), DeliveryTimeout: cfg.Timeout, Workers: cfg.Workers, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, CheckStore: cfg.CheckStore,
 		LoadProgress: afterTwoSeconds(newBuildProgress(stderr, isTerminal(stderr), time.Now()))}
 	for _, part := range strings.Split(cfg.Retry, ",") {
@@ -215,11 +235,23 @@ func sandboxConfig(cfg serveConfig, fs *pflag.FlagSet, log *slog.Logger, stderr 
 	if sbCfg.RetrySchedule == nil {
 		sbCfg.RetrySchedule = []time.Duration{}
 	}
-	for _, h := range cfg.AllowedHosts {
-		if h = strings.TrimSpace(h); h == "" || strings.ContainsAny(h, "/@ \t") || strings.Count(h, ":") == 1 {
-			return sandbox.Config{}, fmt.Errorf("--allowed-host %q: a host name or address without scheme, port or path, e.g. sandbox.internal or .example.test", h)
+	for _, list := range cfg.AllowedHosts {
+		for _, h := range strings.Split(list, ",") {
+			if err := checkAllowedHost(strings.TrimSpace(h)); err != nil {
+				return sandbox.Config{}, err
+			}
+			sbCfg.AllowedHosts = append(sbCfg.AllowedHosts, strings.TrimSpace(h))
 		}
-		sbCfg.AllowedHosts = append(sbCfg.AllowedHosts, h)
+	}
+	for _, p := range cfg.TrustedProxies {
+		prefix, err := parseTrustedProxy(strings.TrimSpace(p))
+		if err != nil {
+			return sandbox.Config{}, err
+		}
+		sbCfg.TrustedProxies = append(sbCfg.TrustedProxies, prefix)
+	}
+	if cfg.MaxConns < 1 {
+		return sandbox.Config{}, fmt.Errorf("--max-connections %d: at least 1", cfg.MaxConns)
 	}
 	versions, err := parseAPIVersions(cfg.APIVersions)
 	if err != nil {
@@ -246,6 +278,56 @@ func sandboxConfig(cfg serveConfig, fs *pflag.FlagSet, log *slog.Logger, stderr 
 		sbCfg.Seed = &cfg.Seed
 	}
 	return sbCfg, nil
+}
+
+// parseTrustedProxy reads a --trusted-proxy value: a CIDR, or one address.
+func parseTrustedProxy(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	return netip.Prefix{}, fmt.Errorf("--trusted-proxy %q: a reverse proxy's address or CIDR, e.g. 10.0.0.7 or 10.0.0.0/24", s)
+}
+
+// newServeLogger is serve's structured log on w: JSON, times as the sandbox writes them, and
+// the sandbox token (secret's answer, once known) masked wherever it appears (decisions D18:
+// the token is printed once, in the banner).
+func newServeLogger(w io.Writer, level slog.Level, secret func() string) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		a = logTime(groups, a)
+		tok := secret()
+		if tok == "" {
+			return a
+		}
+		switch a.Value.Kind() {
+		case slog.KindString:
+			if strings.Contains(a.Value.String(), tok) {
+				a.Value = slog.StringValue(strings.ReplaceAll(a.Value.String(), tok, "…"))
+			}
+		case slog.KindAny:
+			if err, ok := a.Value.Any().(error); ok && strings.Contains(err.Error(), tok) {
+				a.Value = slog.StringValue(strings.ReplaceAll(err.Error(), tok, "…"))
+			}
+		}
+		return a
+	}}))
+}
+
+// checkAllowedHost refuses an --allowed-host value that is not a host name, an IP address or
+// a .suffix naming a domain (decisions D18): an empty value, ".", "*" or a wildcard would
+// answer every Host, and a scheme, port or path is not part of a Host name.
+func checkAllowedHost(h string) error {
+	name := strings.TrimSuffix(strings.TrimPrefix(h, "."), ".")
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		name = "ip6"
+	}
+	if name == "" || strings.ContainsAny(h, "/@*: \t") && !strings.HasPrefix(h, "[") || strings.Contains(name, "..") || strings.HasPrefix(name, ".") {
+		return fmt.Errorf("--allowed-host %q: a host name, an address or a .suffix naming a domain, without scheme, port, path or wildcard, e.g. sandbox.internal, 10.0.0.5 or .example.test "+
+			"(\".\", \"*\" and an empty value would answer every Host)", h)
+	}
+	return nil
 }
 
 // logTime writes every time in a log line — the line's own and any attribute's — as the sandbox
@@ -277,10 +359,16 @@ func printBanner(w io.Writer, sb *sandbox.Sandbox, addr string, cfg serveConfig,
 	for _, v := range strings.Split(cfg.APIVersions, ",")[1:] {
 		fmt.Fprintf(w, "                  %s/%s (preview)\n", base, strings.TrimSpace(v))
 	}
+	// The token is printed once (decisions D18): in the export line when there is one.
+	exports := sandboxExports(base, sb.Token, cfg.NoControl)
+	tokenShown := sb.Token
+	if strings.Contains(exports, sb.Token) {
+		tokenShown = "$PARTNERSIM_SANDBOX_TOKEN (below)"
+	}
 	if cfg.NoControl {
 		fmt.Fprintln(w, "  control plane   off (--no-control)")
 	} else {
-		fmt.Fprintf(w, "  control plane   %s/_sandbox/   header x-sandbox-token: %s\n", base, sb.Token)
+		fmt.Fprintf(w, "  control plane   %s/_sandbox/   header x-sandbox-token: %s\n", base, tokenShown)
 		fmt.Fprintf(w, "  QA console      %s/_sandbox/ui/   (sign in with the sandbox token)\n", base)
 	}
 	state := "existing state kept"
@@ -292,8 +380,14 @@ func printBanner(w io.Writer, sb *sandbox.Sandbox, addr string, cfg serveConfig,
 		fixtures = cfg.FixturesDir
 	}
 	fmt.Fprintf(w, "  store           %s (%s; fixtures: %s)\n\n", cfg.DBPath, state, fixtures)
-	fmt.Fprintln(w, "  API keys (header x-api-key):")
-	for _, in := range sb.Fixtures.Institutions {
+	institutions := sb.Fixtures.Institutions
+	if cfg.NoPublished {
+		fmt.Fprintln(w, "  API keys        the fixtures' published keys are refused (--no-published-keys): create one with POST /_sandbox/institutions/{id}/keys")
+		institutions = nil
+	} else {
+		fmt.Fprintln(w, "  API keys (header x-api-key):")
+	}
+	for _, in := range institutions {
 		fmt.Fprintf(w, "    %s (%s)\n", in.Name, in.ID)
 		for _, k := range sb.Fixtures.Keys {
 			if k.InstitutionID != in.ID {
@@ -306,10 +400,10 @@ func printBanner(w io.Writer, sb *sandbox.Sandbox, addr string, cfg serveConfig,
 			fmt.Fprintf(w, "      %s  %s\n", k.Plaintext, strings.Join(scopes, " "))
 		}
 	}
-	if key := readUserKey(sb); key != "" {
+	if key := readUserKey(sb); key != "" && !cfg.NoPublished {
 		fmt.Fprintf(w, "\n  try: curl -H 'x-api-key: %s' '%s/v1/users/?per_page=2'\n", key, base)
 	}
-	if exports := sandboxExports(base, sb.Token, cfg.NoControl); exports != "" {
+	if exports != "" {
 		fmt.Fprintf(w, "\n  in another terminal, so that partnersim trigger, scenario, deliveries and receive reach this sandbox:\n    %s\n", exports)
 	}
 	fmt.Fprintln(w)

@@ -38,12 +38,12 @@ func TestDNSOverridesAreBoundedAndValidated(t *testing.T) {
 	a := MustServe(t)
 	for _, host := range []string{"<script>alert(1)</script>", "has space.example", "-lead.example", "trail-.example", "a..b.example",
 		"127.0.0.1", "[::1]", "::1", "http://x.example", "x.example/path", "x.example:443", "münchen.example", strings.Repeat("a", 64) + ".example",
-		strings.Repeat("abcdefghi.", 26) + "example", ""} {
+		strings.Repeat("abcdefghi.", 26) + "example", "", "localhost", "app.localhost", "127.1", "2130706433", "0x7f.1"} {
 		r := a.Control(t, "PUT", "/_sandbox/dns", `{"`+host+`":["93.184.216.34"]}`)
 		assert.Equal(t, http.StatusBadRequest, r.Status, "host %q: %s", host, r.Body)
 		assert.Contains(t, r.JSON("detail").String(), "host name", "host %q", host)
 	}
-	for _, host := range []string{"hooks.partner.example", "HOOKS.Partner.example.", "xn--mnchen-3ya.example", "localhost", "a_b.example", "h-1.example"} {
+	for _, host := range []string{"hooks.partner.example", "HOOKS.Partner.example.", "xn--mnchen-3ya.example", "a_b.example", "h-1.example", "1.example"} {
 		r := a.Control(t, "PUT", "/_sandbox/dns", `{"`+host+`":["93.184.216.34"]}`)
 		assert.Equal(t, http.StatusOK, r.Status, "host %q: %s", host, r.Body)
 	}

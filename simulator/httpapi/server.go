@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 
 	"github.com/labstack/echo/v4"
 
@@ -59,6 +61,10 @@ type Config struct {
 	// (x-sandbox-token), as the control plane.
 	Metrics      *Metrics
 	ServeMetrics bool
+	// TrustedProxies are the peers whose X-Forwarded-For is believed (decisions D18): from one of
+	// them the client is the right-most address of the header that is not a trusted proxy; from
+	// any other peer the header is ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the sandbox's HTTP handler.
@@ -76,6 +82,9 @@ type Server struct {
 	throttle *surface.TokenThrottle
 	// serve is every request's way through: the checks before routing, then the route.
 	serve echo.HandlerFunc
+	// clientIP, with trusted proxies, is the client's address (echo's X-Forwarded-For
+	// extractor); nil without them.
+	clientIP echo.IPExtractor
 }
 
 // NewServer builds the handler with every route of routes.go.
@@ -98,6 +107,9 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 	s := &Server{e: e, log: log, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{},
 		reader: newBodyReader(cfg.MaxBodyBytes), throttle: surface.NewTokenThrottle(nil)}
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
+	if len(cfg.TrustedProxies) > 0 {
+		s.clientIP = forwardedClient(cfg.TrustedProxies)
+	}
 	e.HTTPErrorHandler = s.errorHandler
 	mw := []echo.MiddlewareFunc{requestID, checkHost(newHostPolicy(cfg.LoopbackOnly, cfg.AllowedHosts)), boundHead, noOptions, decodedPath}
 	if cfg.Metrics != nil {
@@ -163,13 +175,36 @@ func (s *Server) ClearJournal() { s.journal.reset() }
 // passes before routing (s.serve: request id, Host, head size, OPTIONS, decoded path) wrapped
 // around the routing once, at NewServer: echo's own pre-middleware is wrapped anew on every
 // request, a closure each, which showed in the fixed cost of every request.
+//
+// Before that, a request from a trusted proxy takes its client's address as its RemoteAddr, so
+// that the token throttle, the console and the journal see the client; and a request sent with
+// a Transfer-Encoding closes its connection once answered (RFC 9112 §6.1: Go's server drops a
+// Content-Length sent beside one before any handler sees it, so every such request is treated
+// as one that may have had both, whose lengths a proxy in front may have read differently).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(r.TransferEncoding) > 0 {
+		w.Header()["Connection"] = []string{"close"}
+	}
+	if s.clientIP != nil {
+		r.RemoteAddr = net.JoinHostPort(s.clientIP(r), "0")
+	}
 	c := s.e.AcquireContext()
 	c.Reset(r, w)
 	if err := s.serve(c); err != nil {
 		s.e.HTTPErrorHandler(err, c)
 	}
 	s.e.ReleaseContext(c)
+}
+
+// forwardedClient returns echo's X-Forwarded-For extractor believing only the trusted ranges
+// (echo otherwise trusts every loopback, link-local and private peer).
+func forwardedClient(trusted []netip.Prefix) echo.IPExtractor {
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		p = p.Masked()
+		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
 }
 
 // handle registers a route on echo and in the route table. The route's middleware is wrapped

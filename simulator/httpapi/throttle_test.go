@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
+
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // clientFrom returns a client whose connections come from the loopback address local, so a
@@ -114,4 +117,42 @@ func TestWrongConsoleSignInsAreThrottled(t *testing.T) {
 	assert.Empty(t, h.Values("Set-Cookie"), "no session for a throttled sign-in")
 	status, _, _ = signIn(t, a, clientFrom("127.0.0.3"), token)
 	assert.Equal(t, http.StatusSeeOther, status, "another address signs in")
+}
+
+// Behind a reverse proxy every client shares the proxy's address (decisions D18): with the
+// proxy's range given as a trusted proxy, the client counted is the right-most address of
+// X-Forwarded-For that is not a trusted proxy, so 20 wrong tokens from one client throttle that
+// client only; from any other peer the header is ignored.
+func TestTrustedProxyThrottlesTheClient(t *testing.T) {
+	a := MustServe(t, func(c *sandbox.Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} })
+	proxy, other := clientFrom("127.0.0.1"), clientFrom("127.0.0.2")
+	via := func(c *http.Client, xff, tok string) (int, http.Header) {
+		req, err := http.NewRequest("GET", a.URL+"/_sandbox/institutions", nil)
+		require.NoError(t, err)
+		req.Header.Set("x-sandbox-token", tok)
+		if xff != "" {
+			req.Header.Set("X-Forwarded-For", xff)
+		}
+		status, h, _ := send(t, c, req)
+		return status, h
+	}
+	for i := range 20 {
+		status, _ := via(proxy, "198.51.100.1, 203.0.113.5", "guess-"+strconv.Itoa(i))
+		require.Equal(t, http.StatusUnauthorized, status, "guess %d", i+1)
+	}
+	status, h := via(proxy, "203.0.113.5", token)
+	assertThrottled(t, status, h, "the guessing client, through the proxy")
+	status, _ = via(proxy, "203.0.113.6", token)
+	assert.Equal(t, http.StatusOK, status, "another client through the same proxy")
+	status, _ = via(proxy, "", token)
+	assert.Equal(t, http.StatusOK, status, "the proxy itself")
+
+	// From a peer that is not a trusted proxy the header is ignored: its guesses count against
+	// the peer, whatever client it names.
+	for i := range 20 {
+		status, _ := via(other, "192.0.2."+strconv.Itoa(i+1), "guess-"+strconv.Itoa(i))
+		require.Equal(t, http.StatusUnauthorized, status, "guess %d", i+1)
+	}
+	status, h = via(other, "192.0.2.200", token)
+	assertThrottled(t, status, h, "an untrusted peer naming a new client")
 }

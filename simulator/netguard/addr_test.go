@@ -49,6 +49,12 @@ func TestIsPublic(t *testing.T) {
 		"2001:0:4136:e378:8000:63bf:80ff:fffe", // client 127.0.0.1 behind a public server
 		"2001:0:4136:e378:8000:63bf:f5ff:fffe", // client 10.0.0.1
 		"2001:0:a00:1:8000:63bf:f7f7:f7f7",     // server 10.0.0.1, client 8.8.8.8
+		// IPv4-translated (::ffff:0:0:0/96, RFC 2765 SIIT): the low 32 bits.
+		"::ffff:0:7f00:1", "::ffff:0:a9fe:a9fe", "::ffff:0:a00:1", "::ffff:0:0:0",
+		// The registry's newer blocks (decisions D18, second pass), and the local-use NAT64
+		// prefix, which the registry calls not globally reachable whatever it embeds.
+		"3fff::1", "3fff:fff:ffff::1", "5f00::1", "2001:2::1", "2001:10::1", "100:0:0:1::", "2001:1::4", "2001:1ff::1",
+		"64:ff9b:1:808:8:800:808:808",
 		// A zone only scopes link-local addresses: never public.
 		"fe80::1%eth0", "2606:4700::1%eth0",
 	}
@@ -71,10 +77,12 @@ func TestIsPublic(t *testing.T) {
 		"2606:4700:4700::1111", "2001:4860:4860::8888",
 		// The neighbours of the IPv6 ranges.
 		"fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", "2001:db9::",
-		"100:0:0:1::", "fec0::",
+		"100:0:0:2::", "fec0::", "3fff:1000::", "5eff:ffff::1", "5f01::",
+		// Globally reachable blocks inside 2001::/23.
+		"2001:1::1", "2001:3::1", "2001:4:112::1", "2001:20::1", "2001:30::1",
 		// Embedded public IPv4; and just outside the NAT64 /96.
 		"::ffff:8.8.8.8", "64:ff9b::8.8.8.8", "::8.8.8.8", "2002:808:808::", "2002:808:808:1::1",
-		"64:ff9b:1:808:8:800:808:808", "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
+		"::ffff:0:808:808", "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
 	}
 	for _, s := range notPublic {
 		ip := netip.MustParseAddr(s)

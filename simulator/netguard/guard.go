@@ -93,7 +93,9 @@ var ErrNotHostName = errors.New("not a DNS host name")
 // OverrideHost returns host as the override table keys it (lower case, no trailing dot), or
 // ErrNotHostName unless it is a DNS host name (decisions D18): dot-separated labels of 1-63
 // ASCII letters, digits, hyphens and underscores, no label starting or ending with a hyphen,
-// 253 characters in all, and not an IP address (a literal never reaches DNS). An
+// 253 characters in all, not an IP address (a literal never reaches DNS) in any spelling —
+// a last label of digits or 0x and hex digits makes the WHATWG URL parser and inet_aton read
+// the whole name as IPv4 (127.1, 2130706433, 0x7f.1) — and not localhost or a name under it. An
 // internationalized name is given in its xn-- form, as the URL parser turns it.
 func OverrideHost(host string) (string, error) {
 	name := normalizeHost(host)
@@ -102,6 +104,12 @@ func OverrideHost(host string) (string, error) {
 	}
 	if _, err := netip.ParseAddr(strings.Trim(name, "[]")); err == nil {
 		return "", fmt.Errorf("%w: %q is an IP address, which never reaches DNS", ErrNotHostName, host)
+	}
+	if endsInNumber(name) {
+		return "", fmt.Errorf("%w: %q is an IPv4 address as URL parsers and resolvers read it (127.1, 2130706433, 0x7f.1), which never reaches DNS", ErrNotHostName, host)
+	}
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return "", fmt.Errorf("%w: %q is a loopback name (RFC 6761), which never reaches DNS", ErrNotHostName, host)
 	}
 	for label := range strings.SplitSeq(name, ".") {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
@@ -115,6 +123,21 @@ func OverrideHost(host string) (string, error) {
 		}
 	}
 	return name, nil
+}
+
+// endsInNumber reports whether the WHATWG URL standard's host parser reads name as an IPv4
+// address: its last label (a trailing dot ignored) is all decimal digits, or 0x followed by
+// hex digits.
+func endsInNumber(name string) bool {
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	if last == "" {
+		return false
+	}
+	if strings.HasPrefix(last, "0x") {
+		last = last[2:]
+		return strings.Trim(last, "0123456789abcdef") == ""
+	}
+	return strings.Trim(last, "0123456789") == ""
 }
 
 func normalizeHost(host string) string {

@@ -372,3 +372,18 @@ func TestEmbeddedIPv4IsRefusedEverywhere(t *testing.T) {
 		assert.Empty(t, dialled, "nothing was dialled")
 	}
 }
+
+// DNS overrides take host names only (decisions D18): not an IPv4 address in any spelling a
+// resolver reads as one (127.1, 2130706433, 0x7f.1, 0177.0.0.1), and not localhost or a name
+// under it (RFC 6761 keeps them off DNS).
+func TestOverrideHostRefusesNumbersAndLocalhost(t *testing.T) {
+	for _, h := range []string{"127.1", "2130706433", "0x7f.1", "0x7f000001", "0177.0.0.1", "127.0.0.1", "10.1", "1.2.3.4.",
+		"localhost", "LocalHost.", "app.localhost", "9", "0x1"} {
+		_, err := netguard.OverrideHost(h)
+		assert.ErrorIs(t, err, netguard.ErrNotHostName, "OverrideHost(%q)", h)
+	}
+	for _, h := range []string{"hooks.example", "1.example", "example.123x", "0x7f.example", "123.example.com", "a1", "x--y.test"} {
+		_, err := netguard.OverrideHost(h)
+		assert.NoError(t, err, "OverrideHost(%q)", h)
+	}
+}

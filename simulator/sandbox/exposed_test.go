@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -127,4 +128,23 @@ func copyDefaultSetWithoutToken(t *testing.T) string {
 	dir := copyDefaultSet(t, "")
 	require.NoError(t, os.Remove(filepath.Join(dir, "sandbox.json")))
 	return dir
+}
+
+// A token that --seed reproduces is no secret (decisions D18): beyond loopback a generated
+// token comes from the system's random source even in deterministic mode, so two stores with
+// the same seed and clock get different tokens; on loopback the seed still decides it.
+func TestExposedGeneratedTokenIgnoresTheSeed(t *testing.T) {
+	set := os.DirFS(copyDefaultSetWithoutToken(t))
+	seed, frozen := uint64(42), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	token := func(exposed bool) string {
+		sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "s.db"), Fixtures: set,
+			Seed: &seed, FrozenClock: &frozen, Exposed: exposed})
+		require.NoError(t, err)
+		defer sb.Close()
+		return sb.Token
+	}
+	a, b := token(true), token(true)
+	assert.NotEqual(t, a, b, "two exposed stores with --seed 42 printed the same token")
+	assert.GreaterOrEqual(t, len(a), 24)
+	assert.Equal(t, token(false), token(false), "on loopback deterministic mode keeps its token")
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	cryptorand "crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -52,6 +54,9 @@ type Config struct {
 	// Exposed, any Host is unless this list is given. An entry starting with "." matches the
 	// name and every name under it.
 	AllowedHosts []string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the client (decisions
+	// D18); from any other peer the header is ignored.
+	TrustedProxies []netip.Prefix
 	// AllowLoopbackCallbacks allows or refuses callback URLs on loopback; nil means allowed
 	// unless Exposed (a partner could otherwise make an exposed sandbox fetch its host's
 	// loopback-only services and read the answers in the delivery log).
@@ -63,6 +68,9 @@ type Config struct {
 	Workers int
 	// NoControl switches the control plane off.
 	NoControl bool
+	// NoPublishedKeys refuses the fixture sets' published API keys (this set's and the default
+	// set's) as unknown keys (decisions D18): anyone who reaches an exposed sandbox knows them.
+	NoPublishedKeys bool
 	// RateLimit and RateBurst limit each key's requests a second (0: off).
 	RateLimit float64
 	RateBurst int
@@ -76,6 +84,13 @@ type Config struct {
 	Metrics      *httpapi.Metrics
 	MetricsOnAPI bool
 }
+
+// ConnLimits bound the served connections in time and number (decisions D18); serve builds its
+// http.Server and listener with them.
+type ConnLimits = httpapi.ConnLimits
+
+// DefaultConnLimits are 2 minutes idle, 30 seconds a request and 4,096 open connections.
+func DefaultConnLimits() ConnLimits { return httpapi.DefaultConnLimits() }
 
 // Sandbox is a running simulator: its store, HTTP handler and webhook dispatcher, and the
 // control plane's service over them.
@@ -271,13 +286,20 @@ func (sb *Sandbox) loadFixtures(ctx context.Context, fsys fs.FS, progress Progre
 }
 
 // chooseToken sets the control plane's token: --sandbox-token, else the one the store keeps,
-// else a fresh one; beyond loopback it must pass judgeExposedToken.
+// else a fresh one; beyond loopback it must pass judgeExposedToken. A fresh token comes from the
+// store's ids (seeded in deterministic mode) on loopback, and beyond it from the system's
+// random source whatever the seed: a token a published seed reproduces is no secret
+// (decisions D18).
 func (sb *Sandbox) chooseToken(cfg Config, stored string) error {
 	sb.Token = stored
 	if cfg.SandboxToken != "" {
 		sb.Token = cfg.SandboxToken
 	}
-	if sb.Token == "" {
+	switch {
+	case sb.Token != "":
+	case cfg.Exposed:
+		sb.Token = "sbxtok_" + cryptorand.Text()
+	default:
 		sb.Token = "sbxtok_" + sb.DB.IDs.New("t")[2:]
 	}
 	if cfg.Exposed && !cfg.NoControl {
@@ -329,6 +351,9 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 		Scenarios: sb.Fixtures.Scenarios, Institution: first})
 	sb.service.PlayStepsWith(sb.scenarios)
 	deps := httpapi.Deps{Store: db, Webhooks: db, Guard: sb.Guard, Tester: sb.service}
+	if cfg.NoPublishedKeys {
+		deps.Store = unpublishedKeys{Store: db, published: publishedKeys(sb.Fixtures)}
+	}
 	if !cfg.NoControl {
 		// The store serves the operations that are one transaction; the control service those
 		// that orchestrate several parts (docs/decisions.md, "How the code is arranged").
@@ -337,7 +362,7 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 	}
 	sb.Server = httpapi.NewServer(httpapi.Config{APIVersions: cfg.APIVersions, Clock: sb.Clock, SandboxToken: sb.Token,
 		LoopbackOnly: !cfg.Exposed, AllowedHosts: cfg.AllowedHosts, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
-		Metrics: cfg.Metrics, ServeMetrics: cfg.MetricsOnAPI}, deps, cfg.Logger)
+		Metrics: cfg.Metrics, ServeMetrics: cfg.MetricsOnAPI, TrustedProxies: cfg.TrustedProxies}, deps, cfg.Logger)
 	sb.service.AfterReset(sb.Server.ClearJournal)
 	if cfg.NoControl {
 		return nil
@@ -369,6 +394,38 @@ func (sb *Sandbox) Ready() error {
 // Close stops delivery (pending deliveries stay in the outbox for the next start; attempts in
 // flight are cut short and stay pending too) and scenario runs waiting on the clock (waiting
 // for them to end), and closes the store.
+// unpublishedKeys is the store with the published fixture keys refused as unknown ones
+// (--no-published-keys, decisions D18), whatever a reset reloads.
+type unpublishedKeys struct {
+	httpapi.Store
+	published map[string]bool
+}
+
+// Authenticate refuses a published key as the store refuses an unknown one.
+func (u unpublishedKeys) Authenticate(ctx context.Context, plaintext string) (*simulator.APIKey, error) {
+	if u.published[plaintext] {
+		return nil, simulator.Errorf(simulator.EUNAUTHORIZED, "Invalid API key")
+	}
+	return u.Store.Authenticate(ctx, plaintext)
+}
+
+// publishedKeys are the plaintext keys of set and of the embedded default set (a store keeps
+// the keys of the set it was first loaded from).
+func publishedKeys(set *fixtures.Set) map[string]bool {
+	keys := map[string]bool{}
+	for _, k := range set.Keys {
+		keys[k.Plaintext] = true
+	}
+	if def, err := fixtures.OpenSettings(fixtures.Default()); err == nil {
+		for _, k := range def.Keys {
+			keys[k.Plaintext] = true
+		}
+	}
+	return keys
+}
+
+// Close stops delivery (pending deliveries stay in the outbox for the next start) and
+// scenario runs waiting on the clock (waiting for them to end), and closes the store.
 func (sb *Sandbox) Close() error {
 	sb.abort()
 	return sb.Shutdown(context.Background())

@@ -95,9 +95,25 @@ func New(cfg Config) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.static = http.StripPrefix(Prefix+"static/", http.FileServerFS(sub))
+	c.static = http.StripPrefix(Prefix+"static/", http.FileServerFS(filesOnly{sub}))
 	c.routes()
 	return c, nil
+}
+
+// filesOnly is a file system whose folders do not exist, so that http.FileServerFS serves its
+// files one by one and never a listing of a folder (decisions D18).
+type filesOnly struct{ fs.FS }
+
+func (f filesOnly) Open(name string) (fs.File, error) {
+	file, err := f.FS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := file.Stat(); err != nil || st.IsDir() {
+		file.Close()
+		return nil, fs.ErrNotExist
+	}
+	return file, nil
 }
 
 // ServeHTTP implements http.Handler.

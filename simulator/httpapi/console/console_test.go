@@ -376,3 +376,18 @@ func TestEveryActionThroughTheConsole(t *testing.T) {
 		c.get(t, "/_sandbox/ui/"+p, http.StatusOK)
 	}
 }
+
+// Directory listings are never served (decisions D18): the static files are served one by one,
+// and their folder, signed in or not, is 404 without a list of what it holds.
+func TestNoDirectoryListings(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	for _, c := range []*client{newClient(sb), signedIn(t, sb)} {
+		for _, p := range []string{"/_sandbox/ui/static/", "/_sandbox/ui/static", "/_sandbox/ui/static/./", "/_sandbox/ui/static//"} {
+			res, body := c.do(t, http.MethodGet, p, nil)
+			assert(t, !strings.Contains(body, "console.js") && !strings.Contains(body, "console.css"), "GET %s lists the folder: %d %.200s", p, res.Status, body)
+			assert(t, res.Status == http.StatusNotFound || res.Status/100 == 3, "GET %s: %d, want 404 (or a redirect)", p, res.Status)
+		}
+		res, _ := c.do(t, http.MethodGet, "/_sandbox/ui/static/console.css", nil)
+		assert(t, res.Status == http.StatusOK, "a static file is served: %d", res.Status)
+	}
+}
