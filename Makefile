@@ -27,10 +27,11 @@ image:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags='-s -w' -o dist/image/partnersim ./cmd/partnersim
 	$(IMAGE_TOOL) build -f deploy/Containerfile -t $(IMAGE) dist/image
 
-## test: vet, format check, every test with the race detector (incl. the interop and examples/ci modules)
+## test: vet, format check, every test with the race detector (incl. the interop, parity and examples/ci modules)
 test: lint
 	$(GO) test -race -count=1 ./...
 	@if [ -d internal/interop ]; then cd internal/interop && $(GO) test -race -count=1 ./...; fi
+	@if [ -d internal/parity ]; then cd internal/parity && $(GO) vet ./... && $(GO) test -race -count=1 ./...; fi
 	@if [ -d examples/ci ]; then cd examples/ci && $(GO) test -race -count=1 ./...; fi
 
 ## lint: go vet, a gofmt check, staticcheck and actionlint (pinned; fetched through the module proxy)

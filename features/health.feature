@@ -79,3 +79,36 @@ Feature: Health and routing
       """
       {"detail":"Not Found"}
       """
+
+  @assumed @rule:D19.2
+  Scenario: The redirect's Location is the decoded path, quoted as Starlette quotes it
+    When I GET "/users/a%3Fb?x" without an API key
+    Then the response status is 307
+    And the response header "Location" ends with "{base_path}/users/a?b/?x"
+    When I GET "/users/%FF" without an API key
+    Then the response status is 307
+    And the response header "Location" ends with "{base_path}/users/%EF%BF%BD/"
+
+  @assumed @rule:D19.3
+  Scenario: Allow goes with 405 only, never with a 404 or a redirect
+    When I POST "/users//" without an API key
+    Then the response status is 404
+    And the response header "Allow" is absent
+    When I POST "/users" without an API key
+    Then the response status is 307
+    And the response header "Allow" is absent
+
+  @assumed @rule:D19.4
+  Scenario: A route matches its path with one final newline, as Starlette's patterns do
+    When I GET "/health%0A" without an API key
+    Then the response status is 200
+    And the response is JSON:
+      """
+      {"status":"ok"}
+      """
+
+  @assumed @rule:D19.6
+  Scenario: The docs page redirects from its trailing-slash forms
+    When I GET "{origin}/docs//" without an API key
+    Then the response status is 307
+    And the response header "Location" ends with "/docs"

@@ -486,6 +486,43 @@ func dailyAllTime() breaker {
 	}
 }
 
+// goEscapedLocation is a sandbox whose redirect keeps the path's escapes as they were sent (as
+// Go's url.URL writes a path), rather than Starlette's decoded-and-quoted one.
+func goEscapedLocation(res *http.Response) error {
+	if loc := res.Header.Get("Location"); res.StatusCode == http.StatusTemporaryRedirect && loc != "" {
+		res.Header.Set("Location", strings.NewReplacer("/a?b/", "/a%3Fb/", "%EF%BF%BD", "%FF").Replace(loc))
+	}
+	return nil
+}
+
+// allowOnEveryRoutingAnswer is a sandbox that names a path's methods on its 404s and 307s too.
+func allowOnEveryRoutingAnswer(res *http.Response) error {
+	if res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusTemporaryRedirect {
+		res.Header.Set("Allow", "GET")
+	}
+	return nil
+}
+
+// finalNewlineNotFound is a sandbox whose routes match the exact path only.
+func finalNewlineNotFound() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if strings.HasSuffix(r.URL.Path, "\n") {
+			return http.StatusNotFound, []byte(`{"detail":"Not Found"}`)
+		}
+		return status, body
+	}
+}
+
+// docsSlashesNotFound is a sandbox that answers /docs// 404, its asset route taking it.
+func docsSlashesNotFound() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if strings.HasPrefix(r.URL.Path, "/docs/") && status == http.StatusTemporaryRedirect {
+			return http.StatusNotFound, []byte(`{"detail":"Not Found"}`)
+		}
+		return status, body
+	}
+}
+
 func TestNonConformingDecisionsFail(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -537,6 +574,14 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 			"expected status 413, got PUT", controlBodiesUnbounded, nil},
 		{"docs framable", "exposure.feature", "The docs refuse framing and sniffing",
 			`expected header X-Frame-Options: "DENY"`, nil, docsFramable},
+		{"a Location re-escaped as Go's URL writes it", "health.feature", "The redirect's Location is the decoded path, quoted as Starlette quotes it",
+			`expected header Location to end with`, nil, goEscapedLocation},
+		{"Allow on every routing answer", "health.feature", "Allow goes with 405 only, never with a 404 or a redirect",
+			`expected no Allow header`, nil, allowOnEveryRoutingAnswer},
+		{"no match before a final newline", "health.feature", "A route matches its path with one final newline, as Starlette's patterns do",
+			`/v1/health%0A → 404`, finalNewlineNotFound, nil},
+		{"/docs// not redirected", "health.feature", "The docs page redirects from its trailing-slash forms",
+			`expected status 307, got 404`, docsSlashesNotFound, nil},
 		{"special-purpose registries not judged", "exposure.feature", "A callback address in a special-purpose block that is not globally reachable is refused at create",
 			"expected status 400, got POST", registryNotJudged, nil},
 		{"numeric DNS override names", "exposure.feature", "DNS overrides take DNS host names only",

@@ -140,7 +140,9 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	limits.MaxConns = cfg.MaxConns
 	srv := limits.HTTPServer(gate)
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(limits.Listener(ln)) }()
+	// The sandbox's listener wrap needs no open sandbox (a nil receiver serves): the gate
+	// answers through it from the start.
+	go func() { errc <- srv.Serve((*sandbox.Sandbox).Listener(nil, limits.Listener(ln))) }()
 	defer srv.Close()
 	metrics := sandbox.NewMetrics()
 	sbCfg.Metrics, sbCfg.MetricsOnAPI = metrics, cfg.MetricsAddr == ""

@@ -41,7 +41,9 @@ func MustServe(tb testing.TB, cfg ...func(*sandbox.Config)) *Sandbox {
 	if err != nil {
 		tb.Fatalf("open the sandbox: %v", err)
 	}
-	srv := httptest.NewServer(sb.Server)
+	srv := httptest.NewUnstartedServer(sb.Server)
+	srv.Listener = sb.Listener(srv.Listener)
+	srv.Start()
 	tb.Cleanup(func() {
 		srv.Close()
 		if err := sb.Close(); err != nil {

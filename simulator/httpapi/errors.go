@@ -99,6 +99,8 @@ func (s *Server) writeDetail(c echo.Context, status int, msg string) {
 // path, 404 {"detail":"Not Found"}, 405 {"detail":"Method Not Allowed"} with Allow.
 func (s *Server) routingError(c echo.Context, he *echo.HTTPError) {
 	r := c.Request()
+	// echo's router sets Allow on its own 405; Starlette sends it with a 405 only.
+	c.Response().Header().Del("Allow")
 	switch he.Code {
 	case http.StatusNotFound, http.StatusMethodNotAllowed:
 		path := r.URL.Path

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -41,17 +40,11 @@ func writeRaw(c echo.Context, status int, body []byte) {
 // header's values; the slice is full, so an append copies it).
 var contentTypeJSON = []string{"application/json"}
 
-// redirect answers 307 with the absolute Location Starlette builds from the Host header, the
-// new path and the original query string.
+// redirect answers 307 to path (decoded) with the Location Starlette builds (redirectLocation).
 func redirect(c echo.Context, path string) {
-	r := c.Request()
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	u := url.URL{Scheme: scheme, Host: r.Host, Path: path, RawQuery: r.URL.RawQuery}
-	c.Response().Header().Set(echo.HeaderLocation, u.String())
-	c.Response().Header().Set(echo.HeaderContentLength, "0")
+	h := c.Response().Header()
+	h.Set(echo.HeaderLocation, redirectLocation(c.Request(), path))
+	h.Set(echo.HeaderContentLength, "0")
 	c.Response().WriteHeader(http.StatusTemporaryRedirect)
 }
 

@@ -13,8 +13,13 @@ import (
 func (s *Server) addRoutes() {
 	d, b := s.deps, s.reader
 	s.handle(http.MethodGet, "/health", handleHealth())
-	s.handle(http.MethodGet, "/openapi.json", handleOpenAPI(s.cfg.APIVersions))
-	s.handle(http.MethodGet, "/docs", handleDocs(d.Sandbox != nil))
+	// FastAPI serves its document and its docs page as Starlette Routes, which answer HEAD too
+	// (decisions D19); its API routes do not.
+	openAPI, docs := handleOpenAPI(s.cfg.APIVersions), handleDocs(d.Sandbox != nil)
+	s.handle(http.MethodGet, "/openapi.json", openAPI)
+	s.handle(http.MethodHead, "/openapi.json", openAPI)
+	s.handle(http.MethodGet, "/docs", docs)
+	s.handle(http.MethodHead, "/docs", docs)
 	s.handle(http.MethodGet, "/docs/:file", handleDocsAsset())
 	if m := s.cfg.Metrics; m != nil && s.cfg.ServeMetrics {
 		if s.cfg.LoopbackOnly {

@@ -22,14 +22,49 @@ func (t *routeTable) add(method, pattern string) {
 
 // methods returns the methods of every route whose pattern matches path, in registration order.
 func (t *routeTable) methods(path string) []string {
-	segs := strings.Split(path, "/")
+	segs, trimmed := splitPath(path)
 	var out []string
 	for _, r := range t.routes {
-		if r.match(segs) && !slices.Contains(out, r.method) {
+		if (r.match(segs) || trimmed != nil && r.match(trimmed)) && !slices.Contains(out, r.method) {
 			out = append(out, r.method)
 		}
 	}
 	return out
+}
+
+// beforeFinalNewline returns path without its one final newline when only that form is a route of
+// method, as Starlette matches it: a route's pattern is "^…$" matched with re.match, and Python's
+// "$" also matches before a final "\n" (starlette/routing.py, compile_path). Any other path is
+// returned as it is.
+func (t *routeTable) beforeFinalNewline(method, path string) string {
+	n := len(path)
+	if n < 2 || path[n-1] != '\n' {
+		return path
+	}
+	full, trimmed := strings.Split(path, "/"), strings.Split(path[:n-1], "/")
+	found := false
+	for _, r := range t.routes {
+		if r.method != method {
+			continue
+		}
+		if r.match(full) {
+			return path
+		}
+		found = found || r.match(trimmed)
+	}
+	if found {
+		return path[:n-1]
+	}
+	return path
+}
+
+// splitPath returns path's segments and, when it ends in one newline, the segments without it.
+func splitPath(path string) (segs, trimmed []string) {
+	segs = strings.Split(path, "/")
+	if n := len(path); n > 1 && path[n-1] == '\n' {
+		trimmed = strings.Split(path[:n-1], "/")
+	}
+	return segs, trimmed
 }
 
 // slashAlternative returns the path Starlette's redirect_slashes tries, when it is a route:

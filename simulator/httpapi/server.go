@@ -9,11 +9,13 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/httpapi/surface"
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // Store is what the partner API needs from storage: the small interfaces each handler asks
@@ -128,10 +130,11 @@ func wrap(h echo.HandlerFunc, mw ...echo.MiddlewareFunc) echo.HandlerFunc {
 	return h
 }
 
-// route finds the request's route (its handler, or the routing error's) and runs it.
+// route finds the request's route (its handler, or the routing error's) and runs it. A path
+// that is a route only without its final newline is routed as that route, as Starlette does.
 func (s *Server) route(c echo.Context) error {
 	r := c.Request()
-	s.e.Router().Find(r.Method, echo.GetPath(r), c)
+	s.e.Router().Find(r.Method, s.routes.beforeFinalNewline(r.Method, echo.GetPath(r)), c)
 	return c.Handler()(c)
 }
 
@@ -216,12 +219,15 @@ func (s *Server) handle(method, path string, h echo.HandlerFunc, mw ...echo.Midd
 }
 
 // nonEmptyParams makes echo's router match as Starlette's does: a path parameter is one or more
-// characters, so a request with an empty one (/v1/users//) matched no route and is answered by
-// the routing error (404, or 405/307 where routeTable finds a twin) before any key is asked for.
+// characters other than "/" (the convertor's [^/]+), so a request with an empty one
+// (/v1/users//), or one echo stretched over a slash (/docs/x.js/ for /docs/:file), matched no
+// route and is answered by the routing error (404, or 405/307 where routeTable finds a twin)
+// before any key is asked for. A mount's wildcard ("*") spans slashes.
 func nonEmptyParams(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		for _, v := range c.ParamValues() {
-			if v == "" {
+		names := c.ParamNames()
+		for i, v := range c.ParamValues() {
+			if v == "" || strings.IndexByte(v, '/') >= 0 && i < len(names) && names[i] != "*" {
 				return echo.ErrNotFound
 			}
 		}
@@ -285,10 +291,13 @@ func noOptions(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // decodedPath routes on the decoded path, as Starlette does (an encoded slash in an id is a
-// path separator there too).
+// path separator there too), decoded as uvicorn decodes it (urllib.parse.unquote: invalid UTF-8
+// becomes U+FFFD).
 func decodedPath(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		c.Request().URL.RawPath = ""
+		u := c.Request().URL
+		u.RawPath = ""
+		u.Path = validate.PyDecodeUTF8(u.Path)
 		return next(c)
 	}
 }

@@ -394,6 +394,11 @@ func (sb *Sandbox) Ready() error {
 // Close stops delivery (pending deliveries stay in the outbox for the next start; attempts in
 // flight are cut short and stay pending too) and scenario runs waiting on the clock (waiting
 // for them to end), and closes the store.
+// Listener wraps ln, the listener the sandbox is served on, so that every request reaches the
+// server as a FastAPI app's would reach Starlette: a path with an invalid percent-escape is
+// routed, not refused by net/http (httpapi.Listener, decisions D19).
+func (sb *Sandbox) Listener(ln net.Listener) net.Listener { return httpapi.Listener(ln) }
+
 // unpublishedKeys is the store with the published fixture keys refused as unknown ones
 // (--no-published-keys, decisions D18), whatever a reset reloads.
 type unpublishedKeys struct {

@@ -85,3 +85,22 @@ func invalidPrefixLen(s string) int {
 	}
 	return i
 }
+
+// PyDecodeUTF8 returns s as CPython's s.decode("utf-8", "replace") gives it: each maximal
+// ill-formed subpart becomes one U+FFFD (urllib.parse.unquote decodes a request path so).
+func PyDecodeUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); {
+		r, size := pyDecodeRune(s[i:])
+		if r == utf8.RuneError { // a replacement, or U+FFFD as sent: the same bytes
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return string(b)
+}
