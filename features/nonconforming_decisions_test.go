@@ -523,6 +523,48 @@ func docsSlashesNotFound() breaker {
 	}
 }
 
+// subscribing is whether r creates a subscription.
+func subscribing(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/webhooks/subscriptions")
+}
+
+// handWrittenIDNA is an implementation with a partial UTS 46: it accepts the hosts the Bidi,
+// joiner and mapping rules refuse.
+func handWrittenIDNA() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if subscribing(r) && status == http.StatusUnprocessableEntity && bytes.Contains(body, []byte("invalid international domain name")) {
+			return http.StatusCreated, []byte(`{"subscription_id":"sub_x","event_type":"kyc","url":"https://x/","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`)
+		}
+		return status, body
+	}
+}
+
+// surrogateEscaped is an implementation that lets a lone surrogate through and renders it
+// escaped where pydantic refuses it.
+func surrogateEscaped() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if subscribing(r) && bytes.Contains(body, []byte(`"string_unicode"`)) {
+			return http.StatusCreated, []byte(`{"subscription_id":"sub_x","event_type":"kyc","url":"https://1.2.3.4/\ud800","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`)
+		}
+		return status, body
+	}
+}
+
+// oneRefusalSentence is an implementation that says "not a public address" for every address
+// check it refuses, and refuses what its own URL parser cannot read.
+func oneRefusalSentence() breaker {
+	const notPublic = `{"detail":"callback URL does not resolve to a public address"}`
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		switch {
+		case subscribing(r) && status == http.StatusBadRequest && bytes.Contains(body, []byte("host does not resolve")):
+			return status, []byte(notPublic)
+		case subscribing(r) && status == http.StatusCreated && bytes.Contains(requestBody(r), []byte(`\u0003`)):
+			return http.StatusBadRequest, []byte(notPublic)
+		}
+		return status, body
+	}
+}
+
 func TestNonConformingDecisionsFail(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -574,6 +616,14 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 			"expected status 413, got PUT", controlBodiesUnbounded, nil},
 		{"docs framable", "exposure.feature", "The docs refuse framing and sniffing",
 			`expected header X-Frame-Options: "DENY"`, nil, docsFramable},
+		{"a hand-written IDNA subset", "subscriptions.feature", "A callback host pydantic's URL type refuses is its url_parsing item",
+			"expected status 422, got POST", handWrittenIDNA, nil},
+		{"a lone surrogate let through", "subscriptions.feature", "A lone surrogate is refused as pydantic refuses it, its input rendered null",
+			`expected key "detail"`, surrogateEscaped, nil},
+		{"one sentence for every refusal", "subscriptions.feature", "A callback host that does not resolve is refused as such, not as a private address",
+			`callback URL host does not resolve`, oneRefusalSentence, nil},
+		{"a control character refused", "subscriptions.feature", "A control character in the userinfo is percent-encoded as pydantic does, not refused",
+			"expected status 201, got POST", oneRefusalSentence, nil},
 		{"a Location re-escaped as Go's URL writes it", "health.feature", "The redirect's Location is the decoded path, quoted as Starlette quotes it",
 			`expected header Location to end with`, nil, goEscapedLocation},
 		{"Allow on every routing answer", "health.feature", "Allow goes with 405 only, never with a 404 or a redirect",

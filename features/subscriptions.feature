@@ -283,3 +283,53 @@ Feature: Webhook subscriptions
       """
       {"detail":[{"type":"enum","loc":["body","event_type"],"msg":"Input should be 'kyc' or 'transaction'","input":"balance","ctx":{"expected":"'kyc' or 'transaction'"}}]}
       """
+
+  @assumed @rule:D19.1
+  Scenario Outline: A callback host pydantic's URL type refuses is its url_parsing item
+    When I POST "/webhooks/subscriptions" with JSON:
+      """
+      {"event_type":"kyc","url":"<url>"}
+      """
+    Then the response status is 422
+    And the JSON at "detail.0.type" is "url_parsing"
+    And the JSON at "detail.0.ctx.error" is "invalid international domain name"
+
+    Examples:
+      | url                        | why                                             |
+      | https://a\u05d0.com/       | Hebrew after Latin breaks the Bidi rule         |
+      | https://\u0661.com/        | an Arabic-Indic digit first breaks the Bidi rule |
+      | https://\u05d0.1/          | the Bidi rule, before any IPv4 reading          |
+      | https://\u200d.com/        | a zero width joiner outside its context         |
+      | https://\u2100/            | ACCOUNT OF maps to a/c, and / is no host's      |
+      | https://\ufe6b/            | SMALL COMMERCIAL AT maps to @                   |
+
+  @assumed @rule:D19.7
+  Scenario: A lone surrogate is refused as pydantic refuses it, its input rendered null
+    When I POST "/webhooks/subscriptions" with JSON:
+      """
+      {"event_type":"kyc","url":"https://1.2.3.4/\ud800"}
+      """
+    Then the response is JSON:
+      """
+      {"detail":[{"type":"string_unicode","loc":["body","url"],"msg":"Input should be a valid string, unable to parse raw data as a unicode string","input":null}]}
+      """
+
+  @assumed @rule:D19.9
+  Scenario: A callback host that does not resolve is refused as such, not as a private address
+    When I POST "/webhooks/subscriptions" with JSON:
+      """
+      {"event_type":"kyc","url":"https://nx.partnersim.invalid/hook"}
+      """
+    Then the response status is 400
+    And the detail is "callback URL host does not resolve"
+
+  @assumed @rule:D19.9
+  Scenario: A control character in the userinfo is percent-encoded as pydantic does, not refused
+    When I POST "/webhooks/subscriptions" with JSON:
+      """
+      {"event_type":"kyc","url":"https://a\u0003b@93.184.216.34/x"}
+      """
+    Then the response status is 201
+    And I remember the JSON at "subscription_id" as "stray"
+    When I DELETE "/webhooks/subscriptions/{stray}"
+    Then the response status is 204

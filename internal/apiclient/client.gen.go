@@ -287,7 +287,9 @@ type CreateSubscriptionRequest struct {
 
 	// Url the callback URL, as pydantic's HttpUrl reads it: http or https, a host, a port up to
 	// 65535 (the pattern; the URL parser's finer refusals, such as an invalid
-	// internationalized name, answer 422 `url_parsing` too)
+	// internationalized name, answer 422 `url_parsing` too), at most 2083 bytes of UTF-8
+	// (pydantic counts bytes where maxLength counts characters: a URL of non-ASCII
+	// characters is refused, `url_too_long`, below 2083 characters)
 	Url string `json:"url"`
 }
 
@@ -310,7 +312,7 @@ type EventType string
 
 // HTTPValidationError defines model for HTTPValidationError.
 type HTTPValidationError struct {
-	Detail []ValidationError `json:"detail"`
+	Detail *[]ValidationError `json:"detail,omitempty"`
 }
 
 // Health defines model for Health.
@@ -508,10 +510,8 @@ type UserPage struct {
 
 // ValidationError defines model for ValidationError.
 type ValidationError struct {
-	Ctx *map[string]interface{} `json:"ctx,omitempty"`
-
-	// Input the value that failed (null when it was missing)
-	Input interface{}                `json:"input"`
+	Ctx   *map[string]interface{}    `json:"ctx,omitempty"`
+	Input interface{}                `json:"input,omitempty"`
 	Loc   []ValidationError_Loc_Item `json:"loc"`
 	Msg   string                     `json:"msg"`
 	Type  string                     `json:"type"`

@@ -59,6 +59,9 @@ const (
 	decimal = "github.com/shopspring/decimal"
 	bbolt   = "go.etcd.io/bbolt/..."
 	echo    = "github.com/labstack/echo/v4/..."
+	// idna is UTS #46 with the Unicode tables it needs (golang.org/x/text).
+	idna = "golang.org/x/net/idna"
+	text = "golang.org/x/text/..."
 )
 
 // rule is what a package's doc.go says about its imports.
@@ -76,7 +79,7 @@ type rule struct {
 // one that wires them (cmd and the load tools through the sandbox).
 var rules = map[string]rule{
 	"github.com/partnersim/partnersim/simulator":                   {ours: []string{}, outside: []string{decimal}},
-	"github.com/partnersim/partnersim/simulator/validate":          {ours: []string{}, outside: []string{decimal}},
+	"github.com/partnersim/partnersim/simulator/validate":          {ours: []string{}, outside: []string{decimal, idna, text}},
 	"github.com/partnersim/partnersim/simulator/netguard":          {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/simulator/webhook/signature": {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/simulator/bolt":              {ours: []string{"github.com/partnersim/partnersim/simulator"}, outside: []string{decimal, bbolt}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,4 +150,37 @@ func TestSendTestChecksTheURLAgain(t *testing.T) {
 	assert.Equal(t, "callback URL no longer resolves to a public address", simulator.ErrorMessage(err))
 	assert.Len(t, cb.Received(), 1, "nothing more was sent")
 	assert.Len(t, r.deliveries(t, "ins_harbor"), 1, "nothing more was recorded")
+}
+
+// A refusal at test time says what it refused: a host that has stopped resolving is not said
+// to resolve to a private address.
+func TestSendTestNamesAHostThatStoppedResolving(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	_, err := r.svc.SetDNS(ctx, map[string][]string{"hooks.partner.invalid": {"93.184.216.34"}})
+	require.NoError(t, err)
+	hook := "https://hooks.partner.invalid/hook"
+	require.NoError(t, r.guard.CheckURL(ctx, hook), "accepted while it resolves")
+	subID := r.subscribe(t, "ins_harbor", simulator.EventKYC, hook)
+	_, err = r.svc.SetDNS(ctx, map[string][]string{"hooks.partner.invalid": {}}) // an empty list removes it
+	require.NoError(t, err)
+
+	d, err := r.svc.SendTest(ctx, "ins_harbor", subID)
+	assert.Nil(t, d)
+	assert.Equal(t, simulator.EINVALID, code(err), "%v", err)
+	assert.Equal(t, "callback URL host no longer resolves", simulator.ErrorMessage(err))
+}
+
+// A control character in the stored URL's userinfo (pydantic percent-encodes it and accepts
+// the URL) is sent as the URL standard encodes it.
+func TestSendTestSendsAURLWithAControlCharacter(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	cb := sandboxtest.NewCallback(t, sandboxtest.Answering(http.StatusOK))
+	hook := strings.Replace(cb.URL, "http://", "http://a\x03b@", 1)
+	subID := r.subscribe(t, "ins_harbor", simulator.EventKYC, hook)
+	d, err := r.svc.SendTest(ctx, "ins_harbor", subID)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, d.Attempts[0].StatusCode, "%+v", d.Attempts[0])
+	assert.Len(t, cb.Received(), 1)
 }

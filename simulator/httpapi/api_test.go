@@ -375,6 +375,22 @@ func TestRevokeSessions(t *testing.T) {
 	assert.Equal(t, `{"detail":"There was an error parsing the body"}`, r.Body)
 }
 
+// TestCallbackWithControlCharacter: a control character in the userinfo is what pydantic
+// percent-encodes, so the URL is accepted, echoed as sent, and sent to (decisions D19).
+func TestCallbackWithControlCharacter(t *testing.T) {
+	a := MustServe(t)
+	_, key := a.tenant(t, "", "")
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+	defer hook.Close()
+	raw := `http://a\u0003b@` + strings.TrimPrefix(hook.URL, "http://") + "/x"
+	r := a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+raw+`"}`, "x-api-key: "+key)
+	require.Equal(t, 201, r.Status, r.Body)
+	assert.Equal(t, "http://a\x03b@"+strings.TrimPrefix(hook.URL, "http://")+"/x", r.JSON("url").String(), "echoed as sent")
+	r = a.Call(t, "POST", "/v1/webhooks/subscriptions/"+r.JSON("subscription_id").String()+"/test", "", "x-api-key: "+key)
+	require.Equal(t, 200, r.Status, r.Body)
+	assert.True(t, r.JSON("delivered").Bool(), r.Body)
+}
+
 func TestWebhookSubscriptions(t *testing.T) {
 	a := MustServe(t)
 	inst, key := a.tenant(t, "", "")
@@ -406,6 +422,12 @@ func TestWebhookSubscriptions(t *testing.T) {
 		{`{"event_type":"kyc","url":"http://93.184.216.34/hook"}`, 400, `{"detail":"callback URL must use https"}`},
 		{`{"event_type":"kyc","url":"https://10.0.0.1/hook"}`, 400, `{"detail":"callback URL does not resolve to a public address"}`},
 		{`{"event_type":"kyc","url":"https://[::1]/hook"}`, 201, ``},
+		// pydantic percent-encodes a control character in the userinfo and accepts the URL
+		{`{"event_type":"kyc","url":"https://a\u0003b@127.0.0.1:` + hook.URL[len("http://127.0.0.1:"):] + `/x"}`, 201, ``},
+		{`{"event_type":"kyc","url":"https://nx.partnersim.invalid/hook"}`, 400, `{"detail":"callback URL host does not resolve"}`},
+		// a lone surrogate: pydantic refuses it (string_unicode); FastAPI could not render the
+		// input (500), the sandbox renders it null
+		{`{"event_type":"kyc","url":"https://1.2.3.4/\ud800"}`, 422, `{"detail":[{"type":"string_unicode","loc":["body","url"],"msg":"Input should be a valid string, unable to parse raw data as a unicode string","input":null}]}`},
 		{`{"event_type":"kyc","url":"ftp://example.com/x"}`, 422, `{"detail":[{"type":"url_scheme","loc":["body","url"],"msg":"URL scheme should be 'http' or 'https'","input":"ftp://example.com/x","ctx":{"expected_schemes":"'http' or 'https'"}}]}`},
 		{`{"event_type":"kyc","url":"not a url"}`, 422, `{"detail":[{"type":"url_parsing","loc":["body","url"],"msg":"Input should be a valid URL, relative URL without a base","input":"not a url","ctx":{"error":"relative URL without a base"}}]}`},
 		{`{"event_type":"sms"}`, 422, `{"detail":[{"type":"enum","loc":["body","event_type"],"msg":"Input should be 'kyc' or 'transaction'","input":"sms","ctx":{"expected":"'kyc' or 'transaction'"}},{"type":"missing","loc":["body","url"],"msg":"Field required","input":{"event_type":"sms"}}]}`},
@@ -419,7 +441,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 
 	list := a.Get(t, "/v1/webhooks/subscriptions", key)
 	require.Equal(t, 200, list.Status)
-	assert.Len(t, list.JSON("subscriptions").Array(), 3)
+	assert.Len(t, list.JSON("subscriptions").Array(), 4)
 	assert.Equal(t, first, list.JSON("subscriptions.0.subscription_id").String())
 	assert.False(t, list.JSON("subscriptions.0.signing_secret").Exists())
 	assert.Empty(t, a.Get(t, "/v1/webhooks/subscriptions", keyHooks).JSON("subscriptions").Array(), "another institution sees none")
@@ -437,7 +459,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 	assert.Equal(t, 404, r.Status)
 	assert.Equal(t, `{"detail":"no enabled subscription with that id"}`, r.Body)
 	assert.Equal(t, 404, a.Call(t, "POST", "/v1/webhooks/subscriptions/"+second+"/test", "", "x-api-key: "+key).Status)
-	assert.Len(t, a.Get(t, "/v1/webhooks/subscriptions", key).JSON("subscriptions").Array(), 2, "deleted never reappears")
+	assert.Len(t, a.Get(t, "/v1/webhooks/subscriptions", key).JSON("subscriptions").Array(), 3, "deleted never reappears")
 }
 
 func TestSendTestOutcomes(t *testing.T) {

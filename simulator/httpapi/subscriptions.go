@@ -36,7 +36,7 @@ type Tester interface {
 // URLChecker applies the callback address rule (netguard.Guard).
 type URLChecker interface {
 	// CheckURL refuses a callback URL the rule does not allow (netguard's ErrInvalidURL,
-	// ErrHTTPSRequired or ErrNotPublic naming the refused address).
+	// ErrHTTPSRequired, ErrNoAddress or ErrNotPublic naming the refused address).
 	CheckURL(ctx context.Context, raw string) error
 }
 
@@ -70,17 +70,17 @@ func renderSubscription(sub *simulator.Subscription) subscriptionJSON {
 		Enabled: sub.Enabled, CreatedAt: simulator.FormatTime(sub.CreatedAt)}
 }
 
-// checkCallback maps the address guard's refusals at create to 400s (decisions D8).
+// checkCallback maps the address guard's refusals at create to 400s that say what was
+// refused: the scheme, a host that does not resolve, an address that is not public (decisions
+// D8, D19). The URL is checked as it will be sent (simulator.CallbackTarget).
 func checkCallback(ctx context.Context, guard URLChecker, url string) error {
-	err := guard.CheckURL(ctx, url)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, netguard.ErrHTTPSRequired):
-		return simulator.Errorf(simulator.EINVALID, "callback URL must use https")
-	default:
-		return simulator.Errorf(simulator.EINVALID, "callback URL does not resolve to a public address")
+	err := guard.CheckURL(ctx, simulator.CallbackTarget(url))
+	for _, refusal := range []error{netguard.ErrHTTPSRequired, netguard.ErrNoAddress, netguard.ErrNotPublic, netguard.ErrInvalidURL} {
+		if errors.Is(err, refusal) {
+			return simulator.Errorf(simulator.EINVALID, "%s", refusal.Error())
+		}
 	}
+	return err
 }
 
 // handleListSubscriptions serves GET /{v}/webhooks/subscriptions (spec §4.5).

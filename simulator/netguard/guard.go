@@ -20,8 +20,11 @@ var (
 	// callbacks are not allowed).
 	ErrHTTPSRequired = errors.New("callback URL must use https")
 	// ErrNotPublic means some address the host resolves to is not public (nor an allowed
-	// loopback), or the host does not resolve at all.
+	// loopback).
 	ErrNotPublic = errors.New("callback URL does not resolve to a public address")
+	// ErrNoAddress means the host does not resolve: the resolver failed or answered no
+	// address.
+	ErrNoAddress = errors.New("callback URL host does not resolve")
 )
 
 // Resolver answers the DNS questions the guard asks; *net.Resolver satisfies it.
@@ -182,10 +185,10 @@ func (g *Guard) Allowed(ip netip.Addr) bool {
 // CheckURL applies decisions D8's callback rule, in its order: the URL must be absolute http or
 // https with a host (else ErrInvalidURL); http only when loopback callbacks are allowed and
 // every address the host resolves to is loopback (else ErrHTTPSRequired); then every address
-// must be allowed (else ErrNotPublic, naming the first refused address). A host that does not
-// resolve is not a public address: ErrNotPublic wrapping the resolver's error. IP literals
-// need no DNS; every name, localhost included, goes through the override table and the
-// resolver.
+// must be allowed (else ErrNotPublic, naming the first refused address). An https host that
+// does not resolve is ErrNoAddress wrapping the resolver's error (an http one is not a
+// loopback host: ErrHTTPSRequired). Each refusal says what it refused. IP literals need no
+// DNS; every name, localhost included, goes through the override table and the resolver.
 func (g *Guard) CheckURL(ctx context.Context, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -204,7 +207,7 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) error {
 		if scheme == "http" {
 			return fmt.Errorf("%w: %s is not a loopback host: %w", ErrHTTPSRequired, host, err)
 		}
-		return fmt.Errorf("%w: %w", ErrNotPublic, err)
+		return fmt.Errorf("%w: %w", ErrNoAddress, err)
 	}
 	if scheme == "http" {
 		for _, a := range addrs {

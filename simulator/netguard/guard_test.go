@@ -71,6 +71,7 @@ func TestCheckURL(t *testing.T) {
 	loopHTTPS := want{nil, netguard.ErrNotPublic}
 	loopHTTP := want{nil, netguard.ErrHTTPSRequired}
 	invalid := want{netguard.ErrInvalidURL, netguard.ErrInvalidURL}
+	unresolved := want{netguard.ErrNoAddress, netguard.ErrNoAddress}
 	cases := []struct {
 		url  string
 		want want
@@ -103,9 +104,9 @@ func TestCheckURL(t *testing.T) {
 		{"https://mixed.example/", private},
 		{"https://mixedloop.example/", loopHTTPS},
 		{"http://mixedloop.example/", https}, // http needs every address loopback
-		{"https://nxdomain.example/", private},
+		{"https://nxdomain.example/", unresolved},
 		{"http://nxdomain.example/", https},
-		{"https://empty.example/", private},
+		{"https://empty.example/", unresolved},
 		{"http://empty.example/", https},
 		{"ftp://hooks.partner.example/", invalid},
 		{"/relative/path", invalid},
@@ -136,7 +137,14 @@ func TestCheckURLMessages(t *testing.T) {
 	assert.EqualError(t, g.CheckURL(context.Background(), "https://mixed.example/"),
 		"callback URL does not resolve to a public address: mixed.example resolves to 10.0.0.5")
 
+	// Each refusal names what it refused: the scheme, an address, or a host without any.
 	err := g.CheckURL(context.Background(), "https://nxdomain.example/")
+	assert.ErrorContains(t, err, "callback URL host does not resolve: lookup nxdomain.example: ")
+	assert.NotErrorIs(t, err, netguard.ErrNotPublic, "a host that does not resolve is not a private address")
+	assert.EqualError(t, g.CheckURL(context.Background(), "https://empty.example/"),
+		"callback URL host does not resolve: empty.example resolves to no address")
+	assert.EqualError(t, g.CheckURL(context.Background(), "ftp://hooks.partner.example/"),
+		`callback URL must be an absolute http or https URL: "ftp://hooks.partner.example/"`)
 	var dnsErr *net.DNSError
 	require.ErrorAs(t, err, &dnsErr, "the resolver's error is wrapped: got %v", err)
 	assert.True(t, dnsErr.IsNotFound)
@@ -191,7 +199,7 @@ func TestCheckURLOverrides(t *testing.T) {
 		g.SetOverride("hooks.partner.example", nil)
 		assert.NoError(t, g.CheckURL(ctx, "https://hooks.partner.example/"))
 		g.SetOverride("new.example", []netip.Addr{})
-		assert.ErrorIs(t, g.CheckURL(ctx, "https://new.example/"), netguard.ErrNotPublic)
+		assert.ErrorIs(t, g.CheckURL(ctx, "https://new.example/"), netguard.ErrNoAddress)
 	}
 }
 
@@ -216,7 +224,7 @@ func TestOverridesConcurrent(t *testing.T) {
 					g.SetOverride(host, nil)
 				}
 				err := g.CheckURL(context.Background(), "https://"+host+"/")
-				if err != nil && !errors.Is(err, netguard.ErrNotPublic) {
+				if err != nil && !errors.Is(err, netguard.ErrNoAddress) {
 					t.Errorf("CheckURL: %v", err)
 				}
 			}

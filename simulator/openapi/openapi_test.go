@@ -231,3 +231,55 @@ func TestStateAdapter(t *testing.T) {
 	enum := cp.Paths["/_sandbox/capabilities"]["get"].Responses["200"].Content["application/json"].Schema.Properties["capabilities"].Items.Enum
 	assert.Equal(t, names, enum)
 }
+
+// The shared validation schemas are FastAPI's own, byte for byte as FastAPI 0.141 generates
+// them (fastapi/openapi/utils.py validation_error_definition and
+// validation_error_response_definition): input untyped, ctx an object, only loc, msg and type
+// required, in FastAPI's key order (decisions D19). Both documents carry them.
+func TestValidationSchemasAreFastAPIs(t *testing.T) {
+	want := map[string]string{
+		"ValidationError": `{"title":"ValidationError","type":"object","properties":{` +
+			`"loc":{"title":"Location","type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},` +
+			`"msg":{"title":"Message","type":"string"},"type":{"title":"Error Type","type":"string"},` +
+			`"input":{"title":"Input"},"ctx":{"title":"Context","type":"object"}},"required":["loc","msg","type"]}`,
+		"HTTPValidationError": `{"title":"HTTPValidationError","type":"object","properties":{` +
+			`"detail":{"title":"Detail","type":"array","items":{"$ref":"#/components/schemas/ValidationError"}}}}`,
+	}
+	partner, err := openapi.Partner([]string{"v1"})
+	require.NoError(t, err)
+	control, err := openapi.ControlPlane()
+	require.NoError(t, err)
+	for name, doc := range map[string][]byte{"partner": partner, "control plane": control} {
+		var d struct {
+			Components struct {
+				Schemas map[string]json.RawMessage `json:"schemas"`
+			} `json:"components"`
+		}
+		require.NoError(t, json.Unmarshal(doc, &d))
+		for schema, w := range want {
+			assert.Equal(t, w, string(d.Components.Schemas[schema]), "%s document, %s", name, schema)
+		}
+	}
+}
+
+// The callback URL's maxLength is pydantic's max_length=2083, which pydantic-core checks on
+// the string's UTF-8 bytes (Rust's str::len), not its characters as JSON Schema's maxLength
+// counts them: the document says so beside it.
+func TestCallbackURLLengthSaysBytes(t *testing.T) {
+	b, err := openapi.Partner([]string{"v1"})
+	require.NoError(t, err)
+	var d struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct {
+					MaxLength   int    `json:"maxLength"`
+					Description string `json:"description"`
+				} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(b, &d))
+	u := d.Components.Schemas["CreateSubscriptionRequest"].Properties["url"]
+	assert.Equal(t, 2083, u.MaxLength)
+	assert.Contains(t, u.Description, "2083 bytes of UTF-8")
+}

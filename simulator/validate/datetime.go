@@ -71,6 +71,9 @@ type sdDateTime struct {
 // validateDateTime validates a datetime from any body or parameter value and
 // returns it in UTC (naive values are taken as UTC, decisions D6).
 func validateDateTime(loc Loc, in any) (time.Time, *Item) {
+	if it := unicodeItem(loc, in); it != nil {
+		return time.Time{}, it
+	}
 	fail := func(typ, text string) (time.Time, *Item) {
 		var it Item
 		if typ == "datetime_type" {

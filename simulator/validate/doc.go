@@ -22,7 +22,10 @@
 //     Python-mode validators: str, int (str_as_int with jiter's integer
 //     grammar), bool, Decimal (Python's decimal constructor), str Enum and
 //     Literal, datetime (speedate plus pydantic's date fallback), HttpUrl
-//     (rust-url's WHATWG parser and error texts), list, dict and models
+//     (rust-url's WHATWG parser and error texts; hosts through
+//     golang.org/x/net/idna as the URL standard's domain-to-ASCII, checked
+//     against Unicode's and the URL standard's test data and against
+//     pydantic for every code point), list, dict and models
 //     validated with from_attributes=True as FastAPI does;
 //   - FastAPI's body handling before 0.132: which content types are parsed
 //     as JSON, the missing body, the json_invalid item with CPython's json
@@ -32,11 +35,13 @@
 //     ensure_ascii=False and compact separators): Python dict order, Python
 //     float repr, integers of any size.
 //
-// Limits that cannot be made exact are documented where they apply (non
-// finite floats, lone surrogates, IDNA mapping tables, nesting depth).
+// What FastAPI itself cannot render, answering 500 (non-finite floats, a str
+// holding a lone surrogate, bytes that are not UTF-8), is rendered null
+// (decisions D19). Limits that cannot be made exact are documented where they
+// apply (the Unicode version of the IDNA tables, nesting depth).
 //
 // The package holds no state between requests and imports only the standard
-// library and github.com/shopspring/decimal. It must never import the HTTP
+// library, github.com/shopspring/decimal and golang.org/x/net/idna. It must never import the HTTP
 // framework, the store or any other simulator package: it is a leaf that the
 // HTTP layer calls.
 package validate

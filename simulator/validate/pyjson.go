@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -81,16 +82,22 @@ func writePy(buf *bytes.Buffer, v any, depth int) {
 	case pyInt:
 		buf.WriteString(string(x))
 	case pyStr:
-		writeString(buf, string(x), true)
+		// A lone surrogate makes FastAPI fail to encode its answer (500); the
+		// sandbox renders what it cannot encode as null (decisions D19).
+		writeStringOrNull(buf, string(x))
 	case pyBytes:
-		// jsonable_encoder renders bytes with bytes.decode(); bytes that are
-		// not UTF-8 make FastAPI fail with 500, here they become U+FFFD.
-		writeString(buf, string(x), false)
+		// jsonable_encoder renders bytes with bytes.decode(): bytes that are
+		// not UTF-8 make FastAPI fail with 500, here they become null.
+		writeStringOrNull(buf, string(x))
 	case string:
-		writeString(buf, x, false)
+		writeString(buf, x)
 	case *jsonObject:
+		if slices.ContainsFunc(x.keys, func(k string) bool { return !utf8.ValidString(k) }) {
+			buf.WriteString("null") // a key FastAPI could not encode: the object cannot be rendered
+			return
+		}
 		writeSeq(buf, '{', '}', len(x.keys), func(i int) {
-			writeString(buf, x.keys[i], true)
+			writeString(buf, x.keys[i])
 			buf.WriteByte(':')
 			writePy(buf, x.vals[i], depth+1)
 		})
@@ -99,11 +106,11 @@ func writePy(buf *bytes.Buffer, v any, depth int) {
 	case Loc:
 		writePy(buf, []any(x), depth)
 	case []string:
-		writeSeq(buf, '[', ']', len(x), func(i int) { writeString(buf, x[i], false) })
+		writeSeq(buf, '[', ']', len(x), func(i int) { writeString(buf, x[i]) })
 	case map[string]any:
 		writePyMap(buf, x, depth)
 	case fmt.Stringer:
-		writeString(buf, x.String(), false)
+		writeString(buf, x.String())
 	default:
 		writePyViaJSON(buf, x, depth)
 	}
@@ -155,7 +162,7 @@ func writePyMap(buf *bytes.Buffer, x map[string]any, depth int) {
 	}
 	sort.Strings(keys)
 	writeSeq(buf, '{', '}', len(keys), func(i int) {
-		writeString(buf, keys[i], false)
+		writeString(buf, keys[i])
 		buf.WriteByte(':')
 		writePy(buf, x[keys[i]], depth+1)
 	})
@@ -179,14 +186,14 @@ func writeSeq(buf *bytes.Buffer, start, end byte, n int, each func(i int)) {
 func writePyViaJSON(buf *bytes.Buffer, x any, depth int) {
 	b, err := json.Marshal(x)
 	if err != nil {
-		writeString(buf, fmt.Sprintf("%v", x), false)
+		writeString(buf, fmt.Sprintf("%v", x))
 		return
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	v, err := decodeOrdered(d)
 	if err != nil {
-		writeString(buf, fmt.Sprintf("%v", x), false)
+		writeString(buf, fmt.Sprintf("%v", x))
 		return
 	}
 	writePy(buf, v, depth+1)
@@ -240,18 +247,26 @@ func decodeOrdered(d *json.Decoder) (any, error) {
 
 // writeGoString writes a Go string as a JSON string the way Python would
 // write the str it stands for.
-func writeGoString(buf *bytes.Buffer, s string) { writeString(buf, s, false) }
+func writeGoString(buf *bytes.Buffer, s string) { writeString(buf, s) }
+
+// writeStringOrNull writes s, a Python str in WTF-8 or bytes, as a JSON string, or null when
+// it is not UTF-8: a str holding a lone surrogate, bytes bytes.decode() refuses — what
+// FastAPI cannot render (decisions D19).
+func writeStringOrNull(buf *bytes.Buffer, s string) {
+	if !utf8.ValidString(s) {
+		buf.WriteString("null")
+		return
+	}
+	writeString(buf, s)
+}
 
 // writeString writes s as Python's encoder (ensure_ascii=False) does: only
 // '"', '\\' and control characters below U+0020 are escaped; everything else,
 // including <, >, &, U+007F and U+2028/2029, is written raw.
-//
-// With wtf8 set, 3-byte encodings of lone surrogates are written as \udXXX.
-// Python would keep the surrogate and then fail to encode the response
-// (Starlette encodes to UTF-8 strictly) with a 500; the escape is the closest
-// faithful rendering of the value. Other invalid bytes become U+FFFD, as
-// Starlette's percent-decoding and bytes.decode(errors='replace') do.
-func writeString(buf *bytes.Buffer, s string, wtf8 bool) {
+// Invalid bytes become U+FFFD, as Starlette's percent-decoding and
+// bytes.decode(errors='replace') do; values that hold them as Python would
+// (lone surrogates, undecodable bytes) go through writeStringOrNull.
+func writeString(buf *bytes.Buffer, s string) {
 	buf.WriteByte('"')
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -281,12 +296,6 @@ func writeString(buf *bytes.Buffer, s string, wtf8 bool) {
 				}
 			}
 			i++
-			continue
-		}
-		if sur, ok := surrogateAt(s, i); ok && wtf8 {
-			buf.WriteString(`\u`)
-			buf.WriteString(strconv.FormatUint(uint64(sur), 16))
-			i += 3
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])

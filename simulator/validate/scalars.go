@@ -29,9 +29,25 @@ func validateStr(loc Loc, in any) (string, *Item) {
 	return "", &it
 }
 
+// unicodeItem is pydantic-core's refusal of a str it cannot turn into Rust's UTF-8 (one
+// holding a lone surrogate: to_str fails), which every validator that reads the text makes
+// before anything else — all but str's own, which keeps the Python str as it is, and
+// Decimal's, which hands the str to Python's decimal constructor (decisions D19). It returns
+// nil for any other input.
+func unicodeItem(loc Loc, in any) *Item {
+	if s, ok := in.(pyStr); ok && !utf8.ValidString(string(s)) {
+		it := typeItem("string_unicode", loc, in)
+		return &it
+	}
+	return nil
+}
+
 // validateChoice is a str Enum (typ "enum") or Literal (typ
 // "literal_error") of string values: only an equal str matches.
 func validateChoice(typ string, loc Loc, in any, values []string) (string, *Item) {
+	if it := unicodeItem(loc, in); it != nil {
+		return "", it
+	}
 	var s string
 	switch x := in.(type) {
 	case pyStr:
@@ -123,6 +139,9 @@ func checkBounds(loc Loc, in any, bounds []Bound, cmp func(n int) int) *Item {
 // validateInt is pydantic-core's lax int validation
 // (input_python.rs validate_int) followed by the constraints.
 func validateInt(loc Loc, in any, bounds []Bound) (*big.Int, *Item) {
+	if it := unicodeItem(loc, in); it != nil {
+		return nil, it
+	}
 	var n *big.Int
 	typ := ""
 	switch x := in.(type) {
@@ -319,6 +338,9 @@ func stripUnderscores(s string) (string, bool) {
 // validateBool is pydantic-core's lax bool validation
 // (input_python.rs validate_bool).
 func validateBool(loc Loc, in any) (bool, *Item) {
+	if it := unicodeItem(loc, in); it != nil {
+		return false, it
+	}
 	typ := "bool_type"
 	switch x := in.(type) {
 	case bool:

@@ -28,11 +28,15 @@ const (
 	urlErrRelativeNoBa = "relative URL without a base"
 )
 
-// validateHTTPURL validates an HttpUrl: url_type for a non-string,
-// url_too_long above 2083 bytes, url_parsing with rust-url's error, then
+// validateHTTPURL validates an HttpUrl: string_unicode for a str holding a
+// lone surrogate, url_type for a non-string, url_too_long above 2083 bytes
+// (UTF-8 bytes, as pydantic-core counts: Rust's str::len), url_parsing with rust-url's error, then
 // url_scheme for a scheme other than http or https. It returns the string
 // as sent and the normalised URL.
 func validateHTTPURL(loc Loc, in any) (string, *url.URL, *Item) {
+	if it := unicodeItem(loc, in); it != nil {
+		return "", nil, it
+	}
 	var s string
 	switch x := in.(type) {
 	case pyStr:

@@ -449,9 +449,34 @@ var cases = []struct {
 		`{"detail":[{"type":"model_attributes_type","loc":["body"],"msg":"Input should be a valid dictionary or object to extract fields from","input":[1.0,1e+16,1000000000000000.0,1e-05,0.0001,0.1,-0.0,123456789012345678901234567890,0,null,null,"é<>&` + "\u2028" + `\u0001\t` + "\x7f" + `😀",{"b":3,"a":2}]}]}`,
 	},
 	{
-		// a lone surrogate: FastAPI would fail to encode it (500); we escape it
+		// a lone surrogate: FastAPI would fail to encode it (500); the sandbox renders it null
+		// (decisions D19), as every value it cannot render
 		"lone surrogate", func(c *validate.Collector) { c.Body(ct, []byte(`"\ud800"`)) },
-		`{"detail":[{"type":"model_attributes_type","loc":["body"],"msg":"Input should be a valid dictionary or object to extract fields from","input":"\ud800"}]}`,
+		`{"detail":[{"type":"model_attributes_type","loc":["body"],"msg":"Input should be a valid dictionary or object to extract fields from","input":null}]}`,
+	},
+	{
+		// every validator but str's refuses a str holding a lone surrogate (pydantic-core
+		// cannot make it Rust's UTF-8: string_unicode); a Decimal reports decimal_parsing; a
+		// key with a surrogate makes its object unrenderable
+		"lone surrogate in fields", func(c *validate.Collector) {
+			b := c.Body(ct, []byte(`{"s":"a\ud800","e":"\udfff","u":"https://1.2.3.4/\ud800","n":"1\ud800","d":"\ud800","l":[{"\ud800":1},"\ud83d\ude00",1]}`))
+			b.Str("s")
+			b.Enum("e", "kyc")
+			b.URL("u")
+			b.Int("n")
+			b.Decimal("d")
+			b.Object("l")
+		},
+		`{"detail":[{"type":"string_unicode","loc":["body","e"],"msg":"Input should be a valid string, unable to parse raw data as a unicode string","input":null},` +
+			`{"type":"string_unicode","loc":["body","u"],"msg":"Input should be a valid string, unable to parse raw data as a unicode string","input":null},` +
+			`{"type":"string_unicode","loc":["body","n"],"msg":"Input should be a valid string, unable to parse raw data as a unicode string","input":null},` +
+			`{"type":"decimal_parsing","loc":["body","d"],"msg":"Input should be a valid decimal","input":null},` +
+			`{"type":"model_attributes_type","loc":["body","l"],"msg":"Input should be a valid dictionary or object to extract fields from","input":[null,"😀",1]}]}`,
+	},
+	{
+		// bytes that are not UTF-8 (a body of another content type) cannot be rendered either
+		"undecodable bytes", func(c *validate.Collector) { c.Body("text/plain", []byte("a\xffb")).Str("x") },
+		`{"detail":[{"type":"model_attributes_type","loc":["body"],"msg":"Input should be a valid dictionary or object to extract fields from","input":null}]}`,
 	},
 	{
 		// json.detect_encoding: UTF-8 with BOM, UTF-16 and UTF-32 bodies are decoded

@@ -479,15 +479,16 @@ func (d *Dispatcher) record(ctx context.Context) {
 // maxResponse is how much of a callback's answer an attempt keeps.
 const maxResponse = 4 << 10
 
-// Send makes one signed POST of body to url and reports it as an attempt: StatusCode when the
-// callback answered (any status, 3xx included, never followed), Error otherwise. The signature
-// header is sent once the institution has a secret (one v1 entry per active secret).
+// Send makes one signed POST of body to url, as simulator.CallbackTarget gives it, and reports
+// it as an attempt: StatusCode when the callback answered (any status, 3xx included, never
+// followed), Error otherwise. The signature header is sent once the institution has a secret
+// (one v1 entry per active secret).
 func (d *Dispatcher) Send(ctx context.Context, url string, body []byte, eventID string, secrets []string) simulator.Attempt {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
 	start := time.Now()
 	a := simulator.Attempt{At: d.cfg.Clock.Now()}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, simulator.CallbackTarget(url), bytes.NewReader(body))
 	if err != nil {
 		a.Error = "bad callback url: " + err.Error()
 		return a

@@ -55,6 +55,12 @@ func New(ctx context.Context, docs ...Doc) (*Checker, error) {
 		if err := doc.Validate(ctx); err != nil {
 			return nil, fmt.Errorf("openapi %s is not a valid document: %w", d.Name, err)
 		}
+		if doc.Components != nil {
+			seen := map[*openapi3.Schema]bool{}
+			for _, ref := range doc.Components.Schemas {
+				admitNullWhereUntyped(ref, seen)
+			}
+		}
 		r, err := gorillamux.NewRouter(doc)
 		if err != nil {
 			return nil, fmt.Errorf("openapi %s: %w", d.Name, err)
@@ -62,6 +68,34 @@ func New(ctx context.Context, docs ...Doc) (*Checker, error) {
 		c.docs = append(c.docs, &entry{name: d.Name, doc: doc, router: r})
 	}
 	return c, nil
+}
+
+// admitNullWhereUntyped lets a schema without a type (FastAPI's ValidationError.input,
+// {"title": "Input"}) take any value, null included, as JSON Schema (and OpenAPI 3.1) reads it:
+// the validator refuses null there (by 3.0's rule that nothing is nullable unless it says so).
+// Only the checker's copy changes, never the document served.
+func admitNullWhereUntyped(ref *openapi3.SchemaRef, seen map[*openapi3.Schema]bool) {
+	if ref == nil || ref.Value == nil || seen[ref.Value] {
+		return
+	}
+	s := ref.Value
+	seen[s] = true
+	if s.Type.IsEmpty() && len(s.AnyOf)+len(s.OneOf)+len(s.AllOf) == 0 && s.Not == nil {
+		// Every type, null included, said both ways the validator may read.
+		s.Type = &openapi3.Types{openapi3.TypeNull, openapi3.TypeBoolean, openapi3.TypeInteger, openapi3.TypeNumber,
+			openapi3.TypeString, openapi3.TypeArray, openapi3.TypeObject}
+		s.Nullable = true
+	}
+	for _, p := range s.Properties {
+		admitNullWhereUntyped(p, seen)
+	}
+	for _, list := range [][]*openapi3.SchemaRef{s.AnyOf, s.OneOf, s.AllOf} {
+		for _, r := range list {
+			admitNullWhereUntyped(r, seen)
+		}
+	}
+	admitNullWhereUntyped(s.Items, seen)
+	admitNullWhereUntyped(s.AdditionalProperties.Schema, seen)
 }
 
 // Failure is one exchange that disagrees with its document.
@@ -360,8 +394,9 @@ func repeatedQuery(r *http.Request) bool {
 }
 
 // onlyValueErrors reports whether a 422 lists only refusals no schema keyword expresses:
-// pydantic's value_error (a model's own validator: a cross-field rule, the storable time range)
-// and url_parsing (the URL parser's finer rules, such as IDNA).
+// pydantic's value_error (a model's own validator: a cross-field rule, the storable time range),
+// url_parsing (the URL parser's finer rules, such as IDNA) and string_unicode (a string holding
+// a lone surrogate, which a JSON decoder hands a schema validator as U+FFFD, decisions D19).
 func onlyValueErrors(body []byte) bool {
 	var v struct {
 		Detail []struct {
@@ -372,7 +407,7 @@ func onlyValueErrors(body []byte) bool {
 		return false
 	}
 	for _, it := range v.Detail {
-		if it.Type != "value_error" && it.Type != "url_parsing" {
+		if it.Type != "value_error" && it.Type != "url_parsing" && it.Type != "string_unicode" {
 			return false
 		}
 	}

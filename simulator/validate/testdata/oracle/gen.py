@@ -29,18 +29,32 @@ class IdType(str, enum.Enum):
     dbp = "dbp"
 
 
+def unrenderable(s):
+    # a str holding a lone surrogate cannot be encoded to UTF-8
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in s)
+
+
 def enc(v):
-    # fastapi.encoders.jsonable_encoder for the types that occur here;
-    # non-finite floats become null (documented deviation: FastAPI 500s).
+    # fastapi.encoders.jsonable_encoder for the types that occur here. What
+    # FastAPI cannot render (it answers 500) the sandbox renders as null
+    # (decisions D17, D19): non-finite floats, a str holding a lone surrogate,
+    # a dict with such a key, bytes that are not UTF-8.
     if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
         return None
     if isinstance(v, decimal.Decimal):
         return int(v) if v.as_tuple().exponent >= 0 else float(v)
     if isinstance(v, bytes):
-        return v.decode()
+        try:
+            return v.decode()
+        except UnicodeDecodeError:
+            return None
+    if isinstance(v, str) and unrenderable(v):
+        return None
     if isinstance(v, enum.Enum):
         return v.value
     if isinstance(v, dict):
+        if any(unrenderable(k) for k in v):
+            return None
         return {k: enc(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         return [enc(x) for x in v]
