@@ -1,7 +1,7 @@
 # partnersim — the two commands a newcomer needs are `make run` and `make test`.
 GO ?= go
 
-.PHONY: run test lint bench bench-http bench-scale build fuzz mutants dist image
+.PHONY: run test lint lint-chart bench bench-http bench-scale build fuzz mutants dist image
 
 ## run: start the sandbox on 127.0.0.1:8080 with the default fixtures (state in ./partnersim.db);
 ## ARGS are serve's flags: make run ARGS='--addr 127.0.0.1:9090'
@@ -44,6 +44,21 @@ lint:
 	sh examples/pipelines/actionlint.sh "$(GO) run $(ACTIONLINT)"
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+## lint-chart: the Helm chart (deploy/chart/partnersim) linted and rendered for each Kubernetes
+## minor still supported, with Helm pinned and built through the module proxy. Not part of
+## `make lint` yet: building Helm takes minutes on a cold 2-core machine. kubeconform is not run:
+## it reads the Kubernetes JSON schemas from the web, which CI cannot reach, and no Go module
+## ships them.
+HELM ?= helm.sh/helm/v3/cmd/helm@v3.22.0
+KUBE_VERSIONS ?= 1.35.0 1.36.0 1.37.0
+CHART = deploy/chart/partnersim
+lint-chart:
+	$(GO) run $(HELM) lint --strict $(CHART) --set token.value=lint-token-of-at-least-24-chars
+	@for v in $(KUBE_VERSIONS); do \
+	  echo "helm template $(CHART) --kube-version $$v"; \
+	  $(GO) run $(HELM) template lint $(CHART) --kube-version $$v --set token.value=lint-token-of-at-least-24-chars >/dev/null || exit 1; \
+	done
 
 ## bench: the Go benchmarks behind BENCHMARKS.md
 bench:

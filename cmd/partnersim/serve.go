@@ -43,6 +43,17 @@ type serveConfig struct {
 	RateBurst    int
 	CheckStore   bool
 	AllowedHosts []string
+	// ShutdownTimeout bounds the drain on SIGTERM: requests in flight and webhook attempts in
+	// flight finish within it, or are cut (the attempts then stay pending in the outbox).
+	ShutdownTimeout time.Duration
+	// DrainDelay is how long, on SIGTERM, the sandbox goes on serving with /readyz at 503 and
+	// every connection closed after its answer before it closes its listener: time for a load
+	// balancer to hear it and for kept-alive connections to end between requests.
+	DrainDelay time.Duration
+	// MetricsAddr, when set, serves Prometheus' /metrics on a listener of its own (and not on
+	// the API's); unset, /metrics is on the API's listener, behind the sandbox token beyond
+	// loopback.
+	MetricsAddr string
 	// TrustedProxies are --trusted-proxy's CIDRs (or single addresses).
 	TrustedProxies []string
 	MaxConns       int
@@ -51,7 +62,7 @@ type serveConfig struct {
 func defaultServeConfig() serveConfig {
 	return serveConfig{Addr: "127.0.0.1:8080", DBPath: "partnersim.db", APIVersions: "v1", LogLevel: "info", Loopback: true,
 		Retry: "5s,5m,30m,2h,5h,10h,10h", Timeout: 10 * time.Second, Workers: 32, RateBurst: 10,
-		MaxConns: sandbox.DefaultConnLimits().MaxConns}
+		ShutdownTimeout: 20 * time.Second, MaxConns: sandbox.DefaultConnLimits().MaxConns}
 }
 
 // newServeCmd is `partnersim serve`: the sandbox on a bbolt file until interrupted.
@@ -85,6 +96,12 @@ func newServeCmd(getenv func(string) string) *cobra.Command {
 	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "burst of the per-key rate limit")
 	fs.StringArrayVar(&cfg.AllowedHosts, "allowed-host", nil, "a Host name answered besides loopback ones (repeatable or comma-separated; .example.test matches every name under it); "+
 		"beyond loopback, given at all, only these and loopback names are answered (421 otherwise)")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "on SIGTERM or Ctrl-C, how long requests and webhook attempts in flight may take to finish "+
+		"(attempts cut then stay pending and are made after restart); keep it below Kubernetes' terminationGracePeriodSeconds")
+	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "on SIGTERM, how long to go on serving with /readyz at 503 and connections closed after each answer "+
+		"before the listener closes (behind a load balancer: a few seconds, longer than its readiness probe period)")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address of its own (e.g. 0.0.0.0:9090 for a cluster's scraper) "+
+		"instead of on --addr, where beyond loopback it needs the x-sandbox-token header")
 	fs.StringArrayVar(&cfg.TrustedProxies, "trusted-proxy", nil, "a reverse proxy's address or CIDR whose X-Forwarded-For names the client (repeatable; "+
 		"the right-most address that is not a trusted proxy is the client, for the token throttle); from any other peer the header is ignored")
 	fs.IntVar(&cfg.MaxConns, "max-connections", cfg.MaxConns, "most connections open at once; beyond it 503 with Retry-After")
@@ -111,14 +128,50 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 		return err
 	}
 	start := time.Now()
-	// Listen first: a busy port fails before the store is created, opened or loaded.
+	// Listen first: a busy port fails before the store is created, opened or loaded. The
+	// gate answers at once — the probes, and "sandbox is loading" with the build's progress
+	// everywhere else — while the store opens and a set builds.
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another partnersim running? pass --addr 127.0.0.1:0 or another port)", cfg.Addr, err)
 	}
-	defer ln.Close()
+	gate := sandbox.NewGate()
+	limits := sandbox.DefaultConnLimits()
+	limits.MaxConns = cfg.MaxConns
+	srv := limits.HTTPServer(gate)
+	errc := make(chan error, 2)
+	// The sandbox's listener wrap needs no open sandbox (a nil receiver serves): the gate
+	// answers through it from the start.
+	go func() { errc <- srv.Serve((*sandbox.Sandbox).Listener(nil, limits.Listener(ln))) }()
+	defer srv.Close()
+	metrics := sandbox.NewMetrics()
+	sbCfg.Metrics, sbCfg.MetricsOnAPI = metrics, cfg.MetricsAddr == ""
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr %s: %w", cfg.MetricsAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metrics.Handler())
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- msrv.Serve(mln) }()
+		defer msrv.Close()
+		log.Info("metrics", slog.String("addr", mln.Addr().String()))
+	}
+	progress := sbCfg.LoadProgress
+	sbCfg.LoadProgress = func(phase string, done, total int) {
+		gate.Progress(phase, done, total)
+		metrics.Build(phase, done, total)
+		if progress != nil {
+			progress(phase, done, total)
+		}
+	}
 	sb, err := sandbox.Open(ctx, sbCfg)
 	if err != nil {
+		if ctx.Err() != nil {
+			log.Info("stopped while loading: the store is left unmarked and is built again at the next start")
+			return nil
+		}
 		return err
 	}
 	defer sb.Close()
@@ -137,11 +190,7 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-	limits := sandbox.DefaultConnLimits()
-	limits.MaxConns = cfg.MaxConns
-	srv := limits.HTTPServer(sb.Server)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(sb.Listener(limits.Listener(ln))) }()
+	gate.Ready(sb.Server, sb.Ready)
 	printBanner(stdout, sb, ln.Addr().String(), cfg, time.Since(start))
 	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("db", cfg.DBPath))
 
@@ -153,10 +202,20 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 		return nil
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Drain: /readyz turns 503, the listener closes, requests in flight finish, then webhook
+	// attempts in flight finish (or, at the timeout, stay pending), and the store closes.
+	gate.Drain()
+	log.Info("shutting down", slog.Duration("drain_delay", cfg.DrainDelay), slog.Duration("timeout", cfg.ShutdownTimeout))
+	if cfg.DrainDelay > 0 {
+		time.Sleep(cfg.DrainDelay)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
-	log.Info("shutting down")
-	return srv.Shutdown(shutdownCtx)
+	err = srv.Shutdown(shutdownCtx)
+	if serr := sb.Shutdown(shutdownCtx); err == nil {
+		err = serr
+	}
+	return err
 }
 
 // sandboxConfig is the sandbox's configuration from serve's flags (fs tells which were given),

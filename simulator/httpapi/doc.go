@@ -12,7 +12,8 @@
 // console (console/) imports too; the control service (package control) serves them.
 // control.go holds the token guard. request.go holds the shared request helpers (bounded
 // bodies, optional fields), respond.go the writers, errors.go the one mapping from errors to
-// FastAPI-shaped responses, render.go the partner API's bodies.
+// FastAPI-shaped responses, render.go the partner API's bodies, metrics.go the Prometheus
+// collectors and their middleware.
 //
 // It depends on the domain (simulator), surface, validate for request parsing and netguard for the
 // callback address rule; storage and delivery come in as constructor arguments through

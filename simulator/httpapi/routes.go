@@ -21,6 +21,13 @@ func (s *Server) addRoutes() {
 	s.handle(http.MethodGet, "/docs", docs)
 	s.handle(http.MethodHead, "/docs", docs)
 	s.handle(http.MethodGet, "/docs/:file", handleDocsAsset())
+	if m := s.cfg.Metrics; m != nil && s.cfg.ServeMetrics {
+		if s.cfg.LoopbackOnly {
+			s.handle(http.MethodGet, "/metrics", handleMetrics(m))
+		} else {
+			s.handle(http.MethodGet, "/metrics", handleMetrics(m), requireToken(s.cfg.SandboxToken, s.throttle))
+		}
+	}
 	for _, v := range s.cfg.APIVersions {
 		p := "/" + v
 		api := func(scope simulator.Scope) []echo.MiddlewareFunc {

@@ -58,6 +58,11 @@ type Config struct {
 	// RateBurst), answering 429 with Retry-After (decisions D12).
 	RateLimit float64
 	RateBurst int
+	// Metrics, when set, counts every request; with ServeMetrics the server also answers GET
+	// /metrics with them — to anyone while LoopbackOnly, otherwise only with the sandbox token
+	// (x-sandbox-token), as the control plane.
+	Metrics      *Metrics
+	ServeMetrics bool
 	// TrustedProxies are the peers whose X-Forwarded-For is believed (decisions D18): from one of
 	// them the client is the right-most address of the header that is not a trusted proxy; from
 	// any other peer the header is ignored.
@@ -108,7 +113,11 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 		s.clientIP = forwardedClient(cfg.TrustedProxies)
 	}
 	e.HTTPErrorHandler = s.errorHandler
-	s.serve = wrap(s.route, requestID, checkHost(newHostPolicy(cfg.LoopbackOnly, cfg.AllowedHosts)), boundHead, noOptions, decodedPath)
+	mw := []echo.MiddlewareFunc{requestID, checkHost(newHostPolicy(cfg.LoopbackOnly, cfg.AllowedHosts)), boundHead, noOptions, decodedPath}
+	if cfg.Metrics != nil {
+		mw = append([]echo.MiddlewareFunc{cfg.Metrics.observe}, mw...)
+	}
+	s.serve = wrap(s.route, mw...)
 	s.addRoutes()
 	return s
 }

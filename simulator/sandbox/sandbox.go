@@ -12,8 +12,10 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/partnersim/partnersim/fixtures"
@@ -77,6 +79,10 @@ type Config struct {
 	// CheckStore runs the store's full page-by-page consistency check at open, whatever its
 	// size (small files are always checked).
 	CheckStore bool
+	// Metrics, when set, counts requests, webhook attempts and the queue; MetricsOnAPI also
+	// serves them at /metrics on the API's listener (behind the sandbox token beyond loopback).
+	Metrics      *httpapi.Metrics
+	MetricsOnAPI bool
 }
 
 // ConnLimits bound the served connections in time and number (decisions D18); serve builds its
@@ -102,8 +108,11 @@ type Sandbox struct {
 
 	service   *control.Service
 	scenarios *scenario.Runner
-	stop      context.CancelFunc
-	done      chan struct{}
+	// stop ends the dispatcher's intake, abort its attempts in flight; done closes when it
+	// has stopped.
+	stop, abort context.CancelFunc
+	done        chan struct{}
+	closed      atomic.Bool
 }
 
 // errPublishedToken refuses to expose the control plane behind a token anyone can read.
@@ -197,10 +206,11 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	runCtx, stop := context.WithCancel(context.Background())
-	sb.stop, sb.done = stop, make(chan struct{})
+	abortCtx, abort := context.WithCancel(context.Background())
+	sb.stop, sb.abort, sb.done = stop, abort, make(chan struct{})
 	go func() {
 		defer close(sb.done)
-		if err := sb.Dispatcher.Run(runCtx); err != nil {
+		if err := sb.Dispatcher.RunDraining(runCtx, abortCtx); err != nil {
 			cfg.Logger.Error("dispatcher stopped", slog.Any("err", err))
 		}
 	}()
@@ -307,8 +317,21 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 		allowLoopback = *cfg.AllowLoopbackCallbacks
 	}
 	sb.Guard = netguard.New(netguard.Options{AllowLoopback: allowLoopback})
+	var observe func(inst, outcome string)
+	if cfg.Metrics != nil {
+		observe = cfg.Metrics.Attempt
+	}
 	sb.Dispatcher = webhook.New(db, webhook.Config{Workers: cfg.Workers, Schedule: cfg.RetrySchedule, Timeout: cfg.DeliveryTimeout,
-		Dial: sb.Guard.DialContext, Clock: sb.Clock, Log: cfg.Logger})
+		Dial: sb.Guard.DialContext, Clock: sb.Clock, Log: cfg.Logger, Observe: observe})
+	if cfg.Metrics != nil {
+		cfg.Metrics.Watch(httpapi.MetricsSources{Queued: sb.Dispatcher.Queued, StoreSize: func() int64 {
+			st, err := os.Stat(cfg.DBPath)
+			if err != nil {
+				return 0
+			}
+			return st.Size()
+		}})
+	}
 	db.Notify = sb.Dispatcher.Wake
 	sb.service = control.New(control.Config{Store: db, Guard: sb.Guard, Sender: sb.Dispatcher, Settler: sb.Dispatcher, SnapshotDir: cfg.DBPath + ".snapshots",
 		Reload: func(ctx context.Context) error {
@@ -338,7 +361,8 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 		deps.Scenarios = sb.scenarios
 	}
 	sb.Server = httpapi.NewServer(httpapi.Config{APIVersions: cfg.APIVersions, Clock: sb.Clock, SandboxToken: sb.Token,
-		LoopbackOnly: !cfg.Exposed, AllowedHosts: cfg.AllowedHosts, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, TrustedProxies: cfg.TrustedProxies}, deps, cfg.Logger)
+		LoopbackOnly: !cfg.Exposed, AllowedHosts: cfg.AllowedHosts, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
+		Metrics: cfg.Metrics, ServeMetrics: cfg.MetricsOnAPI, TrustedProxies: cfg.TrustedProxies}, deps, cfg.Logger)
 	sb.service.AfterReset(sb.Server.ClearJournal)
 	if cfg.NoControl {
 		return nil
@@ -353,6 +377,23 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 	return nil
 }
 
+// Ready says whether the sandbox serves: its store open and its dispatcher running (a
+// Sandbox exists only once its set is built).
+func (sb *Sandbox) Ready() error {
+	select {
+	case <-sb.done:
+		return errors.New("webhook dispatcher stopped")
+	default:
+	}
+	if sb.closed.Load() {
+		return errors.New("store closed")
+	}
+	return nil
+}
+
+// Close stops delivery (pending deliveries stay in the outbox for the next start; attempts in
+// flight are cut short and stay pending too) and scenario runs waiting on the clock (waiting
+// for them to end), and closes the store.
 // Listener wraps ln, the listener the sandbox is served on, so that every request reaches the
 // server as a FastAPI app's would reach Starlette: a path with an invalid percent-escape is
 // routed, not refused by net/http (httpapi.Listener, decisions D19).
@@ -391,9 +432,27 @@ func publishedKeys(set *fixtures.Set) map[string]bool {
 // Close stops delivery (pending deliveries stay in the outbox for the next start) and
 // scenario runs waiting on the clock (waiting for them to end), and closes the store.
 func (sb *Sandbox) Close() error {
+	sb.abort()
+	return sb.Shutdown(context.Background())
+}
+
+// Shutdown drains and closes the sandbox: the dispatcher takes nothing more from the outbox,
+// its attempts in flight finish and are recorded until ctx ends (then they are cut short and
+// stay pending, attempted again after restart), scenario runs waiting on the clock end, and
+// the store closes. Call it after the HTTP server has stopped taking requests.
+func (sb *Sandbox) Shutdown(ctx context.Context) error {
+	if sb.closed.Swap(true) {
+		return nil
+	}
 	sb.stop()
+	select {
+	case <-sb.done:
+	case <-ctx.Done():
+		sb.abort()
+		<-sb.done
+	}
+	sb.abort()
 	sb.scenarios.Close()
-	<-sb.done
 	return sb.DB.Close()
 }
 

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/partnersim/partnersim/simulator"
@@ -52,6 +53,10 @@ type Config struct {
 	Clock *simulator.Clock
 	// Log receives one line per attempt.
 	Log *slog.Logger
+	// Observe, when set, hears each attempt's outcome for its institution: "delivered",
+	// "retrying" (a retry is scheduled), "failed" (no retry left) or "returned" (cut short by
+	// shutdown; the delivery stays pending in the outbox). Metrics count them.
+	Observe func(institution, outcome string)
 }
 
 // Dispatcher drains the outbox.
@@ -65,6 +70,8 @@ type Dispatcher struct {
 	turn     sync.Mutex
 	inflight inflight
 	records  chan simulator.AttemptRecord
+	// queue is the running Run's queue (nil between runs), for Queued.
+	queue atomic.Pointer[fairQueue]
 	// responses hold the start of answers while they are read (most are empty or short).
 	responses sync.Pool
 }
@@ -123,9 +130,18 @@ func (d *Dispatcher) Wake() {
 
 // Run delivers until ctx ends. Deliveries in flight when it ends stay pending in the outbox
 // and are attempted again by the next Run (at-least-once).
-func (d *Dispatcher) Run(ctx context.Context) error {
+func (d *Dispatcher) Run(ctx context.Context) error { return d.RunDraining(ctx, ctx) }
+
+// RunDraining delivers until ctx ends, then drains: it takes nothing more from the outbox,
+// what was queued and never attempted stays pending, and the attempts in flight finish and
+// are recorded — unless abort ends first, which cuts them short and leaves them pending too,
+// to be attempted again by the next Run (at-least-once: one whose POST had reached its
+// receiver before the cut is then delivered twice, under the same webhook-id).
+func (d *Dispatcher) RunDraining(ctx, abort context.Context) error {
 	queue := newFairQueue(d.cfg.PerInstitution, d.Wake)
-	defer d.start(ctx, queue)()
+	d.queue.Store(queue)
+	defer d.queue.Store(nil)
+	defer d.start(abort, queue)()
 	const batch = 256
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -178,8 +194,18 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 }
 
-// start starts Run's workers, which attempt what queue hands them, and its recorder; the
-// function it returns stops them, leaving what was never attempted to the next Run.
+// Queued returns, per institution, how many deliveries are queued for a worker or being
+// attempted now (nil when not running).
+func (d *Dispatcher) Queued() map[string]int {
+	if q := d.queue.Load(); q != nil {
+		return q.depths()
+	}
+	return nil
+}
+
+// start starts Run's workers, which attempt what queue hands them until abort ends, and its
+// recorder; the function it returns stops them once their attempts end, leaving what was never
+// attempted to the next Run.
 func (d *Dispatcher) start(ctx context.Context, queue *fairQueue) (stop func()) {
 	var wg sync.WaitGroup
 	for range d.cfg.Workers {
@@ -308,9 +334,18 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *simulator.Delivery) (simul
 	started := d.cfg.Clock.InstitutionNow(dl.InstitutionID)
 	a := d.Send(ctx, dl.URL, dl.Body, dl.EventID, secrets.Active(d.cfg.Clock, dl.InstitutionID))
 	if ctx.Err() != nil {
+		d.observe(dl.InstitutionID, "returned")
 		return simulator.AttemptRecord{}, false
 	}
 	r := dl.Outcome(a, d.cfg.Schedule, started)
+	switch {
+	case r.OK:
+		d.observe(dl.InstitutionID, "delivered")
+	case r.Next != nil:
+		d.observe(dl.InstitutionID, "retrying")
+	default:
+		d.observe(dl.InstitutionID, "failed")
+	}
 	if d.cfg.Log.Enabled(ctx, slog.LevelDebug) {
 		d.cfg.Log.Debug("webhook attempt", slog.String("delivery_id", dl.ID), slog.String("event_id", dl.EventID),
 			slog.Int("attempt", len(dl.Attempts)+1), slog.Int("status_code", a.StatusCode), slog.String("error", a.Error),
@@ -374,6 +409,12 @@ func (d *Dispatcher) Settle(ctx context.Context, now func() time.Time) ([]simula
 		if err := d.store.RecordAttempts(context.WithoutCancel(ctx), kept); err != nil {
 			return fired, err
 		}
+	}
+}
+
+func (d *Dispatcher) observe(inst, outcome string) {
+	if d.cfg.Observe != nil {
+		d.cfg.Observe(inst, outcome)
 	}
 }
 

@@ -136,3 +136,17 @@ func (q *fairQueue) close() []*simulator.Delivery {
 	q.cond.Broadcast()
 	return left
 }
+
+// depths returns each institution's deliveries queued or in progress.
+func (q *fairQueue) depths() map[string]int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make(map[string]int, len(q.queues)+len(q.busy))
+	for inst, waiting := range q.queues {
+		out[inst] += len(waiting)
+	}
+	for inst, n := range q.busy {
+		out[inst] += n
+	}
+	return out
+}

@@ -1,0 +1,172 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// MaxInstitutionLabels bounds the institution label of every series: the first institutions
+// seen are named, any later one is counted as "other", so a sandbox whose partners create
+// institutions freely never grows its series without bound.
+const MaxInstitutionLabels = 100
+
+// Metrics are the sandbox's Prometheus collectors, on a registry of their own: requests by
+// route, method, status and institution with their latency, webhook attempts by institution
+// and outcome, the delivery queue per institution, the store's size and the build's progress.
+// Every label takes values from a bounded set: routes are route patterns ("unmatched" for
+// none), methods the usual ones, institutions at most MaxInstitutionLabels.
+type Metrics struct {
+	registry     *prometheus.Registry
+	requests     *prometheus.CounterVec
+	latency      *prometheus.HistogramVec
+	attempts     *prometheus.CounterVec
+	buildDone    *prometheus.GaugeVec
+	buildTotal   prometheus.Gauge
+	institutions *labelSet
+}
+
+// MetricsSources are what Metrics read when scraped: the delivery queue per institution and
+// the store file's size (either may be nil until the sandbox is open).
+type MetricsSources struct {
+	Queued    func() map[string]int
+	StoreSize func() int64
+}
+
+// NewMetrics returns the collectors, registered with the Go runtime's and the process's.
+// Sources are read at each scrape, through src, which may be filled later (SetSources).
+func NewMetrics() *Metrics {
+	m := &Metrics{registry: prometheus.NewRegistry(), institutions: newLabelSet(MaxInstitutionLabels)}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "partnersim_http_requests_total",
+		Help: "HTTP requests answered, by route pattern, method, status and the key's institution (\"-\" without a key)."},
+		[]string{"route", "method", "status", "institution"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "partnersim_http_request_duration_seconds",
+		Help:    "Time to answer an HTTP request, by route pattern.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}}, []string{"route"})
+	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "partnersim_webhook_attempts_total",
+		Help: "Webhook delivery attempts by institution and outcome: delivered, retrying, failed (no retry left), returned (cut by shutdown, pending again)."},
+		[]string{"institution", "outcome"})
+	m.buildDone = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "partnersim_build_done",
+		Help: "The fixture build's progress: records checked (phase read) or store entries written (phase write)."}, []string{"phase"})
+	m.buildTotal = prometheus.NewGauge(prometheus.GaugeOpts{Name: "partnersim_build_total",
+		Help: "Store entries the fixture build writes in all (0 until known)."})
+	m.registry.MustRegister(m.requests, m.latency, m.attempts, m.buildDone, m.buildTotal,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Watch registers the scrape-time sources: the delivery queue's depth per institution and the
+// store's size. Call it once, when the sandbox is open.
+func (m *Metrics) Watch(src MetricsSources) {
+	m.registry.MustRegister(&sourceCollector{src: src, institutions: m.institutions,
+		queue: prometheus.NewDesc("partnersim_webhook_queue_depth", "Deliveries queued for a worker or being attempted, by institution.", []string{"institution"}, nil),
+		store: prometheus.NewDesc("partnersim_store_bytes", "Size of the store file.", nil, nil)})
+}
+
+// Handler serves the metrics in Prometheus' text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// Registry is the registry the collectors are on.
+func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
+
+// Attempt counts one webhook attempt's outcome (the dispatcher's Observe).
+func (m *Metrics) Attempt(institution, outcome string) {
+	m.attempts.WithLabelValues(m.institutions.label(institution), outcome).Inc()
+}
+
+// Build records the fixture build's progress (a sandbox.Progress).
+func (m *Metrics) Build(phase string, done, total int) {
+	m.buildDone.WithLabelValues(phase).Set(float64(done))
+	if total > 0 {
+		m.buildTotal.Set(float64(total))
+	}
+}
+
+// observe counts every request the server answers, after its error (if any) is written so the
+// final status is seen.
+func (m *Metrics) observe(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		if err := next(c); err != nil {
+			c.Error(err)
+		}
+		route := c.Path()
+		if route == "" {
+			route = "unmatched"
+		}
+		method, ok := methods[c.Request().Method]
+		if !ok {
+			method = "other"
+		}
+		inst := "-"
+		if k := keyOf(c); k != nil {
+			inst = m.institutions.label(k.InstitutionID)
+		}
+		m.requests.WithLabelValues(route, method, strconv.Itoa(c.Response().Status), inst).Inc()
+		m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		return nil
+	}
+}
+
+// handleMetrics answers GET /metrics.
+func handleMetrics(m *Metrics) echo.HandlerFunc { return echo.WrapHandler(m.Handler()) }
+
+// labelSet names the first n institutions seen and calls every later one "other".
+type labelSet struct {
+	mu    sync.RWMutex
+	n     int
+	names map[string]struct{}
+}
+
+func newLabelSet(n int) *labelSet { return &labelSet{n: n, names: map[string]struct{}{}} }
+
+func (s *labelSet) label(inst string) string {
+	s.mu.RLock()
+	_, ok := s.names[inst]
+	s.mu.RUnlock()
+	if ok {
+		return inst
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.names[inst]; ok {
+		return inst
+	}
+	if len(s.names) >= s.n {
+		return "other"
+	}
+	s.names[inst] = struct{}{}
+	return inst
+}
+
+// sourceCollector reads the queue and the store's size at each scrape.
+type sourceCollector struct {
+	src          MetricsSources
+	institutions *labelSet
+	queue, store *prometheus.Desc
+}
+
+func (s *sourceCollector) Describe(ch chan<- *prometheus.Desc) { ch <- s.queue; ch <- s.store }
+
+func (s *sourceCollector) Collect(ch chan<- prometheus.Metric) {
+	if s.src.Queued != nil {
+		byLabel := map[string]int{}
+		for inst, n := range s.src.Queued() {
+			byLabel[s.institutions.label(inst)] += n
+		}
+		for inst, n := range byLabel {
+			ch <- prometheus.MustNewConstMetric(s.queue, prometheus.GaugeValue, float64(n), inst)
+		}
+	}
+	if s.src.StoreSize != nil {
+		ch <- prometheus.MustNewConstMetric(s.store, prometheus.GaugeValue, float64(s.src.StoreSize()))
+	}
+}
