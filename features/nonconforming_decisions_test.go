@@ -631,7 +631,7 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 		{"no match before a final newline", "health.feature", "A route matches its path with one final newline, as Starlette's patterns do",
 			`/v1/health%0A → 404`, finalNewlineNotFound, nil},
 		{"/docs// not redirected", "health.feature", "The docs page redirects from its trailing-slash forms",
-			`expected status 307, got 404`, docsSlashesNotFound, nil},
+			`expected status 307, got GET`, docsSlashesNotFound, nil},
 		{"special-purpose registries not judged", "exposure.feature", "A callback address in a special-purpose block that is not globally reachable is refused at create",
 			"expected status 400, got POST", registryNotJudged, nil},
 		{"numeric DNS override names", "exposure.feature", "DNS overrides take DNS host names only",

@@ -129,7 +129,7 @@ func (d *Delivery) Apply(r AttemptRecord) bool {
 		return false
 	}
 	a := r.Attempt
-	a.DueAt = d.NextAttemptAt
+	a.DueAt = r.At // the slot the record is for: when the attempt was due
 	d.Attempts = append(d.Attempts, a)
 	d.SetState(s)
 	return true
