@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partnersim/partnersim/simulator/hostcheck"
 	"github.com/partnersim/partnersim/simulator/openapi/check"
 )
 
@@ -51,7 +52,7 @@ type Proxy struct {
 	api      *httputil.ReverseProxy
 	hooks    *httputil.ReverseProxy
 	state    *state
-	hosts    *hostPolicy
+	hosts    *hostcheck.Policy
 	record   *recorder
 	recent   *recent
 	queue    chan *exchange
@@ -105,7 +106,7 @@ func New(cfg Config) (*Proxy, error) {
 		cfg.Transport = t
 	}
 	p := &Proxy{cfg: cfg, book: newBook(cfg.Live, cfg.Now()), state: newState(), queue: make(chan *exchange, 4096)}
-	p.hosts = newHostPolicy(cfg.Loopback, cfg.AllowedHosts)
+	p.hosts = hostcheck.New(cfg.Loopback, cfg.AllowedHosts)
 	p.recent = &recent{ring: make([]seenExchange, 200)}
 	if cfg.Record {
 		p.record = newRecorder(cfg.Now())
@@ -180,7 +181,7 @@ func (p *Proxy) Receiver() http.Handler {
 
 func (p *Proxy) handler(rp *httputil.ReverseProxy, hook bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !p.hosts.allows(r.Host) {
+		if !p.hosts.Allows(r.Host) {
 			writeDetail(w, http.StatusMisdirectedRequest, "Misdirected Request")
 			return
 		}
