@@ -58,6 +58,12 @@ type Proxy struct {
 	queue    chan *exchange
 	wg       sync.WaitGroup
 	closeOne sync.Once
+	// open guards closed; answering counts the exchanges being answered, which Close waits
+	// for: an app has its answer before the proxy has read the body's end (a 204, a body of a
+	// known length), and an exchange it has seen answered is checked.
+	open      sync.RWMutex
+	closed    bool
+	answering sync.WaitGroup
 }
 
 // exchange is one request and its answer as the checks see them.
@@ -123,10 +129,16 @@ func New(cfg Config) (*Proxy, error) {
 // Book is the proxy's record of its rules.
 func (p *Proxy) Book() *Book { return p.book }
 
-// Close waits for the checks of every exchange answered so far and ends what only the end
-// decides (walks stopped early). Exchanges still in flight are not checked.
+// Close waits for the exchanges being answered and the checks of every exchange answered so
+// far, and ends what only the end decides (walks stopped early). An exchange that starts after
+// Close is forwarded and not checked. Stop the servers first (http.Server.Shutdown), so no
+// answer is still streaming.
 func (p *Proxy) Close() {
 	p.closeOne.Do(func() {
+		p.open.Lock()
+		p.closed = true
+		p.open.Unlock()
+		p.answering.Wait()
 		close(p.queue)
 		p.wg.Wait()
 		p.finish()
@@ -144,7 +156,10 @@ func (p *Proxy) reverse(target *url.URL, hook bool) *httputil.ReverseProxy {
 		Transport:     p.cfg.Transport,
 		FlushInterval: -1, // stream as the upstream writes
 		ModifyResponse: func(res *http.Response) error {
-			x := res.Request.Context().Value(ctxKey{}).(*exchange)
+			x, checked := res.Request.Context().Value(ctxKey{}).(*exchange)
+			if !checked {
+				return nil
+			}
 			x.status, x.resHdr = res.StatusCode, res.Header.Clone()
 			res.Body = &tee{ReadCloser: res.Body, x: x, done: p.enqueue, now: p.cfg.Now}
 			return nil
@@ -153,9 +168,10 @@ func (p *Proxy) reverse(target *url.URL, hook bool) *httputil.ReverseProxy {
 			if r.Context().Err() != nil {
 				return // the app went away: nothing to judge
 			}
-			x := r.Context().Value(ctxKey{}).(*exchange)
-			x.err, x.end = err, p.cfg.Now()
-			p.enqueue(x)
+			if x, checked := r.Context().Value(ctxKey{}).(*exchange); checked {
+				x.err, x.end = err, p.cfg.Now()
+				p.enqueue(x)
+			}
 			who := "upstream"
 			if hook {
 				who = "receiver"
@@ -189,6 +205,15 @@ func (p *Proxy) handler(rp *httputil.ReverseProxy, hook bool) http.Handler {
 			p.page(w, r)
 			return
 		}
+		p.open.RLock()
+		if p.closed {
+			p.open.RUnlock()
+			rp.ServeHTTP(w, r) // closed: forwarded, not checked
+			return
+		}
+		p.answering.Add(1)
+		p.open.RUnlock()
+		defer p.answering.Done()
 		x := &exchange{method: r.Method, url: r.URL, start: p.cfg.Now(), hook: hook}
 		if r.Body != nil && r.Body != http.NoBody {
 			b, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
@@ -286,7 +311,6 @@ func (t *tee) finish(eof bool) {
 // enqueue hands an answered exchange to the checks without ever making the app wait: when
 // the checks have fallen a queue behind, the exchange is counted as unchecked instead.
 func (p *Proxy) enqueue(x *exchange) {
-	defer func() { recover() }() // an exchange ending after Close is not checked
 	select {
 	case p.queue <- x:
 	default:
