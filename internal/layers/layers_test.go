@@ -102,6 +102,7 @@ var rules = map[string]rule{
 	"github.com/partnersim/partnersim/internal/sandboxtest":        {never: []string{"github.com/partnersim/partnersim/cmd/...", "github.com/partnersim/partnersim/features"}},
 	"github.com/partnersim/partnersim/internal/layers":             {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/internal/release":            {ours: []string{}, outside: []string{}},
+	"github.com/partnersim/partnersim/internal/kubeschema":         {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/internal/junit":              {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/examples/pipelines":          {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/features/mutants":            {ours: []string{}, outside: []string{}},
