@@ -59,8 +59,10 @@ type serveConfig struct {
 	// TrustedProxies are --trusted-proxy's CIDRs (or single addresses).
 	TrustedProxies []string
 	MaxConns       int
-	// ShardMap and Shard run this process as one shard of a shard map file (decisions D20).
+	// ShardMap and Shard run this process as one shard of a shard map file, or Institutions
+	// (and Shard, for its tag) as a shard without one (decisions D20).
 	ShardMap, Shard string
+	Institutions    []string
 }
 
 func defaultServeConfig() serveConfig {
@@ -111,7 +113,8 @@ func newServeCmd(getenv func(string) string) *cobra.Command {
 	fs.IntVar(&cfg.MaxConns, "max-connections", cfg.MaxConns, "most connections open at once; beyond it 503 with Retry-After")
 	fs.StringVar(&cfg.ShardMap, "shard-map", "", "serve as one shard of this shard map file (with --shard): only its institutions, ids and keys issued with its name first, "+
 		"421 for another shard's institution; --addr defaults to the shard's (see `partnersim shard-map`)")
-	fs.StringVar(&cfg.Shard, "shard", "", "the shard of --shard-map this process is")
+	fs.StringVar(&cfg.Shard, "shard", "", "the shard of --shard-map this process is (without a map: the name that begins the ids and keys it issues)")
+	fs.StringSliceVar(&cfg.Institutions, "institutions", nil, "without --shard-map: serve only these institutions of the set (comma-separated); 421 for the others'")
 	fs.BoolVar(&cfg.CheckStore, "check-store", false, "check every page of the store file at start (files up to 64 MiB always are)")
 	return cmd
 }
@@ -132,10 +135,7 @@ func serve(ctx context.Context, cfg serveConfig, flags *pflag.FlagSet, getenv fu
 
 	wrap := func(h http.Handler) http.Handler { return h }
 	var own fs.FS
-	if cfg.ShardMap != "" || cfg.Shard != "" {
-		if cfg.ShardMap == "" || cfg.Shard == "" {
-			return errors.New("--shard-map and --shard go together: the map file and this process's shard in it")
-		}
+	if cfg.ShardMap != "" || cfg.Shard != "" || len(cfg.Institutions) > 0 {
 		all := fixtures.Default()
 		if cfg.FixturesDir != "" {
 			all = os.DirFS(cfg.FixturesDir)
@@ -145,12 +145,12 @@ func serve(ctx context.Context, cfg serveConfig, flags *pflag.FlagSet, getenv fu
 			cleanup func()
 			err     error
 		)
-		own, wrap, self, cleanup, err = shardServe(cfg.ShardMap, cfg.Shard, all)
+		own, wrap, self, cleanup, err = shardServe(cfg.ShardMap, cfg.Shard, cfg.Institutions, all)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
-		if !flags.Changed("addr") {
+		if !flags.Changed("addr") && self.Addr != "" {
 			cfg.Addr = self.Addr
 		}
 	}

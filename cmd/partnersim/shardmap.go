@@ -149,23 +149,26 @@ func shardOwners(fsys fs.FS, m *shardMap) (*owners, error) {
 	return o, nil
 }
 
-// shardFor returns the shard that serves an id or key (known, the fixtures' own): a fixture
-// one's from the set, any other by the shard name it begins with (after its "prefix_"), ""
-// when none does.
-func (o *owners) shardFor(known map[string]string, id string) string {
+// elsewhere is, without a shard map, the shard that serves the set's other institutions.
+const elsewhere = "-"
+
+// shardOf returns the shard that serves an id or key (known: the fixtures' own, by id or by
+// key): a fixture one's from the set, any other by the shard
+// name it begins with (after its "prefix_"); false when none is known to.
+func (o *owners) shardOf(known map[string]string, id string) (string, bool) {
 	if s, ok := known[id]; ok {
-		return s
+		return s, true
 	}
 	_, rest, ok := strings.Cut(id, "_")
 	if !ok {
-		return ""
+		return "", false
 	}
 	for _, s := range o.m.Shards {
-		if strings.HasPrefix(rest, s.Name) {
-			return s.Name
+		if s.Name != "" && s.Name != elsewhere && strings.HasPrefix(rest, s.Name) {
+			return s.Name, true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // eachRecord calls fn with every record of a fixture file that holds a JSON array (a missing
@@ -261,13 +264,13 @@ var controlID = regexp.MustCompile(`^/_sandbox/(?:institutions|users|transaction
 
 func (g *shardGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if k := r.Header.Get("x-api-key"); k != "" {
-		if s := g.owners.shardFor(g.owners.keys, k); s != "" && s != g.self {
+		if s, ok := g.owners.shardOf(g.owners.keys, k); ok && s != g.self {
 			g.misdirected(w, s, "this API key's institution"+g.named(k))
 			return
 		}
 	}
 	if m := controlID.FindStringSubmatch(r.URL.Path); m != nil {
-		if s := g.owners.shardFor(g.owners.ids, m[1]); s != "" && s != g.self {
+		if s, ok := g.owners.shardOf(g.owners.ids, m[1]); ok && s != g.self {
 			g.misdirected(w, s, m[1])
 			return
 		}
@@ -285,19 +288,46 @@ func (g *shardGuard) named(id string) string {
 func (g *shardGuard) misdirected(w http.ResponseWriter, owner, what string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusMisdirectedRequest)
-	b, _ := json.Marshal(map[string]string{
-		"detail": fmt.Sprintf("%s is served by shard %s, not by this shard (%s): send it through the proxy the shard map configures", what, owner, g.self),
-		"shard":  owner,
-	})
+	body := map[string]string{"detail": fmt.Sprintf("%s is not served by this shard: send it through the proxy that routes to its shard", what)}
+	if owner != elsewhere {
+		body["detail"] = fmt.Sprintf("%s is served by shard %s, not by this shard (%s): send it through the proxy the shard map configures", what, owner, g.self)
+		body["shard"] = owner
+	}
+	b, _ := json.Marshal(body)
 	_, _ = w.Write(b)
 }
 
-// shardServe prepares `serve --shard-map FILE --shard NAME`: the shard's own copy of the set
-// (in a temporary directory, removed by the returned cleanup), its id tag, and the guard.
-func shardServe(mapFile, name string, fsys fs.FS) (own fs.FS, wrap func(http.Handler) http.Handler, self shard, cleanup func(), err error) {
-	m, err := readShardMap(mapFile)
-	if err != nil {
-		return nil, nil, shard{}, nil, err
+// shardServe prepares `serve --shard-map FILE --shard NAME`, or `serve --institutions LIST
+// [--shard NAME]` without a map: the shard's own copy of the set (in a temporary directory,
+// removed by the returned cleanup), its id tag, and the guard.
+func shardServe(mapFile, name string, institutions []string, fsys fs.FS) (own fs.FS, wrap func(http.Handler) http.Handler, self shard, cleanup func(), err error) {
+	var m *shardMap
+	switch {
+	case mapFile != "" && len(institutions) > 0:
+		return nil, nil, shard{}, nil, errors.New("--institutions goes without --shard-map: the map lists each shard's institutions")
+	case mapFile != "" && name == "":
+		return nil, nil, shard{}, nil, errors.New("--shard-map needs --shard NAME: which of its shards this process is")
+	case mapFile != "":
+		if m, err = readShardMap(mapFile); err != nil {
+			return nil, nil, shard{}, nil, err
+		}
+	case len(institutions) == 0:
+		return nil, nil, shard{}, nil, errors.New("--shard needs --shard-map FILE or --institutions LIST: which institutions this shard serves")
+	default:
+		// Without a map the other institutions of the set are served by an unnamed elsewhere.
+		if name != "" && !shardName.MatchString(name) {
+			return nil, nil, shard{}, nil, fmt.Errorf("--shard %q: 1 to 8 letters or digits (it begins every id and key the shard issues)", name)
+		}
+		var rest []string
+		err := eachRecord(fsys, fixtures.FileInstitutions, func(_ json.RawMessage, f map[string]string) {
+			if !slices.Contains(institutions, f["institution_id"]) {
+				rest = append(rest, f["institution_id"])
+			}
+		})
+		if err != nil {
+			return nil, nil, shard{}, nil, err
+		}
+		m = &shardMap{Shards: []shard{{Name: name, Institutions: institutions}, {Name: elsewhere, Institutions: rest}}}
 	}
 	self, ok := m.shardOf(name)
 	if !ok {
@@ -311,14 +341,14 @@ func shardServe(mapFile, name string, fsys fs.FS) (own fs.FS, wrap func(http.Han
 	if err != nil {
 		return nil, nil, shard{}, nil, err
 	}
-	dir, err := os.MkdirTemp("", "partnersim-shard-"+name+"-")
+	dir, err := os.MkdirTemp("", "partnersim-shard-")
 	if err != nil {
 		return nil, nil, shard{}, nil, err
 	}
 	cleanup = func() { _ = os.RemoveAll(dir) }
 	if err := writeShardFixtures(fsys, dir, self.Institutions); err != nil {
 		cleanup()
-		return nil, nil, shard{}, nil, fmt.Errorf("shard %s's fixtures: %w", name, err)
+		return nil, nil, shard{}, nil, fmt.Errorf("the shard's fixtures: %w", err)
 	}
 	wrap = func(h http.Handler) http.Handler { return &shardGuard{self: name, owners: o, next: h} }
 	return os.DirFS(dir), wrap, self, cleanup, nil

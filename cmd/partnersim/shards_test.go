@@ -37,8 +37,12 @@ type shardCluster struct {
 	proxy             string // nginx's base URL
 }
 
-// startShardCluster starts the shards and nginx, or skips when nginx is not installed.
-func startShardCluster(t *testing.T) *shardCluster {
+// threeShards places each institution of the three-institution set on a shard of its own.
+var threeShards = []shard{{Name: "a", Institutions: []string{"ins_harbor"}}, {Name: "b", Institutions: []string{"ins_prairie"}}, {Name: "c", Institutions: []string{"ins_cedar"}}}
+
+// startShardCluster starts the shards of layout (their addrs are filled in) and nginx in front
+// of them, or skips when nginx is not installed.
+func startShardCluster(t testing.TB, layout []shard) *shardCluster {
 	t.Helper()
 	nginx, err := exec.LookPath("nginx")
 	if err != nil {
@@ -51,11 +55,12 @@ func startShardCluster(t *testing.T) *shardCluster {
 	sc := &shardCluster{dir: dir, set: filepath.Join(dir, "set"), mapFile: filepath.Join(dir, "shards.json"),
 		addrs: map[string]string{}, shards: map[string]*child{}}
 	writeThreeInstitutionSet(t, sc.set)
-	ports := freeAddrs(t, 4)
+	ports := freeAddrs(t, len(layout)+1)
 	m := shardMap{}
-	for i, s := range []struct{ name, inst string }{{"a", "ins_harbor"}, {"b", "ins_prairie"}, {"c", "ins_cedar"}} {
-		sc.addrs[s.name] = ports[i]
-		m.Shards = append(m.Shards, shard{Name: s.name, Addr: ports[i], Institutions: []string{s.inst}})
+	for i, s := range layout {
+		sc.addrs[s.Name] = ports[i]
+		s.Addr = ports[i]
+		m.Shards = append(m.Shards, s)
 	}
 	b, err := json.Marshal(m)
 	require.NoError(t, err)
@@ -76,7 +81,7 @@ func startShardCluster(t *testing.T) *shardCluster {
 
 	bin, err := buildOnce()
 	require.NoError(t, err)
-	conf, err := exec.Command(bin, "shard-map", "--nginx", "--map", sc.mapFile, "--fixtures", sc.set, "--listen", ports[3]).Output()
+	conf, err := exec.Command(bin, "shard-map", "--nginx", "--map", sc.mapFile, "--fixtures", sc.set, "--listen", ports[len(layout)]).Output()
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "partnersim.conf"), conf, 0o644))
 	main := fmt.Sprintf(`daemon off;
@@ -106,7 +111,7 @@ http {
 			t.Logf("nginx's error log:\n%s", log)
 		}
 	})
-	sc.proxy = "http://" + ports[3]
+	sc.proxy = "http://" + ports[len(layout)]
 	// nginx answers once its listener is up; ask it until then (it starts in milliseconds).
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -121,21 +126,33 @@ http {
 	return sc
 }
 
-func (sc *shardCluster) startShard(t *testing.T, name string) *child {
+func (sc *shardCluster) startShard(t testing.TB, name string) *child {
 	return startChild(t, filepath.Join(sc.dir, name+".db"), "--shard-map", sc.mapFile, "--shard", name, "--addr", sc.addrs[name], "--fixtures", sc.set)
 }
 
-// writeThreeInstitutionSet writes the default set with a third institution, Cedar, and a key
-// of it: one institution for each of three shards.
-func writeThreeInstitutionSet(t *testing.T, dir string) {
+// writeThreeInstitutionSet writes the default set with a third institution, Cedar, a key of
+// it and Harbor's users renamed as its own: one institution for each of three shards.
+func writeThreeInstitutionSet(t testing.TB, dir string) {
 	t.Helper()
 	require.NoError(t, os.CopyFS(dir, fixtures.Default()))
-	edit := func(file string, add map[string]any) {
+	edit := func(file string, add ...map[string]any) {
 		b, err := os.ReadFile(filepath.Join(dir, file))
 		require.NoError(t, err)
-		var recs []any
+		var recs []map[string]any
 		require.NoError(t, json.Unmarshal(b, &recs))
-		b, err = json.MarshalIndent(append(recs, add), "", "  ")
+		for _, r := range recs { // Cedar's users: Harbor's, renamed
+			if file == fixtures.FileUsers && r["institution_id"] == "ins_harbor" {
+				c := map[string]any{}
+				for k, v := range r {
+					c[k] = v
+				}
+				c["institution_id"] = "ins_cedar"
+				c["platform_id"] = strings.Replace(r["platform_id"].(string), "usr_hfcu_", "usr_cedr_", 1)
+				c["user_account_id"] = strings.Replace(r["user_account_id"].(string), "HFCU-", "CEDR-", 1)
+				add = append(add, c)
+			}
+		}
+		b, err = json.MarshalIndent(append(recs, add...), "", "  ")
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, file), b, 0o644))
 	}
@@ -143,11 +160,12 @@ func writeThreeInstitutionSet(t *testing.T, dir string) {
 		"vendors": map[string]any{"core": nil, "dbp": nil}, "created_at": "2025-03-01T00:00:00Z"})
 	edit(fixtures.FileKeys, map[string]any{"key_id": "key_cedar_allscopes", "institution_id": "ins_cedar", "key": shardKeys["c"],
 		"scopes": []string{"read:user", "read:orders", "manage:sessions", "manage:webhooks"}, "created_at": "2025-03-01T00:00:00Z"})
+	edit(fixtures.FileUsers)
 }
 
 // freeAddrs returns n loopback addresses free a moment ago (the shard map names them before
 // the shards listen).
-func freeAddrs(t *testing.T, n int) []string {
+func freeAddrs(t testing.TB, n int) []string {
 	t.Helper()
 	var addrs []string
 	for range n {
@@ -192,7 +210,7 @@ func TestShardsBehindNginx(t *testing.T) {
 		t.Skip("starts three real shards and nginx")
 	}
 	start := time.Now()
-	sc := startShardCluster(t)
+	sc := startShardCluster(t, threeShards)
 	bin, err := buildOnce()
 	require.NoError(t, err)
 	t.Logf("three shards and nginx up in %s", time.Since(start).Round(time.Millisecond))
@@ -317,4 +335,24 @@ func TestShardMapRefusals(t *testing.T) {
 	_, err = shardOwners(fixtures.Default(), m)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "ins_nowhere, which is not in the fixture set")
+}
+
+// TestServeInstitutionsWithoutAMap serves one institution of the default set: its store holds
+// that one alone, and the other's key and id are answered 421, never 401 or 404.
+func TestServeInstitutionsWithoutAMap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real process")
+	}
+	c := startChild(t, filepath.Join(t.TempDir(), "one.db"), "--institutions", "ins_harbor", "--shard", "h1")
+	code, _, body := shardCall(t, "GET", c.base+"/v1/users/?limit=1", shardKeys["a"], nil)
+	require.Equal(t, 200, code, body.Raw)
+	code, _, body = shardCall(t, "GET", c.base+"/v1/users/", shardKeys["b"], nil)
+	require.Equal(t, http.StatusMisdirectedRequest, code, body.Raw)
+	require.Contains(t, body.Get("detail").String(), "ins_prairie is not served by this shard", body.Raw)
+	code, _, body = shardCall(t, "GET", c.base+"/_sandbox/institutions/ins_prairie/users", "", nil)
+	require.Equal(t, http.StatusMisdirectedRequest, code, body.Raw)
+	list := c.mustCall(t, "GET", "/_sandbox/institutions", nil)
+	require.Equal(t, []any{"ins_harbor"}, list.Get("institutions.#.institution_id").Value(), list.Raw)
+	inst := c.mustCall(t, "POST", "/_sandbox/institutions", map[string]any{"name": "Made here", "vendors": map[string]any{"core": nil, "dbp": nil}}).Get("institution_id").String()
+	require.True(t, strings.HasPrefix(inst, "ins_h1"), "an institution made on shard h1: %s", inst)
 }
