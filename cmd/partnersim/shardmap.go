@@ -65,6 +65,9 @@ func readShardMap(file string) (*shardMap, error) {
 		if s.Addr == "" {
 			return nil, fmt.Errorf("--shard-map %s: shard %q has no addr (host:port)", file, s.Name)
 		}
+		if len(s.Institutions) == 0 {
+			return nil, fmt.Errorf("--shard-map %s: shard %q lists no institution: each serves at least one of the set's (institutions created at run time join the shard that creates them)", file, s.Name)
+		}
 		for _, id := range s.Institutions {
 			if o, dup := owner[id]; dup {
 				return nil, fmt.Errorf("--shard-map %s: institution %s is in shards %q and %q: one shard serves each", file, id, o, s.Name)
@@ -94,8 +97,8 @@ type owners struct {
 	m           *shardMap
 }
 
-// fixtureFile describes a fixture file split by institution: the field holding each record's
-// institution, and the fields holding ids that requests carry.
+// shardedFiles are the fixture files split by institution (each record's institution_id), with
+// the fields of their records that requests carry.
 var shardedFiles = map[string][]string{
 	fixtures.FileInstitutions: {"institution_id"},
 	fixtures.FileKeys:         {"key", "key_id"},
@@ -417,7 +420,7 @@ func writeNginx(w io.Writer, m *shardMap, o *owners, listen, source string) erro
 	p("    # The control plane by the id in the path; a call that names none must name its shard.\n")
 	p("    location /_sandbox/ {\n        set $partnersim_shard $partnersim_id_shard;\n")
 	p("        if ($partnersim_shard = \"\") {\n")
-	p("            return 421 '{\"detail\":\"this control-plane call names no institution, key, user, transaction, event or delivery this proxy can place: send it to /_shards/NAME%s (shards: %s)\"}';\n", "$request_uri", strings.Join(names, ", "))
+	p("            return 421 '{\"detail\":\"this control-plane call names no institution, key, user, transaction, event or delivery this proxy can place: send it to /_shards/NAME followed by its path, e.g. /_shards/NAME/_sandbox/clock (shards: %s)\"}';\n", strings.Join(names, ", "))
 	p("        }\n        proxy_pass http://partnersim_$partnersim_shard;\n    }\n\n")
 	p("    # The partner API (and /health, /openapi.json, /docs) by the key.\n")
 	p("    location / {\n        set $partnersim_shard $partnersim_key_shard;\n        proxy_pass http://partnersim_$partnersim_shard;\n    }\n\n")

@@ -248,7 +248,7 @@ func TestShardsBehindNginx(t *testing.T) {
 	// A process-wide call that names no shard is refused by the proxy, never sent to one.
 	code, _, body = shardCall(t, "GET", sc.proxy+"/_sandbox/clock", "", nil)
 	require.Equal(t, http.StatusMisdirectedRequest, code, body.Raw)
-	require.Contains(t, body.Get("detail").String(), "/_shards/NAME/_sandbox/clock", body.Raw)
+	require.Contains(t, body.Get("detail").String(), "send it to /_shards/NAME followed by its path", body.Raw)
 
 	// What a shard creates carries its name: an institution made on c, its key and its user
 	// are routed to c by nginx without a table.
@@ -311,7 +311,8 @@ func mustShard(t *testing.T, method, url string, body any) gjson.Result {
 func TestShardMapRefusals(t *testing.T) {
 	for _, c := range []struct{ name, body, want string }{
 		{"bad name", `{"shards":[{"name":"a-b","addr":"x:1","institutions":[]}]}`, "1 to 8 letters or digits"},
-		{"prefix", `{"shards":[{"name":"a","addr":"x:1"},{"name":"ab","addr":"x:2"}]}`, "neither may begin the other"},
+		{"empty", `{"shards":[{"name":"a","addr":"x:1","institutions":[]}]}`, "lists no institution"},
+		{"prefix", `{"shards":[{"name":"a","addr":"x:1","institutions":["i"]},{"name":"ab","addr":"x:2","institutions":["j"]}]}`, "neither may begin the other"},
 		{"twice", `{"shards":[{"name":"a","addr":"x:1","institutions":["ins_harbor"]},{"name":"b","addr":"x:2","institutions":["ins_harbor"]}]}`, "one shard serves each"},
 		{"no addr", `{"shards":[{"name":"a"}]}`, "has no addr"},
 		{"unknown field", `{"shards":[],"default":"a"}`, "unknown field"},
