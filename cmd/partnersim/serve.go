@@ -177,13 +177,13 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	defer sb.Close()
 	token.Store(&sb.Token)
 	// A soft memory limit and the collector's pace for serving, from what the runtime holds
-	// once the store is open (sandbox.ServeGC, decisions D17). Set after the fixture load,
+	// once the store is open (serveGC, decisions D17). Set after the fixture load,
 	// which may need more; GOMEMLIMIT and GOGC override them.
 	var storeSize int64
 	if st, err := os.Stat(sb.DB.Path()); err == nil {
 		storeSize = st.Size()
 	}
-	limit, gcPercent := sandbox.ServeGC(storeSize)
+	limit, gcPercent := serveGC(storeSize)
 	if getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(limit)
 	}
