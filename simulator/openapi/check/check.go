@@ -126,8 +126,9 @@ func (f *Failure) Error() string {
 	return fmt.Sprintf("openapi: %s %s (%s) answered %d: %s", f.Method, f.Path, op, f.Status, strings.Join(f.Problems, "; "))
 }
 
-// baseHeaders are the transport's own response headers, which no document lists.
-var baseHeaders = []string{"Content-Type", "Content-Length", "Date", "Transfer-Encoding", "Connection", "Keep-Alive"}
+// baseHeaders are the transport's own response headers, which no document lists: the HTTP
+// server's or a proxy's in front of it (uvicorn and nginx name themselves in Server).
+var baseHeaders = []string{"Content-Type", "Content-Length", "Date", "Transfer-Encoding", "Connection", "Keep-Alive", "Server", "Via"}
 
 // routingResponses are the document's shared responses for requests it routes to no
 // operation, by status (partner-api.yaml's components; a document without them leaves such
