@@ -33,6 +33,7 @@ type proxyConfig struct {
 	Reports      []string
 	FailOn       string
 	Record       string
+	SandboxToken string
 }
 
 func defaultProxyConfig() proxyConfig {
@@ -63,6 +64,8 @@ func newProxyCmd() *cobra.Command {
 	fs.DurationVar(&cfg.PollInterval, "poll-interval", cfg.PollInterval, "the same GET repeated sooner is lint (0: not checked)")
 	fs.StringArrayVar(&cfg.Reports, "report", nil, "FORMAT=FILE written when the proxy stops: junit, json or sarif (repeatable)")
 	fs.StringVar(&cfg.Record, "record", "", "write the users and orders the app was answered as a fixture set into DIR when stopped (ids kept; keys and secrets never: the set gets fresh keys)")
+	fs.StringVar(&cfg.SandboxToken, "sandbox-token", "", "the upstream sandbox's control-plane token: the proxy reports its rules and recent exchanges to the sandbox's QA console "+
+		"(Contract proxy page); default: the default fixtures' token for a sandbox on loopback")
 	fs.StringVar(&cfg.FailOn, "fail-on", "", `"violations" (the deployment's) or "lint" (violations and the app's lint): exit 1 when any was seen`)
 	return cmd
 }
@@ -88,7 +91,10 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 		return err
 	}
 	pc := proxy.Config{Upstream: up, SigningSecrets: cfg.Secrets, AllowedHosts: hosts, Slow: cfg.Slow,
-		PollInterval: cfg.PollInterval, Live: stdout, Record: cfg.Record != ""}
+		PollInterval: cfg.PollInterval, Live: stdout, Record: cfg.Record != "", SandboxToken: cfg.SandboxToken}
+	if pc.SandboxToken == "" {
+		pc.SandboxToken = fallbackToken(cfg.Upstream)
+	}
 	if cfg.Receiver != "" {
 		if pc.Receiver, err = url.Parse(cfg.Receiver); err != nil || pc.Receiver.Host == "" {
 			return fmt.Errorf("--receiver %q: want the receiver's URL (http://127.0.0.1:9090/webhooks)", cfg.Receiver)
@@ -103,6 +109,7 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 		return fmt.Errorf("listen on %s: %w (pass --addr 127.0.0.1:0 or another port)", cfg.Addr, err)
 	}
 	pc.Loopback = loopbackListener(ln)
+	pc.Address = "http://" + ln.Addr().String()
 	p, err := proxy.New(pc)
 	if err != nil {
 		ln.Close()
@@ -128,6 +135,9 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  callback URL   http://%s   (subscribe this in place of %s)\n", listeners[1].Addr(), pc.Receiver)
 	}
 	fmt.Fprintf(stdout, "  page           http://%s/_proxy/   (rules and recent exchanges)\n", ln.Addr())
+	if pc.SandboxToken != "" {
+		fmt.Fprintf(stdout, "  QA console     %s/_sandbox/ui/proxy   (the sandbox's Contract proxy page, when the upstream is a sandbox)\n", strings.TrimRight(up.String(), "/"))
+	}
 	fmt.Fprintf(stdout, "  checked        %s\n  findings       one line each below; reports when stopped (SIGINT/SIGTERM)\n\n", checked)
 
 	select {

@@ -20,9 +20,9 @@ type recent struct {
 }
 
 type seenExchange struct {
-	At       time.Time
-	Exchange string
-	Findings []string
+	At       time.Time `json:"at"`
+	Exchange string    `json:"exchange"`
+	Findings []string  `json:"findings"`
 }
 
 func (r *recent) add(e seenExchange) {

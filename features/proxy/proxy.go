@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/partnersim/partnersim/simulator/hostcheck"
@@ -44,6 +45,14 @@ type Config struct {
 	Record bool
 	// Transport reaches the upstream and the receiver (nil: http.DefaultTransport's clone).
 	Transport http.RoundTripper
+	// SandboxToken, when the upstream is a sandbox, is its control-plane token: the proxy then
+	// reports its rules and recent exchanges to the sandbox (PUT /_sandbox/proxy-report) every
+	// ReportEvery (a second) something was checked, and once more when it closes, for the QA
+	// console's Contract proxy page. Keys and secrets are masked in the report.
+	SandboxToken string
+	ReportEvery  time.Duration
+	// Address is where the app calls the proxy, as the report names it.
+	Address string
 }
 
 // Proxy forwards and checks. Its handlers are API and Receiver.
@@ -66,6 +75,12 @@ type Proxy struct {
 	open      sync.RWMutex
 	closed    bool
 	answering sync.WaitGroup
+	// seen counts the exchanges checked or shed, so the report is sent only when it changed;
+	// stopReports and reported end the report loop (nil without a SandboxToken).
+	seen        atomic.Int64
+	stopReports chan struct{}
+	reported    chan struct{}
+	refused     atomic.Bool // the sandbox refused a report for good
 }
 
 // exchange is one request and its answer as the checks see them.
@@ -132,6 +147,13 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p.wg.Add(1)
 	go p.work()
+	if cfg.SandboxToken != "" {
+		if p.cfg.ReportEvery <= 0 {
+			p.cfg.ReportEvery = time.Second
+		}
+		p.stopReports, p.reported = make(chan struct{}), make(chan struct{})
+		go p.reportLoop(p.stopReports, p.reported)
+	}
 	return p, nil
 }
 
@@ -151,6 +173,13 @@ func (p *Proxy) Close() {
 		close(p.queue)
 		p.wg.Wait()
 		p.finish()
+		if p.stopReports != nil {
+			close(p.stopReports)
+			<-p.reported
+			if !p.refused.Load() {
+				p.sendReport(true)
+			}
+		}
 	})
 }
 
@@ -344,6 +373,7 @@ func (p *Proxy) enqueue(x *exchange) {
 	case p.queue <- x:
 	default:
 		p.book.shed.Add(1)
+		p.seen.Add(1)
 	}
 }
 
@@ -366,6 +396,7 @@ func (p *Proxy) work() {
 		}
 		e.Findings = p.book.since(before)
 		p.recent.add(e)
+		p.seen.Add(1)
 	}
 }
 

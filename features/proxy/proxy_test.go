@@ -15,7 +15,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/partnersim/partnersim/features/laws"
 	"github.com/partnersim/partnersim/features/proxy"
@@ -438,4 +440,97 @@ func TestAnAnswerStreamsThrough(t *testing.T) {
 	if rest, err := io.ReadAll(res.Body); err != nil || string(rest) != `]}` {
 		t.Errorf("expected the rest after, got %q, %v", rest, err)
 	}
+}
+
+// In front of a sandbox with its token, the proxy reports its rules and recent exchanges to
+// the sandbox's control plane while it runs and once more when it stops, keys masked: the QA
+// console's Contract proxy page shows that report.
+func TestTheProxyReportsToTheSandboxItFronts(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	u, _ := url.Parse(sb.URL)
+	p, err := proxy.New(proxy.Config{Upstream: u, Loopback: true, Checker: documents(t, sb.URL), SandboxToken: sandboxtest.DefaultToken,
+		ReportEvery: 5 * time.Millisecond, Address: "http://127.0.0.1:8081"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httptest.NewServer(p.API())
+	t.Cleanup(api.Close)
+	sandboxtest.Do(t, http.DefaultClient, http.MethodGet, api.URL+"/v1/users/?per_page=2", "", "", "x-api-key: "+harborKey)
+	// A report arrives while the proxy runs (polled: the report loop is the proxy's own).
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if r := sb.Control(t, "GET", "/_sandbox/proxy-report", ""); r.Status == http.StatusOK && strings.Contains(r.Body, "/v1/users/?per_page=2") {
+			if gjson.Get(r.Body, "final").Bool() {
+				t.Errorf("expected a report of a running proxy, got final: %s", r.Body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no report of the running proxy within 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	app(t, api.URL)
+	api.Close()
+	p.Close()
+	r := sb.MustControl(t, "GET", "/_sandbox/proxy-report", "")
+	j := gjson.Parse(r.Body)
+	if !j.Get("final").Bool() || j.Get("proxy").String() != "http://127.0.0.1:8081" {
+		t.Errorf("expected the final report of http://127.0.0.1:8081, got %s", clipped(r.Body))
+	}
+	rules := map[string]string{}
+	for _, rule := range j.Get("rules").Array() {
+		rules[rule.Get("id").String()] = rule.Get("status").String()
+	}
+	if len(rules) != len(p.Book().Results()) || rules[proxy.OpenAPI] != "passed" || rules[laws.PagesConsecutive] != "passed" || rules[proxy.App422] != "failed" {
+		t.Errorf("expected every rule with its state (openapi and pages passed, the app's 422 failed), got %v", rules)
+	}
+	if n := len(j.Get("recent").Array()); n == 0 || n > 50 {
+		t.Errorf("expected up to 50 recent exchanges, got %d", n)
+	}
+	if strings.Contains(r.Body, harborKey) || strings.Contains(r.Body, "whsec_") && !strings.Contains(r.Body, "whsec_…") {
+		t.Errorf("a key or a secret in clear in the report: %s", clipped(r.Body))
+	}
+}
+
+// In front of a deployment without a sandbox's control plane the proxy says once that it does
+// not report, and goes on forwarding and checking.
+func TestTheProxyDoesNotReportToADeployment(t *testing.T) {
+	var puts atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			puts.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"detail":"Not Found"}`)
+	}))
+	t.Cleanup(up.Close)
+	u, _ := url.Parse(up.URL)
+	live := &syncBuffer{}
+	p, err := proxy.New(proxy.Config{Upstream: u, Loopback: true, Live: live, SandboxToken: "t", ReportEvery: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httptest.NewServer(p.API())
+	t.Cleanup(api.Close)
+	for range 5 {
+		sandboxtest.Do(t, http.DefaultClient, http.MethodGet, api.URL+"/v1/nowhere", "", "")
+	}
+	for deadline := time.Now().Add(10 * time.Second); puts.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no report tried within 10 s")
+		}
+	}
+	api.Close()
+	p.Close()
+	if n := strings.Count(live.String(), "not reporting to the QA console: the upstream has no sandbox control plane"); n != 1 || puts.Load() != 1 {
+		t.Errorf("expected one try and one line saying so, got %d tries and:\n%s", puts.Load(), live.String())
+	}
+}
+
+func clipped(s string) string {
+	if len(s) > 600 {
+		return s[:600] + "…"
+	}
+	return s
 }

@@ -63,6 +63,11 @@ type jsonReport struct {
 	Failed            int          `json:"failed"`
 	Skipped           int          `json:"not_observed"`
 	Rules             []jsonResult `json:"rules"`
+	// Proxy, Final and Recent are the report a proxy sends the sandbox it fronts (sandbox.go):
+	// where the app calls it, whether it has stopped, and its last exchanges, newest first.
+	Proxy  string         `json:"proxy,omitempty"`
+	Final  bool           `json:"final,omitempty"`
+	Recent []seenExchange `json:"recent,omitempty"`
 }
 
 type jsonResult struct {
@@ -73,6 +78,13 @@ type jsonResult struct {
 
 // WriteJSON writes every rule's outcome as JSON.
 func (b *Book) WriteJSON(w io.Writer, now time.Time) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(b.jsonReport(now))
+}
+
+// jsonReport is every rule's outcome, as WriteJSON writes it.
+func (b *Book) jsonReport(now time.Time) jsonReport {
 	rep := jsonReport{Started: b.start.UTC(), Stopped: now.UTC()}
 	rep.Unchecked, rep.UncheckedDocument = b.Unchecked()
 	for _, r := range b.Results() {
@@ -88,9 +100,7 @@ func (b *Book) WriteJSON(w io.Writer, now time.Time) error {
 		}
 		rep.Rules = append(rep.Rules, j)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	return rep
 }
 
 // WriteSARIF writes the findings as SARIF 2.1.0: one rule per rule, one result per kept

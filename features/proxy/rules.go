@@ -21,11 +21,11 @@ const (
 
 // Rule is one thing the proxy checks.
 type Rule struct {
-	ID   string
-	Kind Kind
-	Says string
+	ID   string `json:"id"`
+	Kind Kind   `json:"kind"`
+	Says string `json:"says"`
 	// Needs says what traffic exercises the rule, for a report's "not observed".
-	Needs string
+	Needs string `json:"needs"`
 }
 
 // The proxy's own rules' ids (the laws' are features/laws').

@@ -470,3 +470,46 @@ func TestRedeliverOneDeliveryGoesToItsSubscriptionOnly(t *testing.T) {
 	assert.Equal(t, 404, gone.Status, gone.Body)
 	assert.Contains(t, gone.Body, "no longer enabled")
 }
+
+// A contract proxy reports to the control plane; the sandbox keeps the latest report, bounded,
+// with keys and secrets masked, and answers it to the token only.
+func TestProxyReportIsKeptBoundedAndMasked(t *testing.T) {
+	a := MustServe(t)
+	assert.Equal(t, http.StatusNotFound, a.Control(t, "GET", "/_sandbox/proxy-report", "").Status, "no report yet")
+
+	var findings, recent []string
+	for i := range 12 {
+		findings = append(findings, fmt.Sprintf(`{"exchange":"GET /v1/users/ → 200","detail":"finding %d with %s"}`, i, keyAll))
+	}
+	for i := range 150 {
+		recent = append(recent, fmt.Sprintf(`{"at":"2026-11-28T18:00:%02dZ","exchange":"GET /v1/users/?n=%d → 200","findings":[]}`, i%60, i))
+	}
+	long := strings.Repeat("é", 2000)
+	body := `{"proxy":"http://127.0.0.1:8081","final":false,"unchecked_exchanges":3,"exchanges_unchecked_against_the_document":5,
+		"rules":[{"id":"openapi","kind":"violation","says":"` + long + `","status":"failed","observed":7,"failed":2,
+		"findings":[` + strings.Join(findings, ",") + `]},
+		{"id":"lint.app-422","kind":"lint","says":"s","status":"not observed","observed":0,"failed":0,"findings":[{"exchange":"POST /hooks → 200","detail":"signed with whsec_abcdefghijklmnop"}]}],
+		"recent":[` + strings.Join(recent, ",") + `]}`
+	a.MustControl(t, "PUT", "/_sandbox/proxy-report", body)
+
+	got := a.MustControl(t, "GET", "/_sandbox/proxy-report", "")
+	assert.NotContains(t, got.Body, keyAll, "an API key kept in clear")
+	assert.NotContains(t, got.Body, "whsec_abcdefghijklmnop", "a signing secret kept in clear")
+	assert.Contains(t, got.Body, `GET /v1/users/ → 200: finding 0 with sbx_…`)
+	assert.Equal(t, int64(8), got.JSON("rules.0.findings.#").Int(), "findings kept of a rule")
+	assert.Equal(t, int64(100), got.JSON("recent.#").Int(), "recent exchanges kept")
+	assert.LessOrEqual(t, len(got.JSON("rules.0.says").String()), 1024+len("…"), "a text cut to its bound")
+	assert.True(t, strings.HasSuffix(got.JSON("rules.0.says").String(), "é…"), "cut on a character's edge")
+	assert.Equal(t, int64(5), got.JSON("exchanges_unchecked_against_the_document").Int())
+	assert.NotEmpty(t, got.JSON("reported_at").String())
+
+	// The next report replaces it; a bad one changes nothing; the token is required.
+	a.MustControl(t, "PUT", "/_sandbox/proxy-report", `{"proxy":"p2","final":true,"unchecked_exchanges":0,"exchanges_unchecked_against_the_document":0,"rules":[],"started":"2026-11-28T18:00:00Z"}`)
+	bad := a.Control(t, "PUT", "/_sandbox/proxy-report", `{"proxy":"p3","final":true,"unchecked_exchanges":-1,"exchanges_unchecked_against_the_document":0,"rules":[{"id":"x","kind":"other"}]}`)
+	require.Equal(t, http.StatusUnprocessableEntity, bad.Status, bad.Body)
+	got = a.MustControl(t, "GET", "/_sandbox/proxy-report", "")
+	assert.Equal(t, "p2", got.JSON("proxy").String())
+	assert.True(t, got.JSON("final").Bool())
+	assert.Equal(t, http.StatusUnauthorized, a.Call(t, "GET", "/_sandbox/proxy-report", "").Status, "without the token")
+	assert.Equal(t, http.StatusUnauthorized, a.Call(t, "PUT", "/_sandbox/proxy-report", `{}`, "Content-Type: application/json").Status, "without the token")
+}

@@ -86,6 +86,8 @@ func (s *Server) addRoutes() {
 	s.handle(http.MethodGet, c+"/faults", handleFaults(s.faults, b), t)
 	s.handle(http.MethodPut, c+"/faults", handleFaults(s.faults, b), t)
 	s.handle(http.MethodPut, c+"/rate-limit", handleSetRateLimit(s.faults, b), t)
+	s.handle(http.MethodPut, c+"/proxy-report", handleProxyReport(s.proxies, b), t)
+	s.handle(http.MethodGet, c+"/proxy-report", handleProxyReport(s.proxies, b), t)
 	s.handle(http.MethodPost, c+"/snapshots/:name", handleSnapshot(d.Sandbox, false), t)
 	s.handle(http.MethodPost, c+"/snapshots/:name/restore", handleSnapshot(d.Sandbox, true), t)
 	// The reads the QA console asked for, after the writes: a 405's Allow lists a path's

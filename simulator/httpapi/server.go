@@ -80,6 +80,7 @@ type Server struct {
 	clock   *simulator.Clock
 	journal *journal
 	faults  *faults
+	proxies *proxyReports
 	reader  *bodyReader
 	// throttle counts failed sandbox-token checks per client address (decisions D18).
 	throttle *surface.TokenThrottle
@@ -107,7 +108,7 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{e: e, log: log, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{},
+	s := &Server{e: e, log: log, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{}, proxies: &proxyReports{},
 		reader: newBodyReader(cfg.MaxBodyBytes), throttle: surface.NewTokenThrottle(nil)}
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
 	if len(cfg.TrustedProxies) > 0 {

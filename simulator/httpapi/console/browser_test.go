@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/partnersim/partnersim/features/proxy"
 	"github.com/partnersim/partnersim/internal/sandboxtest"
 	"github.com/partnersim/partnersim/simulator/sandbox"
 )
@@ -543,4 +545,40 @@ func TestBrowserShowsEachInstitutionsClock(t *testing.T) {
 	tb.open("/_sandbox/ui/institutions/ins_harbor")
 	tb.waitFor("another institution's page", `document.querySelector('#institution-clock') !== null`)
 	assert(t, !strings.Contains(tb.text("#institution-clock"), "ahead"), "Harbor keeps the process-wide clock: %q", tb.text("#institution-clock"))
+}
+
+// A contract proxy in front of the sandbox reports to its control plane; the console's Contract
+// proxy page lists the rules and the recent exchanges, an exchange made while it is open
+// appears without a reload, and the page asks only the sandbox (never the proxy) for anything.
+func TestBrowserContractProxyPage(t *testing.T) {
+	sb := sandboxtest.MustServe(t)
+	tb := openTab(t, sb)
+	tb.signIn()
+	tb.open("/_sandbox/ui/proxy")
+	tb.do("the page before any proxy", chromedp.WaitVisible(chromedp.CSS("#proxy-none")))
+	assert(t, strings.Contains(tb.text("#proxy-none"), "No contract proxy has reported"), "the empty page says what to do: %q", tb.text("#proxy-none"))
+
+	u, _ := url.Parse(sb.URL)
+	p, err := proxy.New(proxy.Config{Upstream: u, Loopback: true, SandboxToken: sb.SB.Token, ReportEvery: 20 * time.Millisecond, Address: "http://127.0.0.1:8081"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(p.API())
+	t.Cleanup(func() { front.Close(); p.Close() })
+	call := func(path string) {
+		sandboxtest.Do(t, http.DefaultClient, http.MethodGet, front.URL+path, "", "", "x-api-key: "+harborKey)
+	}
+	call("/v1/users/?per_page=2")
+	call("/v1/users/?per_page=0") // the app's own 422: its lint
+
+	tb.waitFor("the report on the page (live)", `document.querySelector('#proxy-rules tr[data-rule="lint.app-422"]') !== null`)
+	assert(t, strings.Contains(tb.text("#proxy-status"), "http://127.0.0.1:8081"), "the proxy named: %q", tb.text("#proxy-status"))
+	assert(t, strings.Contains(tb.text(`#proxy-rules tr[data-rule="lint.app-422"]`), "failed"), "the app's 422 failed: %q", tb.text(`#proxy-rules tr[data-rule="lint.app-422"]`))
+	assert(t, strings.Contains(tb.text(`#proxy-rules tr[data-rule="shape.error-body"]`), "passed"), "the error shape held: %q", tb.text(`#proxy-rules tr[data-rule="shape.error-body"]`))
+	assert(t, strings.Contains(tb.text("#proxy-recent"), "GET /v1/users/?per_page=0 → 422"), "the recent exchanges: %q", tb.text("#proxy-recent"))
+	tb.shot("console-proxy")
+
+	call("/v1/orders/?per_page=3")
+	tb.waitFor("a new exchange without a reload", `document.querySelector('#proxy-recent').textContent.includes('/v1/orders/?per_page=3')`)
+	assert(t, !strings.Contains(tb.text("body"), harborKey), "a key's plaintext is never shown")
 }

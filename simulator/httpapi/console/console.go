@@ -29,8 +29,8 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 // Traffic is what the console needs of the HTTP server it is mounted on: the request journal,
-// the injected faults and the rate limit the server keeps (httpapi.Server, which the sandbox
-// hands it). None of them fails.
+// the injected faults, the rate limit and the contract proxy's latest report the server keeps
+// (httpapi.Server, which the sandbox hands it). None of them fails.
 type Traffic interface {
 	// Requests returns up to n journal entries, newest first.
 	Requests(n int) []surface.JournalEntry
@@ -42,6 +42,9 @@ type Traffic interface {
 	RateLimit() (rps float64, burst int)
 	// SetRateLimit sets the per-key rate limit; 0 switches it off.
 	SetRateLimit(rps float64, burst int)
+	// ProxyReport returns the latest report of a contract proxy in front of the sandbox, if
+	// one has reported.
+	ProxyReport() (surface.ProxyReport, bool)
 }
 
 // Config is what the console runs on.

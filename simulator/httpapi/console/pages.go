@@ -37,11 +37,13 @@ func (c *Console) routes() {
 	c.page("requests", c.requests)
 	c.page("faults", c.faultsPage)
 	c.page("sandbox", c.sandboxPage)
+	c.page("proxy", c.proxyPage)
 	// Fragments the pages poll for live updates (static/console.js).
 	c.page("live/deliveries", c.deliveries)
 	c.page("live/clock", c.clock)
 	c.page("live/runs/{id}", c.run)
 	c.page("live/requests", c.requests)
+	c.page("live/proxy", c.proxyPage)
 	c.signedIn("", func(w http.ResponseWriter, r *http.Request, sess *session) {
 		c.render(w, r, http.StatusNotFound, "notfound", sess, nil)
 	})
@@ -625,6 +627,20 @@ func (c *Console) requests(r *http.Request) (loaded, error) {
 		Limit   int
 		Live    string
 	}{c.cfg.Traffic.Requests(limit), limit, Prefix + "live/requests?limit=" + strconv.Itoa(limit)}}, nil
+}
+
+// proxyPage shows what a contract proxy in front of this sandbox last reported (PUT
+// /_sandbox/proxy-report): its rules and recent exchanges.
+func (c *Console) proxyPage(r *http.Request) (loaded, error) {
+	var report *surface.ProxyReport
+	if rep, ok := c.cfg.Traffic.ProxyReport(); ok {
+		report = &rep
+	}
+	return loaded{"proxy", "Contract proxy", "report", struct {
+		Report   *surface.ProxyReport
+		Live     string
+		Upstream string
+	}{report, Prefix + "live/proxy", "http://" + r.Host}}, nil
 }
 
 func (c *Console) faultsPage(r *http.Request) (loaded, error) {

@@ -1,5 +1,10 @@
 package surface
 
+import (
+	"regexp"
+	"strings"
+)
+
 // JournalEntry is one request of the server's journal (GET /_sandbox/requests).
 type JournalEntry struct {
 	At        string  `json:"at"`
@@ -22,4 +27,61 @@ type FaultRule struct {
 	LatencyMS   int     `json:"latency_ms,omitempty"`
 	Status      int     `json:"status,omitempty"`
 	Probability float64 `json:"probability"`
+}
+
+// ProxyReport is what a contract proxy (`partnersim proxy`) in front of this sandbox last
+// reported of its rules and recent exchanges (PUT /_sandbox/proxy-report), for the console's
+// Contract proxy page. The sandbox keeps the latest one only, bounded (MaxProxyRules,
+// MaxProxyRecent, MaxProxyFindings, MaxProxyText), with secrets masked (MaskSecrets).
+type ProxyReport struct {
+	// ReportedAt is when the sandbox took the report (its own clock, not the proxy's).
+	ReportedAt string `json:"reported_at"`
+	// Proxy is the address the app calls the proxy at; Final says the proxy has stopped.
+	Proxy string `json:"proxy"`
+	Final bool   `json:"final"`
+	// Unchecked and UncheckedDocument count exchanges forwarded without any check, and without
+	// the document's, because the checks had fallen behind.
+	Unchecked         int64           `json:"unchecked_exchanges"`
+	UncheckedDocument int64           `json:"exchanges_unchecked_against_the_document"`
+	Rules             []ProxyRule     `json:"rules"`
+	Recent            []ProxyExchange `json:"recent"`
+}
+
+// ProxyRule is one rule's state in a ProxyReport.
+type ProxyRule struct {
+	ID       string   `json:"id"`
+	Kind     string   `json:"kind"`   // violation (the deployment's) or lint (the app's)
+	Says     string   `json:"says"`   // what the rule holds
+	Status   string   `json:"status"` // passed, failed or not observed
+	Observed int      `json:"observed"`
+	Failed   int      `json:"failed"`
+	Findings []string `json:"findings"` // the first few, newest last
+}
+
+// ProxyExchange is one recent exchange in a ProxyReport: "GET /v1/users/?… → 200" and what it
+// broke.
+type ProxyExchange struct {
+	At       string   `json:"at"`
+	Exchange string   `json:"exchange"`
+	Findings []string `json:"findings"`
+}
+
+// The bounds of a ProxyReport (decisions D17): the sandbox keeps the first MaxProxyRules rules,
+// MaxProxyRecent exchanges and MaxProxyFindings findings of each, texts cut to MaxProxyText
+// bytes; a body is bounded as every control-plane body is.
+const (
+	MaxProxyRules    = 64
+	MaxProxyRecent   = 100
+	MaxProxyFindings = 8
+	MaxProxyText     = 1024
+)
+
+// secretLike matches what a report must never show in clear: API keys (sbx_…) and signing
+// secrets (whsec_…).
+var secretLike = regexp.MustCompile(`\b(sbx|whsec)_[A-Za-z0-9_\-]{4,}`)
+
+// MaskSecrets replaces every API key and signing secret in s by its prefix and "…" (the
+// proxy masks them before it reports; the sandbox masks again before it keeps a report).
+func MaskSecrets(s string) string {
+	return secretLike.ReplaceAllStringFunc(s, func(m string) string { return m[:strings.IndexByte(m, '_')+1] + "…" })
 }
