@@ -85,7 +85,14 @@ func startShardCluster(t testing.TB, layout []shard) *shardCluster {
 	conf, err := exec.Command(bin, "shard-map", "--nginx", "--map", sc.mapFile, "--fixtures", sc.set, "--listen", ports[len(layout)]).Output()
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "partnersim.conf"), conf, 0o644))
+	// As root nginx runs its worker as nobody, who cannot enter the test's directory (0700) for
+	// its temporary files: keep the worker root there.
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;"
+	}
 	main := fmt.Sprintf(`daemon off;
+%[2]s
 worker_processes 1;
 pid %[1]s/nginx.pid;
 error_log %[1]s/error.log error;
@@ -99,7 +106,7 @@ http {
     scgi_temp_path %[1]s/scgi;
     include %[1]s/partnersim.conf;
 }
-`, dir)
+`, dir, user)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(main), 0o644))
 	cmd := exec.Command(nginx, "-e", filepath.Join(dir, "error.log"), "-p", dir, "-c", filepath.Join(dir, "nginx.conf"))
 	require.NoError(t, cmd.Start())
