@@ -130,7 +130,44 @@ func TestChartShards(t *testing.T) {
 	for _, s := range byKind(docs, "Service") {
 		services[dig(s, "metadata", "name").(string)] = dig(s, "spec", "selector", "partnersim.dev/shard")
 	}
-	require.Equal(t, map[string]any{"lint-a": "a", "lint-b": "b", "lint-shards": nil}, services)
+	require.Equal(t, map[string]any{"lint-a": "a", "lint-b": "b", "lint-shards": nil, "lint": nil}, services)
+}
+
+// Sharded, the release's own Service is the router's, and the router's configuration is what
+// `partnersim shard-map --nginx` writes from the chart's shard map: the init container's own
+// arguments, run by the real binary, route each institution to its shard's Service.
+func TestChartRouter(t *testing.T) {
+	docs, errs := helmTemplate(t, "-f", chart+"/ci/sharded-values.yaml")
+	require.Empty(t, errs)
+	var router map[string]any
+	for _, d := range byKind(docs, "Deployment") {
+		if dig(d, "metadata", "name") == "lint-router" {
+			router = d
+		}
+	}
+	require.NotNil(t, router)
+	for _, s := range byKind(docs, "Service") {
+		if dig(s, "metadata", "name") == "lint" {
+			require.Equal(t, dig(router, "spec", "template", "metadata", "labels"), dig(s, "spec", "selector"))
+		}
+	}
+	maps := byKind(docs, "ConfigMap")
+	require.Len(t, maps, 1)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "shards.json"), []byte(dig(maps[0], "data", "shards.json").(string)), 0o644))
+	init := dig(router, "spec", "template", "spec", "initContainers", 0)
+	var args []string
+	for _, a := range dig(init, "args").([]any) {
+		a := strings.NewReplacer("/etc/partnersim", dir, "/etc/nginx/conf.d", dir).Replace(a.(string))
+		args = append(args, a)
+	}
+	out, err := exec.Command(partnersim(t)+"/partnersim", args...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	conf, err := os.ReadFile(filepath.Join(dir, "default.conf"))
+	require.NoError(t, err)
+	for _, want := range []string{"server lint-a:8080 ", "server lint-b:8080 ", "listen 0.0.0.0:8080", `"ins_harbor" a;`, `"ins_prairie" b;`} {
+		require.Contains(t, string(conf), want)
+	}
 }
 
 // Each shard the chart renders starts: the real binary, given the StatefulSet's own arguments

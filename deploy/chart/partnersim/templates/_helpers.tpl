@@ -49,3 +49,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 partnersim.dev/shard: {{ $shard.name }}
 {{- end -}}
 {{- end -}}
+
+{{/* The router's pod labels: a name of its own, so that no shard's Service selects it. */}}
+{{- define "partnersim.routerSelector" -}}
+app.kubernetes.io/name: partnersim-router
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
