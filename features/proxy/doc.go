@@ -5,7 +5,9 @@
 // partner's side: the 307s, 422s, walks, retries, scopes and polling its app causes. In front of
 // the partner's webhook receiver it verifies each delivery's signature, body and answer. It
 // reports a live line per finding and, when stopped, JUnit, JSON and SARIF with one testcase
-// per rule. With Config.Record it writes the users and orders it saw as a fixture set.
+// per rule. With Config.Record it writes the users and orders it saw as a fixture set. In front
+// of a sandbox, with its token (Config.SandboxToken), it reports its rules and recent exchanges
+// to the sandbox's control plane for the QA console's Contract proxy page (sandbox.go).
 //
 // It is black-box like the suite: it must never import the simulator (simulator/...) beyond
 // the published documents (simulator/openapi), their checker (simulator/openapi/check) and the
