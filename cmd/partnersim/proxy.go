@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tidwall/gjson"
 
 	"github.com/partnersim/partnersim/features/proxy"
 	"github.com/partnersim/partnersim/simulator/openapi/check"
@@ -94,6 +95,9 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 		PollInterval: cfg.PollInterval, Live: stdout, Record: cfg.Record != "", SandboxToken: cfg.SandboxToken}
 	if pc.SandboxToken == "" {
 		pc.SandboxToken = fallbackToken(cfg.Upstream)
+	}
+	if pc.SandboxToken != "" && !servesControlPlane(ctx, up) {
+		pc.SandboxToken = "" // not a sandbox: its token never goes there
 	}
 	if cfg.Receiver != "" {
 		if pc.Receiver, err = url.Parse(cfg.Receiver); err != nil || pc.Receiver.Host == "" {
@@ -213,6 +217,24 @@ func proxyDocuments(ctx context.Context, up *url.URL, spec string) (*check.Check
 		return nil, "no document (the upstream serves no /openapi.json; pass --openapi FILE)", nil
 	}
 	return c, "against " + names, nil
+}
+
+// servesControlPlane says whether the upstream is a sandbox: it serves the control plane's
+// document (/_sandbox/openapi.json, which needs no token). Only a sandbox is sent the sandbox
+// token with the proxy's reports, so a token exported for a local sandbox never reaches a
+// staging deployment.
+func servesControlPlane(ctx context.Context, up *url.URL) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(up.String(), "/")+"/_sandbox/openapi.json", nil)
+	if err != nil {
+		return false
+	}
+	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(res.Body, 4<<20))
+	return res.StatusCode == http.StatusOK && gjson.GetBytes(b, "openapi").Exists()
 }
 
 // loopbackListener says whether a listener is on a loopback address only.

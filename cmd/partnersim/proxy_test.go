@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -197,4 +198,25 @@ func TestProxyAllowedHostRefusesEveryName(t *testing.T) {
 			assert.Contains(t, err.Error(), "--allowed-host", "--allowed-host %q", h)
 		}
 	}
+}
+
+// A sandbox token goes only to a sandbox: in front of an upstream that serves no control plane
+// the proxy sends no report, whatever token the environment holds (one exported for a local
+// sandbox must not reach a staging deployment).
+func TestProxySendsTheSandboxTokenOnlyToASandbox(t *testing.T) {
+	var tokens atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Sandbox-Token") != "" {
+			tokens.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Request-Id", "r1")
+		io.WriteString(w, `{"items":[]}`)
+	}))
+	t.Cleanup(up.Close)
+	p := startProxy(t, "--upstream", up.URL, "--openapi", "off", "--sandbox-token", "psim_a_local_sandbox_token")
+	get(t, p.url+"/v1/users/", "x-api-key: k")
+	require.NoError(t, p.stop())
+	assert.Zero(t, tokens.Load(), "the sandbox token was sent to an upstream that is no sandbox")
+	assert.NotContains(t, p.out.String(), "QA console", "the banner promised a console page")
 }

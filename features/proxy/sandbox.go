@@ -101,18 +101,18 @@ func (p *Proxy) sendReport(final bool) bool {
 		return true // the sandbox may be restarting: the next report tries again
 	}
 	res.Body.Close()
-	switch {
-	case res.StatusCode/100 == 2:
-		return true
-	case res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden:
-		if p.cfg.Live != nil {
-			why := "the upstream has no sandbox control plane"
-			if res.StatusCode != http.StatusNotFound {
-				why = "the sandbox refused the token (pass its --sandbox-token or PARTNERSIM_SANDBOX_TOKEN)"
-			}
-			fmt.Fprintf(p.cfg.Live, "partnersim proxy: not reporting to the QA console: %s (%s %s answered %d)\n", why, http.MethodPut, reportPath, res.StatusCode)
-		}
-		return false
+	if res.StatusCode < 400 || res.StatusCode >= 500 || res.StatusCode == http.StatusTooManyRequests {
+		return true // taken, or the sandbox is busy: the next report tries again
 	}
-	return true
+	if p.cfg.Live != nil {
+		why := "the sandbox refused the report"
+		switch res.StatusCode {
+		case http.StatusNotFound, http.StatusMethodNotAllowed:
+			why = "the upstream has no sandbox control plane"
+		case http.StatusUnauthorized, http.StatusForbidden:
+			why = "the sandbox refused the token (pass its --sandbox-token or PARTNERSIM_SANDBOX_TOKEN)"
+		}
+		fmt.Fprintf(p.cfg.Live, "partnersim proxy: not reporting to the QA console: %s (%s %s answered %d)\n", why, http.MethodPut, reportPath, res.StatusCode)
+	}
+	return false
 }
