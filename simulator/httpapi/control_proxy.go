@@ -61,8 +61,8 @@ func handleProxyReport(reports *proxyReports, reader *bodyReader) echo.HandlerFu
 					break
 				}
 				rule := surface.ProxyRule{ID: proxyText(o.Str("id")), Kind: o.Enum("kind", "violation", "lint"), Says: proxyText(o.Str("says")),
-					Status: o.Enum("status", "passed", "failed", "not observed"), Observed: o.Int("observed", validate.Ge(0)),
-					Failed: o.Int("failed", validate.Ge(0)), Findings: []string{}}
+					Status: o.Enum("status", "passed", "failed", "not observed"), Findings: []string{},
+					ProxyTally: surface.ProxyTally{Observed: o.Int("observed", validate.Ge(0)), Failed: o.Int("failed", validate.Ge(0))}}
 				for k, f := range objects(o, "findings") {
 					if k < surface.MaxProxyFindings {
 						rule.Findings = append(rule.Findings, proxyText(f.Str("exchange")+": "+f.Str("detail")))

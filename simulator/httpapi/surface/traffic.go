@@ -39,31 +39,9 @@ type ProxyReport struct {
 	// Proxy is the address the app calls the proxy at; Final says the proxy has stopped.
 	Proxy string `json:"proxy"`
 	Final bool   `json:"final"`
-	// Unchecked and UncheckedDocument count exchanges forwarded without any check, and without
-	// the document's, because the checks had fallen behind.
-	Unchecked         int64           `json:"unchecked_exchanges"`
-	UncheckedDocument int64           `json:"exchanges_unchecked_against_the_document"`
-	Rules             []ProxyRule     `json:"rules"`
-	Recent            []ProxyExchange `json:"recent"`
-}
-
-// ProxyRule is one rule's state in a ProxyReport.
-type ProxyRule struct {
-	ID       string   `json:"id"`
-	Kind     string   `json:"kind"`   // violation (the deployment's) or lint (the app's)
-	Says     string   `json:"says"`   // what the rule holds
-	Status   string   `json:"status"` // passed, failed or not observed
-	Observed int      `json:"observed"`
-	Failed   int      `json:"failed"`
-	Findings []string `json:"findings"` // the first few, newest last
-}
-
-// ProxyExchange is one recent exchange in a ProxyReport: "GET /v1/users/?… → 200" and what it
-// broke.
-type ProxyExchange struct {
-	At       string   `json:"at"`
-	Exchange string   `json:"exchange"`
-	Findings []string `json:"findings"`
+	ProxyUnchecked
+	Rules  []ProxyRule     `json:"rules"`
+	Recent []ProxyExchange `json:"recent"`
 }
 
 // The bounds of a ProxyReport (decisions D17): the sandbox keeps the first MaxProxyRules rules,
@@ -76,6 +54,29 @@ const (
 	MaxProxyText     = 1024
 )
 
+// ProxyUnchecked counts the exchanges a proxy forwarded without any check, and without the
+// document's, because its checks had fallen behind.
+type ProxyUnchecked struct {
+	Unchecked         int64 `json:"unchecked_exchanges"`
+	UncheckedDocument int64 `json:"exchanges_unchecked_against_the_document"`
+}
+
+// ProxyRule is one rule's state in a ProxyReport.
+type ProxyRule struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`   // violation (the deployment's) or lint (the app's)
+	Says   string `json:"says"`   // what the rule holds
+	Status string `json:"status"` // passed, failed or not observed
+	ProxyTally
+	Findings []string `json:"findings"` // the first few, newest last
+}
+
+// ProxyTally is how often a proxy saw a rule exercised, and broken.
+type ProxyTally struct {
+	Observed int `json:"observed"`
+	Failed   int `json:"failed"`
+}
+
 // secretLike matches what a report must never show in clear: API keys (sbx_…) and signing
 // secrets (whsec_…).
 var secretLike = regexp.MustCompile(`\b(sbx|whsec)_[A-Za-z0-9_\-]{4,}`)
@@ -84,4 +85,12 @@ var secretLike = regexp.MustCompile(`\b(sbx|whsec)_[A-Za-z0-9_\-]{4,}`)
 // proxy masks them before it reports; the sandbox masks again before it keeps a report).
 func MaskSecrets(s string) string {
 	return secretLike.ReplaceAllStringFunc(s, func(m string) string { return m[:strings.IndexByte(m, '_')+1] + "…" })
+}
+
+// ProxyExchange is one recent exchange in a ProxyReport: "GET /v1/users/?… → 200" and what it
+// broke.
+type ProxyExchange struct {
+	At       string   `json:"at"`
+	Exchange string   `json:"exchange"`
+	Findings []string `json:"findings"`
 }
