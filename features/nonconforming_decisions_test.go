@@ -74,6 +74,32 @@ func modifyingProxy(t *testing.T, sandboxURL string, modify func(*http.Response)
 
 var kycMove = regexp.MustCompile(`^/_sandbox/users/([^/]+)/kyc$`)
 
+// editUserDetail rewrites a Get User Detail answer (a 200 under /v1/users/) with edit, which
+// says whether it changed anything; any other answer, or one edit leaves, is returned as it was.
+func editUserDetail(r *http.Request, status int, body []byte, edit func(doc map[string]any) bool) (int, []byte) {
+	if !strings.HasPrefix(r.URL.Path, "/v1/users/") || status != http.StatusOK {
+		return status, body
+	}
+	var doc map[string]any
+	if json.Unmarshal(body, &doc) != nil || !edit(doc) {
+		return status, body
+	}
+	out, _ := json.Marshal(doc)
+	return status, out
+}
+
+// setApprovedAt sets each account's kyc_approved_at to what at returns for the one it has (nil
+// when it has none); at returns false to leave it.
+func setApprovedAt(doc map[string]any, at func(old any) (any, bool)) bool {
+	for _, a := range doc["accounts"].([]any) {
+		acct := a.(map[string]any)
+		if v, ok := at(acct["kyc_approved_at"]); ok {
+			acct["kyc_approved_at"] = v
+		}
+	}
+	return true
+}
+
 // restampApprovals is an implementation that sets kyc_approved_at on every move into approved,
 // not only the first: it remembers each user's last approval and shows it on the detail.
 func restampApprovals() breaker {
@@ -88,22 +114,10 @@ func restampApprovals() breaker {
 			last[m[1]] = time.Now().UTC().Add(time.Duration(n) * time.Minute).Format(time.RFC3339)
 			return status, body
 		}
-		if strings.HasPrefix(r.URL.Path, "/v1/users/") && status == http.StatusOK {
-			pid := strings.Trim(strings.TrimPrefix(r.URL.Path, "/v1/users/"), "/")
-			if at, ok := last[pid]; ok {
-				var doc map[string]any
-				if json.Unmarshal(body, &doc) == nil {
-					for _, a := range doc["accounts"].([]any) {
-						if acct := a.(map[string]any); acct["kyc_approved_at"] != nil {
-							acct["kyc_approved_at"] = at
-						}
-					}
-					out, _ := json.Marshal(doc)
-					return status, out
-				}
-			}
-		}
-		return status, body
+		at, ok := last[strings.Trim(strings.TrimPrefix(r.URL.Path, "/v1/users/"), "/")]
+		return editUserDetail(r, status, body, func(doc map[string]any) bool {
+			return ok && setApprovedAt(doc, func(old any) (any, bool) { return at, old != nil })
+		})
 	}
 }
 
@@ -111,20 +125,9 @@ func restampApprovals() breaker {
 // never been approved.
 func approvedAtTooEarly() breaker {
 	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if !strings.HasPrefix(r.URL.Path, "/v1/users/") || status != http.StatusOK {
-			return status, body
-		}
-		var doc map[string]any
-		if json.Unmarshal(body, &doc) != nil {
-			return status, body
-		}
-		for _, a := range doc["accounts"].([]any) {
-			if acct := a.(map[string]any); acct["kyc_approved_at"] == nil {
-				acct["kyc_approved_at"] = "2026-01-01T00:00:00Z"
-			}
-		}
-		out, _ := json.Marshal(doc)
-		return status, out
+		return editUserDetail(r, status, body, func(doc map[string]any) bool {
+			return setApprovedAt(doc, func(old any) (any, bool) { return "2026-01-01T00:00:00Z", old == nil })
+		})
 	}
 }
 
@@ -438,23 +441,13 @@ func recordsOnTheVirtualClock() breaker {
 			_ = json.Unmarshal(requestBody(r), &sent)
 			ahead += time.Duration(sent.Seconds) * time.Second
 		}
-		if ahead == 0 || !strings.HasPrefix(r.URL.Path, "/v1/users/") || status != http.StatusOK {
-			return status, body
-		}
-		var doc map[string]any
-		if json.Unmarshal(body, &doc) != nil {
-			return status, body
-		}
-		for _, a := range doc["accounts"].([]any) {
-			acct := a.(map[string]any)
-			if s, ok := acct["kyc_approved_at"].(string); ok {
-				if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-					acct["kyc_approved_at"] = t.Add(ahead).Format(time.RFC3339Nano)
-				}
-			}
-		}
-		out, _ := json.Marshal(doc)
-		return status, out
+		return editUserDetail(r, status, body, func(doc map[string]any) bool {
+			return ahead != 0 && setApprovedAt(doc, func(old any) (any, bool) {
+				s, _ := old.(string)
+				t, err := time.Parse(time.RFC3339Nano, s)
+				return t.Add(ahead).Format(time.RFC3339Nano), err == nil
+			})
+		})
 	}
 }
 
@@ -462,27 +455,21 @@ func recordsOnTheVirtualClock() breaker {
 // one point per day at midnight UTC, the last (today's) carrying the current value.
 func dailyAllTime() breaker {
 	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if !strings.HasPrefix(r.URL.Path, "/v1/users/") || status != http.StatusOK {
-			return status, body
-		}
-		var doc map[string]any
-		if json.Unmarshal(body, &doc) != nil {
-			return status, body
-		}
-		h, _ := doc["historical_market_value"].(map[string]any)
-		pts, _ := h["all_time"].([]any)
-		if len(pts) == 0 {
-			return status, body
-		}
-		last := pts[len(pts)-1].(map[string]any)
-		today := time.Now().UTC().Truncate(24 * time.Hour)
-		daily := make([]any, 0, len(pts)*30)
-		for d := len(pts)*30 - 1; d >= 0; d-- {
-			daily = append(daily, map[string]any{"as_of": today.AddDate(0, 0, -d).Format(time.RFC3339), "cost_basis": last["cost_basis"], "value": last["value"]})
-		}
-		h["all_time"] = daily
-		out, _ := json.Marshal(doc)
-		return status, out
+		return editUserDetail(r, status, body, func(doc map[string]any) bool {
+			h, _ := doc["historical_market_value"].(map[string]any)
+			pts, _ := h["all_time"].([]any)
+			if len(pts) == 0 {
+				return false
+			}
+			last := pts[len(pts)-1].(map[string]any)
+			today := time.Now().UTC().Truncate(24 * time.Hour)
+			daily := make([]any, 0, len(pts)*30)
+			for d := len(pts)*30 - 1; d >= 0; d-- {
+				daily = append(daily, map[string]any{"as_of": today.AddDate(0, 0, -d).Format(time.RFC3339), "cost_basis": last["cost_basis"], "value": last["value"]})
+			}
+			h["all_time"] = daily
+			return true
+		})
 	}
 }
 

@@ -104,17 +104,26 @@ func (b *bench) note(format string, args ...any) {
 	b.notes = append(b.notes, fmt.Sprintf(format, args...))
 }
 
-func (b *bench) run(ctx context.Context) error {
+// begin starts the clock of the log, makes the work folder and names the binary by its
+// absolute path, and returns the machine the figures are measured on.
+func (b *bench) begin() (loadtest.Machine, error) {
 	b.start = time.Now()
 	if err := os.MkdirAll(b.cfg.dir, 0o755); err != nil {
-		return err
+		return loadtest.Machine{}, err
 	}
 	bin, err := filepath.Abs(b.cfg.bin)
 	if err != nil {
-		return err
+		return loadtest.Machine{}, err
 	}
 	b.cfg.bin = bin
-	machine := loadtest.ThisMachine()
+	return loadtest.ThisMachine(), nil
+}
+
+func (b *bench) run(ctx context.Context) error {
+	machine, err := b.begin()
+	if err != nil {
+		return err
+	}
 	part := func(name string) bool { return b.cfg.only == "" || b.cfg.only == name }
 	if part("default") {
 		if err := b.defaultSet(ctx); err != nil {
@@ -486,24 +495,41 @@ func detailPath(platformID string) string {
 	return "/v1/users/" + url.PathEscape(platformID) + "/?user_account_id_type=platform"
 }
 
-// defaultSet measures the default fixtures: first start on an empty store (ready time), the
-// detail rows, RSS after them, and a restart's ready time.
-func (b *bench) defaultSet(ctx context.Context) error {
+// eachDefaultUser calls fn with each user of the default set's institution the load measures,
+// and returns the API key it measures with.
+func eachDefaultUser(fn func(simulator.User) error) (key string, err error) {
 	set, err := fixtures.Open(fixtures.Default())
 	if err != nil {
-		return err
+		return "", err
 	}
 	data, key, err := loadtest.FromSet(set, "")
 	if err != nil {
-		return err
+		return "", err
 	}
-	// The institution's users: those with a fixture-given history, the first with a generated
-	// one (funded) and the first unfunded (no value: an empty generated history).
-	var given, generated, unfunded []string
-	err = set.EachUser(func(u simulator.User) error {
+	return key, set.EachUser(func(u simulator.User) error {
 		if u.InstitutionID != data.InstitutionID {
 			return nil
 		}
+		return fn(u)
+	})
+}
+
+// serveDefault serves the default set from a new store (name.db in the work folder), built on
+// this first start; the log calls the process name.
+func (b *bench) serveDefault(ctx context.Context, name string) (db string, s *server, err error) {
+	db = filepath.Join(b.cfg.dir, name+".db")
+	os.Remove(db)
+	s, err = b.serve(ctx, db, "", name)
+	return db, s, err
+}
+
+// defaultSet measures the default fixtures: first start on an empty store (ready time), the
+// detail rows, RSS after them, and a restart's ready time.
+func (b *bench) defaultSet(ctx context.Context) error {
+	// The institution's users: those with a fixture-given history, the first with a generated
+	// one (funded) and the first unfunded (no value: an empty generated history).
+	var given, generated, unfunded []string
+	key, err := eachDefaultUser(func(u simulator.User) error {
 		switch {
 		case u.History != nil:
 			given = append(given, u.PlatformID)
@@ -517,9 +543,7 @@ func (b *bench) defaultSet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	db := filepath.Join(b.cfg.dir, "default.db")
-	os.Remove(db)
-	s, err := b.serve(ctx, db, "", "default")
+	db, s, err := b.serveDefault(ctx, "default")
 	if err != nil {
 		return err
 	}
@@ -558,17 +582,9 @@ func (b *bench) defaultSet(ctx context.Context) error {
 // driven by wrk through the proxy and directly (the ceiling columns), alternated, at 1
 // connection (p50 added ≤ 0.2 ms) and at 32 (≥ 0.7 × the direct req/s).
 func (b *bench) proxyRows(ctx context.Context) error {
-	set, err := fixtures.Open(fixtures.Default())
-	if err != nil {
-		return err
-	}
-	data, key, err := loadtest.FromSet(set, "")
-	if err != nil {
-		return err
-	}
 	var user string
-	err = set.EachUser(func(u simulator.User) error {
-		if user == "" && u.InstitutionID == data.InstitutionID && funded(u) {
+	key, err := eachDefaultUser(func(u simulator.User) error {
+		if user == "" && funded(u) {
 			user = u.PlatformID
 		}
 		return nil
@@ -576,9 +592,7 @@ func (b *bench) proxyRows(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	db := filepath.Join(b.cfg.dir, "proxy.db")
-	os.Remove(db)
-	s, err := b.serve(ctx, db, "", "proxy-upstream")
+	_, s, err := b.serveDefault(ctx, "proxy-upstream")
 	if err != nil {
 		return err
 	}

@@ -51,16 +51,10 @@ const (
 // scale builds and serves every size of users (ten orders each), largest last, and prints one
 // table and writes the chart.
 func (b *bench) scale(ctx context.Context, sizes []int, svgPath string) error {
-	b.start = time.Now()
-	if err := os.MkdirAll(b.cfg.dir, 0o755); err != nil {
-		return err
-	}
-	bin, err := filepath.Abs(b.cfg.bin)
+	machine, err := b.begin()
 	if err != nil {
 		return err
 	}
-	b.cfg.bin = bin
-	machine := loadtest.ThisMachine()
 	var ds []*decade
 	for _, n := range sizes {
 		d := &decade{users: n, orders: 10 * n, ratios: map[string]float64{}, gc: map[string]float64{}}
