@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -498,11 +499,7 @@ func detailPath(platformID string) string {
 // eachDefaultUser calls fn with each user of the default set's institution the load measures,
 // and returns the API key it measures with.
 func eachDefaultUser(fn func(simulator.User) error) (key string, err error) {
-	set, err := fixtures.Open(fixtures.Default())
-	if err != nil {
-		return "", err
-	}
-	data, key, err := loadtest.FromSet(set, "")
+	set, data, key, err := openForLoad(fixtures.Default())
 	if err != nil {
 		return "", err
 	}
@@ -512,6 +509,22 @@ func eachDefaultUser(fn func(simulator.User) error) (key string, err error) {
 		}
 		return fn(u)
 	})
+}
+
+// openForLoad opens and checks the set in fsys and returns what a load needs of it: the
+// institution's data and the API key.
+func openForLoad(fsys fs.FS) (*fixtures.Set, *loadtest.Data, string, error) {
+	set, err := fixtures.Open(fsys)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	data, key, err := loadtest.FromSet(set, "")
+	return set, data, key, err
+}
+
+// readyRow records how long a process took from its start to answering, against 500 ms.
+func (b *bench) readyRow(name string, ready time.Duration) {
+	b.rows = append(b.rows, row{name: name, conns: "–", detail: ms(ready), want: "≤ 500 ms", verdict: verdict(ready <= 500*time.Millisecond), load: loadavg()})
 }
 
 // serveDefault serves the default set from a new store (name.db in the work folder), built on
@@ -548,8 +561,7 @@ func (b *bench) defaultSet(ctx context.Context) error {
 		return err
 	}
 	b.logf("default set: first start (empty store) ready in %s", s.ready.Round(time.Millisecond))
-	b.rows = append(b.rows, row{name: "default set: ready after the first start (empty store)", conns: "–", detail: ms(s.ready),
-		want: "≤ 500 ms", verdict: verdict(s.ready <= 500*time.Millisecond), load: loadavg()})
+	b.readyRow("default set: ready after the first start (empty store)", s.ready)
 	defer func() { s.stop() }()
 	for _, id := range given {
 		if err := b.urlRow(ctx, s, key, detailPath(id), "Get User Detail, default set, fixture-given history", id, 0.75, 0.10, true); err != nil {
@@ -573,8 +585,7 @@ func (b *bench) defaultSet(ctx context.Context) error {
 	if s, err = b.serve(ctx, db, "", "default-restart"); err != nil {
 		return err
 	}
-	b.rows = append(b.rows, row{name: "default set: ready after a restart", conns: "–", detail: ms(s.ready),
-		want: "≤ 500 ms", verdict: verdict(s.ready <= 500*time.Millisecond), load: loadavg()})
+	b.readyRow("default set: ready after a restart", s.ready)
 	return nil
 }
 
@@ -670,15 +681,10 @@ func (b *bench) largeSet(ctx context.Context, builds, rows, mix bool) error {
 	if err != nil {
 		return err
 	}
-	set, err := fixtures.Open(os.DirFS(dir))
+	_, data, key, err := openForLoad(os.DirFS(dir))
 	if err != nil {
 		return err
 	}
-	data, key, err := loadtest.FromSet(set, "")
-	if err != nil {
-		return err
-	}
-	set = nil
 	l := largeRun{dir: dir, db: filepath.Join(b.cfg.dir, "large.db"), key: key, data: data,
 		name: fmt.Sprintf("%dk users + %s orders", b.cfg.users/1000, shortCount(b.cfg.orders)),
 		// One user in the middle of the institution's creation order: a detail like any other.

@@ -115,15 +115,10 @@ func (b *bench) oneDecade(ctx context.Context, d *decade) error {
 	b.logf("%s: built in %s, CPU %s (%.1f s per million records), peak RSS %s, store %s", name, d.buildWall.Round(100*time.Millisecond),
 		d.buildCPU.Round(100*time.Millisecond), d.cpuPerMillion(), mib(d.peakRSS), mib(d.storeSize))
 
-	set, err := fixtures.Open(os.DirFS(dir))
+	_, data, key, err := openForLoad(os.DirFS(dir))
 	if err != nil {
 		return err
 	}
-	data, key, err := loadtest.FromSet(set, "")
-	if err != nil {
-		return err
-	}
-	set = nil
 	s, err := b.serve(ctx, db, dir, fmt.Sprintf("scale-%d", d.users))
 	if err != nil {
 		return err

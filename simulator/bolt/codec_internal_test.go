@@ -92,32 +92,34 @@ func (g recordGen) decimal() decimal.Decimal {
 	return decimal.New(g.r.Int64(), -int32(g.r.IntN(20)))
 }
 
+// list is up to n-1 values of next: nil one time in nilOneIn, otherwise a slice even when empty
+// (the codec keeps the difference, as JSON's null and [] do).
+func list[T any](g recordGen, nilOneIn, n int, next func() T) []T {
+	var s []T
+	if g.r.IntN(nilOneIn) > 0 {
+		s = []T{}
+	}
+	for range g.r.IntN(n) {
+		s = append(s, next())
+	}
+	return s
+}
+
 func (g recordGen) user() *simulator.User {
 	u := &simulator.User{PlatformID: g.str(), InstitutionID: g.str(), UserAccountID: g.str(), CreatedAt: g.time(),
 		Terms: simulator.Terms{AcceptedAt: g.time(), Version: g.str()}, LiveSessions: g.r.IntN(5) - 1}
-	if g.r.IntN(5) > 0 {
-		u.Accounts = []simulator.Account{}
-	}
-	for range g.r.IntN(4) {
+	u.Accounts = list(g, 5, 4, func() simulator.Account {
 		a := simulator.Account{Product: simulator.Product(g.str()), KYCStatus: simulator.KYCStatus(g.str()), KYCApprovedAt: g.timePtr(),
 			Cash: g.decimal(), Portfolio: g.str()}
-		if g.r.IntN(3) > 0 {
-			a.Holdings = []simulator.Holding{}
-		}
-		for range g.r.IntN(3) {
-			a.Holdings = append(a.Holdings, simulator.Holding{Symbol: g.str(), Quantity: g.decimal()})
-		}
-		u.Accounts = append(u.Accounts, a)
-	}
+		a.Holdings = list(g, 3, 3, func() simulator.Holding { return simulator.Holding{Symbol: g.str(), Quantity: g.decimal()} })
+		return a
+	})
 	if g.r.IntN(3) == 0 {
 		h := &simulator.History{}
 		for _, s := range h.Series() {
-			if g.r.IntN(4) > 0 {
-				*s = []simulator.ValuePoint{}
-			}
-			for range g.r.IntN(3) {
-				*s = append(*s, simulator.ValuePoint{AsOf: g.time(), CostBasis: simulator.Cents(g.r.Int64() - math.MaxInt64/2), Value: simulator.Cents(g.r.Int64N(1e9))})
-			}
+			*s = list(g, 4, 3, func() simulator.ValuePoint {
+				return simulator.ValuePoint{AsOf: g.time(), CostBasis: simulator.Cents(g.r.Int64() - math.MaxInt64/2), Value: simulator.Cents(g.r.Int64N(1e9))}
+			})
 		}
 		u.History = h
 	}
@@ -130,12 +132,7 @@ func (g recordGen) member() *simulator.Member {
 		id := g.str()
 		m.DBPID = &id
 	}
-	if g.r.IntN(4) > 0 {
-		m.UserIDs = []string{}
-	}
-	for range g.r.IntN(3) {
-		m.UserIDs = append(m.UserIDs, g.str())
-	}
+	m.UserIDs = list(g, 4, 3, g.str)
 	return m
 }
 
@@ -150,12 +147,7 @@ func (g recordGen) transaction() *simulator.Transaction {
 	t := &simulator.Transaction{ID: g.str(), InstitutionID: g.str(), PlatformID: g.str(), UserAccountID: g.str(),
 		Product: simulator.Product(g.str()), Type: simulator.TransactionType(g.str()), Status: simulator.OrderStatus(g.str()),
 		Amount: g.decimal(), CreatedAt: g.time(), CompletedAt: g.timePtr()}
-	if g.r.IntN(4) > 0 {
-		t.OrderIDs = []string{}
-	}
-	for range g.r.IntN(4) {
-		t.OrderIDs = append(t.OrderIDs, g.str())
-	}
+	t.OrderIDs = list(g, 4, 4, g.str)
 	return t
 }
 
@@ -163,13 +155,10 @@ func (g recordGen) delivery() *simulator.Delivery {
 	d := &simulator.Delivery{ID: g.str(), EventID: g.str(), SubscriptionID: g.str(), InstitutionID: g.str(), URL: g.str(),
 		Body: json.RawMessage(`{"event_id":"evt_1","data":{"x":[1,2.5,"é"]}}`), Status: g.str(), NextAttemptAt: g.time(),
 		Error: g.str(), CreatedAt: g.time()}
-	if g.r.IntN(4) > 0 {
-		d.Attempts = []simulator.Attempt{}
-	}
-	for range g.r.IntN(4) {
-		d.Attempts = append(d.Attempts, simulator.Attempt{At: g.time(), StatusCode: g.r.IntN(600), Error: g.str(),
-			LatencyMS: float64(g.r.IntN(1e6)) / 1000, ResponseBody: g.str(), Signature: g.str()})
-	}
+	d.Attempts = list(g, 4, 4, func() simulator.Attempt {
+		return simulator.Attempt{At: g.time(), StatusCode: g.r.IntN(600), Error: g.str(),
+			LatencyMS: float64(g.r.IntN(1e6)) / 1000, ResponseBody: g.str(), Signature: g.str()}
+	})
 	return d
 }
 
