@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +75,17 @@ func modifyingProxy(t *testing.T, sandboxURL string, modify func(*http.Response)
 
 var kycMove = regexp.MustCompile(`^/_sandbox/users/([^/]+)/kyc$`)
 
+// answering is a breaker that answers status and body in place of the sandbox's answer wherever
+// when holds of the request and that answer, and passes every other answer on.
+func answering(status int, body string, when func(r *http.Request, status int, body []byte) bool) breaker {
+	return func(r *http.Request, st int, b []byte) (int, []byte) {
+		if when(r, st, b) {
+			return status, []byte(body)
+		}
+		return st, b
+	}
+}
+
 // editUserDetail rewrites a Get User Detail answer (a 200 under /v1/users/) with edit, which
 // says whether it changed anything; any other answer, or one edit leaves, is returned as it was.
 func editUserDetail(r *http.Request, status int, body []byte, edit func(doc map[string]any) bool) (int, []byte) {
@@ -134,12 +146,9 @@ func approvedAtTooEarly() breaker {
 // allowReapproval is an implementation whose state machine lets a closed account be approved
 // again: the sandbox's 409 for closed → approved becomes the 200 of a move.
 func allowReapproval() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if kycMove.MatchString(r.URL.Path) && status == http.StatusConflict && strings.Contains(string(body), "closed") {
-			return http.StatusOK, []byte(`{"product":"crypto","kyc_status":"approved"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{"product":"crypto","kyc_status":"approved"}`, func(r *http.Request, status int, body []byte) bool {
+		return kycMove.MatchString(r.URL.Path) && status == http.StatusConflict && strings.Contains(string(body), "closed")
+	})
 }
 
 var institutionPath = regexp.MustCompile(`^/_sandbox/institutions/([^/]+)$`)
@@ -164,55 +173,40 @@ func deliveriesOutliveTheirInstitution() breaker {
 
 // healthOnlyVersioned is an implementation that serves health only under its version prefix.
 func healthOnlyVersioned() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if r.URL.Path == "/health" {
-			return http.StatusNotFound, []byte(`{"detail":"Not Found"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusNotFound, `{"detail":"Not Found"}`, func(r *http.Request, status int, body []byte) bool {
+		return r.URL.Path == "/health"
+	})
 }
 
 // controlPlaneVersioned is an implementation that serves its control plane under the version
 // prefix too (/v1/_sandbox/…), where it asks for its token.
 func controlPlaneVersioned() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if strings.HasPrefix(r.URL.Path, "/v1/_sandbox/") {
-			return http.StatusUnauthorized, []byte(`{"detail":"Not authenticated"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusUnauthorized, `{"detail":"Not authenticated"}`, func(r *http.Request, status int, body []byte) bool {
+		return strings.HasPrefix(r.URL.Path, "/v1/_sandbox/")
+	})
 }
 
 // answerAnyHost is a sandbox without decisions D18's Host check: a request naming another
 // server is answered as any other (here, health's answer).
 func answerAnyHost() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if status == http.StatusMisdirectedRequest {
-			return http.StatusOK, []byte(`{"status":"ok"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{"status":"ok"}`, func(r *http.Request, status int, body []byte) bool {
+		return status == http.StatusMisdirectedRequest
+	})
 }
 
 // localhostSuffixAnswered is a sandbox whose Host check takes any name ending in "localhost"
 // for a loopback name (evillocalhost, localhost.evil.example) and refuses the rest.
 func localhostSuffixAnswered() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if status == http.StatusMisdirectedRequest && strings.Contains(strings.ToLower(r.Host), "localhost") {
-			return http.StatusOK, []byte(`{"status":"ok"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{"status":"ok"}`, func(r *http.Request, status int, body []byte) bool {
+		return status == http.StatusMisdirectedRequest && strings.Contains(strings.ToLower(r.Host), "localhost")
+	})
 }
 
 // keyBeforeHost is a sandbox that checks the key before the Host.
 func keyBeforeHost() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if status == http.StatusMisdirectedRequest && r.Header.Get("x-api-key") == "" && strings.Contains(r.URL.Path, "/users/") {
-			return http.StatusUnauthorized, []byte(`{"detail":"Not authenticated"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusUnauthorized, `{"detail":"Not authenticated"}`, func(r *http.Request, status int, body []byte) bool {
+		return status == http.StatusMisdirectedRequest && r.Header.Get("x-api-key") == "" && strings.Contains(r.URL.Path, "/users/")
+	})
 }
 
 // onlyBareLocalhost is a sandbox whose Host check knows localhost itself but not the names
@@ -233,46 +227,39 @@ func onlyBareLocalhost() breaker {
 // dnsNamesWithoutUnderscore is a control plane whose DNS overrides take RFC 1123 host names
 // only, refusing the underscore that decisions D18 allows.
 func dnsNamesWithoutUnderscore() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if r.URL.Path == "/_sandbox/dns" && bytes.Contains(requestBody(r), []byte("_")) {
-			return http.StatusBadRequest, []byte(`{"detail":"not a DNS host name"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusBadRequest, `{"detail":"not a DNS host name"}`, func(r *http.Request, status int, body []byte) bool {
+		return r.URL.Path == "/_sandbox/dns" && bytes.Contains(requestBody(r), []byte("_"))
+	})
 }
 
 // dnsAnyName is a control plane whose DNS overrides take any name and any number of addresses.
 func dnsAnyName() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if r.URL.Path == "/_sandbox/dns" && status == http.StatusBadRequest {
-			return http.StatusOK, []byte(`{}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{}`, func(r *http.Request, status int, body []byte) bool {
+		return r.URL.Path == "/_sandbox/dns" && status == http.StatusBadRequest
+	})
 }
 
 // embeddedNotJudged is a sandbox that judges a callback's IPv6 address by its own range only,
 // not by the IPv4 address a 6to4 or Teredo address embeds.
 func embeddedNotJudged() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		sent := requestBody(r)
-		if status == http.StatusBadRequest && r.URL.Path == "/v1/webhooks/subscriptions" && (bytes.Contains(sent, []byte("[2002:")) || bytes.Contains(sent, []byte("[2001:0:"))) {
-			return http.StatusCreated, []byte(`{"subscription_id":"sub_embedded","event_type":"kyc","url":"https://[2002::1]/hook","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`)
-		}
-		return status, body
-	}
+	return subscribesRefused("sub_embedded", "https://[2002::1]/hook", "[2002:", "[2001:0:")
 }
 
 // registryNotJudged is a sandbox whose callback rule knows only the ranges D8 lists, not the
 // special-purpose registries' newer blocks (3fff::/20, 5f00::/16, …).
 func registryNotJudged() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
+	return subscribesRefused("sub_registry", "https://[3fff::1]/hook", "[3fff:", "[5f00:")
+}
+
+// subscribesRefused is a sandbox that creates the subscription (id, to url) it refused with 400
+// when the body named an address starting with one of prefixes.
+func subscribesRefused(id, url string, prefixes ...string) breaker {
+	created := `{"subscription_id":"` + id + `","event_type":"kyc","url":"` + url + `","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`
+	return answering(http.StatusCreated, created, func(r *http.Request, status int, _ []byte) bool {
 		sent := requestBody(r)
-		if status == http.StatusBadRequest && r.URL.Path == "/v1/webhooks/subscriptions" && (bytes.Contains(sent, []byte("[3fff:")) || bytes.Contains(sent, []byte("[5f00:"))) {
-			return http.StatusCreated, []byte(`{"subscription_id":"sub_registry","event_type":"kyc","url":"https://[3fff::1]/hook","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`)
-		}
-		return status, body
-	}
+		return status == http.StatusBadRequest && r.URL.Path == "/v1/webhooks/subscriptions" &&
+			slices.ContainsFunc(prefixes, func(p string) bool { return bytes.Contains(sent, []byte(p)) })
+	})
 }
 
 // folderListed is a sandbox that lists the console's static folder.
@@ -285,33 +272,24 @@ func folderListed(res *http.Response) error {
 
 // dnsNumericNames is a control plane whose DNS overrides take names a URL parser reads as IPv4.
 func dnsNumericNames() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if r.URL.Path == "/_sandbox/dns" && status == http.StatusBadRequest && bytes.Contains(requestBody(r), []byte(`"127.1"`)) {
-			return http.StatusOK, []byte(`{}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{}`, func(r *http.Request, status int, body []byte) bool {
+		return r.URL.Path == "/_sandbox/dns" && status == http.StatusBadRequest && bytes.Contains(requestBody(r), []byte(`"127.1"`))
+	})
 }
 
 // embeddedNotJudgedAtTest is a sandbox that judges a callback's addresses at create but sends
 // a test event to wherever the host has come to resolve.
 func embeddedNotJudgedAtTest() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if status == http.StatusBadRequest && strings.HasSuffix(r.URL.Path, "/test") {
-			return http.StatusOK, []byte(`{"delivered":false,"event_id":"evt_embedded"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{"delivered":false,"event_id":"evt_embedded"}`, func(r *http.Request, status int, body []byte) bool {
+		return status == http.StatusBadRequest && strings.HasSuffix(r.URL.Path, "/test")
+	})
 }
 
 // controlBodiesUnbounded is a control plane that reads a body of any size.
 func controlBodiesUnbounded() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if strings.HasPrefix(r.URL.Path, "/_sandbox/") && status == http.StatusRequestEntityTooLarge {
-			return http.StatusOK, []byte(`{}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{}`, func(r *http.Request, status int, body []byte) bool {
+		return strings.HasPrefix(r.URL.Path, "/_sandbox/") && status == http.StatusRequestEntityTooLarge
+	})
 }
 
 // docsFramable is a sandbox whose docs may be framed by any page.
@@ -400,12 +378,9 @@ func sharedPrices(target string) func() breaker {
 
 // controlAnyHost is a sandbox whose Host check covers the partner API but not /_sandbox/.
 func controlAnyHost() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if status == http.StatusMisdirectedRequest && strings.HasPrefix(r.URL.Path, "/_sandbox/") {
-			return http.StatusOK, []byte(`{}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{}`, func(r *http.Request, status int, body []byte) bool {
+		return status == http.StatusMisdirectedRequest && strings.HasPrefix(r.URL.Path, "/_sandbox/")
+	})
 }
 
 // deleteEndsEveryPending is a sandbox whose subscription delete ends every pending delivery of
@@ -492,22 +467,16 @@ func allowOnEveryRoutingAnswer(res *http.Response) error {
 
 // finalNewlineNotFound is a sandbox whose routes match the exact path only.
 func finalNewlineNotFound() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if strings.HasSuffix(r.URL.Path, "\n") {
-			return http.StatusNotFound, []byte(`{"detail":"Not Found"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusNotFound, `{"detail":"Not Found"}`, func(r *http.Request, status int, body []byte) bool {
+		return strings.HasSuffix(r.URL.Path, "\n")
+	})
 }
 
 // docsSlashesNotFound is a sandbox that answers /docs// 404, its asset route taking it.
 func docsSlashesNotFound() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if strings.HasPrefix(r.URL.Path, "/docs/") && status == http.StatusTemporaryRedirect {
-			return http.StatusNotFound, []byte(`{"detail":"Not Found"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusNotFound, `{"detail":"Not Found"}`, func(r *http.Request, status int, body []byte) bool {
+		return strings.HasPrefix(r.URL.Path, "/docs/") && status == http.StatusTemporaryRedirect
+	})
 }
 
 // subscribing is whether r creates a subscription.
@@ -518,23 +487,17 @@ func subscribing(r *http.Request) bool {
 // handWrittenIDNA is an implementation with a partial UTS 46: it accepts the hosts the Bidi,
 // joiner and mapping rules refuse.
 func handWrittenIDNA() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if subscribing(r) && status == http.StatusUnprocessableEntity && bytes.Contains(body, []byte("invalid international domain name")) {
-			return http.StatusCreated, []byte(`{"subscription_id":"sub_x","event_type":"kyc","url":"https://x/","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusCreated, `{"subscription_id":"sub_x","event_type":"kyc","url":"https://x/","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`, func(r *http.Request, status int, body []byte) bool {
+		return subscribing(r) && status == http.StatusUnprocessableEntity && bytes.Contains(body, []byte("invalid international domain name"))
+	})
 }
 
 // surrogateEscaped is an implementation that lets a lone surrogate through and renders it
 // escaped where pydantic refuses it.
 func surrogateEscaped() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if subscribing(r) && bytes.Contains(body, []byte(`"string_unicode"`)) {
-			return http.StatusCreated, []byte(`{"subscription_id":"sub_x","event_type":"kyc","url":"https://1.2.3.4/\ud800","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusCreated, `{"subscription_id":"sub_x","event_type":"kyc","url":"https://1.2.3.4/\ud800","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`, func(r *http.Request, status int, body []byte) bool {
+		return subscribing(r) && bytes.Contains(body, []byte(`"string_unicode"`))
+	})
 }
 
 // oneRefusalSentence is an implementation that says "not a public address" for every address

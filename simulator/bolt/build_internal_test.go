@@ -97,9 +97,7 @@ func checkFile(t *testing.T, db *DB) {
 // key spooled twice refused. The store then takes ordinary writes.
 func TestBuiltFilePassesBboltCheck(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(t.TempDir(), "b.db"), simulator.NewClock(nil), nil)
-	require.NoError(t, err)
-	defer db.Close()
+	db := tempStore(t, nil)
 	b, err := db.NewBuilder(ctx)
 	require.NoError(t, err)
 	want := map[string]string{}

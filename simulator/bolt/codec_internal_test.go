@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -215,9 +214,7 @@ func FuzzRecordCodec(f *testing.F) {
 // a record rewritten by a change takes the binary form.
 func TestStoreWithJSONRecordsStillReads(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(t.TempDir(), "old.db"), simulator.NewClock(nil), nil)
-	require.NoError(t, err)
-	defer db.Close()
+	db := tempStore(t, nil)
 	l, err := db.NewLoader(ctx, true)
 	require.NoError(t, err)
 	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Prices: map[string]decimal.Decimal{"AAPL": decimal.New(19012, -2)}}))
