@@ -468,6 +468,97 @@ func (d *decoder) user(u *simulator.User) {
 	}
 }
 
+// userItem reads a user record of version 1 (after its version byte) as far as its list item
+// shows it (simulator.UserItem), without allocating: its institution and user_account_id (the
+// record's bytes), its total into it and its accounts appended to accounts, valued at prices in int64 cents
+// (simulator.CentsSum). Amounts are read from their stored coefficients; the fields no item
+// shows are stepped over, the history (the record's last field) not read at all. uaid is nil
+// when the item cannot be made so — an amount stored as text (beyond 18 digits), a value
+// beyond int64, a product or status it does not know, a malformed record — and the caller
+// decodes the whole user; accounts is then as it was given.
+func (d *decoder) userItem(it *simulator.UserItem, prices map[string]decimal.Decimal, accounts []simulator.AccountItem) (inst, uaid []byte, _ []simulator.AccountItem) {
+	given := accounts
+	d.raw(d.uvarint()) // platform id
+	inst = d.raw(d.uvarint())
+	uaid = d.raw(d.uvarint())
+	d.time()           // created_at
+	d.time()           // terms accepted_at
+	d.raw(d.uvarint()) // terms version
+	d.varint()         // live sessions
+	n := d.length()
+	var total simulator.CentsSum
+	for range max(n, 0) {
+		var a simulator.AccountItem
+		var ok bool
+		if a.Product, ok = known(d.raw(d.uvarint()), simulator.Products); !ok {
+			return nil, nil, given
+		}
+		if a.KYCStatus, ok = known(d.raw(d.uvarint()), simulator.KYCStatuses); !ok {
+			return nil, nil, given
+		}
+		if d.bool() {
+			at := d.time()
+			if a.ShowsApprovedAt = a.KYCStatus.ShowsApprovedAt(); a.ShowsApprovedAt {
+				a.ApprovedAt = at
+			}
+		}
+		var value simulator.CentsSum
+		c, exp, ok := d.smallDecimal()
+		if !ok {
+			return nil, nil, given
+		}
+		value.Add(c, exp)
+		for range max(d.length(), 0) {
+			symbol := d.raw(d.uvarint())
+			c, exp, ok := d.smallDecimal()
+			if !ok {
+				return nil, nil, given
+			}
+			value.AddHolding(c, exp, prices[string(symbol)]) // none: zero
+		}
+		d.raw(d.uvarint()) // portfolio
+		cents, ok := value.Cents()
+		if !ok {
+			return nil, nil, given
+		}
+		total.Add(int64(cents), -2)
+		a.Value = simulator.CentsAmount(cents)
+		accounts = append(accounts, a)
+	}
+	sum, ok := total.Cents()
+	if d.err != nil || !ok {
+		return nil, nil, given
+	}
+	it.Total = simulator.CentsAmount(sum)
+	return inst, uaid, accounts
+}
+
+// smallDecimal reads a decimal stored as coefficient and exponent (tag 0); ok is false for one
+// stored as text.
+func (d *decoder) smallDecimal() (c int64, exp int32, ok bool) {
+	tag := d.raw(1)
+	if len(tag) != 1 || tag[0] != 0 {
+		d.fail(errors.New("binary record: not a small decimal"))
+		return 0, 0, false
+	}
+	c, e := d.varint(), d.varint()
+	if e < math.MinInt32 || e > math.MaxInt32 {
+		d.fail(errors.New("binary record: bad exponent"))
+		return 0, 0, false
+	}
+	return c, int32(e), d.err == nil
+}
+
+// known returns the value of values that b spells, without allocating.
+func known[T ~string](b []byte, values []T) (T, bool) {
+	for _, v := range values {
+		if string(v) == string(b) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
 // givenHistories holds the fixture-given histories decoded (simulator.User.History), by their
 // stored bytes: a user with a given history is decoded on every detail, and its ~140 points
 // were a third of that request's CPU. Decoding is a pure function of the bytes, so a hit is

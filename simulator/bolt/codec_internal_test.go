@@ -381,3 +381,48 @@ func TestGivenHistoryDecodedOnce(t *testing.T) {
 	require.NotSame(t, a.History, c.History)
 	require.Equal(t, simulator.Cents(2), c.History.PastDay[0].Value)
 }
+
+// A list item read from a stored user (decoder.userItem) is the item of the user decoded
+// whole (User.Item) at the same prices — amounts of every size, known and unknown products
+// and statuses, absent prices — or it declines and the caller decodes the user whole.
+func TestUserItemMatchesWholeUser(t *testing.T) {
+	g := recordGen{rand.New(rand.NewPCG(34, 1))}
+	fast := 0
+	for i := range 5000 {
+		u := g.user()
+		for j := range u.Accounts {
+			if g.r.IntN(8) > 0 {
+				u.Accounts[j].Product = simulator.Products[g.r.IntN(len(simulator.Products))]
+				u.Accounts[j].KYCStatus = simulator.KYCStatuses[g.r.IntN(len(simulator.KYCStatuses))]
+			}
+		}
+		prices := map[string]decimal.Decimal{}
+		for _, s := range codecStrings {
+			if g.r.IntN(4) > 0 {
+				prices[s] = g.decimal()
+			}
+		}
+		raw, err := encodeRecord(u)
+		require.NoError(t, err)
+		var whole simulator.User
+		require.NoError(t, decodeRecord(raw, &whole))
+		want := whole.Item(prices, nil)
+
+		var got simulator.UserItem
+		d := decoder{b: raw[1:]}
+		kept := []simulator.AccountItem{{Product: "kept"}}
+		inst, uaid, accounts := d.userItem(&got, prices, kept)
+		if uaid == nil {
+			require.Equal(t, kept, accounts, "user %d: declined, the accounts as given", i)
+			continue
+		}
+		fast++
+		require.Equal(t, whole.InstitutionID, string(inst), "user %d", i)
+		got.UserAccountID, got.Accounts = string(uaid), accounts[1:]
+		if len(want.Accounts) == 0 {
+			want.Accounts = accounts[1:]
+		}
+		require.Equal(t, want, got, "user %d: %+v at %v", i, whole.Accounts, prices)
+	}
+	require.Greater(t, fast, 1000, "most users are read as items")
+}

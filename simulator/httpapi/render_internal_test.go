@@ -184,11 +184,11 @@ func TestRenderMatchesEncoder(t *testing.T) {
 
 	// The list page.
 	for i := range 200 {
-		page := &simulator.UserPage{Total: r.IntN(1000), Users: []*simulator.User{}}
+		page := &simulator.UserItemPage{Total: r.IntN(1000), Items: []simulator.UserItem{}}
 		var items []refUserItem
 		for range r.IntN(5) {
 			u, prices := randomUser(r)
-			page.Users, page.Prices = append(page.Users, u), prices
+			page.Items = append(page.Items, u.Item(prices, nil))
 			items = append(items, refItem(u, prices))
 		}
 		if items == nil {
