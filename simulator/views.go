@@ -143,6 +143,41 @@ type OrderPage struct {
 	Total  int
 }
 
+// OrderItemPage is one page of Get Order List as it is shown (OrderItem), and the count of
+// every match.
+type OrderItemPage struct {
+	Items []OrderItem
+	Total int
+}
+
+// OrderItem is an order as a list item shows it (spec §2.5): the order less its institution,
+// transaction and platform ids, its amounts as the store keeps them (Amount) — what the store
+// decodes of an order for a list page (Order.Item gives it from a whole order).
+type OrderItem struct {
+	ID, UserAccountID       string
+	Product                 Product
+	Side                    Side
+	Symbol                  string
+	Quantity, Notional, Fee Amount
+	Status                  OrderStatus
+	PlacedAt                time.Time
+	CompletedAt             time.Time // when HasCompletedAt
+	HasCompletedAt          bool
+	IsRecurringOrder        bool
+	RecurringOrderID        string
+}
+
+// Item returns the order as a list item shows it.
+func (o *Order) Item() OrderItem {
+	it := OrderItem{ID: o.ID, UserAccountID: o.UserAccountID, Product: o.Product, Side: o.Side, Symbol: o.Symbol,
+		Quantity: AmountOf(o.Quantity), Notional: AmountOf(o.Notional), Fee: AmountOf(o.Fee), Status: o.Status,
+		PlacedAt: o.PlacedAt, HasCompletedAt: o.CompletedAt != nil, IsRecurringOrder: o.IsRecurringOrder, RecurringOrderID: o.RecurringOrderID}
+	if it.HasCompletedAt {
+		it.CompletedAt = *o.CompletedAt
+	}
+	return it
+}
+
 // OrderRequest places one buy or sell (a transaction of one order): a dollar order gives
 // Notional, a share order Quantity.
 type OrderRequest struct {

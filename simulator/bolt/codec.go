@@ -615,6 +615,41 @@ func (d *decoder) order(o *simulator.Order) {
 		PlacedAt: d.time(), CompletedAt: d.timePtr(), IsRecurringOrder: d.bool(), RecurringOrderID: d.str(), ByNotional: d.bool()}
 }
 
+// orderItem reads an order record of version 1 (after its version byte, shared) as its list
+// item shows it, and returns its institution: decoder.order less the fields no item shows, its
+// amounts as stored (a decimal only for one stored as text, beyond 18 digits).
+func (d *decoder) orderItem(o *simulator.OrderItem) (instID string) {
+	o.ID = d.str()
+	instID = d.str()
+	d.raw(d.uvarint()) // transaction id
+	d.raw(d.uvarint()) // platform id
+	o.UserAccountID, o.Product, o.Side, o.Symbol = d.str(), simulator.Product(d.str()), simulator.Side(d.str()), d.str()
+	o.Quantity, o.Notional, o.Fee = d.amount(), d.amount(), d.amount()
+	o.Status, o.PlacedAt = simulator.OrderStatus(d.str()), d.time()
+	if o.HasCompletedAt = d.bool(); o.HasCompletedAt {
+		o.CompletedAt = d.time()
+	}
+	o.IsRecurringOrder, o.RecurringOrderID = d.bool(), d.str()
+	d.bool() // by notional
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errors.New("trailing bytes")
+	}
+	return instID
+}
+
+// amount reads a decimal as an Amount: its stored coefficient and exponent, or a decimal for
+// one stored as text.
+func (d *decoder) amount() simulator.Amount {
+	if len(d.b) > 0 && d.b[0] == 0 {
+		if c, exp, ok := d.smallDecimal(); ok {
+			return simulator.Amount{Coef: c, Exp: exp}
+		}
+		return simulator.Amount{}
+	}
+	v := d.decimal()
+	return simulator.Amount{Big: &v}
+}
+
 func (d *decoder) transaction(t *simulator.Transaction) {
 	*t = simulator.Transaction{ID: d.str(), InstitutionID: d.str(), PlatformID: d.str(), UserAccountID: d.str(),
 		Product: simulator.Product(d.str()), Type: simulator.TransactionType(d.str()), Status: simulator.OrderStatus(d.str()),

@@ -426,3 +426,33 @@ func TestUserItemMatchesWholeUser(t *testing.T) {
 	}
 	require.Greater(t, fast, 1000, "most users are read as items")
 }
+
+// An order list item read from a stored order (decoder.orderItem) is the item of the order
+// decoded whole (Order.Item), and a cut record is an error.
+func TestOrderItemMatchesWholeOrder(t *testing.T) {
+	g := recordGen{rand.New(rand.NewPCG(34, 2))}
+	for i := range 3000 {
+		raw, err := encodeRecord(g.order())
+		require.NoError(t, err)
+		var whole simulator.Order
+		require.NoError(t, decodeRecord(raw, &whole))
+		var got simulator.OrderItem
+		d := decoder{b: raw[1:]}
+		d.share()
+		inst := d.orderItem(&got)
+		require.NoError(t, d.err, "order %d", i)
+		require.Equal(t, whole.InstitutionID, inst, "order %d", i)
+		want := whole.Item()
+		for _, a := range []*simulator.Amount{&want.Quantity, &want.Notional, &want.Fee, &got.Quantity, &got.Notional, &got.Fee} {
+			d := a.Decimal() // either form of the same decimal
+			*a = simulator.Amount{Big: &d}
+		}
+		require.Equal(t, want, got, "order %d", i)
+		for n := 1; n < len(raw); n += 1 + len(raw)/20 {
+			d := decoder{b: raw[1:n]}
+			d.share()
+			d.orderItem(&got)
+			require.Error(t, d.err, "order %d cut at %d bytes", i, n)
+		}
+	}
+}

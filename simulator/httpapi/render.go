@@ -438,7 +438,7 @@ func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 }
 
 // appendOrder appends an order (spec §2.5) as simulator.EncodeJSON renders renderOrder's struct.
-func appendOrder(b []byte, o *simulator.Order) []byte {
+func appendOrder(b []byte, o *simulator.OrderItem) []byte {
 	b = append(b, `{"order_id":`...)
 	b = appendJSONString(b, o.ID)
 	b = append(b, `,"user_account_id":`...)
@@ -450,18 +450,18 @@ func appendOrder(b []byte, o *simulator.Order) []byte {
 	b = append(b, `,"symbol":`...)
 	b = appendJSONString(b, o.Symbol)
 	b = append(b, `,"quantity":`...)
-	b = append(simulator.AppendQuantity(append(b, '"'), o.Quantity), '"')
+	b = append(o.Quantity.AppendQuantity(append(b, '"')), '"')
 	b = append(b, `,"notional":"`...)
-	b = simulator.AppendMoney(b, o.Notional)
+	b = o.Notional.AppendMoney(b)
 	b = append(b, `","fee":"`...)
-	b = simulator.AppendMoney(b, o.Fee)
+	b = o.Fee.AppendMoney(b)
 	b = append(b, `","status":`...)
 	b = appendJSONString(b, string(o.Status))
 	b = append(b, `,"placed_at":`...)
 	b = appendTime(b, o.PlacedAt)
-	if o.Status == simulator.OrderCompleted && o.CompletedAt != nil {
+	if o.Status == simulator.OrderCompleted && o.HasCompletedAt {
 		b = append(b, `,"completed_at":`...)
-		b = appendTime(b, *o.CompletedAt)
+		b = appendTime(b, o.CompletedAt)
 	}
 	b = append(b, `,"is_recurring_order":`...)
 	b = strconv.AppendBool(b, o.IsRecurringOrder)
@@ -473,18 +473,18 @@ func appendOrder(b []byte, o *simulator.Order) []byte {
 }
 
 // renderOrderPage renders Get Order List's body (spec §2.5).
-func renderOrderPage(b []byte, page *simulator.OrderPage, cursor *big.Int, perPage int) []byte {
+func renderOrderPage(b []byte, page *simulator.OrderItemPage, cursor *big.Int, perPage int) []byte {
 	b = append(b, `{"items":[`...)
-	for i, o := range page.Orders {
+	for i := range page.Items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendOrder(b, o)
+		b = appendOrder(b, &page.Items[i])
 	}
 	b = append(b, `],"total_records":`...)
 	b = strconv.AppendInt(b, int64(page.Total), 10)
 	b = append(b, `,"last_record_number":`...)
-	b = append(b, nextCursor(cursor, len(page.Orders))...)
+	b = append(b, nextCursor(cursor, len(page.Items))...)
 	b = append(b, `,"per_page":`...)
 	b = strconv.AppendInt(b, int64(perPage), 10)
 	return append(b, '}')
