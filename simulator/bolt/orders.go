@@ -3,6 +3,7 @@ package bolt
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"go.etcd.io/bbolt"
 
@@ -103,38 +104,60 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 }
 
 // ListOrderItems answers Get Order List as ListOrders does, each order decoded as its list
-// item shows it (decoder.orderItem): its amounts as stored, never a decimal.
+// item shows it (orderItems).
 func (s *DB) ListOrderItems(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderItemPage, error) {
 	page := &simulator.OrderItemPage{Items: []simulator.OrderItem{}}
-	err := s.listOrders(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, keys [][]byte) error {
-		page.Items = make([]simulator.OrderItem, len(keys))
-		return eachRecord(tx, bOrders, keys, "order", func(i int, raw []byte) error {
-			if len(raw) == 0 || raw[0] != recordV1 { // the JSON form
-				var o simulator.Order
-				if err := decodeRecord(raw, &o); err != nil {
-					return fmt.Errorf("decode %s/%q: %w", bOrders, keys[i], err)
-				}
-				if o.InstitutionID != instID {
-					return staleIndex("order")
-				}
-				page.Items[i] = o.Item()
-				return nil
-			}
-			d := decoder{b: raw[1:]}
-			d.share()
-			if d.orderItem(&page.Items[i]) != instID {
-				return staleIndex("order")
-			}
-			if d.err != nil {
-				return fmt.Errorf("decode %s/%q: %w", bOrders, keys[i], d.err)
-			}
-			return nil
-		})
+	err := s.listOrders(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, keys [][]byte) (err error) {
+		page.Items, err = orderItems(tx, keys, instID)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return page, nil
+}
+
+// orderItems reads the orders a page names from order_records as their list items show them
+// (decoder.orderItem): their amounts as stored, never a decimal, and their strings cut from one
+// copy of the page's records.
+func orderItems(tx *bbolt.Tx, keys [][]byte, instID string) ([]simulator.OrderItem, error) {
+	raws := make([][]byte, len(keys)) // the transaction's bytes
+	var copied strings.Builder
+	copied.Grow(160 * len(keys))
+	err := eachRecord(tx, bOrders, keys, "order", func(i int, raw []byte) error {
+		raws[i] = raw
+		copied.Write(raw)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	all, at := copied.String(), 0
+	items := make([]simulator.OrderItem, len(keys))
+	for i, raw := range raws {
+		shared := all[at : at+len(raw)]
+		at += len(raw)
+		if len(raw) == 0 || raw[0] != recordV1 { // the JSON form
+			var o simulator.Order
+			if err := decodeRecord(raw, &o); err != nil {
+				return nil, fmt.Errorf("decode %s/%q: %w", bOrders, keys[i], err)
+			}
+			if o.InstitutionID != instID {
+				return nil, staleIndex("order")
+			}
+			items[i] = o.Item()
+			continue
+		}
+		d := decoder{b: raw[1:], shared: shared[1:]}
+		inst := d.orderItem(&items[i])
+		if d.err != nil {
+			return nil, fmt.Errorf("decode %s/%q: %w", bOrders, keys[i], d.err)
+		}
+		if inst != instID {
+			return nil, staleIndex("order")
+		}
+	}
+	return items, nil
 }
 
 // listOrders finds Get Order List's page in the order indexes, stores the count of every match
