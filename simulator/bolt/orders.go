@@ -93,28 +93,20 @@ func (s *DB) Transaction(ctx context.Context, instID, id string) (*simulator.Tra
 // empty page when the placed_at window matches nothing.
 func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
 	page := &simulator.OrderPage{Orders: []*simulator.Order{}}
-	err := s.listOrders(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, keys [][]byte) (err error) {
+	return orNil(page, s.listOrders(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, keys [][]byte) (err error) {
 		page.Orders, err = pageRecords(tx, bOrders, keys, instID, func(o *simulator.Order) string { return o.InstitutionID }, "order")
 		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return page, nil
+	}))
 }
 
 // ListOrderItems answers Get Order List as ListOrders does, each order decoded as its list
 // item shows it (orderItems).
 func (s *DB) ListOrderItems(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderItemPage, error) {
 	page := &simulator.OrderItemPage{Items: []simulator.OrderItem{}}
-	err := s.listOrders(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, keys [][]byte) (err error) {
+	return orNil(page, s.listOrders(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, keys [][]byte) (err error) {
 		page.Items, err = orderItems(tx, keys, instID)
 		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return page, nil
+	}))
 }
 
 // orderItems reads the orders a page names from order_records as their list items show them

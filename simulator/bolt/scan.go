@@ -286,3 +286,11 @@ func pageKnown(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, o
 	slices.Reverse(ids)
 	return ids, err
 }
+
+// orNil returns the page, or nil with the error when there is one.
+func orNil[P any](page *P, err error) (*P, error) {
+	if err != nil {
+		return nil, err
+	}
+	return page, nil
+}

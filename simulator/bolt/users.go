@@ -255,15 +255,11 @@ func (s *DB) RevokeSessions(ctx context.Context, instID, id string, t simulator.
 // unknown, an empty page when the created_at window matches nothing.
 func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
 	page := &simulator.UserPage{Users: []*simulator.User{}}
-	err := s.listUsers(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, in *simulator.Institution, keys [][]byte) (err error) {
+	return orNil(page, s.listUsers(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, in *simulator.Institution, keys [][]byte) (err error) {
 		page.Prices = in.Prices
 		page.Users, err = pageRecords(tx, bUsers, keys, instID, func(u *simulator.User) string { return u.InstitutionID }, "user")
 		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return page, nil
+	}))
 }
 
 // ListUserItems answers Get User List as ListUsers does, each user decoded only as far as its
@@ -271,14 +267,10 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 // fields no item shows and amounts into decimals.
 func (s *DB) ListUserItems(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserItemPage, error) {
 	page := &simulator.UserItemPage{Items: []simulator.UserItem{}}
-	err := s.listUsers(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, in *simulator.Institution, keys [][]byte) (err error) {
+	return orNil(page, s.listUsers(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, in *simulator.Institution, keys [][]byte) (err error) {
 		page.Items, err = userItems(tx, keys, instID, in.Prices)
 		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return page, nil
+	}))
 }
 
 // listUsers finds Get User List's page in the user indexes: the page costs O(offset + limit)
