@@ -456,3 +456,31 @@ func TestOrderItemMatchesWholeOrder(t *testing.T) {
 		}
 	}
 }
+
+// The arithmetic canonical form of a decimal is the one its String() gives: the same bytes for
+// every size, sign, exponent and trailing zeros, and at every edge of 18 digits.
+func TestDecimalEncodingMatchesText(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 3))
+	g := recordGen{r}
+	cases := []decimal.Decimal{decimal.Zero, decimal.New(0, -5), decimal.New(0, 7), decimal.New(1500, -2), decimal.New(-1500, -2),
+		decimal.New(1, -17), decimal.New(1, -18), decimal.New(-1, -17), decimal.New(999_999_999_999_999_999, 0),
+		decimal.New(999_999_999_999_999_999, -18), decimal.New(99_999_999_999_999_999, 1), decimal.New(999_999_999_999_999_999, 1),
+		decimal.New(100_000_000_000_000_000, -1), decimal.New(12, 16), decimal.New(12, 17), decimal.New(math.MaxInt64, 0),
+		decimal.New(math.MinInt64, 0), decimal.New(math.MinInt64, -30), decimal.New(10, -19), decimal.New(123_000, -20)}
+	for range 200_000 {
+		switch r.IntN(3) {
+		case 0:
+			cases = append(cases, g.decimal())
+		case 1:
+			cases = append(cases, decimal.New(r.Int64N(2e18)-1e18, int32(r.IntN(40))-25))
+		default:
+			cases = append(cases, decimal.New((r.Int64N(2e6)-1e6)*[]int64{1, 10, 1000, 1e6}[r.IntN(4)], int32(r.IntN(24))-20))
+		}
+	}
+	for _, d := range cases {
+		var fast, text encoder
+		fast.decimal(d)
+		text.decimalText(d)
+		require.Equal(t, text.b, fast.b, "%s (coefficient %s, exponent %d)", d, d.Coefficient(), d.Exponent())
+	}
+}
