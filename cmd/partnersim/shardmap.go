@@ -434,11 +434,11 @@ func writeNginx(w io.Writer, m *shardMap, o *owners, listen, source string) erro
 // newShardMapCmd is `partnersim shard-map`: the proxy configuration for a shard map file.
 func newShardMapCmd() *cobra.Command {
 	var (
-		mapFile, fixturesDir, listen string
-		nginx                        bool
+		mapFile, fixturesDir, listen, output string
+		nginx                                bool
 	)
 	cmd := &cobra.Command{
-		Use:   "shard-map --nginx --map shards.json [--fixtures DIR] [--listen ADDR]",
+		Use:   "shard-map --nginx --map shards.json [--fixtures DIR] [--listen ADDR] [--output FILE]",
 		Short: "write the nginx configuration that routes to the shards of a shard map file",
 		Long: "Writes, for a shard map file (the one `serve --shard-map FILE --shard NAME` reads), nginx's\n" +
 			"configuration (http context, e.g. /etc/nginx/conf.d/partnersim.conf): partner calls routed by\n" +
@@ -466,7 +466,15 @@ func newShardMapCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeNginx(cmd.OutOrStdout(), m, o, listen, filepath.Base(mapFile)+" and "+source)
+			from := filepath.Base(mapFile) + " and " + source
+			if output == "" {
+				return writeNginx(cmd.OutOrStdout(), m, o, listen, from)
+			}
+			var conf bytes.Buffer
+			if err := writeNginx(&conf, m, o, listen, from); err != nil {
+				return err
+			}
+			return os.WriteFile(output, conf.Bytes(), 0o644)
 		},
 	}
 	fs := cmd.Flags()
@@ -474,5 +482,6 @@ func newShardMapCmd() *cobra.Command {
 	fs.StringVar(&mapFile, "map", "", "the shard map file (required)")
 	fs.StringVar(&fixturesDir, "fixtures", "", "the fixture set the shards serve (default: the embedded set)")
 	fs.StringVar(&listen, "listen", "127.0.0.1:8080", "nginx's listen address for the sandbox")
+	fs.StringVar(&output, "output", "", "write the configuration to this file (default stdout; an image without a shell, as the chart's router runs it)")
 	return cmd
 }
