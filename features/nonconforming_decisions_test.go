@@ -486,6 +486,31 @@ func dailyAllTime() breaker {
 	}
 }
 
+// frozenHistory is an implementation that serves a user's history as it was written a week
+// ago: every point a week earlier, the last no longer at the current period's start.
+func frozenHistory() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		if !strings.HasPrefix(r.URL.Path, "/v1/users/") || status != http.StatusOK {
+			return status, body
+		}
+		var doc map[string]any
+		if json.Unmarshal(body, &doc) != nil {
+			return status, body
+		}
+		h, _ := doc["historical_market_value"].(map[string]any)
+		for _, series := range h {
+			for _, p := range series.([]any) {
+				pt := p.(map[string]any)
+				if at, err := time.Parse(time.RFC3339, pt["as_of"].(string)); err == nil {
+					pt["as_of"] = at.AddDate(0, 0, -7).Format(time.RFC3339)
+				}
+			}
+		}
+		out, _ := json.Marshal(doc)
+		return status, out
+	}
+}
+
 // goEscapedLocation is a sandbox whose redirect keeps the path's escapes as they were sent (as
 // Go's url.URL writes a path), rather than Starlette's decoded-and-quoted one.
 func goEscapedLocation(res *http.Response) error {
@@ -640,6 +665,10 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 			"expected status 404", nil, folderListed},
 		{"all_time daily", "user_detail.feature", "all_time is monthly from the user's creation, not daily",
 			"expected all_time to have", dailyAllTime, nil},
+		{"all_time daily", "user_detail.feature", "A funded user's history has decisions D5's resolution from its creation and ends at its current value",
+			"expected all_time to have", dailyAllTime, nil},
+		{"a history frozen when it was written", "user_detail.feature", "A funded user's history has decisions D5's resolution from its creation and ends at its current value",
+			"expected the last point of past_day at the start of the current hour", frozenHistory, nil},
 		{"an unknown platform id's sessions revoked", "sessions.feature", "Revoking the sessions of an unknown platform id is 404, not 204",
 			"expected status 404, got POST", unknownPlatformRevoked, nil},
 		{"duplicate ids created", "control_plane.feature", "A user_account_id and a member's core_id are an institution's once; another institution may have them too",
