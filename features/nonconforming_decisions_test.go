@@ -458,9 +458,9 @@ func recordsOnTheVirtualClock() breaker {
 	}
 }
 
-// dailyAllTime is an implementation whose all_time series is daily from the user's creation:
-// one point per day at midnight UTC, the last (today's) carrying the current value.
-func dailyAllTime() breaker {
+// rewriteHistory is an implementation whose user details carry the history rewrite makes of
+// the sandbox's.
+func rewriteHistory(rewrite func(h map[string]any)) breaker {
 	return func(r *http.Request, status int, body []byte) (int, []byte) {
 		if !strings.HasPrefix(r.URL.Path, "/v1/users/") || status != http.StatusOK {
 			return status, body
@@ -469,10 +469,21 @@ func dailyAllTime() breaker {
 		if json.Unmarshal(body, &doc) != nil {
 			return status, body
 		}
-		h, _ := doc["historical_market_value"].(map[string]any)
+		if h, ok := doc["historical_market_value"].(map[string]any); ok {
+			rewrite(h)
+		}
+		out, _ := json.Marshal(doc)
+		return status, out
+	}
+}
+
+// dailyAllTime is an implementation whose all_time series is daily from the user's creation:
+// one point per day at midnight UTC, the last (today's) carrying the current value.
+func dailyAllTime() breaker {
+	return rewriteHistory(func(h map[string]any) {
 		pts, _ := h["all_time"].([]any)
 		if len(pts) == 0 {
-			return status, body
+			return
 		}
 		last := pts[len(pts)-1].(map[string]any)
 		today := time.Now().UTC().Truncate(24 * time.Hour)
@@ -481,23 +492,13 @@ func dailyAllTime() breaker {
 			daily = append(daily, map[string]any{"as_of": today.AddDate(0, 0, -d).Format(time.RFC3339), "cost_basis": last["cost_basis"], "value": last["value"]})
 		}
 		h["all_time"] = daily
-		out, _ := json.Marshal(doc)
-		return status, out
-	}
+	})
 }
 
 // frozenHistory is an implementation that serves a user's history as it was written a week
 // ago: every point a week earlier, the last no longer at the current period's start.
 func frozenHistory() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if !strings.HasPrefix(r.URL.Path, "/v1/users/") || status != http.StatusOK {
-			return status, body
-		}
-		var doc map[string]any
-		if json.Unmarshal(body, &doc) != nil {
-			return status, body
-		}
-		h, _ := doc["historical_market_value"].(map[string]any)
+	return rewriteHistory(func(h map[string]any) {
 		for _, series := range h {
 			for _, p := range series.([]any) {
 				pt := p.(map[string]any)
@@ -506,9 +507,7 @@ func frozenHistory() breaker {
 				}
 			}
 		}
-		out, _ := json.Marshal(doc)
-		return status, out
-	}
+	})
 }
 
 // goEscapedLocation is a sandbox whose redirect keeps the path's escapes as they were sent (as
