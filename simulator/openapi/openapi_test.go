@@ -3,6 +3,7 @@ package openapi_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -282,4 +283,59 @@ func TestCallbackURLLengthSaysBytes(t *testing.T) {
 	u := d.Components.Schemas["CreateSubscriptionRequest"].Properties["url"]
 	assert.Equal(t, 2083, u.MaxLength)
 	assert.Contains(t, u.Description, "2083 bytes of UTF-8")
+}
+
+// docs/decisions.md D9 says what the clock answers, field for field as the control plane's
+// document has it: the advance's now, the attempts and the steps it played, and the clock's
+// own page. It once showed the advance answering only {"now":…}.
+func TestDecisionsSayWhatTheClockAnswers(t *testing.T) {
+	b, err := openapi.ControlPlane()
+	require.NoError(t, err)
+	var d struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Content map[string]struct {
+					Schema schemaProps `json:"schema"`
+				} `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(b, &d))
+	doc, err := os.ReadFile("../../docs/decisions.md")
+	require.NoError(t, err)
+	_, d9, _ := strings.Cut(string(doc), "\n## D9.")
+	d9, _, _ = strings.Cut(d9, "\n## D10.")
+	for _, op := range []struct{ path, method string }{{"/_sandbox/clock/advance", "post"}, {"/_sandbox/clock", "get"}} {
+		s := d.Paths[op.path][op.method].Responses["200"].Content["application/json"].Schema
+		names := s.names()
+		require.NotEmpty(t, names, "%s %s answers an object", op.method, op.path)
+		var missing []string
+		for _, n := range names {
+			if !strings.Contains(d9, "`"+n+"`") {
+				missing = append(missing, n)
+			}
+		}
+		assert.Empty(t, missing, "decisions D9 does not name these fields of what %s %s answers", strings.ToUpper(op.method), op.path)
+	}
+}
+
+// schemaProps is what TestDecisionsSayWhatTheClockAnswers reads of a schema: its properties
+// and those of its array items, inline.
+type schemaProps struct {
+	Properties map[string]schemaProps `json:"properties"`
+	Items      *schemaProps           `json:"items"`
+}
+
+// names are the property names of s and of every schema inline in it, sorted.
+func (s schemaProps) names() []string {
+	var out []string
+	for k, p := range s.Properties {
+		out = append(out, k)
+		out = append(out, p.names()...)
+	}
+	if s.Items != nil {
+		out = append(out, s.Items.names()...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
