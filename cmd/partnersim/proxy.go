@@ -58,7 +58,7 @@ func newProxyCmd() *cobra.Command {
 	fs.StringVar(&cfg.ReceiverAddr, "receiver-addr", cfg.ReceiverAddr, "where deployments deliver webhooks to the proxy (with --receiver)")
 	fs.Var(&cfg.Secrets, "signing-secret", "the institution's signing secret whsec_… (repeat it during a rotation's overlap)")
 	fs.StringVar(&cfg.OpenAPI, "openapi", "", `the document to check against: a file or URL, or "off" (default: the upstream's /openapi.json, and /_sandbox/openapi.json when served)`)
-	fs.StringArrayVar(&cfg.AllowedHosts, "allowed-host", nil, "a Host answered besides loopback ones (repeatable; .example.test matches every name under it)")
+	fs.StringArrayVar(&cfg.AllowedHosts, "allowed-host", nil, "a Host name answered besides loopback ones (repeatable or comma-separated; .example.test matches every name under it)")
 	fs.DurationVar(&cfg.Slow, "slow", cfg.Slow, "an upstream answer later than this is a violation")
 	fs.DurationVar(&cfg.PollInterval, "poll-interval", cfg.PollInterval, "the same GET repeated sooner is lint (0: not checked)")
 	fs.StringArrayVar(&cfg.Reports, "report", nil, "FORMAT=FILE written when the proxy stops: junit, json or sarif (repeatable)")
@@ -83,7 +83,11 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 	if cfg.FailOn != "" && cfg.FailOn != "violations" && cfg.FailOn != "lint" {
 		return fmt.Errorf("--fail-on %q: want violations or lint", cfg.FailOn)
 	}
-	pc := proxy.Config{Upstream: up, SigningSecrets: cfg.Secrets, AllowedHosts: cfg.AllowedHosts, Slow: cfg.Slow,
+	hosts, err := allowedHosts(cfg.AllowedHosts)
+	if err != nil {
+		return err
+	}
+	pc := proxy.Config{Upstream: up, SigningSecrets: cfg.Secrets, AllowedHosts: hosts, Slow: cfg.Slow,
 		PollInterval: cfg.PollInterval, Live: stdout, Record: cfg.Record != ""}
 	if cfg.Receiver != "" {
 		if pc.Receiver, err = url.Parse(cfg.Receiver); err != nil || pc.Receiver.Host == "" {

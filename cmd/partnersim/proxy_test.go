@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	junit "github.com/joshdk/go-junit"
 	"github.com/stretchr/testify/assert"
@@ -178,6 +180,21 @@ func TestLoadMixThroughTheProxy(t *testing.T) {
 		t.Logf("%-40s %-12s observed %d", r.ID, r.Status, r.Observed)
 		if r.Kind == "violation" {
 			assert.NotEqual(t, "failed", r.Status, r.ID)
+		}
+	}
+}
+
+// The proxy's --allowed-host is the sandbox's (decisions D18): ".", "*", a wildcard or an
+// empty value would answer every Host, so the proxy refuses to start, as serve does.
+func TestProxyAllowedHostRefusesEveryName(t *testing.T) {
+	for _, h := range []string{".", "*", "", " ", "*.example.test", "..", ".example..test", "http://app.test:8080"} {
+		var out bytes.Buffer
+		// A proxy that starts returns nil when the context ends.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := run(ctx, cli("proxy", "--addr", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1", "--openapi", "off", "--allowed-host", h), noEnv, &out, &out)
+		cancel()
+		if assert.Error(t, err, "--allowed-host %q started", h) {
+			assert.Contains(t, err.Error(), "--allowed-host", "--allowed-host %q", h)
 		}
 	}
 }

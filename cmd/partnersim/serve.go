@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/hostcheck"
 	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
@@ -177,13 +178,13 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	defer sb.Close()
 	token.Store(&sb.Token)
 	// A soft memory limit and the collector's pace for serving, from what the runtime holds
-	// once the store is open (sandbox.ServeGC, decisions D17). Set after the fixture load,
+	// once the store is open (serveGC, decisions D17). Set after the fixture load,
 	// which may need more; GOMEMLIMIT and GOGC override them.
 	var storeSize int64
 	if st, err := os.Stat(sb.DB.Path()); err == nil {
 		storeSize = st.Size()
 	}
-	limit, gcPercent := sandbox.ServeGC(storeSize)
+	limit, gcPercent := serveGC(storeSize)
 	if getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(limit)
 	}
@@ -237,14 +238,11 @@ func sandboxConfig(cfg serveConfig, fs *pflag.FlagSet, log *slog.Logger, stderr 
 	if sbCfg.RetrySchedule == nil {
 		sbCfg.RetrySchedule = []time.Duration{}
 	}
-	for _, list := range cfg.AllowedHosts {
-		for _, h := range strings.Split(list, ",") {
-			if err := checkAllowedHost(strings.TrimSpace(h)); err != nil {
-				return sandbox.Config{}, err
-			}
-			sbCfg.AllowedHosts = append(sbCfg.AllowedHosts, strings.TrimSpace(h))
-		}
+	hosts, err := allowedHosts(cfg.AllowedHosts)
+	if err != nil {
+		return sandbox.Config{}, err
 	}
+	sbCfg.AllowedHosts = hosts
 	for _, p := range cfg.TrustedProxies {
 		prefix, err := parseTrustedProxy(strings.TrimSpace(p))
 		if err != nil {
@@ -317,19 +315,20 @@ func newServeLogger(w io.Writer, level slog.Level, secret func() string) *slog.L
 	}}))
 }
 
-// checkAllowedHost refuses an --allowed-host value that is not a host name, an IP address or
-// a .suffix naming a domain (decisions D18): an empty value, ".", "*" or a wildcard would
-// answer every Host, and a scheme, port or path is not part of a Host name.
-func checkAllowedHost(h string) error {
-	name := strings.TrimSuffix(strings.TrimPrefix(h, "."), ".")
-	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
-		name = "ip6"
+// allowedHosts reads --allowed-host's values, repeated or comma-separated, for serve and proxy
+// alike, and refuses one that would answer every Host (hostcheck.CheckName, decisions D18).
+func allowedHosts(flags []string) ([]string, error) {
+	var hosts []string
+	for _, list := range flags {
+		for _, h := range strings.Split(list, ",") {
+			h = strings.TrimSpace(h)
+			if err := hostcheck.CheckName(h); err != nil {
+				return nil, fmt.Errorf("--allowed-host %q: %w", h, err)
+			}
+			hosts = append(hosts, h)
+		}
 	}
-	if name == "" || strings.ContainsAny(h, "/@*: \t") && !strings.HasPrefix(h, "[") || strings.Contains(name, "..") || strings.HasPrefix(name, ".") {
-		return fmt.Errorf("--allowed-host %q: a host name, an address or a .suffix naming a domain, without scheme, port, path or wildcard, e.g. sandbox.internal, 10.0.0.5 or .example.test "+
-			"(\".\", \"*\" and an empty value would answer every Host)", h)
-	}
-	return nil
+	return hosts, nil
 }
 
 // logTime writes every time in a log line — the line's own and any attribute's — as the sandbox

@@ -8,6 +8,7 @@
 // per rule. With Config.Record it writes the users and orders it saw as a fixture set.
 //
 // It is black-box like the suite: it must never import the simulator (simulator/...) beyond
-// the published documents (simulator/openapi) and their checker (simulator/openapi/check), nor
-// the fixtures; what it writes with --record is the fixture format as a partner reads it.
+// the published documents (simulator/openapi), their checker (simulator/openapi/check) and the
+// Host check of decisions D18 (simulator/hostcheck, so it answers the Hosts the sandbox does),
+// nor the fixtures; what it writes with --record is the fixture format as a partner reads it.
 package proxy

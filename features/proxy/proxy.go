@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partnersim/partnersim/simulator/hostcheck"
 	"github.com/partnersim/partnersim/simulator/openapi/check"
 )
 
@@ -51,12 +52,18 @@ type Proxy struct {
 	api      *httputil.ReverseProxy
 	hooks    *httputil.ReverseProxy
 	state    *state
-	hosts    *hostPolicy
+	hosts    *hostcheck.Policy
 	record   *recorder
 	recent   *recent
 	queue    chan *exchange
 	wg       sync.WaitGroup
 	closeOne sync.Once
+	// open guards closed; answering counts the exchanges being answered, which Close waits
+	// for: an app has its answer before the proxy has read the body's end (a 204, a body of a
+	// known length), and an exchange it has seen answered is checked.
+	open      sync.RWMutex
+	closed    bool
+	answering sync.WaitGroup
 }
 
 // exchange is one request and its answer as the checks see them.
@@ -105,7 +112,7 @@ func New(cfg Config) (*Proxy, error) {
 		cfg.Transport = t
 	}
 	p := &Proxy{cfg: cfg, book: newBook(cfg.Live, cfg.Now()), state: newState(), queue: make(chan *exchange, 4096)}
-	p.hosts = newHostPolicy(cfg.Loopback, cfg.AllowedHosts)
+	p.hosts = hostcheck.New(cfg.Loopback, cfg.AllowedHosts)
 	p.recent = &recent{ring: make([]seenExchange, 200)}
 	if cfg.Record {
 		p.record = newRecorder(cfg.Now())
@@ -122,10 +129,16 @@ func New(cfg Config) (*Proxy, error) {
 // Book is the proxy's record of its rules.
 func (p *Proxy) Book() *Book { return p.book }
 
-// Close waits for the checks of every exchange answered so far and ends what only the end
-// decides (walks stopped early). Exchanges still in flight are not checked.
+// Close waits for the exchanges being answered and the checks of every exchange answered so
+// far, and ends what only the end decides (walks stopped early). An exchange that starts after
+// Close is forwarded and not checked. Stop the servers first (http.Server.Shutdown), so no
+// answer is still streaming.
 func (p *Proxy) Close() {
 	p.closeOne.Do(func() {
+		p.open.Lock()
+		p.closed = true
+		p.open.Unlock()
+		p.answering.Wait()
 		close(p.queue)
 		p.wg.Wait()
 		p.finish()
@@ -143,7 +156,10 @@ func (p *Proxy) reverse(target *url.URL, hook bool) *httputil.ReverseProxy {
 		Transport:     p.cfg.Transport,
 		FlushInterval: -1, // stream as the upstream writes
 		ModifyResponse: func(res *http.Response) error {
-			x := res.Request.Context().Value(ctxKey{}).(*exchange)
+			x, checked := res.Request.Context().Value(ctxKey{}).(*exchange)
+			if !checked {
+				return nil
+			}
 			x.status, x.resHdr = res.StatusCode, res.Header.Clone()
 			res.Body = &tee{ReadCloser: res.Body, x: x, done: p.enqueue, now: p.cfg.Now}
 			return nil
@@ -152,9 +168,10 @@ func (p *Proxy) reverse(target *url.URL, hook bool) *httputil.ReverseProxy {
 			if r.Context().Err() != nil {
 				return // the app went away: nothing to judge
 			}
-			x := r.Context().Value(ctxKey{}).(*exchange)
-			x.err, x.end = err, p.cfg.Now()
-			p.enqueue(x)
+			if x, checked := r.Context().Value(ctxKey{}).(*exchange); checked {
+				x.err, x.end = err, p.cfg.Now()
+				p.enqueue(x)
+			}
 			who := "upstream"
 			if hook {
 				who = "receiver"
@@ -180,7 +197,7 @@ func (p *Proxy) Receiver() http.Handler {
 
 func (p *Proxy) handler(rp *httputil.ReverseProxy, hook bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !p.hosts.allows(r.Host) {
+		if !p.hosts.Allows(r.Host) {
 			writeDetail(w, http.StatusMisdirectedRequest, "Misdirected Request")
 			return
 		}
@@ -188,6 +205,15 @@ func (p *Proxy) handler(rp *httputil.ReverseProxy, hook bool) http.Handler {
 			p.page(w, r)
 			return
 		}
+		p.open.RLock()
+		if p.closed {
+			p.open.RUnlock()
+			rp.ServeHTTP(w, r) // closed: forwarded, not checked
+			return
+		}
+		p.answering.Add(1)
+		p.open.RUnlock()
+		defer p.answering.Done()
 		x := &exchange{method: r.Method, url: r.URL, start: p.cfg.Now(), hook: hook}
 		if r.Body != nil && r.Body != http.NoBody {
 			b, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
@@ -285,7 +311,6 @@ func (t *tee) finish(eof bool) {
 // enqueue hands an answered exchange to the checks without ever making the app wait: when
 // the checks have fallen a queue behind, the exchange is counted as unchecked instead.
 func (p *Proxy) enqueue(x *exchange) {
-	defer func() { recover() }() // an exchange ending after Close is not checked
 	select {
 	case p.queue <- x:
 	default:

@@ -388,3 +388,22 @@ func TestThePageListsRulesAndRecentExchanges(t *testing.T) {
 	}
 	p.Close()
 }
+
+// After Close the proxy still forwards (the server may answer a last request while it shuts
+// down) and checks nothing: no panic, no finding, no exchange in the book.
+func TestAnExchangeAfterCloseIsForwardedUnchecked(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html>not JSON</html>")
+	}))
+	t.Cleanup(up.Close)
+	p, api, _, live := front(t, up.URL, nil, "")
+	p.Close()
+	r := sandboxtest.Do(t, http.DefaultClient, http.MethodGet, api.URL+"/v1/users/", "", "", "x-api-key: "+harborKey)
+	if r.Status != http.StatusOK || r.Body != "<html>not JSON</html>" {
+		t.Errorf("expected the upstream's answer forwarded after Close, got %d %q", r.Status, r.Body)
+	}
+	if v := broken(p, proxy.Violation); len(v) != 0 || live.Len() != 0 {
+		t.Errorf("expected nothing checked after Close, got %v:\n%s", v, live)
+	}
+}

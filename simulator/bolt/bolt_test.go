@@ -22,9 +22,9 @@ import (
 // benchmark) every write runs twice, first in a transaction that is rolled back, as bbolt's
 // Batch runs it when another write of its group fails: a write that keeps state outside its
 // transaction fails the test that makes it, not one run in several (DB.update).
-func MustOpen(tb testing.TB) *bolt.DB {
+func MustOpen(tb testing.TB, opts ...bolt.Options) *bolt.DB {
 	tb.Helper()
-	db := mustOpenBatched(tb)
+	db := mustOpenBatched(tb, opts...)
 	if _, ok := tb.(*testing.T); ok {
 		db.RehearseWrites()
 	}
@@ -32,9 +32,9 @@ func MustOpen(tb testing.TB) *bolt.DB {
 }
 
 // mustOpenBatched opens a store whose writes are bbolt's Batch, as in the product.
-func mustOpenBatched(tb testing.TB) *bolt.DB {
+func mustOpenBatched(tb testing.TB, opts ...bolt.Options) *bolt.DB {
 	tb.Helper()
-	db, err := bolt.Open(filepath.Join(tb.TempDir(), "test.db"), simulator.NewClock(nil), nil)
+	db, err := bolt.Open(filepath.Join(tb.TempDir(), "test.db"), simulator.NewClock(nil), nil, opts...)
 	require.NoError(tb, err)
 	tb.Cleanup(func() { db.Close() })
 	return db

@@ -21,7 +21,7 @@ type Defaults struct {
 // CreateInstitution creates an isolated tenant with the default prices and fees.
 func (s *DB) CreateInstitution(ctx context.Context, name string, v simulator.Vendors) (*simulator.Institution, error) {
 	in := &simulator.Institution{ID: s.IDs.New("ins"), Name: name, Vendors: v, CreatedAt: s.Clock.Now(),
-		Prices: maps.Clone(s.Defaults.Prices), Fees: maps.Clone(s.Defaults.Fees)}
+		Prices: maps.Clone(s.defaults.Prices), Fees: maps.Clone(s.defaults.Fees)}
 	err := s.update(ctx, func(w *writeTx) error { return w.putInstitution(in) })
 	return in, err
 }
@@ -206,7 +206,7 @@ func (s *DB) PlaceRobo(ctx context.Context, platformID string, typ simulator.Tra
 }
 
 func (s *DB) portfolio(name string) (simulator.Portfolio, error) {
-	for _, p := range s.Defaults.Portfolios {
+	for _, p := range s.defaults.Portfolios {
 		if p.Name == name || name == "" {
 			return p, nil
 		}

@@ -26,10 +26,8 @@ type DB struct {
 	db    *bbolt.DB
 	Clock *simulator.Clock
 	IDs   *simulator.IDs
-	// APIVersions lists the mounted API versions; events are rendered per subscription version.
-	APIVersions []string
-	// Defaults seed new institutions and hold the model portfolios.
-	Defaults Defaults
+	// defaults seed new institutions and hold the model portfolios (Options.Defaults).
+	defaults Defaults
 	// caches hold decoded records of the buckets read on every request (see readCache).
 	caches map[string]*readCache
 	// walked remembers the totals of filtered walks (see countCache).
@@ -41,9 +39,9 @@ type DB struct {
 	views viewCache
 	// keyHashes remembers the hashes of API keys' plaintexts (see keyHashes).
 	keyHashes keyHashes
-	// Notify, when set, is called after a transaction that enqueued deliveries commits, so the
-	// dispatcher can start them at once.
-	Notify func()
+	// notify, when set, is called after a transaction that enqueued deliveries commits
+	// (Options.Notify).
+	notify func()
 	// rehearse, set by tests only (export_test.go), makes every update run its function twice,
 	// the first time in a transaction that is rolled back — what bbolt's Batch does to a call
 	// whose group another call failed — so a function that keeps state outside its
@@ -59,19 +57,28 @@ var ErrDamaged = errors.New("store file is damaged")
 // (valid meta pages, a file as long as its own page count) unless Options.Check asks.
 const fullCheckMax = 64 << 20
 
-// Options tune Open.
+// Options tune Open. They are given at Open and never change while the store is open.
 type Options struct {
 	// Check runs bbolt's full consistency check at open whatever the file's size.
 	Check bool
+	// Notify, when set, is called after a transaction that enqueued deliveries commits, so the
+	// dispatcher can start them at once (webhook.Waker's Wake).
+	Notify func()
+	// Defaults seed new institutions and hold the model portfolios (DefaultsOf a set).
+	Defaults Defaults
 }
 
 // Open opens (creating if needed) the bbolt file at path and its buckets. A file that fails the
 // consistency check is refused with an error wrapping ErrDamaged; other failures say what
-// happened (locked by another process, disk full, permissions).
+// happened (locked by another process, disk full, permissions). opts is at most one Options
+// (none: the zero value).
 func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Options) (*DB, error) {
 	var o Options
-	for _, x := range opts {
-		o.Check = o.Check || x.Check
+	if len(opts) > 1 {
+		return nil, errors.New("bolt.Open: more than one Options")
+	}
+	if len(opts) == 1 {
+		o = opts[0]
 	}
 	if err := checkLength(path); err != nil {
 		return nil, fmt.Errorf("store %s: %w: %v", path, ErrDamaged, err)
@@ -123,7 +130,7 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Optio
 		ids = simulator.NewIDs(nil)
 	}
 	caches := map[string]*readCache{string(bInstitutions): {}, string(bKeys): {}, string(bSecrets): {}}
-	return &DB{db: db, Clock: clock, IDs: ids, APIVersions: []string{"v1"}, caches: caches}, nil
+	return &DB{db: db, Clock: clock, IDs: ids, defaults: o.Defaults, notify: o.Notify, caches: caches}, nil
 }
 
 // openBolt opens the bbolt file at path as the store uses it.
@@ -284,8 +291,8 @@ func (s *DB) write(ctx context.Context, commit func(func(*bbolt.Tx) error) error
 	// After the caches it read through are cleared (a view read at the new count must not
 	// hold their old values); whether it committed or not: a view is only dropped too early.
 	s.gen.Add(1)
-	if err == nil && w.enqueued > 0 && s.Notify != nil {
-		s.Notify()
+	if err == nil && w.enqueued > 0 && s.notify != nil {
+		s.notify()
 	}
 	return err
 }

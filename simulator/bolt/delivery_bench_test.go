@@ -53,7 +53,8 @@ func newSink(tb testing.TB, track bool) *sink {
 }
 
 func deliveryEnv(tb testing.TB, url string) (*bolt.DB, *webhook.Dispatcher, string, string) {
-	db := MustOpen(tb)
+	wake := webhook.NewWaker()
+	db := MustOpen(tb, bolt.Options{Notify: wake.Wake})
 	ctx := context.Background()
 	in, err := db.CreateInstitution(ctx, "Bench CU", simulator.Vendors{})
 	require.NoError(tb, err)
@@ -63,8 +64,7 @@ func deliveryEnv(tb testing.TB, url string) (*bolt.DB, *webhook.Dispatcher, stri
 		Accounts: []simulator.Account{{Product: simulator.ProductCrypto, KYCStatus: simulator.KYCApproved, Cash: decimal.Zero}}}
 	require.NoError(tb, db.CreateUser(ctx, u))
 	guard := netguard.New(netguard.Options{AllowLoopback: true})
-	d := webhook.New(db, webhook.Config{Dial: guard.DialContext, Clock: db.Clock, Workers: 32})
-	db.Notify = d.Wake
+	d := webhook.New(db, webhook.Config{Dial: guard.DialContext, Clock: db.Clock, Workers: 32, Wake: wake})
 	return db, d, in.ID, u.PlatformID
 }
 

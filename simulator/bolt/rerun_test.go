@@ -24,9 +24,8 @@ import (
 // rehearsed is a store whose every write runs first in a transaction that is rolled back.
 func rehearsed(t *testing.T) (*bolt.DB, *simulator.Institution, *simulator.User) {
 	t.Helper()
-	db := MustOpen(t)
-	db.Defaults.Portfolios = []simulator.Portfolio{{Name: "balanced", Weights: []simulator.Weight{
-		{Symbol: "AAPL", Weight: decimal.RequireFromString("0.6")}, {Symbol: "VTI", Weight: decimal.RequireFromString("0.4")}}}}
+	db := MustOpen(t, bolt.Options{Defaults: bolt.Defaults{Portfolios: []simulator.Portfolio{{Name: "balanced", Weights: []simulator.Weight{
+		{Symbol: "AAPL", Weight: decimal.RequireFromString("0.6")}, {Symbol: "VTI", Weight: decimal.RequireFromString("0.4")}}}}}})
 	db.RehearseWrites() // MustOpen does, said again: these cases are about it
 	ctx := context.Background()
 	in, err := db.CreateInstitution(ctx, "rehearsed", simulator.Vendors{})

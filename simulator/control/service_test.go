@@ -21,7 +21,6 @@ import (
 	"github.com/partnersim/partnersim/simulator/bolt"
 	"github.com/partnersim/partnersim/simulator/control"
 	"github.com/partnersim/partnersim/simulator/netguard"
-	"github.com/partnersim/partnersim/simulator/sandbox"
 	"github.com/partnersim/partnersim/simulator/webhook"
 )
 
@@ -29,16 +28,17 @@ import (
 var start = time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
 
 // rig is the control service over the real pieces, wired as the sandbox wires them: a bbolt
-// file in a temp folder given the default set by sandbox.Build, the address guard (loopback
+// file in a temp folder given the default set by bolt's Build, the address guard (loopback
 // callbacks allowed, as on a loopback-bound sandbox), and the dispatcher as Send Test's sender.
 // The dispatcher does not run: deliveries the operations enqueue stay pending for the test to
 // read.
 type rig struct {
-	svc   *control.Service
-	db    *bolt.DB
-	clock *simulator.Clock
-	guard *netguard.Guard
-	dir   string
+	svc      *control.Service
+	db       *bolt.DB
+	defaults bolt.Defaults // the store's, from the set's settings
+	clock    *simulator.Clock
+	guard    *netguard.Guard
+	dir      string
 }
 
 // newRig opens a rig on the embedded default set.
@@ -50,12 +50,14 @@ func newRigOn(tb testing.TB, fsys fs.FS) *rig {
 	ctx := context.Background()
 	dir := tb.TempDir()
 	clock := simulator.NewFrozenClock(start)
-	db, err := bolt.Open(filepath.Join(dir, "sandbox.db"), clock, simulator.NewIDs(nil))
+	settings, err := fixtures.OpenSettings(fsys)
+	require.NoError(tb, err)
+	defaults := bolt.DefaultsOf(settings)
+	db, err := bolt.Open(filepath.Join(dir, "sandbox.db"), clock, simulator.NewIDs(nil), bolt.Options{Defaults: defaults})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { assert.NoError(tb, db.Close()) })
-	set, err := sandbox.Build(ctx, db, fsys, nil)
+	_, err = db.Build(ctx, fsys, nil)
 	require.NoError(tb, err)
-	db.Defaults = bolt.Defaults{Prices: set.DefaultPrices, Fees: set.DefaultFees, Portfolios: set.Portfolios}
 	guard := netguard.New(netguard.Options{AllowLoopback: true})
 	sender := webhook.New(db, webhook.Config{Dial: guard.DialContext, Clock: clock, Timeout: 5 * time.Second})
 	svc := control.New(control.Config{Store: db, Guard: guard, Sender: sender, SnapshotDir: filepath.Join(dir, "snapshots"),
@@ -64,9 +66,9 @@ func newRigOn(tb testing.TB, fsys fs.FS) *rig {
 			if err != nil {
 				return err
 			}
-			return sandbox.Seed(ctx, db, set, false)
+			return db.Seed(ctx, set, false)
 		}})
-	return &rig{svc: svc, db: db, clock: clock, guard: guard, dir: dir}
+	return &rig{svc: svc, db: db, defaults: defaults, clock: clock, guard: guard, dir: dir}
 }
 
 // code returns err's application error code ("" for nil).

@@ -26,9 +26,9 @@ func TestCreateAndDeleteInstitution(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Tenant CU", got.Name)
 	assert.Equal(t, &core, got.Vendors.Core)
-	assertPrices(t, r.db.Defaults.Prices, got.Prices)
-	require.Len(t, got.Fees, len(r.db.Defaults.Fees))
-	for p, rule := range r.db.Defaults.Fees {
+	assertPrices(t, r.defaults.Prices, got.Prices)
+	require.Len(t, got.Fees, len(r.defaults.Fees))
+	for p, rule := range r.defaults.Fees {
 		assert.True(t, rule.Rate.Equal(got.Fees[p].Rate) && rule.Minimum.Equal(got.Fees[p].Minimum), "%s: want %v, got %v", p, rule, got.Fees[p])
 	}
 	all, users, err := r.db.Institutions(ctx)

@@ -240,8 +240,8 @@ func TestPlaceRoboSplitsByThePortfolio(t *testing.T) {
 	r := newRig(t)
 	u, err := r.db.User(ctx, "usr_hfcu_0001")
 	require.NoError(t, err)
-	pf := r.db.Defaults.Portfolios[0]
-	for _, p := range r.db.Defaults.Portfolios {
+	pf := r.defaults.Portfolios[0]
+	for _, p := range r.defaults.Portfolios {
 		if p.Name == u.Account(simulator.ProductRobo).Portfolio {
 			pf = p
 		}

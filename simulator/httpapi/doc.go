@@ -15,8 +15,8 @@
 // FastAPI-shaped responses, render.go the partner API's bodies, metrics.go the Prometheus
 // collectors and their middleware.
 //
-// It depends on the domain (simulator), surface, validate for request parsing and netguard for the
-// callback address rule; storage and delivery come in as constructor arguments through
-// interfaces declared here. It must never import bbolt, the store (simulator/bolt), the
+// It depends on the domain (simulator), surface, validate for request parsing, netguard for the
+// callback address rule and hostcheck for the Host check (host.go); storage and delivery come
+// in as constructor arguments through interfaces declared here. It must never import bbolt, the store (simulator/bolt), the
 // dispatcher (simulator/webhook), the control service (control) or the sandbox that wires them.
 package httpapi

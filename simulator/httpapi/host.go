@@ -2,145 +2,18 @@ package httpapi
 
 import (
 	"net/http"
-	"net/netip"
-	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/partnersim/partnersim/simulator/hostcheck"
 )
 
-// hostPolicy decides which Host headers the server answers (decisions D18): the DNS-rebinding
-// defence of local dev servers. A page whose name re-resolves to 127.0.0.1 reaches a
-// loopback-bound sandbox with its own name in Host; answering only loopback names keeps it out.
-// It runs on every request: no allocation, and work bounded by the (operator-given) list.
-type hostPolicy struct {
-	// loopbackOnly answers only loopback Hosts and allowed; otherwise an empty allowed means
-	// any Host.
-	loopbackOnly bool
-	// allowed are lower-case names without a trailing dot; ".name" matches name and every
-	// name under it.
-	allowed []string
-}
-
-func newHostPolicy(loopbackOnly bool, allowed []string) *hostPolicy {
-	p := &hostPolicy{loopbackOnly: loopbackOnly}
-	for _, h := range allowed {
-		h = strings.TrimSuffix(strings.ToLower(strings.Trim(strings.TrimSpace(h), "[]")), ".")
-		if h != "" && h != "." {
-			p.allowed = append(p.allowed, h)
-		}
-	}
-	return p
-}
-
-// allows reports whether a request with this Host header is answered.
-func (p *hostPolicy) allows(hostHeader string) bool {
-	if !p.loopbackOnly && len(p.allowed) == 0 {
-		return true
-	}
-	host, ok := hostName(hostHeader)
-	if !ok {
-		return false
-	}
-	if isLoopbackHost(host) {
-		return true
-	}
-	for _, a := range p.allowed {
-		if a[0] == '.' {
-			if strings.EqualFold(host, a[1:]) || len(host) > len(a) && strings.EqualFold(host[len(host)-len(a):], a) {
-				return true
-			}
-		} else if strings.EqualFold(host, a) {
-			return true
-		}
-	}
-	return false
-}
-
-// hostName returns the name or address of a Host header without its port, brackets and
-// trailing dot; ok is false for a header no browser sends (empty, a malformed port or bracket,
-// a character no host name has).
-func hostName(h string) (string, bool) {
-	if strings.HasPrefix(h, "[") {
-		end := strings.IndexByte(h, ']')
-		if end < 0 || !validPort(h[end+1:]) {
-			return "", false
-		}
-		return h[1:end], end > 1
-	}
-	if i := strings.LastIndexByte(h, ':'); i >= 0 {
-		if !validPort(h[i:]) {
-			return "", false
-		}
-		h = h[:i]
-	}
-	h = strings.TrimSuffix(h, ".")
-	for i := 0; i < len(h); i++ {
-		if c := h[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
-			return "", false
-		}
-	}
-	return h, h != ""
-}
-
-// validPort reports whether s is empty or ":" followed by digits.
-func validPort(s string) bool {
-	if s == "" {
-		return true
-	}
-	if s[0] != ':' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// isLoopbackHost reports whether host names this machine: "localhost" and names under it
-// (RFC 6761 reserves them for loopback), 127.0.0.0/8 and ::1 (IPv4-mapped forms included).
-func isLoopbackHost(host string) bool {
-	const lh = "localhost"
-	if strings.EqualFold(host, lh) || len(host) > len(lh) && host[len(host)-len(lh)-1] == '.' && strings.EqualFold(host[len(host)-len(lh):], lh) {
-		return true
-	}
-	if strings.IndexByte(host, ':') < 0 {
-		return isLoopback4(host)
-	}
-	// Only a bracketed Host has a colon; netip allocates only for one it refuses.
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
-}
-
-// isLoopback4 reports whether s is a dotted-quad address in 127.0.0.0/8, as netip reads one
-// (four decimal octets, no leading zeros), without netip's error allocation for a name.
-func isLoopback4(s string) bool {
-	if !strings.HasPrefix(s, "127.") {
-		return false
-	}
-	parts, n, digits := 0, 0, 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == '.' {
-			if digits == 0 || n > 255 || digits > 1 && s[i-digits] == '0' {
-				return false
-			}
-			parts, n, digits = parts+1, 0, 0
-			continue
-		}
-		if s[i] < '0' || s[i] > '9' || digits == 3 {
-			return false
-		}
-		n, digits = n*10+int(s[i]-'0'), digits+1
-	}
-	return parts == 4
-}
-
-// checkHost answers a request whose Host the policy refuses with 421 before routing.
-func checkHost(p *hostPolicy) echo.MiddlewareFunc {
+// checkHost answers a request whose Host the policy refuses (decisions D18, package hostcheck)
+// with 421 before routing.
+func checkHost(p *hostcheck.Policy) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if !p.allows(c.Request().Host) {
+			if !p.Allows(c.Request().Host) {
 				return writeJSON(c, http.StatusMisdirectedRequest, detail{"Misdirected Request"})
 			}
 			return next(c)

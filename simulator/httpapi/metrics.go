@@ -82,7 +82,7 @@ func (m *Metrics) Attempt(institution, outcome string) {
 	m.attempts.WithLabelValues(m.institutions.label(institution), outcome).Inc()
 }
 
-// Build records the fixture build's progress (a sandbox.Progress).
+// Build records the fixture build's progress (a bolt.Progress).
 func (m *Metrics) Build(phase string, done, total int) {
 	m.buildDone.WithLabelValues(phase).Set(float64(done))
 	if total > 0 {

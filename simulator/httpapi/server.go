@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/hostcheck"
 	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 	"github.com/partnersim/partnersim/simulator/validate"
 )
@@ -113,7 +114,7 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 		s.clientIP = forwardedClient(cfg.TrustedProxies)
 	}
 	e.HTTPErrorHandler = s.errorHandler
-	mw := []echo.MiddlewareFunc{requestID, checkHost(newHostPolicy(cfg.LoopbackOnly, cfg.AllowedHosts)), boundHead, noOptions, decodedPath}
+	mw := []echo.MiddlewareFunc{requestID, checkHost(hostcheck.New(cfg.LoopbackOnly, cfg.AllowedHosts)), boundHead, noOptions, decodedPath}
 	if cfg.Metrics != nil {
 		mw = append([]echo.MiddlewareFunc{cfg.Metrics.observe}, mw...)
 	}

@@ -1,5 +1,6 @@
-// Package sandbox wires the simulator together: it opens the bbolt store, loads a fixture set
-// into an empty store, and builds the HTTP server (and, with webhooks, the dispatcher). The
+// Package sandbox wires the simulator together, and does nothing else: it opens the bbolt store
+// with what the store needs given at Open, has the store build a fixture set into an empty store
+// (bolt's Build), and builds the HTTP server (and, with webhooks, the dispatcher). The
 // binary (cmd/partnersim) and the tests that self-host the simulator both start it through
 // Open, so they run exactly the same thing. It hands the control plane's service (control) and
 // the scenario runner (scenario) to the server and the QA console through their interfaces.

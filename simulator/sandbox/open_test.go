@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/bbolt"
 
+	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
@@ -72,4 +74,18 @@ func TestLockedStoreSaysSo(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "in use by another process")
 	assert.NotContains(t, err.Error(), "damaged")
+}
+// After building its fixtures into an empty store, the sandbox keeps the set's settings only,
+// exactly as a restart on that store does: the checked set's index of every user belonged to
+// the build.
+func TestBuiltSandboxKeepsSettingsOnly(t *testing.T) {
+	dir := t.TempDir()
+	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(dir, "s.db"), Fixtures: fixtures.Default()})
+	require.NoError(t, err)
+	defer sb.Close()
+	require.True(t, sb.Loaded)
+	require.Error(t, sb.Fixtures.EachUser(func(simulator.User) error { return nil }), "the users were the build's")
+	require.NotEmpty(t, sb.Fixtures.Keys)
+	require.NotEmpty(t, sb.Fixtures.Institutions)
+	require.NotEmpty(t, sb.Fixtures.Scenarios)
 }

@@ -85,13 +85,6 @@ type Config struct {
 	MetricsOnAPI bool
 }
 
-// ConnLimits bound the served connections in time and number (decisions D18); serve builds its
-// http.Server and listener with them.
-type ConnLimits = httpapi.ConnLimits
-
-// DefaultConnLimits are 2 minutes idle, 30 seconds a request and 4,096 open connections.
-func DefaultConnLimits() ConnLimits { return httpapi.DefaultConnLimits() }
-
 // Sandbox is a running simulator: its store, HTTP handler and webhook dispatcher, and the
 // control plane's service over them.
 type Sandbox struct {
@@ -113,31 +106,6 @@ type Sandbox struct {
 	stop, abort context.CancelFunc
 	done        chan struct{}
 	closed      atomic.Bool
-}
-
-// errPublishedToken refuses to expose the control plane behind a token anyone can read.
-var errPublishedToken = errors.New("the sandbox token in force is a fixture set's published one (a store keeps the token of the set " +
-	"it was first loaded from, whatever --fixtures names later), and this address is not loopback: anyone who can reach it could " +
-	"drive the control plane. Pass --sandbox-token with a secret of your own (at least 24 characters, e.g. `openssl rand -hex 16`), " +
-	"or --no-control, or listen on 127.0.0.1")
-
-// minExposedToken is the shortest sandbox token served beyond loopback (decisions D18).
-const minExposedToken = 24
-
-// judgeExposedToken applies decisions D18 to the effective token of a sandbox listening beyond
-// loopback: not one of the published fixture tokens, and at least minExposedToken long.
-func judgeExposedToken(token string, published ...string) error {
-	for _, p := range published {
-		if p != "" && token == p {
-			return errPublishedToken
-		}
-	}
-	if n := len(token); n < minExposedToken {
-		return fmt.Errorf("the sandbox token is %d characters, and this address is not loopback: beyond loopback it must be at least %d characters "+
-			"so that it cannot be guessed. Pass --sandbox-token with a longer secret of your own (e.g. `openssl rand -hex 16`), "+
-			"or --no-control, or listen on 127.0.0.1", n, minExposedToken)
-	}
-	return nil
 }
 
 // defaultSetToken is the embedded default set's published sandbox token.
@@ -179,12 +147,17 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if cfg.FrozenClock != nil {
 		clock = simulator.NewFrozenClock(*cfg.FrozenClock)
 	}
-	db, err := openStore(cfg, clock)
+	// The set's small files first: the store is opened with their defaults for new
+	// institutions. Their problems are reported once the store says whether it was loaded (an
+	// empty one gets the whole set, whose check reports every problem).
+	settings, settingsErr := fixtures.OpenSettings(fsys)
+	wake := webhook.NewWaker()
+	db, err := openStore(cfg, clock, bolt.Options{Check: cfg.CheckStore, Notify: wake.Wake, Defaults: defaultsOf(settings)})
 	if err != nil {
 		return nil, err
 	}
 	sb := &Sandbox{DB: db, Clock: clock}
-	stored, err := sb.loadFixtures(ctx, fsys, cfg.LoadProgress)
+	stored, err := sb.loadFixtures(ctx, fsys, settings, settingsErr, cfg.LoadProgress)
 	if err == nil {
 		err = db.RestoreClock(ctx) // the offsets are state (decisions D9)
 	}
@@ -192,7 +165,7 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 		err = sb.chooseToken(cfg, stored)
 	}
 	if err == nil {
-		err = sb.wire(cfg, fsys)
+		err = sb.wire(cfg, fsys, wake)
 	}
 	if err == nil {
 		// Scenario runs in flight when the process last stopped go on (they are state).
@@ -217,6 +190,14 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	return sb, nil
 }
 
+// defaultsOf are the store's defaults from a set's settings (none when they failed to open).
+func defaultsOf(settings *fixtures.Set) bolt.Defaults {
+	if settings == nil {
+		return bolt.Defaults{}
+	}
+	return bolt.DefaultsOf(settings)
+}
+
 // withDefaults fills what cfg leaves out: a discarding logger and the v1 API.
 func (cfg Config) withDefaults() Config {
 	if cfg.Logger == nil {
@@ -230,12 +211,12 @@ func (cfg Config) withDefaults() Config {
 
 // openStore opens the bbolt store, its ids seeded in deterministic mode (decisions D8); a
 // damaged file is refused with the ways to recover.
-func openStore(cfg Config, clock *simulator.Clock) (*bolt.DB, error) {
+func openStore(cfg Config, clock *simulator.Clock, opts bolt.Options) (*bolt.DB, error) {
 	var src io.Reader
 	if cfg.Seed != nil {
 		src = rand.NewChaCha8(seedBytes(*cfg.Seed))
 	}
-	db, err := bolt.Open(cfg.DBPath, clock, simulator.NewIDs(src), bolt.Options{Check: cfg.CheckStore})
+	db, err := bolt.Open(cfg.DBPath, clock, simulator.NewIDs(src), opts)
 	if errors.Is(err, bolt.ErrDamaged) {
 		return nil, fmt.Errorf("%w. Nothing was changed. To recover: copy a saved snapshot over it (%s.snapshots/NAME.db, "+
 			"written by `partnersim snapshot save NAME`; a running sandbox takes `partnersim snapshot restore NAME`), "+
@@ -244,24 +225,24 @@ func openStore(cfg Config, clock *simulator.Clock) (*bolt.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.APIVersions = cfg.APIVersions
 	return db, nil
 }
 
-// loadFixtures gives the store its set and sb.Fixtures the set's small files, and returns the
-// sandbox token the store kept ("" for a store loaded now). A store already loaded from the
-// set needs only its small files (keys to print, defaults for new institutions, scenarios); an
-// empty one gets the whole set, checked and written in one pass (Build).
-func (sb *Sandbox) loadFixtures(ctx context.Context, fsys fs.FS, progress Progress) (stored string, err error) {
+// loadFixtures gives the store its set and sb.Fixtures the set's small files (settings, or
+// settingsErr when they failed), and returns the sandbox token the store kept ("" for a store
+// loaded now). A store already loaded from the set needs only its small files (keys to print,
+// defaults for new institutions, scenarios); an empty one gets the whole set, checked and
+// written in one pass (bolt's Build), whose check covers the small files' too.
+func (sb *Sandbox) loadFixtures(ctx context.Context, fsys fs.FS, settings *fixtures.Set, settingsErr error, progress bolt.Progress) (stored string, err error) {
 	loaded, stored, err := sb.DB.Loaded(ctx)
 	if err != nil {
 		return "", err
 	}
-	var set *fixtures.Set
-	if loaded {
-		set, err = fixtures.OpenSettings(fsys)
-	} else {
-		set, err = Build(ctx, sb.DB, fsys, progress)
+	set, err := settings, settingsErr
+	if !loaded {
+		if set, err = sb.DB.Build(ctx, fsys, progress); err == nil {
+			err = settingsErr
+		}
 	}
 	if err != nil {
 		if fixtures.Problems(err) != nil {
@@ -275,18 +256,15 @@ func (sb *Sandbox) loadFixtures(ctx context.Context, fsys fs.FS, progress Progre
 		// every user (13 MiB at 100,000 users) is the build's, not the server's. Then the
 		// build's decode and write buffers are garbage: give the memory back to the OS rather
 		// than serving with the load's peak heap.
-		if set, err = fixtures.OpenSettings(fsys); err != nil {
-			return "", fmt.Errorf("load fixtures: %w", err)
-		}
+		set = settings
 		debug.FreeOSMemory()
 	}
 	sb.Fixtures = set
-	sb.DB.Defaults = bolt.Defaults{Prices: set.DefaultPrices, Fees: set.DefaultFees, Portfolios: set.Portfolios}
 	return stored, nil
 }
 
 // chooseToken sets the control plane's token: --sandbox-token, else the one the store keeps,
-// else a fresh one; beyond loopback it must pass judgeExposedToken. A fresh token comes from the
+// else a fresh one; beyond loopback it must pass httpapi.CheckExposedToken. A fresh token comes from the
 // store's ids (seeded in deterministic mode) on loopback, and beyond it from the system's
 // random source whatever the seed: a token a published seed reproduces is no secret
 // (decisions D18).
@@ -303,14 +281,14 @@ func (sb *Sandbox) chooseToken(cfg Config, stored string) error {
 		sb.Token = "sbxtok_" + sb.DB.IDs.New("t")[2:]
 	}
 	if cfg.Exposed && !cfg.NoControl {
-		return judgeExposedToken(sb.Token, stored, sb.Fixtures.SandboxToken, defaultSetToken())
+		return httpapi.CheckExposedToken(sb.Token, stored, sb.Fixtures.SandboxToken, defaultSetToken())
 	}
 	return nil
 }
 
 // wire builds the address guard, the dispatcher, the control service and the scenario runner
 // over the store, and the server (with the QA console when the control plane is on) over them.
-func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
+func (sb *Sandbox) wire(cfg Config, fsys fs.FS, wake *webhook.Waker) error {
 	db := sb.DB
 	allowLoopback := !cfg.Exposed
 	if cfg.AllowLoopbackCallbacks != nil {
@@ -322,7 +300,7 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 		observe = cfg.Metrics.Attempt
 	}
 	sb.Dispatcher = webhook.New(db, webhook.Config{Workers: cfg.Workers, Schedule: cfg.RetrySchedule, Timeout: cfg.DeliveryTimeout,
-		Dial: sb.Guard.DialContext, Clock: sb.Clock, Log: cfg.Logger, Observe: observe})
+		Dial: sb.Guard.DialContext, Clock: sb.Clock, Log: cfg.Logger, Observe: observe, Wake: wake})
 	if cfg.Metrics != nil {
 		cfg.Metrics.Watch(httpapi.MetricsSources{Queued: sb.Dispatcher.Queued, StoreSize: func() int64 {
 			st, err := os.Stat(cfg.DBPath)
@@ -332,7 +310,6 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 			return st.Size()
 		}})
 	}
-	db.Notify = sb.Dispatcher.Wake
 	sb.service = control.New(control.Config{Store: db, Guard: sb.Guard, Sender: sb.Dispatcher, Settler: sb.Dispatcher, SnapshotDir: cfg.DBPath + ".snapshots",
 		Reload: func(ctx context.Context) error {
 			// The whole set, checked again: the start may have read only its settings.
@@ -340,7 +317,7 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 			if err != nil {
 				return fmt.Errorf("fixtures: %w", err)
 			}
-			return Seed(ctx, db, set, false)
+			return db.Seed(ctx, set, false)
 		}})
 	sb.service.OnClockMove(sb.Dispatcher.Wake)
 	first := ""
@@ -352,7 +329,7 @@ func (sb *Sandbox) wire(cfg Config, fsys fs.FS) error {
 	sb.service.PlayStepsWith(sb.scenarios)
 	deps := httpapi.Deps{Store: db, Webhooks: db, Guard: sb.Guard, Tester: sb.service}
 	if cfg.NoPublishedKeys {
-		deps.Store = unpublishedKeys{Store: db, published: publishedKeys(sb.Fixtures)}
+		deps.Store = httpapi.RefuseKeys(db, publishedKeys(sb.Fixtures))
 	}
 	if !cfg.NoControl {
 		// The store serves the operations that are one transaction; the control service those
@@ -399,21 +376,6 @@ func (sb *Sandbox) Ready() error {
 // routed, not refused by net/http (httpapi.Listener, decisions D19).
 func (sb *Sandbox) Listener(ln net.Listener) net.Listener { return httpapi.Listener(ln) }
 
-// unpublishedKeys is the store with the published fixture keys refused as unknown ones
-// (--no-published-keys, decisions D18), whatever a reset reloads.
-type unpublishedKeys struct {
-	httpapi.Store
-	published map[string]bool
-}
-
-// Authenticate refuses a published key as the store refuses an unknown one.
-func (u unpublishedKeys) Authenticate(ctx context.Context, plaintext string) (*simulator.APIKey, error) {
-	if u.published[plaintext] {
-		return nil, simulator.Errorf(simulator.EUNAUTHORIZED, "Invalid API key")
-	}
-	return u.Store.Authenticate(ctx, plaintext)
-}
-
 // publishedKeys are the plaintext keys of set and of the embedded default set (a store keeps
 // the keys of the set it was first loaded from).
 func publishedKeys(set *fixtures.Set) map[string]bool {
@@ -454,54 +416,6 @@ func (sb *Sandbox) Shutdown(ctx context.Context) error {
 	sb.abort()
 	sb.scenarios.Close()
 	return sb.DB.Close()
-}
-
-// Seed empties the store and loads the fixture set into it; exclusive when nothing else uses
-// the store yet (see bolt.NewLoader).
-func Seed(ctx context.Context, db *bolt.DB, set *fixtures.Set, exclusive bool) error {
-	l, err := db.NewLoader(ctx, exclusive)
-	if err != nil {
-		return err
-	}
-	if err := writeTenants(l, set); err != nil {
-		return err
-	}
-	// Decoding the streamed files and writing bbolt are both CPU-bound: decode in one goroutine
-	// and write in this one, so a large set loads on two cores.
-	records := make(chan func() error, 4096)
-	decoded := make(chan error, 1)
-	stop := make(chan struct{})
-	go func() {
-		send := func(fn func() error) error {
-			select {
-			case records <- fn:
-				return nil
-			case <-stop:
-				return context.Canceled
-			}
-		}
-		err := set.EachUser(func(u simulator.User) error { return send(func() error { return l.User(u) }) })
-		if err == nil {
-			err = set.EachTransaction(func(t simulator.Transaction, os []simulator.Order) error {
-				return send(func() error { return l.Transaction(t, os) })
-			})
-		}
-		close(records)
-		decoded <- err
-	}()
-	for fn := range records {
-		if err := fn(); err != nil {
-			close(stop)
-			for range records {
-			}
-			<-decoded
-			return err
-		}
-	}
-	if err := <-decoded; err != nil {
-		return err
-	}
-	return l.Finish(set.SandboxToken)
 }
 
 func seedBytes(seed uint64) [32]byte {

@@ -57,6 +57,25 @@ type Config struct {
 	// "retrying" (a retry is scheduled), "failed" (no retry left) or "returned" (cut short by
 	// shutdown; the delivery stays pending in the outbox). Metrics count them.
 	Observe func(institution, outcome string)
+	// Wake, when set, is the signal that makes the dispatcher look for due deliveries: made
+	// before the store, whose Notify it is (nil: one of its own).
+	Wake *Waker
+}
+
+// A Waker makes a dispatcher look for due deliveries now. It exists apart from the dispatcher
+// so that the store can be opened with its Wake (bolt.Options.Notify) before the dispatcher,
+// which reads that store, is made with it (Config.Wake).
+type Waker struct{ c chan struct{} }
+
+// NewWaker returns a waker for one dispatcher.
+func NewWaker() *Waker { return &Waker{c: make(chan struct{}, 1)} }
+
+// Wake makes the dispatcher look for due deliveries now; it never blocks.
+func (w *Waker) Wake() {
+	select {
+	case w.c <- struct{}{}:
+	default:
+	}
 }
 
 // Dispatcher drains the outbox.
@@ -64,7 +83,7 @@ type Dispatcher struct {
 	store  Store
 	cfg    Config
 	client *http.Client
-	wake   chan struct{}
+	wake   *Waker
 	// turn is held by Run while it takes due deliveries from the outbox and by Settle for the
 	// whole of its work: what Settle attempts is never taken by Run meanwhile.
 	turn     sync.Mutex
@@ -113,7 +132,10 @@ func New(store Store, cfg Config) *Dispatcher {
 		// Redirects are never followed: a 3xx is a failed attempt (decisions D8).
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	d := &Dispatcher{store: store, cfg: cfg, client: client, wake: make(chan struct{}, 1),
+	if cfg.Wake == nil {
+		cfg.Wake = NewWaker()
+	}
+	d := &Dispatcher{store: store, cfg: cfg, client: client, wake: cfg.Wake,
 		records: make(chan simulator.AttemptRecord, 2*maxGroup)}
 	d.inflight.init()
 	return d
@@ -121,12 +143,7 @@ func New(store Store, cfg Config) *Dispatcher {
 
 // Wake makes the dispatcher look for due deliveries now (after new events, or after the
 // virtual clock moved).
-func (d *Dispatcher) Wake() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-}
+func (d *Dispatcher) Wake() { d.wake.Wake() }
 
 // Run delivers until ctx ends. Deliveries in flight when it ends stay pending in the outbox
 // and are attempted again by the next Run (at-least-once).
@@ -188,7 +205,7 @@ func (d *Dispatcher) RunDraining(ctx, abort context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-d.wake:
+		case <-d.wake.c:
 		case <-timer.C:
 		}
 	}

@@ -36,12 +36,12 @@ type env struct {
 func newEnv(tb testing.TB, path string, schedule []time.Duration, timeout time.Duration) *env {
 	tb.Helper()
 	clock := simulator.NewClock(nil)
-	db, err := bolt.Open(path, clock, nil)
+	wake := webhook.NewWaker()
+	db, err := bolt.Open(path, clock, nil, bolt.Options{Notify: wake.Wake})
 	require.NoError(tb, err)
 	guard := netguard.New(netguard.Options{AllowLoopback: true})
 	e := &env{db: db, clock: clock}
-	e.disp = webhook.New(db, webhook.Config{Schedule: schedule, Timeout: timeout, Dial: guard.DialContext, Clock: clock, Workers: 8})
-	db.Notify = e.disp.Wake
+	e.disp = webhook.New(db, webhook.Config{Schedule: schedule, Timeout: timeout, Dial: guard.DialContext, Clock: clock, Workers: 8, Wake: wake})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = e.disp.Run(ctx) }()

@@ -17,3 +17,35 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "partnersim.secret" -}}
 {{- if .Values.token.existingSecret -}}{{ .Values.token.existingSecret }}{{- else -}}{{ include "partnersim.name" . }}-token{{- end -}}
 {{- end -}}
+
+{{/* The shards to render: the values' list, or one shard serving every institution. */}}
+{{- define "partnersim.shards" -}}
+{{- if .Values.shards -}}
+{{- range .Values.shards -}}
+{{- if not (regexMatch "^[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?$" (toString .name)) -}}
+{{- fail (printf "shards: name %q must be 1-22 lower-case letters, digits or dashes" (toString .name)) -}}
+{{- end -}}
+{{- if not .institutions -}}
+{{- fail (printf "shards: shard %q names no institutions" .name) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson .Values.shards -}}
+{{- else -}}
+{{- toJson (list (dict "name" "" "institutions" (list))) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A shard's resource name: the release's, with the shard's name after it when sharded. */}}
+{{- define "partnersim.shardName" -}}
+{{- $root := index . 0 -}}{{- $shard := index . 1 -}}
+{{- if $shard.name -}}{{ include "partnersim.name" $root | trunc 40 | trimSuffix "-" }}-{{ $shard.name }}{{- else -}}{{ include "partnersim.name" $root }}{{- end -}}
+{{- end -}}
+
+{{/* A shard's pod labels: the release's selector and, when sharded, the shard. */}}
+{{- define "partnersim.shardSelector" -}}
+{{- $root := index . 0 -}}{{- $shard := index . 1 -}}
+{{ include "partnersim.selector" $root }}
+{{- if $shard.name }}
+partnersim.dev/shard: {{ $shard.name }}
+{{- end -}}
+{{- end -}}

@@ -1,4 +1,4 @@
-package sandbox
+package bolt
 
 import (
 	"context"
@@ -10,21 +10,33 @@ import (
 
 	"github.com/partnersim/partnersim/fixtures"
 	"github.com/partnersim/partnersim/simulator"
-	"github.com/partnersim/partnersim/simulator/bolt"
 )
+
+// This file writes a fixture set into the store: Build (the offline Builder, build.go, fed by
+// the set's one checking pass), BuildFile (`partnersim fixtures build`) and Seed (the
+// transactional Loader, seed.go, which a reset uses). They live beside the two writers they
+// drive rather than in the wiring: what they do is the store's — which records go first, how
+// the checking goroutines feed the builder's shards, when the store is marked loaded, how the
+// collector runs while the spools fill — and the format they read (fixtures) imports only the
+// domain (docs/decisions.md, "How the code is arranged").
 
 // Progress reports a long load: phase "read" counts the records checked and spooled (its total
 // is unknown until the files end, 0), phase "write" the store entries written of total.
 // It may be called from several goroutines at once.
 type Progress func(phase string, done, total int)
 
-// Build checks the fixture set in fsys and writes it into db, which nothing else uses yet, the
-// offline way (bolt.Builder): one pass over the files checks every record and spools it, then
-// the store is written sorted and sequentially. On any problem the store is left empty and
-// unmarked, so nothing half-loaded is ever served. It is how an empty store gets its set at
+// DefaultsOf are the defaults a set gives new institutions, and its model portfolios.
+func DefaultsOf(set *fixtures.Set) Defaults {
+	return Defaults{Prices: set.DefaultPrices, Fees: set.DefaultFees, Portfolios: set.Portfolios}
+}
+
+// Build checks the fixture set in fsys and writes it into the store, which nothing else uses
+// yet, the offline way (Builder): one pass over the files checks every record and spools it,
+// then the store is written sorted and sequentially. On any problem the store is left empty
+// and unmarked, so nothing half-loaded is ever served. It is how an empty store gets its set at
 // start-up and what `partnersim fixtures build` runs.
-func Build(ctx context.Context, db *bolt.DB, fsys fs.FS, progress Progress) (*fixtures.Set, error) {
-	b, err := db.NewBuilder(ctx)
+func (s *DB) Build(ctx context.Context, fsys fs.FS, progress Progress) (*fixtures.Set, error) {
+	b, err := s.NewBuilder(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -53,8 +65,11 @@ func Build(ctx context.Context, db *bolt.DB, fsys fs.FS, progress Progress) (*fi
 	return set, nil
 }
 
-// tenantWriter writes a set's institutions, keys and members: a store's offline builder or
-// its loader.
+// buildGCPercent is the garbage collector's GOGC while a set is built.
+const buildGCPercent = 50
+
+// tenantWriter writes a set's institutions, keys and members: the offline Builder or the
+// Loader.
 type tenantWriter interface {
 	Institution(in simulator.Institution) error
 	Key(k simulator.APIKey) error
@@ -82,13 +97,10 @@ func writeTenants(w tenantWriter, set *fixtures.Set) error {
 	return nil
 }
 
-// buildGCPercent is the garbage collector's GOGC while a set is built.
-const buildGCPercent = 50
-
 // shardSpool hands the records one checking goroutine found clean to its shard of the
 // builder, counting them for the progress report.
 type shardSpool struct {
-	sh       *bolt.BuildShard
+	sh       *BuildShard
 	n        *atomic.Int64
 	progress Progress
 }
@@ -117,11 +129,11 @@ func BuildFile(ctx context.Context, fsys fs.FS, path string, progress Progress) 
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, err
 	}
-	db, err := bolt.Open(tmp, nil, nil)
+	db, err := Open(tmp, nil, nil)
 	if err != nil {
 		return nil, 0, err
 	}
-	set, err := Build(ctx, db, fsys, progress)
+	set, err := db.Build(ctx, fsys, progress)
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
@@ -137,4 +149,52 @@ func BuildFile(ctx context.Context, fsys fs.FS, path string, progress Progress) 
 		return nil, 0, err
 	}
 	return set, st.Size(), nil
+}
+
+// Seed empties the store and loads the fixture set into it through the Loader; exclusive when
+// nothing else uses the store yet (see NewLoader).
+func (s *DB) Seed(ctx context.Context, set *fixtures.Set, exclusive bool) error {
+	l, err := s.NewLoader(ctx, exclusive)
+	if err != nil {
+		return err
+	}
+	if err := writeTenants(l, set); err != nil {
+		return err
+	}
+	// Decoding the streamed files and writing bbolt are both CPU-bound: decode in one goroutine
+	// and write in this one, so a large set loads on two cores.
+	records := make(chan func() error, 4096)
+	decoded := make(chan error, 1)
+	stop := make(chan struct{})
+	go func() {
+		send := func(fn func() error) error {
+			select {
+			case records <- fn:
+				return nil
+			case <-stop:
+				return context.Canceled
+			}
+		}
+		err := set.EachUser(func(u simulator.User) error { return send(func() error { return l.User(u) }) })
+		if err == nil {
+			err = set.EachTransaction(func(t simulator.Transaction, os []simulator.Order) error {
+				return send(func() error { return l.Transaction(t, os) })
+			})
+		}
+		close(records)
+		decoded <- err
+	}()
+	for fn := range records {
+		if err := fn(); err != nil {
+			close(stop)
+			for range records {
+			}
+			<-decoded
+			return err
+		}
+	}
+	if err := <-decoded; err != nil {
+		return err
+	}
+	return l.Finish(set.SandboxToken)
 }

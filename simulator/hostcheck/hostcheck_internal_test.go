@@ -1,4 +1,4 @@
-package httpapi
+package hostcheck
 
 import (
 	"net/netip"
@@ -11,9 +11,9 @@ import (
 
 // The Host check runs before every request is routed: it must not allocate.
 func TestHostCheckAllocatesNothing(t *testing.T) {
-	p := newHostPolicy(true, []string{"sandbox.test", ".dev.internal"})
+	p := New(true, []string{"sandbox.test", ".dev.internal"})
 	for _, h := range []string{"127.0.0.1:8080", "[::1]:8080", "localhost:8080", "app.localhost", "a.dev.internal:80", "rebind.attacker.example:8080"} {
-		allocs := testing.AllocsPerRun(100, func() { p.allows(h) })
+		allocs := testing.AllocsPerRun(100, func() { p.Allows(h) })
 		assert.Zero(t, allocs, "Host %q: got %v allocations a check, want 0", h, allocs)
 	}
 }
@@ -29,12 +29,12 @@ func TestIsLoopback4(t *testing.T) {
 }
 
 func BenchmarkHostCheck(b *testing.B) {
-	p := newHostPolicy(true, []string{"sandbox.test"})
+	p := New(true, []string{"sandbox.test"})
 	for _, h := range []string{"127.0.0.1:8080", "localhost:8080", "rebind.attacker.example:8080"} {
 		b.Run(h, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				p.allows(h)
+				p.Allows(h)
 			}
 		})
 	}
@@ -47,9 +47,9 @@ func FuzzHostCheck(f *testing.F) {
 		"evil.example", "[::1]x", "127.0.0.1:", ":80", "[", "]", "localhost:8080:80", "127.1", "0x7f.1", "localhost@evil", "[fe80::1%25lo]"} {
 		f.Add(s)
 	}
-	p := newHostPolicy(true, nil)
+	p := New(true, nil)
 	f.Fuzz(func(t *testing.T, host string) {
-		if !p.allows(host) {
+		if !p.Allows(host) {
 			return
 		}
 		u, err := url.Parse("http://" + host + "/")
@@ -65,4 +65,15 @@ func FuzzHostCheck(f *testing.F) {
 			t.Fatalf("allowed Host %q, whose name %q is not loopback", host, name)
 		}
 	})
+}
+
+// CheckName takes names, addresses and .suffixes; it refuses what would answer every Host and
+// what is no Host name (a scheme, a port, a path, userinfo, a wildcard).
+func TestCheckName(t *testing.T) {
+	for _, h := range []string{"sandbox.test", ".dev.internal", "10.0.0.5", "[::1]", "app.localhost.", "sandbox_ci"} {
+		assert.NoError(t, CheckName(h), h)
+	}
+	for _, h := range []string{"", " ", ".", "..", "*", "*.example.test", ".example..test", "http://app.test", "app.test:8080", "a@b", "a/b", "a b", "a\tb", "::1"} {
+		assert.ErrorIs(t, CheckName(h), ErrName, h)
+	}
 }

@@ -1,19 +1,32 @@
-package proxy
+package hostcheck
 
 import (
+	"errors"
 	"net/netip"
 	"strings"
 )
 
-// The Host check of decisions D18, as the sandbox states it (simulator/httpapi/host.go; the
-// proxy is black-box and must not import it): the proxy answers what the sandbox answers, so a
-// suite run through it meets the same 421s.
+// ErrName is CheckName's refusal.
+var ErrName = errors.New(`a host name, an address or a .suffix naming a domain, without scheme, port, path or wildcard, ` +
+	`e.g. sandbox.internal, 10.0.0.5 or .example.test ("." "*" and an empty value would answer every Host)`)
 
-// hostPolicy decides which Host headers the server answers (decisions D18): the DNS-rebinding
-// defence of local dev servers. A page whose name re-resolves to 127.0.0.1 reaches a
-// loopback-bound sandbox with its own name in Host; answering only loopback names keeps it out.
-// It runs on every request: no allocation, and work bounded by the (operator-given) list.
-type hostPolicy struct {
+// CheckName refuses a name given to allow (an --allowed-host value) that is not a host name,
+// an IP address or a .suffix naming a domain (decisions D18): an empty value, ".", "*" or a
+// wildcard would answer every Host, and a scheme, port or path is not part of a Host name.
+func CheckName(h string) error {
+	name := strings.TrimSuffix(strings.TrimPrefix(h, "."), ".")
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		name = "ip6"
+	}
+	if name == "" || strings.ContainsAny(h, "/@*: \t") && !strings.HasPrefix(h, "[") || strings.Contains(name, "..") || strings.HasPrefix(name, ".") {
+		return ErrName
+	}
+	return nil
+}
+
+// Policy decides which Host headers a server answers (decisions D18). It runs on every request:
+// no allocation, and work bounded by the (operator-given) list. Its zero value answers any Host.
+type Policy struct {
 	// loopbackOnly answers only loopback Hosts and allowed; otherwise an empty allowed means
 	// any Host.
 	loopbackOnly bool
@@ -22,8 +35,11 @@ type hostPolicy struct {
 	allowed []string
 }
 
-func newHostPolicy(loopbackOnly bool, allowed []string) *hostPolicy {
-	p := &hostPolicy{loopbackOnly: loopbackOnly}
+// New returns the policy of a server: loopbackOnly for one listening on loopback only (it then
+// answers loopback Hosts and allowed), allowed the names given with --allowed-host (".name"
+// matches name and every name under it; case, brackets and a trailing dot are ignored).
+func New(loopbackOnly bool, allowed []string) *Policy {
+	p := &Policy{loopbackOnly: loopbackOnly}
 	for _, h := range allowed {
 		h = strings.TrimSuffix(strings.ToLower(strings.Trim(strings.TrimSpace(h), "[]")), ".")
 		if h != "" && h != "." {
@@ -33,8 +49,8 @@ func newHostPolicy(loopbackOnly bool, allowed []string) *hostPolicy {
 	return p
 }
 
-// allows reports whether a request with this Host header is answered.
-func (p *hostPolicy) allows(hostHeader string) bool {
+// Allows reports whether a request with this Host header is answered.
+func (p *Policy) Allows(hostHeader string) bool {
 	if !p.loopbackOnly && len(p.allowed) == 0 {
 		return true
 	}

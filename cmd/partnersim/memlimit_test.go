@@ -1,18 +1,12 @@
-package sandbox_test
+package main
 
 import (
-	"context"
-	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/partnersim/partnersim/fixtures"
-	"github.com/partnersim/partnersim/simulator"
-	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // liveHeap is the live heap the last collection found.
@@ -28,8 +22,8 @@ func liveHeap() int64 {
 // over a small live heap made it run every few MiB. The limit is never under the floor.
 func TestServeGCLeavesTheHeapRoom(t *testing.T) {
 	runtime.GC()
-	limit, gogc := sandbox.ServeGC(0)
-	require.GreaterOrEqual(t, limit, int64(sandbox.ServeMemoryFloor))
+	limit, gogc := serveGC(0)
+	require.GreaterOrEqual(t, limit, int64(serveMemoryFloor))
 	if liveHeap() < 8<<20 {
 		require.Equal(t, 300, gogc, "a small live heap may grow by 24 MiB over the 8 MiB serving keeps live")
 	}
@@ -41,7 +35,7 @@ func TestServeGCLeavesTheHeapRoom(t *testing.T) {
 	runtime.GC()
 	live := liveHeap()
 	require.Greater(t, live, int64(40<<20))
-	limit, gogc = sandbox.ServeGC(0)
+	limit, gogc = serveGC(0)
 	require.Equal(t, 100, gogc, "a large live heap: Go's default pace")
 	require.GreaterOrEqual(t, limit, 2*live+16<<20, "room for the live heap to double, and a margin")
 	runtime.KeepAlive(held)
@@ -54,25 +48,10 @@ func TestServeGCGivesALargeStoreMoreRoom(t *testing.T) {
 	if liveHeap() >= 8<<20 {
 		t.Skip("the live heap is past what serving keeps live: GOGC is Go's default whatever the store")
 	}
-	_, small := sandbox.ServeGC(5 << 20)
-	_, large := sandbox.ServeGC(1300 << 20)
-	_, huge := sandbox.ServeGC(13 << 30)
+	_, small := serveGC(5 << 20)
+	_, large := serveGC(1300 << 20)
+	_, huge := serveGC(13 << 30)
 	assert.Equal(t, 300, small, "24 MiB over the 8 MiB serving keeps live")
 	assert.Equal(t, 1015, large, "1300 MiB ÷ 16 = 81.25 MiB over 8 MiB")
 	assert.Equal(t, 1600, huge, "128 MiB at most")
-}
-
-// After building its fixtures into an empty store, the sandbox keeps the set's settings only,
-// exactly as a restart on that store does: the checked set's index of every user belonged to
-// the build.
-func TestBuiltSandboxKeepsSettingsOnly(t *testing.T) {
-	dir := t.TempDir()
-	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(dir, "s.db"), Fixtures: fixtures.Default()})
-	require.NoError(t, err)
-	defer sb.Close()
-	require.True(t, sb.Loaded)
-	require.Error(t, sb.Fixtures.EachUser(func(simulator.User) error { return nil }), "the users were the build's")
-	require.NotEmpty(t, sb.Fixtures.Keys)
-	require.NotEmpty(t, sb.Fixtures.Institutions)
-	require.NotEmpty(t, sb.Fixtures.Scenarios)
 }

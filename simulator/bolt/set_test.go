@@ -1,4 +1,4 @@
-package sandbox_test
+package bolt_test
 
 import (
 	"bytes"
@@ -17,7 +17,6 @@ import (
 	"github.com/partnersim/partnersim/fixtures/generate"
 	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/bolt"
-	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // dump checks a store file with bbolt's own Tx.Check and reads every bucket: bucket → key →
@@ -62,12 +61,12 @@ func TestBuiltStoreEqualsLoadedStore(t *testing.T) {
 			require.NoError(t, err)
 			set, err := fixtures.Open(fsys)
 			require.NoError(t, err)
-			require.NoError(t, sandbox.Seed(ctx, db, set, true))
+			require.NoError(t, db.Seed(ctx, set, true))
 			require.NoError(t, db.Close())
 
 			built := filepath.Join(dir, "built.db")
 			var phases []string
-			bset, _, err := sandbox.BuildFile(ctx, fsys, built, func(phase string, done, total int) {
+			bset, _, err := bolt.BuildFile(ctx, fsys, built, func(phase string, done, total int) {
 				if len(phases) == 0 || phases[len(phases)-1] != phase {
 					phases = append(phases, phase)
 				}
@@ -103,7 +102,7 @@ func TestBuildRefusesBrokenSet(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, fixtures.FileUsers), bytes.Replace(users, []byte(`"usr_`), []byte(`"xyz_`), 1), 0o600))
 	path := filepath.Join(t.TempDir(), "b.db")
-	_, _, err = sandbox.BuildFile(context.Background(), os.DirFS(dir), path, nil)
+	_, _, err = bolt.BuildFile(context.Background(), os.DirFS(dir), path, nil)
 	require.Error(t, err)
 	assert.NotEmpty(t, fixtures.Problems(err), "the set's problems, as fixtures check lists them: %v", err)
 	_, err = os.Stat(path)

@@ -1,14 +1,14 @@
-package sandbox
+package main
 
 import (
 	"runtime/metrics"
 )
 
-// ServeMemoryFloor is the least soft memory limit serving runs with: the store is a memory
+// serveMemoryFloor is the least soft memory limit serving runs with: the store is a memory
 // map, so serving needs a small heap, and a limit makes the collector keep up with a burst of
 // large requests on a busy machine instead of letting the heap grow without bound (decisions
 // D17).
-const ServeMemoryFloor = 48 << 20
+const serveMemoryFloor = 48 << 20
 
 // serveHeadroom is what serving lets the heap grow by between two collections, over a live
 // heap of at least serveLiveMin (what serving itself keeps live: the journal, the caches of
@@ -23,8 +23,10 @@ const (
 	serveLiveMin     = 8 << 20
 )
 
-// ServeGC returns the soft memory limit and the collector's GOGC to serve with, read from the
+// serveGC returns the soft memory limit and the collector's GOGC to serve with, read from the
 // runtime once the store is open (and its fixtures built), so call it then (decisions D17).
+// The binary sets them, not the sandbox: they are the process's, and tests open sandboxes in
+// processes of their own tuning.
 //
 // GOGC: the live heap of a server is small (6–10 MiB: the store is a memory map) and every
 // request allocates, so at Go's default (collect when the heap has doubled) the collector ran
@@ -33,13 +35,13 @@ const (
 // serveHeadroom between collections: 100 × headroom ÷ live, between 100 and 400.
 //
 // The limit: what the runtime holds now, plus that headroom and a margin, and never less than
-// ServeMemoryFloor. A build leaves metadata behind that the runtime never returns — about
+// serveMemoryFloor. A build leaves metadata behind that the runtime never returns — about
 // 25 MiB of span and bitmap structures after a 2.4 GB build of 100,000 users — and a fixed
 // 48 MiB counted it against the heap: the collector then ran continuously on the first serve
 // after a build.
 //
 // storeSize is the store file's size in bytes (0 when unknown): it sets the headroom.
-func ServeGC(storeSize int64) (limit int64, gcPercent int) {
+func serveGC(storeSize int64) (limit int64, gcPercent int) {
 	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	var v [3]uint64
@@ -53,5 +55,5 @@ func ServeGC(storeSize int64) (limit int64, gcPercent int) {
 	room := min(max(storeSize/16, serveHeadroom), serveHeadroomMax)
 	gcPercent = int(min(max(100*room/live, 100), 100*serveHeadroomMax/serveLiveMin))
 	headroom := live * int64(gcPercent) / 100
-	return max(ServeMemoryFloor, held+headroom+16<<20), gcPercent
+	return max(serveMemoryFloor, held+headroom+16<<20), gcPercent
 }
