@@ -200,18 +200,8 @@ func TestScenarioWithoutItsInputIsSkipped(t *testing.T) {
 	const name = "An institution without a digital banking platform answers 400"
 	run := func(vars map[string]string) features.ScenarioResult {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		rep, err := features.Run(ctx, features.Options{BaseURL: srv.URL + "/v1", APIKey: "sbx_harborAllScopes0000000000000000000000001",
-			Vars: vars, Paths: []string{"sessions.feature"}, Name: "^" + name + "$"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, ok := rep.Result(name)
-		if !ok {
-			t.Fatalf("the run did not report %q", name)
-		}
-		return r
+		return runScenario(t, features.Options{BaseURL: srv.URL + "/v1", APIKey: "sbx_harborAllScopes0000000000000000000000001", Vars: vars},
+			"sessions.feature", name)
 	}
 	if r := run(nil); r.Status != features.Skipped || r.Err != features.InputSkipReason("vendorless_key") {
 		t.Errorf("without vendorless_key, expected %q skipped with %q, got %s: %s", name, features.InputSkipReason("vendorless_key"), r.Status, r.Err)

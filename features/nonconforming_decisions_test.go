@@ -718,29 +718,9 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 				case broken:
 					u = breakingProxy(t, srv.URL, c.breaker())
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				rep, err := features.Run(ctx, features.Options{BaseURL: u + "/v1", SandboxURL: u, SandboxToken: srv.SB.Token,
-					Paths: []string{c.feature}, Name: "^" + regexp.QuoteMeta(c.scenario) + "$"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				r, ok := rep.Result(c.scenario)
-				if !ok {
-					t.Fatalf("the run did not report %q", c.scenario)
-				}
-				return r
+				return runScenario(t, features.Options{BaseURL: u + "/v1", SandboxURL: u, SandboxToken: srv.SB.Token}, c.feature, c.scenario)
 			}
-			if r := run(false); r.Status != features.Passed {
-				t.Fatalf("through the honest proxy, expected %q to pass, got %s: %s", c.scenario, r.Status, r.Err)
-			}
-			r := run(true)
-			if r.Status != features.Failed {
-				t.Fatalf("with %s, expected %q to fail, got %s", c.defect, c.scenario, r.Status)
-			}
-			if !strings.Contains(r.Err, c.because) {
-				t.Errorf("expected the failure to name the broken rule (%q), got: %s", c.because, r.Err)
-			}
+			requireCaught(t, run(false), run(true), c.defect, c.scenario, c.because)
 		})
 	}
 }
@@ -911,30 +891,43 @@ func TestNonConformingDeliveriesFail(t *testing.T) {
 				}
 				hub := ln.Addr().String()
 				ln.Close() // the run's receiver listens there, behind the rewriting proxy
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				rep, err := features.Run(ctx, features.Options{BaseURL: u + "/v1", SandboxURL: u, SandboxToken: srv.SB.Token,
-					ReceiverListen: hub, ReceiverURL: d.receiverProxy(t, hub, rw),
-					Paths: []string{c.feature}, Name: "^" + regexp.QuoteMeta(c.scenario) + "$"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				r, ok := rep.Result(c.scenario)
-				if !ok {
-					t.Fatalf("the run did not report %q", c.scenario)
-				}
-				return r
+				return runScenario(t, features.Options{BaseURL: u + "/v1", SandboxURL: u, SandboxToken: srv.SB.Token,
+					ReceiverListen: hub, ReceiverURL: d.receiverProxy(t, hub, rw)}, c.feature, c.scenario)
 			}
-			if r := run(nil); r.Status != features.Passed {
-				t.Fatalf("with nothing rewritten, expected %q to pass, got %s: %s", c.scenario, r.Status, r.Err)
-			}
-			r := run(c.rewrite)
-			if r.Status != features.Failed {
-				t.Fatalf("with %s, expected %q to fail, got %s", c.defect, c.scenario, r.Status)
-			}
-			if !strings.Contains(r.Err, c.because) {
-				t.Errorf("expected the failure to name the broken rule (%q), got: %s", c.because, r.Err)
-			}
+			requireCaught(t, run(nil), run(c.rewrite), c.defect, c.scenario, c.because)
 		})
+	}
+}
+
+// runScenario runs one scenario of a feature with opts (a deployment behind a proxy) and
+// returns its result.
+func runScenario(t *testing.T, opts features.Options, feature, scenario string) features.ScenarioResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	opts.Paths, opts.Name = []string{feature}, "^"+regexp.QuoteMeta(scenario)+"$"
+	rep, err := features.Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := rep.Result(scenario)
+	if !ok {
+		t.Fatalf("the run did not report %q", scenario)
+	}
+	return r
+}
+
+// requireCaught holds a breaking proxy's proof: the scenario passes against the honest
+// deployment and fails against the broken one, naming the broken rule (because).
+func requireCaught(t *testing.T, honest, broken features.ScenarioResult, defect, scenario, because string) {
+	t.Helper()
+	if honest.Status != features.Passed {
+		t.Fatalf("through the honest proxy, expected %q to pass, got %s: %s", scenario, honest.Status, honest.Err)
+	}
+	if broken.Status != features.Failed {
+		t.Fatalf("with %s, expected %q to fail, got %s", defect, scenario, broken.Status)
+	}
+	if !strings.Contains(broken.Err, because) {
+		t.Errorf("expected the failure to name the broken rule (%q), got: %s", because, broken.Err)
 	}
 }

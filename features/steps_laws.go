@@ -104,12 +104,11 @@ func (w *world) historyOfUser() error {
 	if err != nil {
 		return err
 	}
-	d := r.json()
-	uid, total := d.Get("user_account_id").String(), d.Get("total_current_market_value").String()
-	if uid == "" || total == "" {
+	uid, total := r.json().Get("user_account_id").String(), r.json().Get("total_current_market_value").String()
+	switch {
+	case uid == "" || total == "":
 		return fmt.Errorf("expected a user detail with user_account_id and total_current_market_value, got %s", r)
-	}
-	if total == "0.00" {
+	case total == "0.00":
 		return fmt.Errorf("expected a funded user (a total above 0.00), got user %s worth %s", uid, total)
 	}
 	created, err := w.createdAtByBisection(uid)
