@@ -3,6 +3,7 @@ package features_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -74,6 +75,28 @@ func TestContract(t *testing.T) {
 			t.Errorf("scenario %q (%s) was skipped against the simulator: %s", s.Name, s.Feature, s.Err)
 		}
 	}
+	if os.Getenv("PARTNERSIM_BASE_URL") == "" && opts.Name == "" && opts.Tags == "" && len(rep.Failed()) == 0 {
+		adapterNeedsHold(t, rep)
+	}
+}
+
+// adapterNeedsHold checks rules-adapter.tsv against a whole run on the self-hosted sandbox: each
+// rule only a control plane unlocks names the state adapter's capabilities its least needy
+// scenario asked for. -update rewrites the file.
+func adapterNeedsHold(t *testing.T, rep *features.Report) {
+	t.Helper()
+	got := rep.RuleCapabilities()
+	want := features.RulesAdapterTSV(got)
+	if have := features.RulesAdapterTSV(features.AdapterNeeds()); have == want {
+		return
+	}
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.WriteFile("rules-adapter.tsv", []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("rules-adapter.tsv does not say which capabilities of the state adapter this run's scenarios needed for each rule: go test ./features -run 'TestContract$' -update\nthe run's:\n%s", want)
 }
 
 // tenantCounts counts the institutions and users the control plane lists (0, 0 without one).

@@ -96,8 +96,8 @@ func monthsSince(c time.Time) int {
 
 // historyOfUser checks every series of the user detail just read (decisions D5): past_day 24
 // hourly points, past_week 7 and past_month 30 daily, past_year 52 weekly and all_time monthly
-// from the user's creation — which the API does not show, so it is found by bisecting the user
-// list's created_at filters —, each ending at its current period's start with the user's
+// from the user's creation — which the API does not show, so it is bisected with the user
+// list's created_at_end filter —, each ending at its current period's start with the user's
 // total_current_market_value.
 func (w *world) historyOfUser() error {
 	r, err := w.last()
@@ -111,7 +111,7 @@ func (w *world) historyOfUser() error {
 	case total == "0.00":
 		return fmt.Errorf("expected a funded user (a total above 0.00), got user %s worth %s", uid, total)
 	}
-	created, err := w.createdAtByBisection(uid)
+	months, err := w.monthStartsSince(uid)
 	if err != nil {
 		return err
 	}
@@ -119,12 +119,46 @@ func (w *world) historyOfUser() error {
 	for _, s := range []struct {
 		series, unit string
 		n            int
-	}{{"past_day", "hour", 24}, {"past_week", "day", 7}, {"past_month", "day", 30}, {"past_year", "week", 52}, {"all_time", "month", monthsSince(created)}} {
+	}{{"past_day", "hour", 24}, {"past_week", "day", 7}, {"past_month", "day", 30}, {"past_year", "week", 52}, {"all_time", "month", months}} {
 		if err := w.historySeries(s.series, fmt.Sprint(s.n), s.unit, total); err != nil {
-			return fmt.Errorf("user %s, created at %s (found by bisection): %w", uid, created.Format(time.RFC3339Nano), err)
+			return fmt.Errorf("user %s, created by %d month starts ago (found by bisecting created_at_end): %w", uid, months, err)
 		}
 	}
 	return nil
+}
+
+// monthStartsSince is how many points all_time has for the user with user_account_id uid
+// (decisions D5): the current month's start and every earlier one not before its created_at,
+// at most 1,201 (100 years of months). The API does not show created_at, so it is bisected over
+// month starts: created_at_end one microsecond after a month start lists the user exactly when
+// the user was created by then.
+func (w *world) monthStartsSince(uid string) (int, error) {
+	cur := periodStart(time.Now(), "month")
+	createdBy := func(k int) (bool, error) {
+		return w.createdAtSelects(uid, "created_at_end", cur.AddDate(0, -k, 0).Add(time.Microsecond))
+	}
+	// The current month's start is always a point; the earlier ones count while the user was
+	// created by them (monotone: created by a month start, it was by every later one).
+	lo, hi := 1, 1200
+	if ok, err := createdBy(lo); err != nil || !ok {
+		return 1, err
+	}
+	if ok, err := createdBy(hi); err != nil || ok {
+		return hi + 1, err
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		ok, err := createdBy(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo + 1, nil
 }
 
 func (w *world) historySeries(series, n, unit, last string) error {

@@ -3,7 +3,6 @@ package simulator
 import (
 	"hash/fnv"
 	"math"
-	"math/big"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -195,14 +194,11 @@ func (f *HistoryFrame) Generate(sd HistorySeed) History {
 // the same — the frame's instants, the last at the current period's start — and takes its
 // amounts from the given points counted back from the last, scaled so that the last carries
 // the current value and cost basis (the shape is kept, the level follows the user's holdings
-// and prices). Instants before a given series begins, and a series whose last given amount is
-// zero or whose scaling leaves int64 cents, take the generated amounts. A user with no funded
-// account has empty series, as a generated history has.
+// and prices). Instants before a given series begins take the generated amounts. A user with
+// no funded account has empty series, as a generated history has. The fixtures' check makes
+// sure no given series ends at an amount of zero, which could not be scaled.
 func (f *HistoryFrame) Replay(sd HistorySeed, given *History) History {
 	h := f.Generate(sd)
-	if !sd.Funded || given == nil {
-		return h
-	}
 	gs, hs := given.Series(), h.Series()
 	for k := range hs {
 		replaySeries(*hs[k], *gs[k], sd)
@@ -211,56 +207,25 @@ func (f *HistoryFrame) Replay(sd HistorySeed, given *History) History {
 }
 
 // Replay is the frame of the seed's hour's Replay.
-func (sd HistorySeed) Replay(given *History) History { return NewHistoryFrame(sd.Hour).Replay(sd, given) }
-
-// replaySeries overwrites the amounts of out (a generated series, oldest first) with given's,
-// matched from the last point back and scaled to the seed's current value and cost basis.
-func replaySeries(out, given []ValuePoint, sd HistorySeed) {
-	n := min(len(out), len(given))
-	if n == 0 {
-		return
-	}
-	last := given[len(given)-1]
-	amounts := func(get func(ValuePoint) Cents, set func(*ValuePoint, Cents), current Cents) {
-		scaled := make([]Cents, n)
-		for i := range n {
-			c, ok := scaleCents(get(given[len(given)-n+i]), current, get(last))
-			if !ok {
-				return
-			}
-			scaled[i] = c
-		}
-		for i, c := range scaled {
-			set(&out[len(out)-n+i], c)
-		}
-	}
-	amounts(func(p ValuePoint) Cents { return p.Value }, func(p *ValuePoint, c Cents) { p.Value = c }, sd.Current)
-	amounts(func(p ValuePoint) Cents { return p.CostBasis }, func(p *ValuePoint, c Cents) { p.CostBasis = c }, sd.Basis)
+func (sd HistorySeed) Replay(given *History) History {
+	return NewHistoryFrame(sd.Hour).Replay(sd, given)
 }
 
-// scaleCents is v × num / den rounded half-even to the cent, exactly; ok is false when den is
-// zero or the result leaves int64.
-func scaleCents(v, num, den Cents) (Cents, bool) {
-	if den == 0 {
-		return 0, false
+// replaySeries overwrites the amounts of out (a generated series, oldest first) with given's,
+// matched from the last point back and scaled to the seed's current value and cost basis. An
+// empty out (an unfunded user) or given changes nothing.
+func replaySeries(out, given []ValuePoint, sd HistorySeed) {
+	n := min(len(out), len(given))
+	for i := range n {
+		g, last, o := given[len(given)-n+i], given[len(given)-1], &out[len(out)-n+i]
+		o.Value, o.CostBasis = scaled(g.Value, sd.Current, last.Value), scaled(g.CostBasis, sd.Basis, last.CostBasis)
 	}
-	p := new(big.Int).Mul(big.NewInt(int64(v)), big.NewInt(int64(num)))
-	d := big.NewInt(int64(den))
-	q, r := new(big.Int).QuoRem(p, d, new(big.Int))
-	// |r| against |d|/2: beyond it, or at it with q odd, moves q one away from zero.
-	twice := new(big.Int).Abs(r)
-	twice.Lsh(twice, 1)
-	if c := twice.Cmp(new(big.Int).Abs(d)); c > 0 || c == 0 && q.Bit(0) == 1 {
-		if p.Sign()*d.Sign() < 0 {
-			q.Sub(q, big.NewInt(1))
-		} else {
-			q.Add(q, big.NewInt(1))
-		}
-	}
-	if !q.IsInt64() {
-		return 0, false
-	}
-	return Cents(q.Int64()), true
+}
+
+// scaled is v × num / den rounded half-even to the cent; den is not zero. The ratio comes first,
+// so that v = den gives num exactly.
+func scaled(v, num, den Cents) Cents {
+	return Cents(math.RoundToEven(float64(v) / float64(den) * float64(num)))
 }
 
 // wobble maps (seed, instant) to a value in [-1, 1) with a splitmix64 hash.

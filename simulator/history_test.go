@@ -166,9 +166,9 @@ func TestGivenHistoryPlayedAtTheCurrentPeriods(t *testing.T) {
 	old := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	given := &simulator.History{
 		PastDay:   []simulator.ValuePoint{{AsOf: old.Add(-time.Hour), CostBasis: 40000, Value: 40000}, {AsOf: old, CostBasis: 40000, Value: 50000}},
-		PastWeek:  []simulator.ValuePoint{{AsOf: old, CostBasis: 100, Value: 0}},
-		PastMonth: []simulator.ValuePoint{},
-		PastYear:  []simulator.ValuePoint{{AsOf: old, CostBasis: 0, Value: 3}},
+		PastWeek:  []simulator.ValuePoint{},
+		PastMonth: []simulator.ValuePoint{{AsOf: old, CostBasis: 100, Value: 3}},
+		PastYear:  []simulator.ValuePoint{},
 		AllTime: []simulator.ValuePoint{{AsOf: old.AddDate(0, -8, 0), CostBasis: 1, Value: 1},
 			{AsOf: old.AddDate(0, -1, 0), CostBasis: 1, Value: 25001}, {AsOf: old, CostBasis: 1, Value: 50000}},
 	}
@@ -194,9 +194,10 @@ func TestGivenHistoryPlayedAtTheCurrentPeriods(t *testing.T) {
 	assert.Equal(t, "500.02", h.AllTime[3].Value.String(), "250.01 × 1000/500, exactly")
 	assert.Equal(t, "0.02", h.AllTime[2].Value.String(), "the given points are counted back from the last, whatever their as_of")
 	assert.Equal(t, gen.AllTime[:2], h.AllTime[:2])
-	// A last given amount of zero cannot be scaled: those amounts stay generated.
-	assert.Equal(t, gen.PastWeek, h.PastWeek, "a last value of 0.00 and its cost basis")
-	assert.Equal(t, gen.PastYear[51].CostBasis, h.PastYear[51].CostBasis, "a last cost basis of 0.00")
+	// An empty given series: generated; a series of one point: the last, the current amounts.
+	assert.Equal(t, gen.PastWeek, h.PastWeek)
+	assert.Equal(t, gen.PastMonth[:29], h.PastMonth[:29])
+	assert.Equal(t, "1000.00", h.PastMonth[29].CostBasis.String())
 
 	// Unfunded: empty, as generated (D5).
 	poor := &simulator.User{PlatformID: "usr_given", CreatedAt: u.CreatedAt, Accounts: []simulator.Account{{Product: simulator.ProductCrypto}}}
@@ -206,12 +207,12 @@ func TestGivenHistoryPlayedAtTheCurrentPeriods(t *testing.T) {
 	}
 }
 
-// Scaling rounds half-even at the cent, exactly, on either sign.
+// Scaling rounds half-even at the cent, on either sign.
 func TestGivenHistoryScalesHalfEven(t *testing.T) {
 	at := time.Date(2026, 11, 28, 17, 45, 0, 0, time.UTC)
 	u := &simulator.User{PlatformID: "usr_even", CreatedAt: at.AddDate(-1, 0, 0), Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: d("0.01")}}}
 	for _, c := range []struct {
-		v     simulator.Cents
+		v    simulator.Cents
 		want string
 	}{{1, "0.00"}, {3, "0.02"}, {5, "0.02"}, {7, "0.04"}, {-3, "-0.02"}, {-1, "0.00"}, {4, "0.02"}} {
 		// v × 1 / 2: a half cent goes to the even neighbour.
