@@ -1,7 +1,7 @@
 # partnersim — the two commands a newcomer needs are `make run` and `make test`.
 GO ?= go
 
-.PHONY: run test lint lint-chart bench bench-http bench-scale build fuzz mutants dist image
+.PHONY: run test lint lint-chart bench bench-http bench-scale bench-shards build fuzz mutants dist image
 
 ## run: start the sandbox on 127.0.0.1:8080 with the default fixtures (state in ./partnersim.db);
 ## ARGS are serve's flags: make run ARGS='--addr 127.0.0.1:9090'
@@ -79,6 +79,17 @@ BENCH_HTTP_FLAGS ?=
 bench-http: build
 	@command -v wrk >/dev/null 2>&1 || { echo "bench-http needs wrk: sudo apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"; exit 2; }
 	$(GO) run ./internal/benchhttp -bin bin/partnersim $(BENCH_HTTP_FLAGS)
+
+## bench-shards: SCALING.md's table — the mix on three institutions at once against one process,
+## that process behind nginx, and three shards behind nginx (`serve --shard-map`, the configuration
+## of `partnersim shard-map --nginx`); ~1 minute. Needs nginx (Debian: sudo apt-get install nginx).
+## BENCH_SHARDS_DURATION (default 10s) and BENCH_SHARDS_CONNECTIONS (per institution, default 8).
+BENCH_SHARDS_DURATION ?= 10s
+BENCH_SHARDS_CONNECTIONS ?= 8
+bench-shards:
+	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { echo "bench-shards needs nginx: sudo apt-get install nginx"; exit 2; }
+	PARTNERSIM_BENCH_SHARDS=1 PARTNERSIM_BENCH_SHARDS_DURATION=$(BENCH_SHARDS_DURATION) PARTNERSIM_BENCH_SHARDS_CONNECTIONS=$(BENCH_SHARDS_CONNECTIONS) \
+		$(GO) test -count=1 -v -run '^TestBenchShards$$' -timeout 20m ./cmd/partnersim
 
 ## bench-scale: how cost grows — builds and serves 10k, 100k and 1M users (ten orders each) with
 ## `partnersim fixtures build` and `partnersim serve`: build wall and CPU, peak RSS, store size,

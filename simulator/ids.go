@@ -16,6 +16,9 @@ const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 type IDs struct {
 	mu  sync.Mutex
 	src io.Reader
+	// tag, when set, begins the random part of every id and key: a shard's name, so that a
+	// proxy routes what a shard issued by prefix (decisions D20).
+	tag string
 }
 
 // NewIDs returns a generator reading from src; nil means crypto/rand.
@@ -33,11 +36,21 @@ func (g *IDs) Read(p []byte) (int, error) {
 	return io.ReadFull(g.src, p)
 }
 
-// New returns prefix + "_" + 24 base62 characters.
-func (g *IDs) New(prefix string) string { return prefix + "_" + g.base62(24) }
+// NewShardIDs returns a generator like NewIDs whose ids and keys begin, after their prefix,
+// with tag — 1 to 8 base62 characters naming the shard that issues them — keeping their
+// published lengths (decisions D20).
+func NewShardIDs(src io.Reader, tag string) *IDs {
+	g := NewIDs(src)
+	g.tag = tag
+	return g
+}
 
-// NewKey returns an API key `<env>_<40 base62 chars>` (decisions D3).
-func (g *IDs) NewKey(env string) string { return env + "_" + g.base62(40) }
+// New returns prefix + "_" + 24 base62 characters (the shard's tag first, if any).
+func (g *IDs) New(prefix string) string { return prefix + "_" + g.tag + g.base62(24-len(g.tag)) }
+
+// NewKey returns an API key `<env>_<40 base62 chars>` (decisions D3; the shard's tag first,
+// if any).
+func (g *IDs) NewKey(env string) string { return env + "_" + g.tag + g.base62(40-len(g.tag)) }
 
 func (g *IDs) base62(n int) string {
 	buf := make([]byte, n)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -136,6 +137,7 @@ func runContract(ctx context.Context, o features.Options, output, spec string, e
 		defer f.Close()
 		o.Output = f
 	}
+	underPath(&o)
 	checker, docs, err := withOpenAPI(ctx, &o, spec)
 	if err != nil {
 		return err
@@ -197,4 +199,43 @@ func writeReport(rep *features.Report, format, path string) error {
 		return fmt.Errorf("contract: --%s %s: %w", format, path, err)
 	}
 	return nil
+}
+
+// underPath serves a control plane reached under a path — one shard behind a proxy,
+// /_shards/NAME (decisions D20) — as the suite and the documents know it, at /_sandbox/…: the
+// run's SandboxURL becomes the origin and its client adds the path on the wire.
+func underPath(o *features.Options) {
+	u, err := url.Parse(o.SandboxURL)
+	if err != nil || strings.Trim(u.Path, "/") == "" {
+		return
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = features.DefaultHTTPClient()
+	}
+	client := *o.HTTPClient
+	next := client.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	client.Transport = prefixed{host: u.Host, prefix: strings.TrimSuffix(u.Path, "/"), next: next}
+	o.HTTPClient = &client
+	o.SandboxURL = u.Scheme + "://" + u.Host
+}
+
+// prefixed adds prefix to the path of every control-plane request to host.
+type prefixed struct {
+	host, prefix string
+	next         http.RoundTripper
+}
+
+func (p prefixed) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != p.host || !strings.HasPrefix(r.URL.Path, "/_sandbox/") {
+		return p.next.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.URL.Path = p.prefix + r.URL.Path
+	if r.URL.RawPath != "" {
+		r.URL.RawPath = p.prefix + r.URL.RawPath
+	}
+	return p.next.RoundTrip(r)
 }

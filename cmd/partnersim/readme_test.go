@@ -32,7 +32,7 @@ func TestReadmeCommandTableMatchesHelp(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	var documented []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `partnersim ([a-z]+)").FindAllStringSubmatch(string(readme), -1) {
+	for _, m := range regexp.MustCompile("(?m)^\\| `partnersim ([a-z-]+)").FindAllStringSubmatch(string(readme), -1) {
 		if !slices.Contains(documented, m[1]) {
 			documented = append(documented, m[1])
 		}

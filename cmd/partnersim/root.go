@@ -48,6 +48,7 @@ func newRootCmd(getenv func(string) string) *cobra.Command {
 		newLoadCmd(),
 		newProxyCmd(),
 		newFixturesCmd(),
+		newShardMapCmd(),
 		newVersionCmd(),
 	)
 	return root

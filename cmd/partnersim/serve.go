@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/partnersim/partnersim/fixtures"
 	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/hostcheck"
 	"github.com/partnersim/partnersim/simulator/sandbox"
@@ -58,6 +60,10 @@ type serveConfig struct {
 	// TrustedProxies are --trusted-proxy's CIDRs (or single addresses).
 	TrustedProxies []string
 	MaxConns       int
+	// ShardMap and Shard run this process as one shard of a shard map file, or Institutions
+	// (and Shard, for its tag) as a shard without one (decisions D20).
+	ShardMap, Shard string
+	Institutions    []string
 }
 
 func defaultServeConfig() serveConfig {
@@ -106,12 +112,16 @@ func newServeCmd(getenv func(string) string) *cobra.Command {
 	fs.StringArrayVar(&cfg.TrustedProxies, "trusted-proxy", nil, "a reverse proxy's address or CIDR whose X-Forwarded-For names the client (repeatable; "+
 		"the right-most address that is not a trusted proxy is the client, for the token throttle); from any other peer the header is ignored")
 	fs.IntVar(&cfg.MaxConns, "max-connections", cfg.MaxConns, "most connections open at once; beyond it 503 with Retry-After")
+	fs.StringVar(&cfg.ShardMap, "shard-map", "", "serve as one shard of this shard map file (with --shard): only its institutions, ids and keys issued with its name first, "+
+		"421 for another shard's institution; --addr defaults to the shard's (see `partnersim shard-map`)")
+	fs.StringVar(&cfg.Shard, "shard", "", "the shard of --shard-map this process is (without a map: the name that begins the ids and keys it issues)")
+	fs.StringSliceVar(&cfg.Institutions, "institutions", nil, "without --shard-map: serve only these institutions of the set (comma-separated); 421 for the others'")
 	fs.BoolVar(&cfg.CheckStore, "check-store", false, "check every page of the store file at start (files up to 64 MiB always are)")
 	return cmd
 }
 
 // serve runs the sandbox as cfg says (fs tells which flags were given) until ctx ends.
-func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(string) string, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, cfg serveConfig, flags *pflag.FlagSet, getenv func(string) string, stdout, stderr io.Writer) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		return fmt.Errorf("--log-level %q: use debug, info, warn or error", cfg.LogLevel)
@@ -124,9 +134,33 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 		return ""
 	})
 
-	sbCfg, err := sandboxConfig(cfg, fs, log, stderr)
+	wrap := func(h http.Handler) http.Handler { return h }
+	var own fs.FS
+	if cfg.ShardMap != "" || cfg.Shard != "" || len(cfg.Institutions) > 0 {
+		all := fixtures.Default()
+		if cfg.FixturesDir != "" {
+			all = os.DirFS(cfg.FixturesDir)
+		}
+		var (
+			self    shard
+			cleanup func()
+			err     error
+		)
+		own, wrap, self, cleanup, err = shardServe(cfg.ShardMap, cfg.Shard, cfg.Institutions, all)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		if !flags.Changed("addr") && self.Addr != "" {
+			cfg.Addr = self.Addr
+		}
+	}
+	sbCfg, err := sandboxConfig(cfg, flags, log, stderr)
 	if err != nil {
 		return err
+	}
+	if own != nil {
+		sbCfg.Fixtures, sbCfg.ShardTag = own, cfg.Shard
 	}
 	start := time.Now()
 	// Listen first: a busy port fails before the store is created, opened or loaded. The
@@ -191,7 +225,7 @@ func serve(ctx context.Context, cfg serveConfig, fs *pflag.FlagSet, getenv func(
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-	gate.Ready(sb.Server, sb.Ready)
+	gate.Ready(wrap(sb.Server), sb.Ready)
 	printBanner(stdout, sb, ln.Addr().String(), cfg, time.Since(start))
 	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("db", cfg.DBPath))
 

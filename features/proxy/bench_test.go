@@ -1,15 +1,23 @@
 package proxy_test
 
 import (
+	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/partnersim/partnersim/features/proxy"
+	"github.com/partnersim/partnersim/internal/sandboxtest"
 )
+
+var via = flag.String("via", "proxy", "BenchmarkDetailAt32's path to the sandbox: proxy, nodoc (the proxy without a document), bare (httputil.ReverseProxy alone) or direct")
 
 // BenchmarkForward is one GET of a 25-user page through the proxy, checks included (no
 // document: kin-openapi's cost is openapi/check's), against a server answering fixed bytes.
@@ -44,4 +52,79 @@ func BenchmarkForward(b *testing.B) {
 	}
 	b.StopTimer()
 	p.Close()
+}
+
+// BenchmarkDetailAt32 is the bench-http proxy row in one process: Get User Detail of the
+// default set through the proxy (checked against the sandbox's documents) by 32 clients at
+// once, or by another path (-via). Its CPU profile splits the proxy's share (package proxy,
+// httputil, check) from the sandbox's (httpapi, bolt).
+func BenchmarkDetailAt32(b *testing.B) {
+	sb := sandboxtest.MustServe(b)
+	target := sb.URL
+	u, _ := url.Parse(sb.URL)
+	var p *proxy.Proxy
+	switch *via {
+	case "proxy", "nodoc":
+		cfg := proxy.Config{Upstream: u, Loopback: true}
+		if *via == "proxy" {
+			cfg.Checker = documents(b, sb.URL)
+		}
+		var err error
+		if p, err = proxy.New(cfg); err != nil {
+			b.Fatal(err)
+		}
+		front := httptest.NewServer(p.API())
+		defer front.Close()
+		target = front.URL
+	case "bare":
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 256
+		front := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) }, Transport: t})
+		defer front.Close()
+		target = front.URL
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	b.SetParallelism(32 / runtime.GOMAXPROCS(0))
+	b.ReportAllocs()
+	cpu0 := cpuTime(b)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest(http.MethodGet, target+"/v1/users/usr_hfcu_0001/?user_account_id_type=platform", nil)
+			req.Header.Set("x-api-key", harborKey)
+			res, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				b.Errorf("status %d", res.StatusCode)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	// CPU time per request (the process's: client, proxy and sandbox) holds on a busy machine,
+	// where ns/op does not.
+	b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+	if p != nil {
+		p.Close()
+		none, doc := p.Book().Unchecked()
+		b.ReportMetric(float64(none), "unchecked")
+		b.ReportMetric(float64(doc), "doc-unchecked")
+		if v := p.Book().Failed(""); v != 0 {
+			b.Errorf("%d findings", v)
+		}
+	}
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

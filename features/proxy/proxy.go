@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +56,7 @@ type Proxy struct {
 	hosts    *hostcheck.Policy
 	record   *recorder
 	recent   *recent
+	buffers  *bufferPool
 	queue    chan *exchange
 	wg       sync.WaitGroup
 	closeOne sync.Once
@@ -82,6 +84,12 @@ type exchange struct {
 	end     time.Time
 	err     error // the upstream could not be reached
 	hook    bool  // a delivery to the receiver
+	// w0 and busy are the writes started before this exchange and whether one was in flight
+	// then, w1 the writes started before it ended (state.writes); deleting, for a
+	// subscriptions list, the DELETEs in flight when it ended.
+	w0, w1   int64
+	busy     bool
+	deleting []string
 }
 
 func (x *exchange) String() string {
@@ -113,6 +121,7 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p := &Proxy{cfg: cfg, book: newBook(cfg.Live, cfg.Now()), state: newState(), queue: make(chan *exchange, 4096)}
 	p.hosts = hostcheck.New(cfg.Loopback, cfg.AllowedHosts)
+	p.buffers = &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}}
 	p.recent = &recent{ring: make([]seenExchange, 200)}
 	if cfg.Record {
 		p.record = newRecorder(cfg.Now())
@@ -153,8 +162,12 @@ func (p *Proxy) reverse(target *url.URL, hook bool) *httputil.ReverseProxy {
 			r.SetURL(target)
 			r.Out.Header["X-Forwarded-For"] = r.In.Header["X-Forwarded-For"] // unchanged: SetURL adds none, nor do we
 		},
-		Transport:     p.cfg.Transport,
-		FlushInterval: -1, // stream as the upstream writes
+		Transport: p.cfg.Transport,
+		// An answer of unknown length (and an event stream) is flushed as the upstream writes
+		// it, whatever FlushInterval says; one of known length is written as it fills the
+		// server's buffer, without a flush (a system call) per read.
+		FlushInterval: 0,
+		BufferPool:    p.buffers,
 		ModifyResponse: func(res *http.Response) error {
 			x, checked := res.Request.Context().Value(ctxKey{}).(*exchange)
 			if !checked {
@@ -240,7 +253,9 @@ func (p *Proxy) handler(rp *httputil.ReverseProxy, hook bool) http.Handler {
 		} else {
 			x.header = r.Header.Clone()
 		}
+		x.w0, x.busy = p.state.writes.Load(), p.state.inflight.Load() > 0
 		if writing(r.Method) {
+			p.state.writes.Add(1)
 			p.state.inflight.Add(1)
 			defer p.state.inflight.Add(-1)
 			if rt, id := routeOf(r.URL.Path); r.Method == http.MethodDelete && rt == subscription {
@@ -251,6 +266,13 @@ func (p *Proxy) handler(rp *httputil.ReverseProxy, hook bool) http.Handler {
 		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, x)))
 	})
 }
+
+// bufferPool lends the copy buffers of answers (httputil.BufferPool): the reverse proxy
+// otherwise allocates 32 KiB per exchange.
+type bufferPool struct{ pool sync.Pool }
+
+func (b *bufferPool) Get() []byte  { return *b.pool.Get().(*[]byte) }
+func (b *bufferPool) Put(s []byte) { b.pool.Put(&s) }
 
 // keyID names a key in findings and state without revealing it: a prefix of its SHA-256.
 func keyID(k string) string {
@@ -311,6 +333,13 @@ func (t *tee) finish(eof bool) {
 // enqueue hands an answered exchange to the checks without ever making the app wait: when
 // the checks have fallen a queue behind, the exchange is counted as unchecked instead.
 func (p *Proxy) enqueue(x *exchange) {
+	x.w1 = p.state.writes.Load()
+	if x.method == http.MethodGet && strings.Contains(x.url.Path, "/webhooks/subscriptions") {
+		p.state.deleting.Range(func(id, _ any) bool {
+			x.deleting = append(x.deleting, id.(string))
+			return true
+		})
+	}
 	select {
 	case p.queue <- x:
 	default:

@@ -407,3 +407,35 @@ func TestAnExchangeAfterCloseIsForwardedUnchecked(t *testing.T) {
 		t.Errorf("expected nothing checked after Close, got %v:\n%s", v, live)
 	}
 }
+
+// An answer of unknown length streams through as the upstream writes it: the app reads the
+// first part before the upstream writes the second (the upstream waits for that).
+func TestAnAnswerStreamsThrough(t *testing.T) {
+	read := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"items":[`)
+		w.(http.Flusher).Flush()
+		select {
+		case <-read:
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, `]}`)
+	}))
+	t.Cleanup(up.Close)
+	_, api, _, _ := front(t, up.URL, nil, "")
+	res, err := http.Get(api.URL + "/v1/users/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	first := make([]byte, len(`{"items":[`))
+	if _, err := io.ReadFull(res.Body, first); err != nil || string(first) != `{"items":[` {
+		t.Fatalf("expected the first part before the upstream wrote the rest, got %q, %v", first, err)
+	}
+	close(read)
+	if rest, err := io.ReadAll(res.Body); err != nil || string(rest) != `]}` {
+		t.Errorf("expected the rest after, got %q, %v", rest, err)
+	}
+}

@@ -17,12 +17,17 @@ import (
 // state is what the cross-call laws and the lint remember between exchanges. Only the worker
 // touches it, except the write counter the handlers raise.
 type state struct {
-	// epoch counts the writes seen (any non-GET 2xx, any control-plane change): a law that
-	// spans calls judges only calls with no write between them, and none in flight.
-	epoch    int64
+	// writes counts the writes started (any request but GET, HEAD and OPTIONS, the control
+	// plane's included) and inflight those not answered yet; the handlers raise them and each
+	// exchange notes them when it starts and ends (exchange.w0, busy, w1). A law that spans
+	// calls judges only calls no write overlapped: none in flight when the first started, none
+	// started before the last ended. Noted by the exchanges, not read when the worker gets to
+	// them, so the judgement does not depend on how far behind the worker is.
+	writes   atomic.Int64
 	inflight atomic.Int64
 	ctlEpoch int64 // control-plane changes that may remove subscriptions (resets, restores)
-	// deleting holds the subscription ids of DELETEs in flight (the handlers add them).
+	// deleting holds the subscription ids of DELETEs in flight (the handlers add them); a
+	// subscriptions list notes them when it ends (exchange.deleting).
 	deleting sync.Map
 
 	walks     map[string]*walk
@@ -38,21 +43,34 @@ type state struct {
 type walk struct {
 	route  route
 	pages  []laws.Page
-	epoch  int64
+	since  quietSince
 	failed bool
 	what   string
 }
 
 type done struct {
 	ids   []string
-	epoch int64
+	since quietSince
 }
 
 type seen struct {
 	item  gjson.Result
 	at    time.Time
-	epoch int64
+	since quietSince
 }
+
+// quietSince is an exchange's start as the cross-call laws see it: the writes started before
+// it, and whether one was still in flight.
+type quietSince struct {
+	writes int64
+	busy   bool
+}
+
+// since is the start of x, for a later exchange's quietUntil.
+func since(x *exchange) quietSince { return quietSince{writes: x.w0, busy: x.busy} }
+
+// quietUntil says whether no write overlapped the time from q's exchange's start to x's end.
+func (q quietSince) quietUntil(x *exchange) bool { return !q.busy && x.w1 == q.writes }
 
 type sub struct {
 	key      string
@@ -80,7 +98,6 @@ func (s *state) write(x *exchange) {
 	if !writing(x.method) {
 		return
 	}
-	s.epoch++
 	// Only these can remove a subscription from a list its key still reads: deleting an
 	// institution or a key leaves that key unanswered (401).
 	p := x.url.Path
@@ -89,15 +106,8 @@ func (s *state) write(x *exchange) {
 	}
 }
 
-// quiet says whether the laws that span calls may judge now: no write in flight and none
-// since epoch.
-func (s *state) quiet(epoch int64) bool { return s.inflight.Load() == 0 && s.epoch == epoch }
-
 // failed notes an answer that is not 2xx.
 func (s *state) failed(p *Proxy, x *exchange) {
-	if writing(x.method) {
-		s.epoch++ // a failed write may still have changed something (a 409 after a timeout)
-	}
 	r, id := routeOf(x.url.Path)
 	switch {
 	case (r == subscription || r == subscriptionTry) && x.status == http.StatusNotFound:
@@ -114,9 +124,6 @@ func (s *state) failed(p *Proxy, x *exchange) {
 func (s *state) answered(p *Proxy, x *exchange, j gjson.Result) {
 	b, at, ex := p.book, x.end, x.String()
 	r, id := routeOf(x.url.Path)
-	if writing(x.method) {
-		s.epoch++
-	}
 	for _, u := range users(r, j) {
 		b.check(laws.TotalIsSum, ex, laws.UserTotal(u), at)
 		b.check(laws.ApprovedAtShown, ex, laws.ApprovedAt(u), at)
@@ -180,7 +187,7 @@ func (s *state) page(p *Proxy, x *exchange, r route, j gjson.Result) {
 			clear(s.listed)
 		}
 		for _, it := range pg.Items {
-			s.listed[x.key+"\x00"+it.Get("user_account_id").String()] = seen{item: it, at: x.end, epoch: s.epoch}
+			s.listed[x.key+"\x00"+it.Get("user_account_id").String()] = seen{item: it, at: x.end, since: since(x)}
 		}
 	}
 	key := x.key + "\x00" + resource + "\x00" + walkQuery(q, true)
@@ -190,7 +197,7 @@ func (s *state) page(p *Proxy, x *exchange, r route, j gjson.Result) {
 		if w != nil {
 			s.stopped(p, w)
 		}
-		w = &walk{route: r, epoch: s.epoch, what: ex}
+		w = &walk{route: r, since: since(x), what: ex}
 		if len(s.walks) > 10000 {
 			clear(s.walks)
 		}
@@ -198,7 +205,7 @@ func (s *state) page(p *Proxy, x *exchange, r route, j gjson.Result) {
 	case w == nil || w.failed || len(w.pages) == 0 || w.pages[len(w.pages)-1].Next != pg.Cursor:
 		b.check(laws.PagesConsecutive, ex, laws.PageCursor(pg), at) // a jump: the page alone
 		return
-	case len(w.pages) >= 100 || (!s.quiet(w.epoch) && pg.Total != w.pages[len(w.pages)-1].Total):
+	case len(w.pages) >= 100 || (!w.since.quietUntil(x) && pg.Total != w.pages[len(w.pages)-1].Total):
 		// A walk too long to keep, or one whose total moved while writes were seen: the data
 		// changed under it, so it is not judged.
 		delete(s.walks, key)
@@ -233,11 +240,11 @@ func (s *state) page(p *Proxy, x *exchange, r route, j gjson.Result) {
 		}
 		s.completed[both] = map[string]done{}
 	}
-	s.completed[both][order] = done{ids: ids, epoch: s.epoch}
+	s.completed[both][order] = done{ids: ids, since: w.since}
 	d, a := s.completed[both]["desc"], s.completed[both]["asc"]
 	// The orders are compared when no write came between them, or when both hold the same
 	// records: the sort keys never change, so the same records must come in reverse order.
-	if d.ids != nil && a.ids != nil && ((d.epoch == a.epoch && d.epoch == s.epoch) || sameSet(d.ids, a.ids)) {
+	if d.ids != nil && a.ids != nil && ((d.since == a.since && d.since.quietUntil(x)) || sameSet(d.ids, a.ids)) {
 		b.check(laws.DescReversesAsc, ex, laws.Reverse(d.ids, a.ids), at)
 		delete(s.completed, both)
 	}
@@ -295,7 +302,7 @@ func walkQuery(q url.Values, keepOrder bool) string {
 func (s *state) detail(p *Proxy, x *exchange, j gjson.Result) {
 	k := x.key + "\x00" + j.Get("user_account_id").String()
 	it, ok := s.listed[k]
-	if !ok || x.end.Sub(it.at) > time.Minute || !s.quiet(it.epoch) {
+	if !ok || x.end.Sub(it.at) > time.Minute || !it.since.quietUntil(x) {
 		return
 	}
 	p.book.check(laws.DetailMatchesList, x.String(), laws.DetailMatchesItem(it.item, j), x.end)
@@ -310,7 +317,7 @@ func (s *state) subscriptionList(p *Proxy, x *exchange, j gjson.Result) {
 	s.lists[x.key] = subList{ids: ids, at: x.end}
 	var live []string
 	for id, c := range s.subs {
-		if _, deleting := s.deleting.Load(id); !deleting && c.key == x.key && c.ctlEpoch == s.ctlEpoch && c.at.Before(x.start) {
+		if !slices.Contains(x.deleting, id) && c.key == x.key && c.ctlEpoch == s.ctlEpoch && c.at.Before(x.start) {
 			live = append(live, id)
 		}
 	}

@@ -43,6 +43,9 @@ type Config struct {
 	// Seed and FrozenClock select deterministic mode (decisions D8).
 	Seed        *uint64
 	FrozenClock *time.Time
+	// ShardTag, when set, begins every id and key this sandbox issues (simulator.NewShardIDs):
+	// the shard's name, by which a proxy routes them (decisions D20).
+	ShardTag string
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 	// Exposed says the sandbox listens on an address that is not loopback (see IsLoopback):
@@ -216,7 +219,7 @@ func openStore(cfg Config, clock *simulator.Clock, opts bolt.Options) (*bolt.DB,
 	if cfg.Seed != nil {
 		src = rand.NewChaCha8(seedBytes(*cfg.Seed))
 	}
-	db, err := bolt.Open(cfg.DBPath, clock, simulator.NewIDs(src), opts)
+	db, err := bolt.Open(cfg.DBPath, clock, simulator.NewShardIDs(src, cfg.ShardTag), opts)
 	if errors.Is(err, bolt.ErrDamaged) {
 		return nil, fmt.Errorf("%w. Nothing was changed. To recover: copy a saved snapshot over it (%s.snapshots/NAME.db, "+
 			"written by `partnersim snapshot save NAME`; a running sandbox takes `partnersim snapshot restore NAME`), "+

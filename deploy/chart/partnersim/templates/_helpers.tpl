@@ -22,8 +22,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "partnersim.shards" -}}
 {{- if .Values.shards -}}
 {{- range .Values.shards -}}
-{{- if not (regexMatch "^[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?$" (toString .name)) -}}
-{{- fail (printf "shards: name %q must be 1-22 lower-case letters, digits or dashes" (toString .name)) -}}
+{{- if not (regexMatch "^[a-z0-9]{1,8}$" (toString .name)) -}}
+{{- fail (printf "shards: name %q must be 1 to 8 lower-case letters or digits (it begins every id and key the shard issues)" (toString .name)) -}}
 {{- end -}}
 {{- if not .institutions -}}
 {{- fail (printf "shards: shard %q names no institutions" .name) -}}
@@ -48,4 +48,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if $shard.name }}
 partnersim.dev/shard: {{ $shard.name }}
 {{- end -}}
+{{- end -}}
+
+{{/* The router's pod labels: a name of its own, so that no shard's Service selects it. */}}
+{{- define "partnersim.routerSelector" -}}
+app.kubernetes.io/name: partnersim-router
+app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
