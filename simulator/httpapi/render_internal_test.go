@@ -184,11 +184,11 @@ func TestRenderMatchesEncoder(t *testing.T) {
 
 	// The list page.
 	for i := range 200 {
-		page := &simulator.UserPage{Total: r.IntN(1000), Users: []*simulator.User{}}
+		page := &simulator.UserItemPage{Total: r.IntN(1000), Items: []simulator.UserItem{}}
 		var items []refUserItem
 		for range r.IntN(5) {
 			u, prices := randomUser(r)
-			page.Users, page.Prices = append(page.Users, u), prices
+			page.Items = append(page.Items, u.Item(prices, nil))
 			items = append(items, refItem(u, prices))
 		}
 		if items == nil {
@@ -251,7 +251,7 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 		return decimal.New(r.Int64N(1e12)-1e9, -int32(r.IntN(12)))
 	}
 	for i := range 300 {
-		page := &simulator.OrderPage{Total: r.IntN(1e6), Orders: []*simulator.Order{}}
+		page := &simulator.OrderItemPage{Total: r.IntN(1e6), Items: []simulator.OrderItem{}}
 		items := []orderJSON{}
 		for range r.IntN(6) {
 			at := time.Date(2020+r.IntN(7), time.Month(1+r.IntN(12)), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(3)*r.IntN(1e9), time.UTC)
@@ -262,7 +262,7 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 				c := at.Add(time.Duration(r.IntN(1e6)) * time.Millisecond).In(time.FixedZone("x", 7200))
 				o.CompletedAt = &c
 			}
-			page.Orders = append(page.Orders, o)
+			page.Items = append(page.Items, o.Item())
 			items = append(items, renderOrder(o))
 		}
 		cursor := new(big.Int).Lsh(big.NewInt(int64(r.IntN(100))), uint(r.IntN(80)))
