@@ -179,18 +179,19 @@ func appendIdentities(b []byte, refs []simulator.IdentityRef) []byte {
 }
 
 // appendUserDetail appends Get User Detail's body (spec §2.3, fields in the spec's order). A
-// history comes rendered from histories: a fixture-given one once rendered, a generated one
-// when the same user was shown in the same period with the same value.
+// history comes rendered from histories when the same user was shown in the same period with
+// the same value, a fixture-given one played at the current hour as a generated one is
+// (decisions D5).
 func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, histories *historyCache) []byte {
 	u := v.User
 	var accounts [4]simulator.AccountItem // an account a product
 	item := u.Item(v.Prices, accounts[:0])
 	b = appendUserItemOpen(b, &item)
 	b = append(b, `,"historical_market_value":`...)
-	if u.History != nil {
-		b = histories.appendGiven(b, u.History)
+	if seed := simulator.NewHistorySeed(u, v.Prices, clock.Now()); u.History != nil {
+		b = histories.appendGiven(b, u.History, seed)
 	} else {
-		b = histories.append(b, simulator.NewHistorySeed(u, v.Prices, clock.Now()))
+		b = histories.append(b, seed)
 	}
 	b = append(b, `,"identities":{"core_ids":`...)
 	b = appendIdentities(b, v.CoreIDs)
@@ -265,34 +266,55 @@ type historyCache struct {
 	distinct int      // seeds first seen this hour (bits newly set)
 	hash     maphash.Seed
 
-	// given keeps fixture-given histories rendered, by the History the store decoded: the store
-	// decodes the same stored bytes once and shares the value (nothing modifies a History
-	// once decoded), so a pointer names one rendering for as long as it is held here. At most
-	// historyCacheMax bytes; when full it starts again empty.
+	// given keeps fixture-given histories played and rendered, by the History the store decoded
+	// and the seed they were played at: the store decodes the same stored bytes once and shares
+	// the value (nothing modifies a History once decoded), so a pointer names one history for as
+	// long as it is held here. At most historyCacheMax bytes; when full it starts again empty.
 	givenMu    sync.RWMutex
-	given      map[*simulator.History][]byte
+	given      map[givenKey][]byte
 	givenBytes int
 }
 
-// appendGiven appends the rendering of a fixture-given history, rendering and keeping it on a
-// miss.
-func (c *historyCache) appendGiven(b []byte, h *simulator.History) []byte {
+// givenKey names one playing of a fixture-given history: the history and the seed (user,
+// hour, value) it was played at.
+type givenKey struct {
+	h    *simulator.History
+	seed simulator.HistorySeed
+}
+
+// appendGiven appends a fixture-given history played at seed (simulator.HistoryFrame.Replay),
+// rendering and keeping it on a miss.
+func (c *historyCache) appendGiven(b []byte, h *simulator.History, seed simulator.HistorySeed) []byte {
+	k := givenKey{h, seed}
 	c.givenMu.RLock()
-	r, ok := c.given[h]
+	r, ok := c.given[k]
 	c.givenMu.RUnlock()
 	if ok {
 		return append(b, r...)
 	}
+	c.mu.RLock()
+	frame := c.frame
+	if !seed.Hour.Equal(c.hour) {
+		frame = nil
+	}
+	c.mu.RUnlock()
+	var played simulator.History
+	if frame != nil {
+		played = frame.f.Replay(seed, h)
+	} else {
+		played = seed.Replay(h)
+	}
 	start := len(b)
-	b = appendHistory(b, h)
+	b = appendHistory(b, &played)
 	r = bytes.Clone(b[start:])
+	k.seed.PlatformID = strings.Clone(k.seed.PlatformID) // not the user record it was cut from
 	c.givenMu.Lock()
 	if c.givenBytes+len(r) > historyCacheMax {
 		clear(c.given)
 		c.givenBytes = 0
 	}
-	if _, dup := c.given[h]; !dup {
-		c.given[h] = r
+	if _, dup := c.given[k]; !dup {
+		c.given[k] = r
 		c.givenBytes += len(r)
 	}
 	c.givenMu.Unlock()
@@ -372,7 +394,7 @@ const historyCacheMax = 8 << 20
 
 func newHistoryCache() *historyCache {
 	return &historyCache{m: map[simulator.HistorySeed][]byte{}, seen: make([]uint64, seenBits/64), hash: maphash.MakeSeed(),
-		given: map[*simulator.History][]byte{}}
+		given: map[givenKey][]byte{}}
 }
 
 // seenBefore marks seed as seen and reports whether it was already (or a seed sharing its bit).

@@ -94,11 +94,11 @@ func refIdentities(refs []simulator.IdentityRef) []refIdentity {
 func refRenderDetail(t *testing.T, v *simulator.UserView, now time.Time) string {
 	u := v.User
 	item := refItem(u, v.Prices)
-	h := u.History
-	if h == nil {
-		g := simulator.NewHistorySeed(u, v.Prices, now).Generate()
-		h = &g
+	g := simulator.NewHistorySeed(u, v.Prices, now).Generate()
+	if u.History != nil {
+		g = simulator.NewHistorySeed(u, v.Prices, now).Replay(u.History)
 	}
+	h := &g
 	d := refDetail{UserAccountID: item.UserAccountID, TotalCurrentMarketValue: item.TotalCurrentMarketValue, Accounts: item.Accounts,
 		History: refHistory{AllTime: refPoints(h.AllTime), PastDay: refPoints(h.PastDay), PastWeek: refPoints(h.PastWeek),
 			PastMonth: refPoints(h.PastMonth), PastYear: refPoints(h.PastYear)},
@@ -282,19 +282,23 @@ func TestAppendJSONStringMatchesEncoder(t *testing.T) {
 	}
 }
 
-// A fixture-given history is rendered once per History value (the store shares one per stored
-// bytes) and served from the cache after, within its bound.
+// A fixture-given history is played and rendered once per History value (the store shares one
+// per stored bytes) and seed, and served from the cache after, within its bound.
 func TestGivenHistoryRenderedOnce(t *testing.T) {
 	c := newHistoryCache()
 	h := &simulator.History{PastDay: []simulator.ValuePoint{{AsOf: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC), CostBasis: 100, Value: 250}}}
-	want := string(appendHistory(nil, h))
-	require.Equal(t, want, string(c.appendGiven(nil, h)))
-	require.Contains(t, c.given, h, "kept after its first rendering")
-	c.given[h] = []byte("cached")
-	require.Equal(t, "xcached", string(c.appendGiven([]byte("x"), h)), "served from the cache")
+	u := &simulator.User{PlatformID: "usr_given", CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), History: h,
+		Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: decimal.New(500, 0)}}}
+	seed := simulator.NewHistorySeed(u, nil, time.Date(2026, 11, 28, 17, 30, 0, 0, time.UTC))
+	played := seed.Replay(h)
+	want := string(appendHistory(nil, &played))
+	require.Equal(t, want, string(c.appendGiven(nil, h, seed)))
+	require.Contains(t, c.given, givenKey{h, seed}, "kept after its first rendering")
+	c.given[givenKey{h, seed}] = []byte("cached")
+	require.Equal(t, "xcached", string(c.appendGiven([]byte("x"), h, seed)), "served from the cache")
 	for range 3000 {
 		big := &simulator.History{AllTime: make([]simulator.ValuePoint, 100)}
-		c.appendGiven(nil, big)
+		c.appendGiven(nil, big, seed)
 		require.LessOrEqual(t, c.givenBytes, historyCacheMax)
 	}
 }
