@@ -262,3 +262,13 @@ func TestSpoolChunksMappedAndReleased(t *testing.T) {
 		assert.Empty(t, sp.mapped.list)
 	}
 }
+
+// A set expected to spool less than buildInMemory is built without a spill (the 100,000-user,
+// 1,000,000-order set, 528 MB of files: spilling its one round cost ~8 s of its ~11 s build);
+// a larger one in rounds of buildBudget; one whose size is unknown too.
+func TestBudgetBySetSize(t *testing.T) {
+	assert.Equal(t, buildInMemory, budgetFor(552_602_074), "the 100k users + 1M orders set fits in memory")
+	assert.Equal(t, buildBudget, budgetFor(5_526_020_740), "the 1M users + 10M orders set spills rounds")
+	assert.Equal(t, buildBudget, budgetFor(0), "an unknown size spills rounds")
+	assert.Greater(t, buildInMemory, buildBudget)
+}

@@ -367,3 +367,106 @@ func TestGivenHistoryDecodedOnce(t *testing.T) {
 	require.NotSame(t, a.History, c.History)
 	require.Equal(t, simulator.Cents(2), c.History.PastDay[0].Value)
 }
+
+// A list item read from a stored user (decoder.userItem) is the item of the user decoded
+// whole (User.Item) at the same prices — amounts of every size, known and unknown products
+// and statuses, absent prices — or it declines and the caller decodes the user whole.
+func TestUserItemMatchesWholeUser(t *testing.T) {
+	g := recordGen{rand.New(rand.NewPCG(34, 1))}
+	fast := 0
+	for i := range 5000 {
+		u := g.user()
+		for j := range u.Accounts {
+			if g.r.IntN(8) > 0 {
+				u.Accounts[j].Product = simulator.Products[g.r.IntN(len(simulator.Products))]
+				u.Accounts[j].KYCStatus = simulator.KYCStatuses[g.r.IntN(len(simulator.KYCStatuses))]
+			}
+		}
+		prices := map[string]decimal.Decimal{}
+		for _, s := range codecStrings {
+			if g.r.IntN(4) > 0 {
+				prices[s] = g.decimal()
+			}
+		}
+		raw, err := encodeRecord(u)
+		require.NoError(t, err)
+		var whole simulator.User
+		require.NoError(t, decodeRecord(raw, &whole))
+		want := whole.Item(prices, nil)
+
+		var got simulator.UserItem
+		d := decoder{b: raw[1:]}
+		kept := []simulator.AccountItem{{Product: "kept"}}
+		inst, uaid, accounts := d.userItem(&got, prices, kept)
+		if uaid == nil {
+			require.Equal(t, kept, accounts, "user %d: declined, the accounts as given", i)
+			continue
+		}
+		fast++
+		require.Equal(t, whole.InstitutionID, string(inst), "user %d", i)
+		got.UserAccountID, got.Accounts = string(uaid), accounts[1:]
+		if len(want.Accounts) == 0 {
+			want.Accounts = accounts[1:]
+		}
+		require.Equal(t, want, got, "user %d: %+v at %v", i, whole.Accounts, prices)
+	}
+	require.Greater(t, fast, 1000, "most users are read as items")
+}
+
+// An order list item read from a stored order (decoder.orderItem) is the item of the order
+// decoded whole (Order.Item), and a cut record is an error.
+func TestOrderItemMatchesWholeOrder(t *testing.T) {
+	g := recordGen{rand.New(rand.NewPCG(34, 2))}
+	for i := range 3000 {
+		raw, err := encodeRecord(g.order())
+		require.NoError(t, err)
+		var whole simulator.Order
+		require.NoError(t, decodeRecord(raw, &whole))
+		var got simulator.OrderItem
+		d := decoder{b: raw[1:]}
+		d.share()
+		inst := d.orderItem(&got)
+		require.NoError(t, d.err, "order %d", i)
+		require.Equal(t, whole.InstitutionID, inst, "order %d", i)
+		want := whole.Item()
+		for _, a := range []*simulator.Amount{&want.Quantity, &want.Notional, &want.Fee, &got.Quantity, &got.Notional, &got.Fee} {
+			d := a.Decimal() // either form of the same decimal
+			*a = simulator.Amount{Big: &d}
+		}
+		require.Equal(t, want, got, "order %d", i)
+		for n := 1; n < len(raw); n += 1 + len(raw)/20 {
+			d := decoder{b: raw[1:n]}
+			d.share()
+			d.orderItem(&got)
+			require.Error(t, d.err, "order %d cut at %d bytes", i, n)
+		}
+	}
+}
+
+// The arithmetic canonical form of a decimal is the one its String() gives: the same bytes for
+// every size, sign, exponent and trailing zeros, and at every edge of 18 digits.
+func TestDecimalEncodingMatchesText(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 3))
+	g := recordGen{r}
+	cases := []decimal.Decimal{decimal.Zero, decimal.New(0, -5), decimal.New(0, 7), decimal.New(1500, -2), decimal.New(-1500, -2),
+		decimal.New(1, -17), decimal.New(1, -18), decimal.New(-1, -17), decimal.New(999_999_999_999_999_999, 0),
+		decimal.New(999_999_999_999_999_999, -18), decimal.New(99_999_999_999_999_999, 1), decimal.New(999_999_999_999_999_999, 1),
+		decimal.New(100_000_000_000_000_000, -1), decimal.New(12, 16), decimal.New(12, 17), decimal.New(math.MaxInt64, 0),
+		decimal.New(math.MinInt64, 0), decimal.New(math.MinInt64, -30), decimal.New(10, -19), decimal.New(123_000, -20)}
+	for range 200_000 {
+		switch r.IntN(3) {
+		case 0:
+			cases = append(cases, g.decimal())
+		case 1:
+			cases = append(cases, decimal.New(r.Int64N(2e18)-1e18, int32(r.IntN(40))-25))
+		default:
+			cases = append(cases, decimal.New((r.Int64N(2e6)-1e6)*[]int64{1, 10, 1000, 1e6}[r.IntN(4)], int32(r.IntN(24))-20))
+		}
+	}
+	for _, d := range cases {
+		var fast, text encoder
+		fast.decimal(d)
+		text.decimalText(d)
+		require.Equal(t, text.b, fast.b, "%s (coefficient %s, exponent %d)", d, d.Coefficient(), d.Exponent())
+	}
+}
