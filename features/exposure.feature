@@ -200,7 +200,7 @@ Feature: Exposure of a sandbox
     When I PUT the control plane "/_sandbox/dns" with the JSON "{}" padded with spaces to 1048577 bytes
     Then the response status is 413
 
-  @sandbox @rule:D18.9
+  @rule:D18.9
   Scenario Outline: No folder is listed
     When I GET the sandbox page "<page>"
     Then the response status is 404

@@ -5,18 +5,25 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/partnersim/partnersim/features"
+	"github.com/partnersim/partnersim/features/laws"
 	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
 // The rows of the decisions walk that need created state are proved on the sandbox itself: a
@@ -74,6 +81,43 @@ func modifyingProxy(t *testing.T, sandboxURL string, modify func(*http.Response)
 
 var kycMove = regexp.MustCompile(`^/_sandbox/users/([^/]+)/kyc$`)
 
+// answering is a breaker that answers status and body in place of the sandbox's answer wherever
+// when holds of the request and that answer, and passes every other answer on.
+func answering(status int, body string, when func(r *http.Request, status int, body []byte) bool) breaker {
+	return func(r *http.Request, st int, b []byte) (int, []byte) {
+		if when(r, st, b) {
+			return status, []byte(body)
+		}
+		return st, b
+	}
+}
+
+// editUserDetail rewrites a Get User Detail answer (a 200 under /v1/users/) with edit, which
+// says whether it changed anything; any other answer, or one edit leaves, is returned as it was.
+func editUserDetail(r *http.Request, status int, body []byte, edit func(doc map[string]any) bool) (int, []byte) {
+	if !strings.HasPrefix(r.URL.Path, "/v1/users/") || status != http.StatusOK {
+		return status, body
+	}
+	var doc map[string]any
+	if json.Unmarshal(body, &doc) != nil || !edit(doc) {
+		return status, body
+	}
+	out, _ := json.Marshal(doc)
+	return status, out
+}
+
+// setApprovedAt sets each account's kyc_approved_at to what at returns for the one it has (nil
+// when it has none); at returns false to leave it.
+func setApprovedAt(doc map[string]any, at func(old any) (any, bool)) bool {
+	for _, a := range doc["accounts"].([]any) {
+		acct := a.(map[string]any)
+		if v, ok := at(acct["kyc_approved_at"]); ok {
+			acct["kyc_approved_at"] = v
+		}
+	}
+	return true
+}
+
 // restampApprovals is an implementation that sets kyc_approved_at on every move into approved,
 // not only the first: it remembers each user's last approval and shows it on the detail.
 func restampApprovals() breaker {
@@ -88,22 +132,10 @@ func restampApprovals() breaker {
 			last[m[1]] = time.Now().UTC().Add(time.Duration(n) * time.Minute).Format(time.RFC3339)
 			return status, body
 		}
-		if strings.HasPrefix(r.URL.Path, "/v1/users/") && status == http.StatusOK {
-			pid := strings.Trim(strings.TrimPrefix(r.URL.Path, "/v1/users/"), "/")
-			if at, ok := last[pid]; ok {
-				var doc map[string]any
-				if json.Unmarshal(body, &doc) == nil {
-					for _, a := range doc["accounts"].([]any) {
-						if acct := a.(map[string]any); acct["kyc_approved_at"] != nil {
-							acct["kyc_approved_at"] = at
-						}
-					}
-					out, _ := json.Marshal(doc)
-					return status, out
-				}
-			}
-		}
-		return status, body
+		at, ok := last[strings.Trim(strings.TrimPrefix(r.URL.Path, "/v1/users/"), "/")]
+		return editUserDetail(r, status, body, func(doc map[string]any) bool {
+			return ok && setApprovedAt(doc, func(old any) (any, bool) { return at, old != nil })
+		})
 	}
 }
 
@@ -111,32 +143,18 @@ func restampApprovals() breaker {
 // never been approved.
 func approvedAtTooEarly() breaker {
 	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if !strings.HasPrefix(r.URL.Path, "/v1/users/") || status != http.StatusOK {
-			return status, body
-		}
-		var doc map[string]any
-		if json.Unmarshal(body, &doc) != nil {
-			return status, body
-		}
-		for _, a := range doc["accounts"].([]any) {
-			if acct := a.(map[string]any); acct["kyc_approved_at"] == nil {
-				acct["kyc_approved_at"] = "2026-01-01T00:00:00Z"
-			}
-		}
-		out, _ := json.Marshal(doc)
-		return status, out
+		return editUserDetail(r, status, body, func(doc map[string]any) bool {
+			return setApprovedAt(doc, func(old any) (any, bool) { return "2026-01-01T00:00:00Z", old == nil })
+		})
 	}
 }
 
 // allowReapproval is an implementation whose state machine lets a closed account be approved
 // again: the sandbox's 409 for closed → approved becomes the 200 of a move.
 func allowReapproval() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if kycMove.MatchString(r.URL.Path) && status == http.StatusConflict && strings.Contains(string(body), "closed") {
-			return http.StatusOK, []byte(`{"product":"crypto","kyc_status":"approved"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{"product":"crypto","kyc_status":"approved"}`, func(r *http.Request, status int, body []byte) bool {
+		return kycMove.MatchString(r.URL.Path) && status == http.StatusConflict && strings.Contains(string(body), "closed")
+	})
 }
 
 var institutionPath = regexp.MustCompile(`^/_sandbox/institutions/([^/]+)$`)
@@ -161,55 +179,40 @@ func deliveriesOutliveTheirInstitution() breaker {
 
 // healthOnlyVersioned is an implementation that serves health only under its version prefix.
 func healthOnlyVersioned() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if r.URL.Path == "/health" {
-			return http.StatusNotFound, []byte(`{"detail":"Not Found"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusNotFound, `{"detail":"Not Found"}`, func(r *http.Request, status int, body []byte) bool {
+		return r.URL.Path == "/health"
+	})
 }
 
 // controlPlaneVersioned is an implementation that serves its control plane under the version
 // prefix too (/v1/_sandbox/…), where it asks for its token.
 func controlPlaneVersioned() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if strings.HasPrefix(r.URL.Path, "/v1/_sandbox/") {
-			return http.StatusUnauthorized, []byte(`{"detail":"Not authenticated"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusUnauthorized, `{"detail":"Not authenticated"}`, func(r *http.Request, status int, body []byte) bool {
+		return strings.HasPrefix(r.URL.Path, "/v1/_sandbox/")
+	})
 }
 
 // answerAnyHost is a sandbox without decisions D18's Host check: a request naming another
 // server is answered as any other (here, health's answer).
 func answerAnyHost() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if status == http.StatusMisdirectedRequest {
-			return http.StatusOK, []byte(`{"status":"ok"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{"status":"ok"}`, func(r *http.Request, status int, body []byte) bool {
+		return status == http.StatusMisdirectedRequest
+	})
 }
 
 // localhostSuffixAnswered is a sandbox whose Host check takes any name ending in "localhost"
 // for a loopback name (evillocalhost, localhost.evil.example) and refuses the rest.
 func localhostSuffixAnswered() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if status == http.StatusMisdirectedRequest && strings.Contains(strings.ToLower(r.Host), "localhost") {
-			return http.StatusOK, []byte(`{"status":"ok"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{"status":"ok"}`, func(r *http.Request, status int, body []byte) bool {
+		return status == http.StatusMisdirectedRequest && strings.Contains(strings.ToLower(r.Host), "localhost")
+	})
 }
 
 // keyBeforeHost is a sandbox that checks the key before the Host.
 func keyBeforeHost() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if status == http.StatusMisdirectedRequest && r.Header.Get("x-api-key") == "" && strings.Contains(r.URL.Path, "/users/") {
-			return http.StatusUnauthorized, []byte(`{"detail":"Not authenticated"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusUnauthorized, `{"detail":"Not authenticated"}`, func(r *http.Request, status int, body []byte) bool {
+		return status == http.StatusMisdirectedRequest && r.Header.Get("x-api-key") == "" && strings.Contains(r.URL.Path, "/users/")
+	})
 }
 
 // onlyBareLocalhost is a sandbox whose Host check knows localhost itself but not the names
@@ -230,46 +233,39 @@ func onlyBareLocalhost() breaker {
 // dnsNamesWithoutUnderscore is a control plane whose DNS overrides take RFC 1123 host names
 // only, refusing the underscore that decisions D18 allows.
 func dnsNamesWithoutUnderscore() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if r.URL.Path == "/_sandbox/dns" && bytes.Contains(requestBody(r), []byte("_")) {
-			return http.StatusBadRequest, []byte(`{"detail":"not a DNS host name"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusBadRequest, `{"detail":"not a DNS host name"}`, func(r *http.Request, status int, body []byte) bool {
+		return r.URL.Path == "/_sandbox/dns" && bytes.Contains(requestBody(r), []byte("_"))
+	})
 }
 
 // dnsAnyName is a control plane whose DNS overrides take any name and any number of addresses.
 func dnsAnyName() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if r.URL.Path == "/_sandbox/dns" && status == http.StatusBadRequest {
-			return http.StatusOK, []byte(`{}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{}`, func(r *http.Request, status int, body []byte) bool {
+		return r.URL.Path == "/_sandbox/dns" && status == http.StatusBadRequest
+	})
 }
 
 // embeddedNotJudged is a sandbox that judges a callback's IPv6 address by its own range only,
 // not by the IPv4 address a 6to4 or Teredo address embeds.
 func embeddedNotJudged() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		sent := requestBody(r)
-		if status == http.StatusBadRequest && r.URL.Path == "/v1/webhooks/subscriptions" && (bytes.Contains(sent, []byte("[2002:")) || bytes.Contains(sent, []byte("[2001:0:"))) {
-			return http.StatusCreated, []byte(`{"subscription_id":"sub_embedded","event_type":"kyc","url":"https://[2002::1]/hook","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`)
-		}
-		return status, body
-	}
+	return subscribesRefused("sub_embedded", "https://[2002::1]/hook", "[2002:", "[2001:0:")
 }
 
 // registryNotJudged is a sandbox whose callback rule knows only the ranges D8 lists, not the
 // special-purpose registries' newer blocks (3fff::/20, 5f00::/16, …).
 func registryNotJudged() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
+	return subscribesRefused("sub_registry", "https://[3fff::1]/hook", "[3fff:", "[5f00:")
+}
+
+// subscribesRefused is a sandbox that creates the subscription (id, to url) it refused with 400
+// when the body named an address starting with one of prefixes.
+func subscribesRefused(id, url string, prefixes ...string) breaker {
+	created := `{"subscription_id":"` + id + `","event_type":"kyc","url":"` + url + `","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`
+	return answering(http.StatusCreated, created, func(r *http.Request, status int, _ []byte) bool {
 		sent := requestBody(r)
-		if status == http.StatusBadRequest && r.URL.Path == "/v1/webhooks/subscriptions" && (bytes.Contains(sent, []byte("[3fff:")) || bytes.Contains(sent, []byte("[5f00:"))) {
-			return http.StatusCreated, []byte(`{"subscription_id":"sub_registry","event_type":"kyc","url":"https://[3fff::1]/hook","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`)
-		}
-		return status, body
-	}
+		return status == http.StatusBadRequest && r.URL.Path == "/v1/webhooks/subscriptions" &&
+			slices.ContainsFunc(prefixes, func(p string) bool { return bytes.Contains(sent, []byte(p)) })
+	})
 }
 
 // folderListed is a sandbox that lists the console's static folder.
@@ -282,33 +278,24 @@ func folderListed(res *http.Response) error {
 
 // dnsNumericNames is a control plane whose DNS overrides take names a URL parser reads as IPv4.
 func dnsNumericNames() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if r.URL.Path == "/_sandbox/dns" && status == http.StatusBadRequest && bytes.Contains(requestBody(r), []byte(`"127.1"`)) {
-			return http.StatusOK, []byte(`{}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{}`, func(r *http.Request, status int, body []byte) bool {
+		return r.URL.Path == "/_sandbox/dns" && status == http.StatusBadRequest && bytes.Contains(requestBody(r), []byte(`"127.1"`))
+	})
 }
 
 // embeddedNotJudgedAtTest is a sandbox that judges a callback's addresses at create but sends
 // a test event to wherever the host has come to resolve.
 func embeddedNotJudgedAtTest() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if status == http.StatusBadRequest && strings.HasSuffix(r.URL.Path, "/test") {
-			return http.StatusOK, []byte(`{"delivered":false,"event_id":"evt_embedded"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{"delivered":false,"event_id":"evt_embedded"}`, func(r *http.Request, status int, body []byte) bool {
+		return status == http.StatusBadRequest && strings.HasSuffix(r.URL.Path, "/test")
+	})
 }
 
 // controlBodiesUnbounded is a control plane that reads a body of any size.
 func controlBodiesUnbounded() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if strings.HasPrefix(r.URL.Path, "/_sandbox/") && status == http.StatusRequestEntityTooLarge {
-			return http.StatusOK, []byte(`{}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{}`, func(r *http.Request, status int, body []byte) bool {
+		return strings.HasPrefix(r.URL.Path, "/_sandbox/") && status == http.StatusRequestEntityTooLarge
+	})
 }
 
 // docsFramable is a sandbox whose docs may be framed by any page.
@@ -397,12 +384,9 @@ func sharedPrices(target string) func() breaker {
 
 // controlAnyHost is a sandbox whose Host check covers the partner API but not /_sandbox/.
 func controlAnyHost() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if status == http.StatusMisdirectedRequest && strings.HasPrefix(r.URL.Path, "/_sandbox/") {
-			return http.StatusOK, []byte(`{}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusOK, `{}`, func(r *http.Request, status int, body []byte) bool {
+		return status == http.StatusMisdirectedRequest && strings.HasPrefix(r.URL.Path, "/_sandbox/")
+	})
 }
 
 // deleteEndsEveryPending is a sandbox whose subscription delete ends every pending delivery of
@@ -438,41 +422,36 @@ func recordsOnTheVirtualClock() breaker {
 			_ = json.Unmarshal(requestBody(r), &sent)
 			ahead += time.Duration(sent.Seconds) * time.Second
 		}
-		if ahead == 0 || !strings.HasPrefix(r.URL.Path, "/v1/users/") || status != http.StatusOK {
-			return status, body
-		}
-		var doc map[string]any
-		if json.Unmarshal(body, &doc) != nil {
-			return status, body
-		}
-		for _, a := range doc["accounts"].([]any) {
-			acct := a.(map[string]any)
-			if s, ok := acct["kyc_approved_at"].(string); ok {
-				if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-					acct["kyc_approved_at"] = t.Add(ahead).Format(time.RFC3339Nano)
-				}
+		return editUserDetail(r, status, body, func(doc map[string]any) bool {
+			return ahead != 0 && setApprovedAt(doc, func(old any) (any, bool) {
+				s, _ := old.(string)
+				t, err := time.Parse(time.RFC3339Nano, s)
+				return t.Add(ahead).Format(time.RFC3339Nano), err == nil
+			})
+		})
+	}
+}
+
+// rewriteHistory is an implementation whose user details carry the history rewrite makes of
+// the sandbox's.
+func rewriteHistory(rewrite func(h map[string]any)) breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		return editUserDetail(r, status, body, func(doc map[string]any) bool {
+			if h, ok := doc["historical_market_value"].(map[string]any); ok {
+				rewrite(h)
 			}
-		}
-		out, _ := json.Marshal(doc)
-		return status, out
+			return true
+		})
 	}
 }
 
 // dailyAllTime is an implementation whose all_time series is daily from the user's creation:
 // one point per day at midnight UTC, the last (today's) carrying the current value.
 func dailyAllTime() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if !strings.HasPrefix(r.URL.Path, "/v1/users/") || status != http.StatusOK {
-			return status, body
-		}
-		var doc map[string]any
-		if json.Unmarshal(body, &doc) != nil {
-			return status, body
-		}
-		h, _ := doc["historical_market_value"].(map[string]any)
+	return rewriteHistory(func(h map[string]any) {
 		pts, _ := h["all_time"].([]any)
 		if len(pts) == 0 {
-			return status, body
+			return
 		}
 		last := pts[len(pts)-1].(map[string]any)
 		today := time.Now().UTC().Truncate(24 * time.Hour)
@@ -481,8 +460,34 @@ func dailyAllTime() breaker {
 			daily = append(daily, map[string]any{"as_of": today.AddDate(0, 0, -d).Format(time.RFC3339), "cost_basis": last["cost_basis"], "value": last["value"]})
 		}
 		h["all_time"] = daily
-		out, _ := json.Marshal(doc)
-		return status, out
+	})
+}
+
+// frozenHistory is an implementation that serves a user's history as it was written a week
+// ago: every point a week earlier, the last no longer at the current period's start.
+func frozenHistory() breaker {
+	return rewriteHistory(func(h map[string]any) {
+		for _, series := range h {
+			for _, p := range series.([]any) {
+				pt := p.(map[string]any)
+				if at, err := time.Parse(time.RFC3339, pt["as_of"].(string)); err == nil {
+					pt["as_of"] = at.AddDate(0, 0, -7).Format(time.RFC3339)
+				}
+			}
+		}
+	})
+}
+
+// loopbackNamesRefused is a sandbox whose loopback callbacks are allowed by address literal
+// (127.0.0.1) only: a callback at localhost, or at the IPv6 loopback address, is refused as
+// any other private address.
+func loopbackNamesRefused() breaker {
+	return func(r *http.Request, status int, body []byte) (int, []byte) {
+		sent := requestBody(r)
+		if subscribing(r) && status == http.StatusCreated && (bytes.Contains(sent, []byte("//localhost:")) || bytes.Contains(sent, []byte("[::1]"))) {
+			return http.StatusBadRequest, []byte(`{"detail":"callback URL does not resolve to a public address"}`)
+		}
+		return status, body
 	}
 }
 
@@ -505,22 +510,16 @@ func allowOnEveryRoutingAnswer(res *http.Response) error {
 
 // finalNewlineNotFound is a sandbox whose routes match the exact path only.
 func finalNewlineNotFound() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if strings.HasSuffix(r.URL.Path, "\n") {
-			return http.StatusNotFound, []byte(`{"detail":"Not Found"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusNotFound, `{"detail":"Not Found"}`, func(r *http.Request, status int, body []byte) bool {
+		return strings.HasSuffix(r.URL.Path, "\n")
+	})
 }
 
 // docsSlashesNotFound is a sandbox that answers /docs// 404, its asset route taking it.
 func docsSlashesNotFound() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if strings.HasPrefix(r.URL.Path, "/docs/") && status == http.StatusTemporaryRedirect {
-			return http.StatusNotFound, []byte(`{"detail":"Not Found"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusNotFound, `{"detail":"Not Found"}`, func(r *http.Request, status int, body []byte) bool {
+		return strings.HasPrefix(r.URL.Path, "/docs/") && status == http.StatusTemporaryRedirect
+	})
 }
 
 // subscribing is whether r creates a subscription.
@@ -531,23 +530,17 @@ func subscribing(r *http.Request) bool {
 // handWrittenIDNA is an implementation with a partial UTS 46: it accepts the hosts the Bidi,
 // joiner and mapping rules refuse.
 func handWrittenIDNA() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if subscribing(r) && status == http.StatusUnprocessableEntity && bytes.Contains(body, []byte("invalid international domain name")) {
-			return http.StatusCreated, []byte(`{"subscription_id":"sub_x","event_type":"kyc","url":"https://x/","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusCreated, `{"subscription_id":"sub_x","event_type":"kyc","url":"https://x/","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`, func(r *http.Request, status int, body []byte) bool {
+		return subscribing(r) && status == http.StatusUnprocessableEntity && bytes.Contains(body, []byte("invalid international domain name"))
+	})
 }
 
 // surrogateEscaped is an implementation that lets a lone surrogate through and renders it
 // escaped where pydantic refuses it.
 func surrogateEscaped() breaker {
-	return func(r *http.Request, status int, body []byte) (int, []byte) {
-		if subscribing(r) && bytes.Contains(body, []byte(`"string_unicode"`)) {
-			return http.StatusCreated, []byte(`{"subscription_id":"sub_x","event_type":"kyc","url":"https://1.2.3.4/\ud800","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`)
-		}
-		return status, body
-	}
+	return answering(http.StatusCreated, `{"subscription_id":"sub_x","event_type":"kyc","url":"https://1.2.3.4/\ud800","api_version":"v1","enabled":true,"created_at":"2026-01-01T00:00:00Z"}`, func(r *http.Request, status int, body []byte) bool {
+		return subscribing(r) && bytes.Contains(body, []byte(`"string_unicode"`))
+	})
 }
 
 // oneRefusalSentence is an implementation that says "not a public address" for every address
@@ -640,6 +633,14 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 			"expected status 404", nil, folderListed},
 		{"all_time daily", "user_detail.feature", "all_time is monthly from the user's creation, not daily",
 			"expected all_time to have", dailyAllTime, nil},
+		{"all_time daily", "user_detail.feature", "A funded user's history has decisions D5's resolution from its creation and ends at its current value",
+			"expected all_time to have", dailyAllTime, nil},
+		{"a history frozen when it was written", "user_detail.feature", "A funded user's history has decisions D5's resolution from its creation and ends at its current value",
+			"expected the last point of past_day at the start of the current hour", frozenHistory, nil},
+		{"loopback names refused", "webhook_test_events.feature", "A callback host named localhost, which resolves to loopback, receives its test event",
+			"expected status 201, got POST", loopbackNamesRefused, nil},
+		{"loopback names refused", "webhook_test_events.feature", "A callback on the IPv6 loopback address receives its test event",
+			"expected status 201, got POST", loopbackNamesRefused, nil},
 		{"an unknown platform id's sessions revoked", "sessions.feature", "Revoking the sessions of an unknown platform id is 404, not 204",
 			"expected status 404, got POST", unknownPlatformRevoked, nil},
 		{"duplicate ids created", "control_plane.feature", "A user_account_id and a member's core_id are an institution's once; another institution may have them too",
@@ -667,29 +668,216 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 				case broken:
 					u = breakingProxy(t, srv.URL, c.breaker())
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				rep, err := features.Run(ctx, features.Options{BaseURL: u + "/v1", SandboxURL: u, SandboxToken: srv.SB.Token,
-					Paths: []string{c.feature}, Name: "^" + regexp.QuoteMeta(c.scenario) + "$"})
+				return runScenario(t, features.Options{BaseURL: u + "/v1", SandboxURL: u, SandboxToken: srv.SB.Token}, c.feature, c.scenario)
+			}
+			requireCaught(t, run(false), run(true), c.defect, c.scenario, c.because)
+		})
+	}
+}
+
+// deliveryBreak is an implementation that breaks a rule in what it sends receivers: the API
+// passes through (watched for the clock's advances and the secret the first subscribe
+// issues), and each delivery to the suite's receiver goes through a rewrite, signed again with
+// the institution's secret as the implementation would sign what it sends.
+type deliveryBreak struct {
+	mu     sync.Mutex
+	ahead  time.Duration
+	secret string
+}
+
+// rewrite breaks one delivery: its headers (the signature) and body.
+type rewrite func(d *deliveryBreak, h http.Header, body []byte) []byte
+
+// api watches the API: the advances it answers and the secret the first subscribe issues.
+func (d *deliveryBreak) api(r *http.Request, status int, body []byte) (int, []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if r.URL.Path == "/_sandbox/clock/advance" && status == http.StatusOK {
+		var sent struct {
+			Seconds int64 `json:"seconds"`
+		}
+		_ = json.Unmarshal(requestBody(r), &sent)
+		d.ahead += time.Duration(sent.Seconds) * time.Second
+	}
+	if s := gjson.GetBytes(body, "signing_secret").String(); subscribing(r) && s != "" {
+		d.secret = s
+	}
+	return status, body
+}
+
+// receiverProxy serves the receiver's URL to the sandbox, rewrites each delivery (nil: none)
+// and forwards it to the suite's receiver listening at hub, answering what it answers.
+func (d *deliveryBreak) receiverProxy(t *testing.T, hub string, rw rewrite) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		h := r.Header.Clone()
+		if rw != nil {
+			d.mu.Lock()
+			body = rw(d, h, body)
+			d.mu.Unlock()
+		}
+		req, _ := http.NewRequest(r.Method, "http://"+hub+r.URL.RequestURI(), bytes.NewReader(body))
+		req.Header = h
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		w.WriteHeader(res.StatusCode)
+		_, _ = w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// sign signs body at t (the header's t when t is 0) with the secret, as one v1 entry.
+func (d *deliveryBreak) sign(h http.Header, t int64, body []byte) []byte {
+	if t == 0 {
+		s, err := laws.ParseSignature(h.Get("X-Partner-Webhook-Signature"))
+		if err != nil {
+			return body
+		}
+		t = s.Time().Unix()
+	}
+	ts := strconv.FormatInt(t, 10)
+	h.Set("X-Partner-Webhook-Signature", "t="+ts+",v1="+laws.HMACHex(d.secret, laws.SignedPayload(ts, body)))
+	return body
+}
+
+// setField is a rewrite that sets (or, with a nil value, removes) one field of every delivery
+// of the event type, and signs the result.
+func setField(eventType, field string, value any) rewrite {
+	return func(d *deliveryBreak, h http.Header, body []byte) []byte {
+		var doc map[string]any
+		if json.Unmarshal(body, &doc) != nil || doc["event_type"] != eventType {
+			return body
+		}
+		obj, key := doc, field
+		if parent, leaf, ok := strings.Cut(field, "."); ok {
+			obj, _ = doc[parent].(map[string]any)
+			key = leaf
+		}
+		if obj == nil {
+			return body
+		}
+		if value == nil {
+			delete(obj, key)
+		} else {
+			obj[key] = value
+		}
+		out, _ := json.Marshal(doc)
+		return d.sign(h, 0, out)
+	}
+}
+
+// linksAtNewestVersion builds every link at v2, whatever the subscription's version.
+func linksAtNewestVersion(d *deliveryBreak, h http.Header, body []byte) []byte {
+	return d.sign(h, 0, bytes.Replace(body, []byte(`"self":"/v1/`), []byte(`"self":"/v2/`), 1))
+}
+
+// signatureOnVirtualClock signs with t on the virtual clock.
+func signatureOnVirtualClock(d *deliveryBreak, h http.Header, body []byte) []byte {
+	if s, err := laws.ParseSignature(h.Get("X-Partner-Webhook-Signature")); err == nil && d.ahead != 0 {
+		return d.sign(h, s.Time().Add(d.ahead).Unix(), body)
+	}
+	return body
+}
+
+// createdAtOnVirtualClock writes the event's created_at on the virtual clock, and signs that.
+func createdAtOnVirtualClock(d *deliveryBreak, h http.Header, body []byte) []byte {
+	at, err := time.Parse(time.RFC3339Nano, gjson.GetBytes(body, "created_at").String())
+	if err != nil || d.ahead == 0 {
+		return body
+	}
+	was := gjson.GetBytes(body, "created_at").Raw
+	return d.sign(h, 0, bytes.Replace(body, []byte(`"created_at":`+was), []byte(`"created_at":"`+at.Add(d.ahead).Format(time.RFC3339Nano)+`"`), 1))
+}
+
+// The rules on what a delivery carries are proved on the deliveries themselves: each case
+// rewrites them on their way from the sandbox to the suite's receiver, as an implementation
+// breaking the rule would send them (signed with the secret), and the scenario citing the
+// rule must pass with nothing rewritten and fail with the rewrite, naming the rule. The
+// wall-clock law (decisions D8) is proved so on each timestamp a delivery carries, the
+// signature's t and the event's created_at (kyc_approved_at is TestNonConformingDecisionsFail's).
+func TestNonConformingDeliveriesFail(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs scenarios against the simulator; skipped with -short")
+	}
+	const wallClock = "Timestamps that leave the sandbox stay wall-clock however far its clock was advanced"
+	srv := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.APIVersions = []string{"v1", "v2"} })
+	cases := []struct {
+		defect, feature, scenario, because string
+		rewrite                            rewrite
+	}{
+		{"the signature's t on the virtual clock", "webhook_events.feature", wallClock,
+			"expected the signature's t within 5m0s of the wall clock (decisions D8: timestamps stay wall-clock", signatureOnVirtualClock},
+		{"created_at on the virtual clock", "webhook_events.feature", wallClock,
+			"expected the delivery's created_at within 5m0s of the wall clock (decisions D8: timestamps stay wall-clock", createdAtOnVirtualClock},
+		{"links at the newest version", "webhook_test_events.feature", "A test event's links are built at its subscription's version, v1 while v2 is served",
+			"expected links.self to be built at version v1", linksAtNewestVersion},
+		{"a kyc event without its product", "webhook_test_events.feature", "A kyc test event is shaped like a kyc event: event_id, data.kyc_status, data.product and links.self to a user",
+			"data.product", setField("kyc", "data.product", nil)},
+		{"a transaction event linking the user", "webhook_test_events.feature", "A transaction test event is shaped like a transaction event, and carries no balances, positions, quantities or amounts",
+			"links.self", setField("transaction", "links.self", "/v1/users/usr_test_1/?user_account_id_type=platform")},
+		{"a transaction event carrying its amount", "webhook_test_events.feature", "A transaction test event is shaped like a transaction event, and carries no balances, positions, quantities or amounts",
+			"spec §6.3: a transaction event carries no balances, positions, quantities or amounts; got data.amount", setField("transaction", "data.amount", "100.00")},
+		{"a transaction event carrying the user's cash", "webhook_events.feature", "A transaction event carries no balances, positions, quantities or amounts",
+			"data.balances.cash", setField("transaction", "data.balances", map[string]string{"cash": "900.00"})},
+	}
+	for _, c := range cases {
+		t.Run(c.defect+": "+c.scenario, func(t *testing.T) {
+			t.Parallel()
+			run := func(rw rewrite) features.ScenarioResult {
+				t.Helper()
+				d := &deliveryBreak{}
+				u := breakingProxy(t, srv.URL, d.api)
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, ok := rep.Result(c.scenario)
-				if !ok {
-					t.Fatalf("the run did not report %q", c.scenario)
-				}
-				return r
+				hub := ln.Addr().String()
+				ln.Close() // the run's receiver listens there, behind the rewriting proxy
+				return runScenario(t, features.Options{BaseURL: u + "/v1", SandboxURL: u, SandboxToken: srv.SB.Token,
+					ReceiverListen: hub, ReceiverURL: d.receiverProxy(t, hub, rw)}, c.feature, c.scenario)
 			}
-			if r := run(false); r.Status != features.Passed {
-				t.Fatalf("through the honest proxy, expected %q to pass, got %s: %s", c.scenario, r.Status, r.Err)
-			}
-			r := run(true)
-			if r.Status != features.Failed {
-				t.Fatalf("with %s, expected %q to fail, got %s", c.defect, c.scenario, r.Status)
-			}
-			if !strings.Contains(r.Err, c.because) {
-				t.Errorf("expected the failure to name the broken rule (%q), got: %s", c.because, r.Err)
-			}
+			requireCaught(t, run(nil), run(c.rewrite), c.defect, c.scenario, c.because)
 		})
+	}
+}
+
+// runScenario runs one scenario of a feature with opts (a deployment behind a proxy) and
+// returns its result.
+func runScenario(t *testing.T, opts features.Options, feature, scenario string) features.ScenarioResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	opts.Paths, opts.Name = []string{feature}, "^"+regexp.QuoteMeta(scenario)+"$"
+	rep, err := features.Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := rep.Result(scenario)
+	if !ok {
+		t.Fatalf("the run did not report %q", scenario)
+	}
+	return r
+}
+
+// requireCaught holds a breaking proxy's proof: the scenario passes against the honest
+// deployment and fails against the broken one, naming the broken rule (because).
+func requireCaught(t *testing.T, honest, broken features.ScenarioResult, defect, scenario, because string) {
+	t.Helper()
+	if honest.Status != features.Passed {
+		t.Fatalf("through the honest proxy, expected %q to pass, got %s: %s", scenario, honest.Status, honest.Err)
+	}
+	if broken.Status != features.Failed {
+		t.Fatalf("with %s, expected %q to fail, got %s", defect, scenario, broken.Status)
+	}
+	if !strings.Contains(broken.Err, because) {
+		t.Errorf("expected the failure to name the broken rule (%q), got: %s", because, broken.Err)
 	}
 }

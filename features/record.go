@@ -80,6 +80,8 @@ type scenarioEnd struct {
 	start      time.Time
 	duration   time.Duration
 	stepTimes  map[string]time.Duration // by godog's step id
+	// capabilities are the state adapter's capabilities its control-plane requests needed.
+	capabilities []string
 }
 
 func (rec *recorder) get(id string) *openScenario {
@@ -309,7 +311,7 @@ func (rec *recorder) finish(id string, o *openScenario) {
 		return
 	}
 	res := o.res
-	res.Start, res.Duration = o.end.start, o.end.duration
+	res.Start, res.Duration, res.Capabilities = o.end.start, o.end.duration, o.end.capabilities
 	for i, sid := range o.stepIDs {
 		res.Steps[i].Duration = o.end.stepTimes[sid]
 	}

@@ -44,6 +44,9 @@ type ScenarioResult struct {
 	// Start is when the scenario began; Duration how long it ran.
 	Start    time.Time
 	Duration time.Duration
+	// Capabilities are the state adapter's capabilities (openapi/state-adapter.yaml) that the
+	// scenario's control-plane requests needed, sorted; none without a control plane.
+	Capabilities []string
 }
 
 // StepResult is one step's outcome.

@@ -11,6 +11,61 @@ import (
 	"sync"
 )
 
+// rulesAdapterTSV says, for each rule only a control plane lets a run check, which of the state
+// adapter's capabilities (openapi/state-adapter.yaml) unlock it: those the scenario citing it
+// that needs fewest asked for in a run against the sandbox. TestContract keeps it true (-update
+// rewrites it).
+//
+//go:embed rules-adapter.tsv
+var rulesAdapterTSV string
+
+// AdapterNeeds is rules-adapter.tsv: rule id → the state adapter's capabilities that unlock it.
+func AdapterNeeds() map[string][]string {
+	out := map[string][]string{}
+	for i, line := range strings.Split(strings.TrimRight(rulesAdapterTSV, "\n"), "\n") {
+		if i == 0 || line == "" {
+			continue // header
+		}
+		id, caps, _ := strings.Cut(line, "\t")
+		out[id] = splitList(caps)
+	}
+	return out
+}
+
+// RuleCapabilities is, for every rule that only scenarios needing a control plane cite, the
+// fewest of the state adapter's capabilities a passing citing scenario asked for (ties: the
+// first by name), as rules-adapter.tsv records them.
+func (r *Report) RuleCapabilities() map[string][]string {
+	out := map[string][]string{}
+	for _, sc := range r.Scenarios {
+		if sc.Status != Passed {
+			continue
+		}
+		for _, id := range RulesOf(sc.Tags) {
+			if !NeedsControlPlane(id) {
+				continue
+			}
+			have, ok := out[id]
+			if !ok || len(sc.Capabilities) < len(have) || len(sc.Capabilities) == len(have) && strings.Join(sc.Capabilities, ",") < strings.Join(have, ",") {
+				out[id] = slices.Clone(sc.Capabilities)
+			}
+		}
+	}
+	return out
+}
+
+// RulesAdapterTSV renders caps (RuleCapabilities) as rules-adapter.tsv, in inventory order.
+func RulesAdapterTSV(caps map[string][]string) string {
+	var b strings.Builder
+	b.WriteString("id\tcapabilities of the state adapter that unlock it\n")
+	for _, r := range Rules() {
+		if c, ok := caps[r.ID]; ok {
+			b.WriteString(r.ID + "\t" + strings.Join(c, ", ") + "\n")
+		}
+	}
+	return b.String()
+}
+
 // rulesTSV is the rule inventory: every observable rule of the spec and of decisions D2–D9, one
 // line each (id, source section, the sentence). Scenarios cite the rules they check with a tag,
 // @rule:<id>; rules_test.go fails when a rule has no scenario or a scenario cites an unknown rule.

@@ -61,6 +61,17 @@ func TestRuleInventory(t *testing.T) {
 			t.Errorf("rule %s (%s) has no scenario: no scenario would fail if an implementation broke it", r.ID, r.Text)
 		}
 	}
+	// rules-adapter.tsv names the capabilities of exactly the rules a control plane unlocks.
+	adapter := AdapterNeeds()
+	for _, r := range rules {
+		caps, listed := adapter[r.ID]
+		switch {
+		case NeedsControlPlane(r.ID) && (!listed || len(caps) == 0):
+			t.Errorf("rule %s needs a control plane, but rules-adapter.tsv does not name the capabilities that unlock it (go test ./features -run 'TestContract$' -update)", r.ID)
+		case !NeedsControlPlane(r.ID) && listed:
+			t.Errorf("rule %s needs no control plane, yet rules-adapter.tsv lists it", r.ID)
+		}
+	}
 }
 
 const (
@@ -112,13 +123,16 @@ func coverageSection(t *testing.T) string {
 	var b strings.Builder
 	b.WriteString(coverageBegin + "\n\n")
 	fmt.Fprintf(&b, "### What a deployment must give for each rule\n\n")
-	fmt.Fprintf(&b, "%d rules, %d scenarios. %d rules are checked with only a key with every scope; %d more with the inputs named (`--var`, `--key-without`, `--signing-secret`, a reachable receiver); the other %d need a control plane, which creates the state they check.\n\n",
+	fmt.Fprintf(&b, "%d rules, %d scenarios. %d rules are checked with only a key with every scope; %d more with the inputs named (`--var`, `--key-without`, `--signing-secret`, a reachable receiver); the other %d need the state adapter (`--sandbox-url`: the sandbox's control plane, or another implementation's serving [openapi/state-adapter.yaml](../simulator/openapi/state-adapter.yaml)), which creates the state they check, with the capabilities named (rules-adapter.tsv).\n\n",
 		len(rules), nScen, free, given, len(rules)-free-given)
 	b.WriteString("| rule | source | the rule | scenarios that fail when it breaks | what a deployment must give |\n|---|---|---|---|---|\n")
 	esc := strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;")
 	for _, r := range rules {
 		must := "a key with every scope"
-		if needs := RuleNeeds()[r.ID]; len(needs) > 0 {
+		if needs := slices.Clone(RuleNeeds()[r.ID]); len(needs) > 0 {
+			if i := slices.Index(needs, NeedControlPlane); i >= 0 {
+				needs[i] = "the state adapter (--sandbox-url) with " + strings.Join(AdapterNeeds()[r.ID], ", ")
+			}
 			must = strings.Join(needs, ", ")
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.ID, esc.Replace(r.Source), esc.Replace(r.Text), esc.Replace(strings.Join(byRule[r.ID], "; ")), esc.Replace(must))

@@ -380,6 +380,7 @@ func (w *world) controlRefusing(method, path string, token *string) error {
 		w.skip = "the run was given no control plane (--sandbox-url): the control plane's own rules are checked only with it"
 		return godog.ErrSkip
 	}
+	w.noteCapability(capabilityOf(method, p))
 	return w.controlRequest(w.run.opts.SandboxURL, method, p, nil, token)
 }
 

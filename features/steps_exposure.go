@@ -31,6 +31,7 @@ func (w *world) loopbackHostsOnly() error {
 		w.skip = CapabilitySkipReason("loopback_hosts")
 		return godog.ErrSkip
 	}
+	w.noteCapability("loopback_hosts")
 	return nil
 }
 

@@ -40,6 +40,7 @@ func (w *world) lawSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^the answer is the 404 of another institution's id$`, w.lawForeign)
 	sc.Step(`^the history `+q+` is monthly since `+q+`, the last at the start of the current month worth `+q+`$`, w.historyMonthlySince)
 	sc.Step(`^the history `+q+` is (\d+) points? one (hour|day|week|month) apart, the last at the start of the current (?:hour|day|week|month) worth `+q+`$`, w.historySeries)
+	sc.Step(`^every history series has decisions D5's resolution since the user's creation, found by bisection, the last carrying its total_current_market_value$`, w.historyOfUser)
 }
 
 // periodStart is the UTC boundary of the period containing t (decisions D5: the hour, midnight,
@@ -80,11 +81,84 @@ func (w *world) historyMonthlySince(series, created, last string) error {
 	if err != nil {
 		return fmt.Errorf("the creation time %q: %w", unq(created), err)
 	}
+	return w.historySeries(series, fmt.Sprint(monthsSince(c)), "month", last)
+}
+
+// monthsSince is how many points all_time has for a user created at c (decisions D5): the
+// current month's start and every earlier month start not before c.
+func monthsSince(c time.Time) int {
 	n := 1
 	for m := periodStart(time.Now(), "month").AddDate(0, -1, 0); !m.Before(c); m = m.AddDate(0, -1, 0) {
 		n++
 	}
-	return w.historySeries(series, fmt.Sprint(n), "month", last)
+	return n
+}
+
+// historyOfUser checks every series of the user detail just read (decisions D5): past_day 24
+// hourly points, past_week 7 and past_month 30 daily, past_year 52 weekly and all_time monthly
+// from the user's creation — which the API does not show, so it is bisected with the user
+// list's created_at_end filter —, each ending at its current period's start with the user's
+// total_current_market_value.
+func (w *world) historyOfUser() error {
+	r, err := w.last()
+	if err != nil {
+		return err
+	}
+	uid, total := r.json().Get("user_account_id").String(), r.json().Get("total_current_market_value").String()
+	switch {
+	case uid == "" || total == "":
+		return fmt.Errorf("expected a user detail with user_account_id and total_current_market_value, got %s", r)
+	case total == "0.00":
+		return fmt.Errorf("expected a funded user (a total above 0.00), got user %s worth %s", uid, total)
+	}
+	months, err := w.monthStartsSince(uid)
+	if err != nil {
+		return err
+	}
+	w.resp = r // the series are read from the detail, not from the bisection's pages
+	for _, s := range []struct {
+		series, unit string
+		n            int
+	}{{"past_day", "hour", 24}, {"past_week", "day", 7}, {"past_month", "day", 30}, {"past_year", "week", 52}, {"all_time", "month", months}} {
+		if err := w.historySeries(s.series, fmt.Sprint(s.n), s.unit, total); err != nil {
+			return fmt.Errorf("user %s, created by %d month starts ago (found by bisecting created_at_end): %w", uid, months, err)
+		}
+	}
+	return nil
+}
+
+// monthStartsSince is how many points all_time has for the user with user_account_id uid
+// (decisions D5): the current month's start and every earlier one not before its created_at,
+// at most 1,201 (100 years of months). The API does not show created_at, so it is bisected over
+// month starts: created_at_end one microsecond after a month start lists the user exactly when
+// the user was created by then.
+func (w *world) monthStartsSince(uid string) (int, error) {
+	cur := periodStart(time.Now(), "month")
+	createdBy := func(k int) (bool, error) {
+		return w.createdAtSelects(uid, "created_at_end", cur.AddDate(0, -k, 0).Add(time.Microsecond))
+	}
+	// The current month's start is always a point; the earlier ones count while the user was
+	// created by them (monotone: created by a month start, it was by every later one).
+	lo, hi := 1, 1200
+	if ok, err := createdBy(lo); err != nil || !ok {
+		return 1, err
+	}
+	if ok, err := createdBy(hi); err != nil || ok {
+		return hi + 1, err
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		ok, err := createdBy(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo + 1, nil
 }
 
 func (w *world) historySeries(series, n, unit, last string) error {
@@ -535,39 +609,12 @@ func (w *world) lawCreatedAtBisect() error {
 		return fmt.Errorf("expected a listed user, got %s", r)
 	}
 	const us = time.Microsecond
-	stamp := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
-	selects := func(bound string, t time.Time) (bool, error) {
-		p := withQuery(withQuery("/users/", "user_account_id", uid), bound, stamp(t))
-		r, err := w.do(http.MethodGet, p, nil, "", authKey)
-		if err != nil {
-			return false, err
-		}
-		n := r.json().Get("total_records")
-		if r.Status != http.StatusOK || !n.Exists() || n.Int() > 1 {
-			return false, fmt.Errorf("GET %s: expected 200 with total_records 0 or 1, got %s", p, r)
-		}
-		return n.Int() == 1, nil
+	stamp := stampMicros
+	selects := func(bound string, t time.Time) (bool, error) { return w.createdAtSelects(uid, bound, t) }
+	c, err := w.createdAtByBisection(uid) // the latest created_at_start that selects the user
+	if err != nil {
+		return err
 	}
-	lo, hi := time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC), time.Now().Add(48*time.Hour).Truncate(us)
-	if ok, err := selects("created_at_start", lo); err != nil || !ok {
-		return errors.Join(err, fmt.Errorf("expected created_at_start=%s to select user %s", stamp(lo), uid))
-	}
-	if ok, err := selects("created_at_start", hi); err != nil || ok {
-		return errors.Join(err, fmt.Errorf("expected created_at_start=%s, in the future, not to select user %s", stamp(hi), uid))
-	}
-	for hi.Sub(lo) > us {
-		mid := lo.Add(hi.Sub(lo) / 2).Truncate(us)
-		ok, err := selects("created_at_start", mid)
-		if err != nil {
-			return err
-		}
-		if ok {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	c := lo // the latest created_at_start that selects the user
 	if ok, err := selects("created_at_end", c); err != nil || ok {
 		return errors.Join(err, fmt.Errorf("spec §4.2: created_at_end=%s selected user %s, yet created_at_start=%s selects it and %s does not: "+
 			"with an inclusive start that is its created_at, which an exclusive end leaves out", stamp(c), uid, stamp(c), stamp(c.Add(us))))
@@ -577,6 +624,51 @@ func (w *world) lawCreatedAtBisect() error {
 			"the start must include its bound (the user's created_at), and an end one microsecond later then selects it", stamp(c.Add(us)), uid, stamp(c)))
 	}
 	return nil
+}
+
+// stampMicros writes t as a created_at bound to the microsecond.
+func stampMicros(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
+
+// createdAtSelects reports whether the user list filtered to uid and bounded by bound=t
+// (created_at_start or created_at_end) lists the user.
+func (w *world) createdAtSelects(uid, bound string, t time.Time) (bool, error) {
+	p := withQuery(withQuery("/users/", "user_account_id", uid), bound, stampMicros(t))
+	r, err := w.do(http.MethodGet, p, nil, "", authKey)
+	if err != nil {
+		return false, err
+	}
+	n := r.json().Get("total_records")
+	if r.Status != http.StatusOK || !n.Exists() || n.Int() > 1 {
+		return false, fmt.Errorf("GET %s: expected 200 with total_records 0 or 1, got %s", p, r)
+	}
+	return n.Int() == 1, nil
+}
+
+// createdAtByBisection finds the created_at of the user with user_account_id uid, which the
+// API does not show, to the microsecond: the latest created_at_start that still lists it
+// (spec §4.2: the start bound is inclusive).
+func (w *world) createdAtByBisection(uid string) (time.Time, error) {
+	const us = time.Microsecond
+	lo, hi := time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC), time.Now().Add(48*time.Hour).Truncate(us)
+	if ok, err := w.createdAtSelects(uid, "created_at_start", lo); err != nil || !ok {
+		return time.Time{}, errors.Join(err, fmt.Errorf("expected created_at_start=%s to select user %s", stampMicros(lo), uid))
+	}
+	if ok, err := w.createdAtSelects(uid, "created_at_start", hi); err != nil || ok {
+		return time.Time{}, errors.Join(err, fmt.Errorf("expected created_at_start=%s, in the future, not to select user %s", stampMicros(hi), uid))
+	}
+	for hi.Sub(lo) > us {
+		mid := lo.Add(hi.Sub(lo) / 2).Truncate(us)
+		ok, err := w.createdAtSelects(uid, "created_at_start", mid)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
 }
 
 // everyUser checks a law that holds user by user on every user of the deployment.

@@ -109,37 +109,31 @@ func (w *world) last() (*response, error) {
 	return w.resp, nil
 }
 
-func (w *world) statusIs(code string) error {
+// statusHolds fails, saying what was expected (format and args) and what came, unless ok holds
+// of the last response's status.
+func (w *world) statusHolds(ok func(status int) bool, format string, args ...any) error {
 	r, err := w.last()
 	if err != nil {
 		return err
 	}
-	if want, _ := strconv.Atoi(code); r.Status != want {
-		return fmt.Errorf("expected status %d, got %s", want, r)
+	if !ok(r.Status) {
+		return fmt.Errorf(format+", got %s", append(args, r)...)
 	}
 	return nil
+}
+
+func (w *world) statusIs(code string) error {
+	want, _ := strconv.Atoi(code)
+	return w.statusHolds(func(s int) bool { return s == want }, "expected status %d", want)
 }
 
 func (w *world) statusIsNot(code string) error {
-	r, err := w.last()
-	if err != nil {
-		return err
-	}
-	if want, _ := strconv.Atoi(code); r.Status == want {
-		return fmt.Errorf("expected a status other than %d, got %s", want, r)
-	}
-	return nil
+	want, _ := strconv.Atoi(code)
+	return w.statusHolds(func(s int) bool { return s != want }, "expected a status other than %d", want)
 }
 
 func (w *world) statusClientError() error {
-	r, err := w.last()
-	if err != nil {
-		return err
-	}
-	if r.Status < 400 || r.Status > 499 {
-		return fmt.Errorf("expected a 4xx status (the request is refused), got %s", r)
-	}
-	return nil
+	return w.statusHolds(func(s int) bool { return s >= 400 && s <= 499 }, "expected a 4xx status (the request is refused)")
 }
 
 func (w *world) bodyEmpty() error {

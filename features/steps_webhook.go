@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,6 +62,8 @@ func (w *world) webhookSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^the event's links\.self is built at version `+q+`$`, w.linkAtVersion)
 	sc.Step(`^I follow the event's links\.self$`, w.followLink)
 	sc.Step(`^the deployment serves version `+q+`$`, w.servesVersion)
+	sc.Step(`^the event carries no balances, positions, quantities or amounts$`, w.eventWithoutAmounts)
+	sc.Step(`^the suite's receiver listens on loopback$`, w.receiverOnLoopback)
 }
 
 // servesVersion skips the scenario unless the implementation also mounts the API at another
@@ -73,6 +76,53 @@ func (w *world) servesVersion(version string) error {
 	w.resp = nil
 	if res.Status != http.StatusOK {
 		w.skip = "the deployment does not serve " + unq(version)
+		return godog.ErrSkip
+	}
+	return nil
+}
+
+// amountKeys are the names of what a transaction event must not carry (spec §6.3): balances,
+// positions, quantities, amounts and the values derived from them.
+var amountKeys = []string{"amount", "amounts", "balance", "balances", "cash", "cost_basis", "current_market_value", "fee", "fees",
+	"holdings", "market_value", "notional", "position", "positions", "price", "quantity", "total_current_market_value", "value"}
+
+// eventWithoutAmounts checks that no key anywhere in the current delivery's body names a
+// balance, a position, a quantity or an amount (spec §6.3: Get User Detail returns those).
+func (w *world) eventWithoutAmounts() error {
+	d, err := w.current()
+	if err != nil {
+		return err
+	}
+	var found []string
+	var walk func(path string, v gjson.Result)
+	walk = func(path string, v gjson.Result) {
+		if !v.IsObject() && !v.IsArray() {
+			return
+		}
+		v.ForEach(func(k, child gjson.Result) bool {
+			p := path
+			if k.Exists() {
+				p = strings.TrimPrefix(path+"."+k.String(), ".")
+				if slices.Contains(amountKeys, strings.ToLower(k.String())) {
+					found = append(found, p)
+				}
+			}
+			walk(p, child)
+			return true
+		})
+	}
+	walk("", gjson.ParseBytes(d.Body))
+	if len(found) > 0 {
+		return fmt.Errorf("spec §6.3: a transaction event carries no balances, positions, quantities or amounts; got %s in %s", strings.Join(found, ", "), truncate(string(d.Body), 300))
+	}
+	return nil
+}
+
+// receiverOnLoopback skips a scenario whose receiver must be reached on a loopback address
+// (a name resolving to loopback): the receiver was given a URL of its own (--receiver-url).
+func (w *world) receiverOnLoopback() error {
+	if !isLoopbackURL(w.run.hub.base) {
+		w.skip = "the suite's receiver is reached at " + w.run.hub.base + ", not on loopback"
 		return godog.ErrSkip
 	}
 	return nil
@@ -604,10 +654,7 @@ func (w *world) signatureFresh(secs string) error {
 		return err
 	}
 	n, _ := strconv.Atoi(secs)
-	if skew := time.Since(s.Time()); skew > time.Duration(n)*time.Second || skew < -time.Duration(n)*time.Second {
-		return fmt.Errorf("expected the signature's t within %ds of the wall clock, got t=%s (%s off)", n, s.T, skew.Round(time.Second))
-	}
-	return nil
+	return laws.WallClockAt("the signature's t", "t="+s.T, s.Time(), time.Now(), time.Duration(n)*time.Second)
 }
 
 // deliveryFieldFresh checks a timestamp of the current delivery's body against the wall clock.

@@ -183,6 +183,13 @@ Feature: Get User Detail
     Then the response status is 200
     And the history "all_time" is monthly since "2025-09-15T08:00:00Z", the last at the start of the current month worth "1000.00"
 
+  @assumed @rule:D5.9
+  Scenario: A funded user's history has decisions D5's resolution from its creation and ends at its current value
+    Given the inputs "user_id"
+    When I GET "/users/{user_id}/?user_account_id_type=platform"
+    Then the response status is 200
+    And every history series has decisions D5's resolution since the user's creation, found by bisection, the last carrying its total_current_market_value
+
   @assumed @rule:D5.10
   Scenario: A user with no funded account has empty history
     Given the inputs "unfunded_user_id"

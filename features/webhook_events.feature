@@ -142,12 +142,7 @@ Feature: Event delivery
     And "alice" buys "100.00" of "AAPL" in "securities" as "o1"
     When the transaction of "o1" fills
     Then "r1" receives a delivery
-    And the event at "data.quantity" is absent
-    And the event at "data.notional" is absent
-    And the event at "data.amount" is absent
-    And the event at "data.balance" is absent
-    And the event at "data.cash" is absent
-    And the event at "data.holdings" is absent
+    And the event carries no balances, positions, quantities or amounts
     And the event at "data.positions" is absent
     And the event at "data.fee" is absent
 

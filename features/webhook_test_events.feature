@@ -190,22 +190,65 @@ Feature: Test events
     Given a receiver "r1"
     And a callback host "multi" resolving to "::1, 127.0.0.1"
     And "r1" is subscribed to "kyc" events at the host "{multi}"
-    And a receiver "r2"
-    And "r2" is subscribed to "kyc" events at the host "localhost"
     When I POST "/webhooks/subscriptions/{r1.kyc}/test"
     Then the JSON at "delivered" is true
     And "r1" receives a delivery
+
+  @assumed @rule:D8.11
+  Scenario: A callback host named localhost, which resolves to loopback, receives its test event
+    Given the deployment is a sandbox
+    And the suite's receiver listens on loopback
+    And a receiver "r2"
+    And "r2" is subscribed to "kyc" events at the host "localhost"
     When I POST "/webhooks/subscriptions/{r2.kyc}/test"
     Then the JSON at "delivered" is true
     And "r2" receives a delivery
 
-  @assumed @sandbox @rule:D8.11
+  @assumed @rule:D8.11
   Scenario: A callback on the IPv6 loopback address receives its test event
-    Given a receiver "r6" on the IPv6 loopback address
+    Given the deployment is a sandbox
+    And a receiver "r6" on the IPv6 loopback address
     And "r6" is subscribed to "kyc" events
     When I POST "/webhooks/subscriptions/{r6.kyc}/test"
     Then the JSON at "delivered" is true
     And "r6" receives a delivery
+
+  @spec @rule:S6.1.6
+  Scenario: A test event's links are built at its subscription's version, v1 while v2 is served
+    Given the deployment serves version "v2"
+    And a receiver "r1"
+    And a receiver "r2"
+    And "r1" is subscribed to "kyc" events
+    And "r2" is subscribed to "kyc" events through "v2"
+    When I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then "r1" receives a delivery
+    And the event's links.self is built at version "v1"
+    When I POST "/webhooks/subscriptions/{r2.kyc}/test"
+    Then "r2" receives a delivery
+    And the event's links.self is built at version "v2"
+
+  @spec @rule:S6.2 @rule:S4.7.2
+  Scenario: A kyc test event is shaped like a kyc event: event_id, data.kyc_status, data.product and links.self to a user
+    Given a receiver "r1"
+    And "r1" is subscribed to "kyc" events
+    When I POST "/webhooks/subscriptions/{r1.kyc}/test"
+    Then "r1" receives a delivery
+    And the event at "event_id" is a string
+    And the event at "data.kyc_status" is one of "pending, document_requested, approved, rejected, closed, account_takeover"
+    And the event at "data.product" is one of "securities, robo, crypto, roth_ira"
+    And the event at "links.self" matches "^/v1/users/[^/?]+/[?]user_account_id_type=platform$"
+
+  @spec @rule:S6.3.1 @rule:S6.3.3 @rule:S4.7.2
+  Scenario: A transaction test event is shaped like a transaction event, and carries no balances, positions, quantities or amounts
+    Given a receiver "r1"
+    And "r1" is subscribed to "transaction" events
+    When I POST "/webhooks/subscriptions/{r1.transaction}/test"
+    Then "r1" receives a delivery
+    And the event at "event_id" is a string
+    And the event at "data.transaction_id" is a string
+    And the event at "data.status" is "completed"
+    And the event at "links.self" matches "^/v1/transactions/[^/?]+/$"
+    And the event carries no balances, positions, quantities or amounts
 
   @assumed @sandbox @rule:D8.7
   Scenario: Once a rotation's overlap has passed, deliveries carry the new secret only

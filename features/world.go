@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +32,9 @@ type world struct {
 	tags     []string
 	skip     string // why the scenario was skipped, if it was: the option, capability or input missing
 	filtered bool   // left out by the name filter
-	locked   int    // 1: holds run.serial shared, 2: exclusively (a @serial scenario)
+	// caps are the state adapter's capabilities the scenario's control-plane requests needed.
+	caps   []string
+	locked int // 1: holds run.serial shared, 2: exclusively (a @serial scenario)
 
 	started   time.Time
 	stepStart time.Time
@@ -110,7 +113,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 func (w *world) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
 	w.ctx = ctx
 	w.pickle, w.name, w.feature = sc.Id, sc.Name, sc.Uri
-	w.skip, w.filtered = "", false
+	w.skip, w.filtered, w.caps = "", false, nil
 	w.started, w.stepTimes = time.Now(), map[string]time.Duration{}
 	w.tags = nil
 	for _, t := range sc.Tags {
@@ -173,8 +176,9 @@ func (w *world) after(ctx context.Context, sc *godog.Scenario, err error) (conte
 	// wanted, so the recorder gets this map and the world a fresh one.
 	times := w.stepTimes
 	w.stepTimes = nil
+	slices.Sort(w.caps)
 	w.rec.scenarioEnded(w.pickle, scenarioEnd{skipReason: w.skip, filtered: w.filtered, start: w.started,
-		duration: time.Since(w.started), stepTimes: times})
+		duration: time.Since(w.started), stepTimes: times, capabilities: w.caps})
 	return ctx, nil
 }
 
@@ -432,11 +436,20 @@ func (w *world) createInstitution(name string, vendors map[string]any) (*institu
 }
 
 // needCapability skips the scenario when the state adapter lacks the capability a control-plane
-// request needs.
+// request needs, and notes the capability it needed.
 func (w *world) needCapability(method, path string) error {
-	if c := capabilityOf(method, path); c != "" && !w.run.can(c) {
+	c := capabilityOf(method, path)
+	if c != "" && !w.run.can(c) {
 		w.skip = CapabilitySkipReason(c)
 		return godog.ErrSkip
 	}
+	w.noteCapability(c)
 	return nil
+}
+
+// noteCapability notes a capability of the state adapter the scenario relies on ("" is none).
+func (w *world) noteCapability(c string) {
+	if c != "" && !slices.Contains(w.caps, c) {
+		w.caps = append(w.caps, c)
+	}
 }

@@ -189,6 +189,45 @@ func (f *HistoryFrame) Generate(sd HistorySeed) History {
 	return h
 }
 
+// Replay plays a fixture-given history at the seed's hour (decisions D5). The given series say
+// how a user's value went as of their last points; served, every series has D5's points all
+// the same — the frame's instants, the last at the current period's start — and takes its
+// amounts from the given points counted back from the last, scaled so that the last carries
+// the current value and cost basis (the shape is kept, the level follows the user's holdings
+// and prices). Instants before a given series begins take the generated amounts. A user with
+// no funded account has empty series, as a generated history has. The fixtures' check makes
+// sure no given series ends at an amount of zero, which could not be scaled.
+func (f *HistoryFrame) Replay(sd HistorySeed, given *History) History {
+	h := f.Generate(sd)
+	gs, hs := given.Series(), h.Series()
+	for k := range hs {
+		replaySeries(*hs[k], *gs[k], sd)
+	}
+	return h
+}
+
+// Replay is the frame of the seed's hour's Replay.
+func (sd HistorySeed) Replay(given *History) History {
+	return NewHistoryFrame(sd.Hour).Replay(sd, given)
+}
+
+// replaySeries overwrites the amounts of out (a generated series, oldest first) with given's,
+// matched from the last point back and scaled to the seed's current value and cost basis. An
+// empty out (an unfunded user) or given changes nothing.
+func replaySeries(out, given []ValuePoint, sd HistorySeed) {
+	n := min(len(out), len(given))
+	for i := range n {
+		g, last, o := given[len(given)-n+i], given[len(given)-1], &out[len(out)-n+i]
+		o.Value, o.CostBasis = scaled(g.Value, sd.Current, last.Value), scaled(g.CostBasis, sd.Basis, last.CostBasis)
+	}
+}
+
+// scaled is v × num / den rounded half-even to the cent; den is not zero. The ratio comes first,
+// so that v = den gives num exactly.
+func scaled(v, num, den Cents) Cents {
+	return Cents(math.RoundToEven(float64(v) / float64(den) * float64(num)))
+}
+
 // wobble maps (seed, instant) to a value in [-1, 1) with a splitmix64 hash.
 func wobble(seed uint64, unix int64) float64 {
 	z := seed + uint64(unix)*0x9e3779b97f4a7c15

@@ -151,3 +151,73 @@ func TestHistoryFrameMatchesPointByPoint(t *testing.T) {
 		require.Equal(t, want, simulator.NewHistorySeed(u, prices, now).Generate(), "case %d at %s", i, now)
 	}
 }
+
+// decisions D5 holds for a fixture-given history too: given series say how a value went as of
+// their last points (here a week before the request), and served they have D5's points — on
+// the current periods' boundaries, all_time monthly from the user's creation — the given
+// amounts counted back from the last and scaled so that the last carries the current value and
+// cost basis; instants before a given series begins take the generated amounts. The default
+// set's given history was once served as written, ending days before the request with a value
+// the user no longer had.
+func TestGivenHistoryPlayedAtTheCurrentPeriods(t *testing.T) {
+	at := time.Date(2026, 11, 28, 17, 45, 0, 0, time.UTC) // a Saturday
+	u := &simulator.User{PlatformID: "usr_given", CreatedAt: time.Date(2026, 6, 6, 15, 4, 5, 0, time.UTC),
+		Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: d("1000.00")}}}
+	old := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	given := &simulator.History{
+		PastDay:   []simulator.ValuePoint{{AsOf: old.Add(-time.Hour), CostBasis: 40000, Value: 40000}, {AsOf: old, CostBasis: 40000, Value: 50000}},
+		PastWeek:  []simulator.ValuePoint{},
+		PastMonth: []simulator.ValuePoint{{AsOf: old, CostBasis: 100, Value: 3}},
+		PastYear:  []simulator.ValuePoint{},
+		AllTime: []simulator.ValuePoint{{AsOf: old.AddDate(0, -8, 0), CostBasis: 1, Value: 1},
+			{AsOf: old.AddDate(0, -1, 0), CostBasis: 1, Value: 25001}, {AsOf: old, CostBasis: 1, Value: 50000}},
+	}
+	seed := simulator.NewHistorySeed(u, nil, at)
+	gen, h := seed.Generate(), seed.Replay(given)
+
+	// D5's points: the generated series' instants, whatever the given ones were.
+	for k, s := range h.Series() {
+		g := gen.Series()[k]
+		require.Len(t, *s, len(*g), simulator.PeriodNames[k])
+		for i := range *s {
+			assert.Equal(t, (*g)[i].AsOf, (*s)[i].AsOf, "%s[%d]", simulator.PeriodNames[k], i)
+		}
+		assert.Equal(t, "1000.00", (*s)[len(*s)-1].Value.String(), "%s: the last point carries the current value", simulator.PeriodNames[k])
+	}
+	assert.Len(t, h.AllTime, 5, "all_time from July, the first 1st not before created_at, to November")
+	assert.Equal(t, time.Date(2026, 11, 28, 17, 0, 0, 0, time.UTC), h.PastDay[23].AsOf)
+
+	// The given amounts, counted back from the last and scaled to the current value (×1/50).
+	assert.Equal(t, "800.00", h.PastDay[22].Value.String(), "400.00 when the last was 500.00")
+	assert.Equal(t, "1000.00", h.PastDay[22].CostBasis.String(), "the cost basis scaled on its own")
+	assert.Equal(t, gen.PastDay[:22], h.PastDay[:22], "before the given series begins: generated")
+	assert.Equal(t, "500.02", h.AllTime[3].Value.String(), "250.01 × 1000/500, exactly")
+	assert.Equal(t, "0.02", h.AllTime[2].Value.String(), "the given points are counted back from the last, whatever their as_of")
+	assert.Equal(t, gen.AllTime[:2], h.AllTime[:2])
+	// An empty given series: generated; a series of one point: the last, the current amounts.
+	assert.Equal(t, gen.PastWeek, h.PastWeek)
+	assert.Equal(t, gen.PastMonth[:29], h.PastMonth[:29])
+	assert.Equal(t, "1000.00", h.PastMonth[29].CostBasis.String())
+
+	// Unfunded: empty, as generated (D5).
+	poor := &simulator.User{PlatformID: "usr_given", CreatedAt: u.CreatedAt, Accounts: []simulator.Account{{Product: simulator.ProductCrypto}}}
+	empty := simulator.NewHistorySeed(poor, nil, at).Replay(given)
+	for k, s := range empty.Series() {
+		assert.Empty(t, *s, simulator.PeriodNames[k])
+	}
+}
+
+// Scaling rounds half-even at the cent, on either sign.
+func TestGivenHistoryScalesHalfEven(t *testing.T) {
+	at := time.Date(2026, 11, 28, 17, 45, 0, 0, time.UTC)
+	u := &simulator.User{PlatformID: "usr_even", CreatedAt: at.AddDate(-1, 0, 0), Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: d("0.01")}}}
+	for _, c := range []struct {
+		v    simulator.Cents
+		want string
+	}{{1, "0.00"}, {3, "0.02"}, {5, "0.02"}, {7, "0.04"}, {-3, "-0.02"}, {-1, "0.00"}, {4, "0.02"}} {
+		// v × 1 / 2: a half cent goes to the even neighbour.
+		given := &simulator.History{PastDay: []simulator.ValuePoint{{Value: c.v, CostBasis: 1}, {Value: 2, CostBasis: 1}}}
+		h := simulator.NewHistorySeed(u, nil, at).Replay(given)
+		assert.Equal(t, c.want, h.PastDay[22].Value.String(), "%d cents halved", c.v)
+	}
+}

@@ -74,10 +74,12 @@ func (a *Account) TransitionKYC(to KYCStatus, now time.Time) error {
 // ShowsApprovedAt reports whether kyc_approved_at is shown for the account: present while
 // approved and kept after a later move to closed or account_takeover (decisions D5).
 func (a *Account) ShowsApprovedAt() bool {
-	if a.KYCApprovedAt == nil {
-		return false
-	}
-	switch a.KYCStatus {
+	return a.KYCApprovedAt != nil && a.KYCStatus.ShowsApprovedAt()
+}
+
+// ShowsApprovedAt reports whether an account in this state shows the kyc_approved_at it has.
+func (s KYCStatus) ShowsApprovedAt() bool {
+	switch s {
 	case KYCApproved, KYCClosed, KYCAccountTakeover:
 		return true
 	}

@@ -130,6 +130,55 @@ func AppendMoney(b []byte, d decimal.Decimal) []byte {
 	return append(b, FormatMoney(d)...)
 }
 
+// Amount is an amount as the read path renders it: Coef×10^Exp, the form the store keeps
+// nearly every amount in (an int64 coefficient), or Big when the coefficient does not fit one.
+// A list page renders its amounts from it without a decimal.Decimal (two allocations each).
+type Amount struct {
+	Coef int64
+	Exp  int32
+	Big  *decimal.Decimal // set: the amount, Coef and Exp unused
+}
+
+// AmountOf returns d as an Amount.
+func AmountOf(d decimal.Decimal) Amount {
+	if d.NumDigits() > 18 {
+		return Amount{Big: &d}
+	}
+	return Amount{Coef: d.CoefficientInt64(), Exp: d.Exponent()}
+}
+
+// CentsAmount returns c as an Amount.
+func CentsAmount(c Cents) Amount { return Amount{Coef: int64(c), Exp: -2} }
+
+// Decimal returns the amount as a decimal.
+func (a Amount) Decimal() decimal.Decimal {
+	if a.Big != nil {
+		return *a.Big
+	}
+	return decimal.New(a.Coef, a.Exp)
+}
+
+// small reports whether the amount has at most 18 digits, the int64 fast paths' domain.
+func (a Amount) small() bool { return a.Big == nil && absInt64(a.Coef) < uint64(pow10s[18]) }
+
+// AppendMoney appends FormatMoney of the amount (AppendMoney).
+func (a Amount) AppendMoney(b []byte) []byte {
+	if a.small() {
+		if c, ok := RoundCents(a.Coef, a.Exp); ok {
+			return c.AppendTo(b)
+		}
+	}
+	return AppendMoney(b, a.Decimal())
+}
+
+// AppendQuantity appends FormatQuantity of the amount (AppendQuantity).
+func (a Amount) AppendQuantity(b []byte) []byte {
+	if a.small() && a.Exp <= 0 && a.Exp >= -8 {
+		return appendQuantity(b, a.Coef, a.Exp)
+	}
+	return AppendQuantity(b, a.Decimal())
+}
+
 // AppendQuantity appends FormatQuantity(d). A quantity of at most 8
 // decimals that fits an int64 needs no rounding: it is its digits with the point placed and
 // trailing fractional zeros dropped, as decimal's String renders it.
@@ -138,8 +187,14 @@ func AppendQuantity(b []byte, d decimal.Decimal) []byte {
 	if exp > 0 || exp < -8 || d.NumDigits() > 18 {
 		return append(b, FormatQuantity(d)...)
 	}
+	return appendQuantity(b, d.CoefficientInt64(), exp)
+}
+
+// appendQuantity appends the quantity c×10^exp (exp in [-8, 0]): its digits with the point
+// placed and trailing fractional zeros dropped.
+func appendQuantity(b []byte, c int64, exp int32) []byte {
 	var buf [24]byte
-	digits := strconv.AppendInt(buf[:0], d.CoefficientInt64(), 10)
+	digits := strconv.AppendInt(buf[:0], c, 10)
 	if digits[0] == '-' {
 		b, digits = append(b, '-'), digits[1:]
 	}
@@ -214,52 +269,102 @@ func (u *User) costBasisCents(prices map[string]decimal.Decimal) (total Cents, o
 
 // sumCents is cash + Σ quantity × price × factor×10^factorExp, rounded half-even to cents.
 func (a *Account) sumCents(prices map[string]decimal.Decimal, factor int64, factorExp int32) (Cents, bool) {
-	type term struct {
-		c   int64
-		exp int32
-	}
-	var buf [8]term
-	terms := buf[:0]
+	s := CentsSum{factor: factor, factorExp: factorExp}
 	if a.Cash.NumDigits() > 18 {
 		return 0, false
 	}
-	terms = append(terms, term{a.Cash.CoefficientInt64(), a.Cash.Exponent()})
+	s.Add(a.Cash.CoefficientInt64(), a.Cash.Exponent())
 	for _, h := range a.Holdings {
-		p := prices[h.Symbol] // none: zero
-		if h.Quantity.NumDigits() > 18 || p.NumDigits() > 18 {
+		if h.Quantity.NumDigits() > 18 {
 			return 0, false
 		}
-		c, ok := mulInt64(h.Quantity.CoefficientInt64(), p.CoefficientInt64())
-		if ok {
-			c, ok = mulInt64(c, factor)
-		}
-		if !ok {
-			return 0, false
-		}
-		terms = append(terms, term{c, h.Quantity.Exponent() + p.Exponent() + factorExp})
+		s.AddHolding(h.Quantity.CoefficientInt64(), h.Quantity.Exponent(), prices[h.Symbol]) // none: zero
 	}
-	exp := int32(-2) // the common exponent: the finest of the terms', cents at least
-	for _, t := range terms {
-		exp = min(exp, t.exp)
+	return s.Cents()
+}
+
+// CentsSum is an account's market value summed term by term in exact int64 arithmetic: cash +
+// Σ quantity × price (× factor×10^factorExp for a cost basis hint), each amount given as its
+// coefficient and exponent, so that the store can value a list item from the stored amounts
+// without a decimal. The zero value sums a market value. Terms are kept at the finest exponent
+// seen (cents at least); a term or step that does not fit an int64 spoils the sum (Cents' ok
+// false), and the caller takes the decimal path. Either path is exact, so both render the same
+// digits (TestCentsMatchDecimal).
+type CentsSum struct {
+	factor    int64 // 0: 1
+	factorExp int32
+	sum       int64
+	exp       int32 // the sum is sum×10^exp (at)
+	begun     bool
+	spoilt    bool
+}
+
+// at returns the sum's exponent: cents until a finer term comes.
+func (s *CentsSum) at() int32 {
+	if !s.begun {
+		s.begun, s.exp = true, -2
 	}
-	var sum int64
-	for _, t := range terms {
-		if t.c == 0 {
-			continue
-		}
-		k := int64(t.exp) - int64(exp)
-		if k >= int64(len(pow10s)) {
-			return 0, false
-		}
-		c, ok := mulInt64(t.c, pow10s[k])
-		if ok {
-			sum, ok = addInt64(sum, c)
-		}
-		if !ok {
-			return 0, false
-		}
+	return s.exp
+}
+
+// Add adds the amount c×10^exp.
+func (s *CentsSum) Add(c int64, exp int32) {
+	at := s.at()
+	if s.spoilt || c == 0 {
+		return
 	}
-	return RoundCents(sum, exp)
+	if exp < at { // a finer term: the sum moves to its exponent
+		if k := int64(at) - int64(exp); s.sum != 0 {
+			v, ok := int64(0), k < int64(len(pow10s))
+			if ok {
+				v, ok = mulInt64(s.sum, pow10s[k])
+			}
+			if !ok {
+				s.spoilt = true
+				return
+			}
+			s.sum = v
+		}
+		s.exp, at = exp, exp
+	}
+	k := int64(exp) - int64(at)
+	if k >= int64(len(pow10s)) {
+		s.spoilt = true
+		return
+	}
+	v, ok := mulInt64(c, pow10s[k])
+	if ok {
+		s.sum, ok = addInt64(s.sum, v)
+	}
+	if !ok {
+		s.spoilt = true
+	}
+}
+
+// AddHolding adds a holding of quantity c×10^exp at price p (a missing price is zero).
+func (s *CentsSum) AddHolding(c int64, exp int32, p decimal.Decimal) {
+	if p.NumDigits() > 18 {
+		s.spoilt = true
+		return
+	}
+	v, ok := mulInt64(c, p.CoefficientInt64())
+	if ok && s.factor != 0 {
+		v, ok = mulInt64(v, s.factor)
+	}
+	if !ok {
+		s.spoilt = true
+		return
+	}
+	s.Add(v, exp+p.Exponent()+s.factorExp)
+}
+
+// Cents returns the sum rounded half-even to cents; ok is false when it was not computed
+// exactly in int64.
+func (s *CentsSum) Cents() (Cents, bool) {
+	if s.spoilt {
+		return 0, false
+	}
+	return RoundCents(s.sum, s.at())
 }
 
 // RoundCents returns c×10^exp rounded half-even to cents, and whether that fits an int64.

@@ -63,6 +63,63 @@ type UserPage struct {
 	Prices map[string]decimal.Decimal
 }
 
+// UserItemPage is one page of Get User List as it is shown (UserItem), and the count of every
+// match.
+type UserItemPage struct {
+	Items []UserItem
+	Total int
+}
+
+// UserItem is a user as a list item shows it (spec §2.2): its user_account_id and each
+// account's product, market value and KYC state — what the store decodes of a user for a list
+// page, without the rest of the record (User.Item gives it from a whole user).
+type UserItem struct {
+	UserAccountID string
+	Total         Amount // the accounts' market values summed
+	Accounts      []AccountItem
+}
+
+// AccountItem is an account of a UserItem.
+type AccountItem struct {
+	Product   Product
+	KYCStatus KYCStatus
+	Value     Amount // market value, rounded half-even to cents (decisions D5)
+	// ApprovedAt is kyc_approved_at, shown when ShowsApprovedAt.
+	ApprovedAt      time.Time
+	ShowsApprovedAt bool
+}
+
+// Item returns the user as a list item shows it at prices, its accounts appended to into.
+func (u *User) Item(prices map[string]decimal.Decimal, into []AccountItem) UserItem {
+	it := UserItem{UserAccountID: u.UserAccountID, Accounts: into}
+	var buf [4]Cents // an account a product
+	values, total, exact := u.MarketCents(prices, buf[:0])
+	it.Total = CentsAmount(total)
+	if !exact { // an amount beyond int64: through decimal
+		sum := decimal.Zero
+		for i := range u.Accounts {
+			v := u.Accounts[i].MarketValue(prices)
+			sum = sum.Add(v)
+			it.Accounts = append(it.Accounts, u.Accounts[i].item(AmountOf(v)))
+		}
+		it.Total = Amount{Big: &sum}
+		return it
+	}
+	for i := range u.Accounts {
+		it.Accounts = append(it.Accounts, u.Accounts[i].item(CentsAmount(values[i])))
+	}
+	return it
+}
+
+// item is the account as a list item shows it, valued at v.
+func (a *Account) item(v Amount) AccountItem {
+	it := AccountItem{Product: a.Product, KYCStatus: a.KYCStatus, Value: v, ShowsApprovedAt: a.ShowsApprovedAt()}
+	if it.ShowsApprovedAt {
+		it.ApprovedAt = *a.KYCApprovedAt
+	}
+	return it
+}
+
 // OrderFilter is a Get Order List query. Nil pointers are absent filters.
 type OrderFilter struct {
 	UserAccountID *string
@@ -84,6 +141,41 @@ func (f OrderFilter) MatchesNothing() bool { return emptyWindow(f.PlacedStart, f
 type OrderPage struct {
 	Orders []*Order
 	Total  int
+}
+
+// OrderItemPage is one page of Get Order List as it is shown (OrderItem), and the count of
+// every match.
+type OrderItemPage struct {
+	Items []OrderItem
+	Total int
+}
+
+// OrderItem is an order as a list item shows it (spec §2.5): the order less its institution,
+// transaction and platform ids, its amounts as the store keeps them (Amount) — what the store
+// decodes of an order for a list page (Order.Item gives it from a whole order).
+type OrderItem struct {
+	ID, UserAccountID       string
+	Product                 Product
+	Side                    Side
+	Symbol                  string
+	Quantity, Notional, Fee Amount
+	Status                  OrderStatus
+	PlacedAt                time.Time
+	CompletedAt             time.Time // when HasCompletedAt
+	HasCompletedAt          bool
+	IsRecurringOrder        bool
+	RecurringOrderID        string
+}
+
+// Item returns the order as a list item shows it.
+func (o *Order) Item() OrderItem {
+	it := OrderItem{ID: o.ID, UserAccountID: o.UserAccountID, Product: o.Product, Side: o.Side, Symbol: o.Symbol,
+		Quantity: AmountOf(o.Quantity), Notional: AmountOf(o.Notional), Fee: AmountOf(o.Fee), Status: o.Status,
+		PlacedAt: o.PlacedAt, HasCompletedAt: o.CompletedAt != nil, IsRecurringOrder: o.IsRecurringOrder, RecurringOrderID: o.RecurringOrderID}
+	if it.HasCompletedAt {
+		it.CompletedAt = *o.CompletedAt
+	}
+	return it
 }
 
 // OrderRequest places one buy or sell (a transaction of one order): a dollar order gives

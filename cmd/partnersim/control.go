@@ -93,6 +93,28 @@ func (c *controlClient) answer(ctx context.Context, w io.Writer, method, path st
 	return res, true, nil
 }
 
+// idCmd is a control command on one id, its positional argument (usage says so when it is
+// missing): it sends method to path(id) and, unless --output json printed the answer, hands
+// the answer to show, which writes it for people.
+func idCmd(use, short, usage, method string, path func(id string) string,
+	show func(ctx context.Context, w io.Writer, c *controlClient, id string, res gjson.Result)) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Args: exactlyOne(usage)}
+	c := controlFlags(cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := c.ready(); err != nil {
+			return err
+		}
+		w := cmd.OutOrStdout()
+		res, printed, err := c.answer(cmd.Context(), w, method, path(args[0]), nil)
+		if err != nil || printed {
+			return err
+		}
+		show(cmd.Context(), w, c, args[0], res)
+		return nil
+	}
+	return cmd
+}
+
 // exactlyOne is a command's Args check for one positional argument; usage says which.
 func exactlyOne(usage string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {

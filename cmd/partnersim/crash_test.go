@@ -104,6 +104,47 @@ func (c *child) mustCall(tb testing.TB, method, path string, body any) gjson.Res
 	return res
 }
 
+// tenant creates an institution named name and a key of scopes in it.
+func (c *child) tenant(tb testing.TB, name string, scopes ...string) (inst, key string) {
+	tb.Helper()
+	inst = c.mustCall(tb, "POST", "/_sandbox/institutions", map[string]any{"name": name, "vendors": map[string]any{"core": nil, "dbp": nil}}).Get("institution_id").String()
+	key = c.mustCall(tb, "POST", "/_sandbox/institutions/"+inst+"/keys", map[string]any{"scopes": scopes}).Get("key").String()
+	return inst, key
+}
+
+// approvedUsers creates n users of inst (prefix-0, prefix-1, …), each with an approved crypto
+// account, and returns their platform ids.
+func (c *child) approvedUsers(tb testing.TB, inst, prefix string, n int) []string {
+	tb.Helper()
+	users := make([]string, n)
+	for i := range users {
+		users[i] = c.mustCall(tb, "POST", "/_sandbox/institutions/"+inst+"/users", map[string]any{"user_account_id": fmt.Sprintf("%s-%d", prefix, i),
+			"accounts": []any{map[string]any{"product": "crypto", "kyc_status": "approved"}}}).Get("platform_id").String()
+	}
+	return users
+}
+
+// deliveries walks the delivery log: the events it holds, and how many of its deliveries are
+// not delivered yet.
+func (c *child) deliveries(tb testing.TB) (events map[string]bool, pending int) {
+	tb.Helper()
+	events = map[string]bool{}
+	for q := "/_sandbox/deliveries?limit=1000"; q != ""; {
+		res := c.mustCall(tb, "GET", q, nil)
+		for _, d := range res.Get("deliveries").Array() {
+			events[d.Get("event_id").String()] = true
+			if d.Get("status").String() != "delivered" {
+				pending++
+			}
+		}
+		q = ""
+		if next := res.Get("next_cursor").String(); next != "" {
+			q = "/_sandbox/deliveries?limit=1000&cursor=" + url.QueryEscape(next)
+		}
+	}
+	return events, pending
+}
+
 // TestKill9DuringStormLosesNothing creates events through a real partnersim process, kills it
 // with SIGKILL in the middle of the storm, restarts it on the same file, and checks that every
 // event the store holds was delivered to the receiver at least once. PARTNERSIM_CRASH_EVENTS
@@ -157,8 +198,7 @@ func TestKill9DuringStormLosesNothing(t *testing.T) {
 
 	db := filepath.Join(t.TempDir(), "crash.db")
 	c := startChild(t, db)
-	inst := c.mustCall(t, "POST", "/_sandbox/institutions", map[string]any{"name": "Crash CU", "vendors": map[string]any{"core": nil, "dbp": nil}}).Get("institution_id").String()
-	key := c.mustCall(t, "POST", "/_sandbox/institutions/"+inst+"/keys", map[string]any{"scopes": []string{"manage:webhooks"}}).Get("key").String()
+	inst, key := c.tenant(t, "Crash CU", "manage:webhooks")
 	req, _ := http.NewRequest("POST", c.base+"/v1/webhooks/subscriptions", bytes.NewReader([]byte(`{"event_type":"kyc","url":"`+recv.URL+`/hook"}`)))
 	req.Header.Set("x-api-key", key)
 	req.Header.Set("Content-Type", "application/json")
@@ -172,11 +212,7 @@ func TestKill9DuringStormLosesNothing(t *testing.T) {
 
 	// Each worker toggles its own user approved ↔ account_takeover: every call is one event.
 	const workers = 8
-	users := make([]string, workers)
-	for i := range users {
-		users[i] = c.mustCall(t, "POST", "/_sandbox/institutions/"+inst+"/users", map[string]any{"user_account_id": fmt.Sprintf("storm-%d", i),
-			"accounts": []any{map[string]any{"product": "crypto", "kyc_status": "approved"}}}).Get("platform_id").String()
-	}
+	users := c.approvedUsers(t, inst, "storm", workers)
 	var created atomic.Int64
 	// storm makes events through c until total exist or c dies; killAt > 0 kills c at that count.
 	storm := func(c *child, killAt int64) {
@@ -222,21 +258,8 @@ func TestKill9DuringStormLosesNothing(t *testing.T) {
 	var events map[string]bool
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		events = map[string]bool{}
-		pending := 0
-		for q := "/_sandbox/deliveries?limit=1000"; q != ""; {
-			res := c2.mustCall(t, "GET", q, nil)
-			for _, d := range res.Get("deliveries").Array() {
-				events[d.Get("event_id").String()] = true
-				if d.Get("status").String() != "delivered" {
-					pending++
-				}
-			}
-			q = ""
-			if next := res.Get("next_cursor").String(); next != "" {
-				q = "/_sandbox/deliveries?limit=1000&cursor=" + url.QueryEscape(next)
-			}
-		}
+		var pending int
+		events, pending = c2.deliveries(t)
 		if pending == 0 || time.Now().After(deadline) {
 			require.Zero(t, pending, "deliveries still not delivered after restart")
 			break

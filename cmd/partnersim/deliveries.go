@@ -111,24 +111,14 @@ func newDeliveriesCmd() *cobra.Command {
 // delivery's subscription only, and prints the new delivery's first attempt. `partnersim events
 // resend` sends an event to every enabled subscription of its type.
 func newDeliveriesRedeliverCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "redeliver DELIVERY_ID", Short: "send one delivery's event again, to that delivery's subscription only",
-		Args: exactlyOne("partnersim deliveries redeliver DELIVERY_ID: give one delivery id (partnersim deliveries lists them)")}
-	c := controlFlags(cmd.Flags())
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := c.ready(); err != nil {
-			return err
-		}
-		w := cmd.OutOrStdout()
-		res, printed, err := c.answer(cmd.Context(), w, http.MethodPost, "/_sandbox/deliveries/"+url.PathEscape(args[0])+"/redeliver", nil)
-		if err != nil || printed {
-			return err
-		}
-		id := res.Get("delivery_id").String()
-		fmt.Fprintf(w, "delivery %s sent again as %s, to its subscription only (partnersim events resend %s sends to every subscription)\n", args[0], id, res.Get("event_id"))
-		c.showDeliveries(cmd.Context(), w, res.Get("event_id").String(), id)
-		return nil
-	}
-	return cmd
+	return idCmd("redeliver DELIVERY_ID", "send one delivery's event again, to that delivery's subscription only",
+		"partnersim deliveries redeliver DELIVERY_ID: give one delivery id (partnersim deliveries lists them)", http.MethodPost,
+		func(id string) string { return "/_sandbox/deliveries/" + url.PathEscape(id) + "/redeliver" },
+		func(ctx context.Context, w io.Writer, c *controlClient, old string, res gjson.Result) {
+			id := res.Get("delivery_id").String()
+			fmt.Fprintf(w, "delivery %s sent again as %s, to its subscription only (partnersim events resend %s sends to every subscription)\n", old, id, res.Get("event_id"))
+			c.showDeliveries(ctx, w, res.Get("event_id").String(), id)
+		})
 }
 
 // printDeliveryTable writes deliveries as a table for people, times in UTC.

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -44,8 +42,7 @@ func TestSIGTERMUnderLoadDrains(t *testing.T) {
 
 	db := filepath.Join(t.TempDir(), "drain.db")
 	c := startChild(t, db, "--shutdown-timeout", "20s", "--drain-delay", "1s")
-	inst := c.mustCall(t, "POST", "/_sandbox/institutions", map[string]any{"name": "Drain CU", "vendors": map[string]any{"core": nil, "dbp": nil}}).Get("institution_id").String()
-	key := c.mustCall(t, "POST", "/_sandbox/institutions/"+inst+"/keys", map[string]any{"scopes": []string{"manage:webhooks", "read:user"}}).Get("key").String()
+	inst, key := c.tenant(t, "Drain CU", "manage:webhooks", "read:user")
 	send := func(req *http.Request) (int, error) {
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
@@ -72,11 +69,7 @@ func TestSIGTERMUnderLoadDrains(t *testing.T) {
 	c.mustCall(t, "PUT", "/_sandbox/faults", map[string]any{"rules": []map[string]any{{"method": "GET", "path": "/v1/users/", "latency_ms": 300, "probability": 1}}})
 
 	const workers = 6
-	users := make([]string, workers)
-	for i := range users {
-		users[i] = c.mustCall(t, "POST", "/_sandbox/institutions/"+inst+"/users", map[string]any{"user_account_id": fmt.Sprintf("drain-%d", i),
-			"accounts": []any{map[string]any{"product": "crypto", "kyc_status": "approved"}}}).Get("platform_id").String()
-	}
+	users := c.approvedUsers(t, inst, "drain", workers)
 	var (
 		created, answered atomic.Int64
 		signalled, routed atomic.Bool
@@ -150,23 +143,10 @@ func TestSIGTERMUnderLoadDrains(t *testing.T) {
 
 	// Restart on the same file: what the drain left in the outbox is delivered now.
 	c2 := startChild(t, db)
-	events := map[string]bool{}
+	var events map[string]bool
 	require.Eventually(t, func() bool {
-		clear(events)
-		pending := 0
-		for q := "/_sandbox/deliveries?limit=1000"; q != ""; {
-			res := c2.mustCall(t, "GET", q, nil)
-			for _, d := range res.Get("deliveries").Array() {
-				events[d.Get("event_id").String()] = true
-				if d.Get("status").String() != "delivered" {
-					pending++
-				}
-			}
-			q = ""
-			if next := res.Get("next_cursor").String(); next != "" {
-				q = "/_sandbox/deliveries?limit=1000&cursor=" + url.QueryEscape(next)
-			}
-		}
+		var pending int
+		events, pending = c2.deliveries(t)
 		return pending == 0
 	}, 60*time.Second, 50*time.Millisecond, "deliveries still pending after restart")
 	assert.GreaterOrEqual(t, int64(len(events)), created.Load(), "every acknowledged event is in the store")

@@ -216,23 +216,13 @@ func (c *controlClient) stillPending(ctx context.Context, run gjson.Result, why 
 }
 
 func newScenarioShowCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "show RUN_ID", Short: "print a scenario run's steps as they stand",
-		Args: exactlyOne("partnersim scenario show RUN_ID: give the run id scenario run printed")}
-	c := controlFlags(cmd.Flags())
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := c.ready(); err != nil {
-			return err
-		}
-		w := cmd.OutOrStdout()
-		res, printed, err := c.answer(cmd.Context(), w, http.MethodGet, "/_sandbox/scenarios/runs/"+url.PathEscape(args[0]), nil)
-		if err != nil || printed {
-			return err
-		}
-		fmt.Fprintf(w, "scenario %s run %s: %s\n", res.Get("scenario"), res.Get("run_id"), res.Get("status"))
-		for i, st := range res.Get("steps").Array() {
-			fmt.Fprintln(w, "  "+stepLine(i, st))
-		}
-		return nil
-	}
-	return cmd
+	return idCmd("show RUN_ID", "print a scenario run's steps as they stand",
+		"partnersim scenario show RUN_ID: give the run id scenario run printed", http.MethodGet,
+		func(id string) string { return "/_sandbox/scenarios/runs/" + url.PathEscape(id) },
+		func(_ context.Context, w io.Writer, _ *controlClient, _ string, res gjson.Result) {
+			fmt.Fprintf(w, "scenario %s run %s: %s\n", res.Get("scenario"), res.Get("run_id"), res.Get("status"))
+			for i, st := range res.Get("steps").Array() {
+				fmt.Fprintln(w, "  "+stepLine(i, st))
+			}
+		})
 }

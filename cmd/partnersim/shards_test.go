@@ -175,12 +175,17 @@ func writeThreeInstitutionSet(t testing.TB, dir string) {
 // the shards listen).
 func freeAddrs(t testing.TB, n int) []string {
 	t.Helper()
-	var addrs []string
-	for range n {
+	var (
+		addrs []string
+		lns   []net.Listener
+	)
+	for range n { // all open at once, so that no two are the same
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
-		addrs = append(addrs, ln.Addr().String())
-		defer ln.Close()
+		addrs, lns = append(addrs, ln.Addr().String()), append(lns, ln)
+	}
+	for _, ln := range lns {
+		ln.Close()
 	}
 	return addrs
 }

@@ -15,9 +15,15 @@ func WallClock(name string, v gjson.Result, now time.Time, tolerance time.Durati
 	if v.Type != gjson.String || err != nil {
 		return fmt.Errorf("expected %s to be an RFC 3339 timestamp, got %s", name, orAbsent(v))
 	}
+	return WallClockAt(name, v.String(), t, now, tolerance)
+}
+
+// WallClockAt is WallClock of a time already read (the signature's t, unix seconds), written
+// as it was sent.
+func WallClockAt(name, sent string, t, now time.Time, tolerance time.Duration) error {
 	if off := t.Sub(now); off > tolerance || off < -tolerance {
 		return fmt.Errorf("expected %s within %s of the wall clock (decisions D8: timestamps stay wall-clock however far the virtual clock moved), got %s (%s off)",
-			name, tolerance, v.String(), off.Round(time.Second))
+			name, tolerance, sent, off.Round(time.Second))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -104,17 +105,26 @@ func (b *bench) note(format string, args ...any) {
 	b.notes = append(b.notes, fmt.Sprintf(format, args...))
 }
 
-func (b *bench) run(ctx context.Context) error {
+// begin starts the clock of the log, makes the work folder and names the binary by its
+// absolute path, and returns the machine the figures are measured on.
+func (b *bench) begin() (loadtest.Machine, error) {
 	b.start = time.Now()
 	if err := os.MkdirAll(b.cfg.dir, 0o755); err != nil {
-		return err
+		return loadtest.Machine{}, err
 	}
 	bin, err := filepath.Abs(b.cfg.bin)
 	if err != nil {
-		return err
+		return loadtest.Machine{}, err
 	}
 	b.cfg.bin = bin
-	machine := loadtest.ThisMachine()
+	return loadtest.ThisMachine(), nil
+}
+
+func (b *bench) run(ctx context.Context) error {
+	machine, err := b.begin()
+	if err != nil {
+		return err
+	}
 	part := func(name string) bool { return b.cfg.only == "" || b.cfg.only == name }
 	if part("default") {
 		if err := b.defaultSet(ctx); err != nil {
@@ -486,24 +496,53 @@ func detailPath(platformID string) string {
 	return "/v1/users/" + url.PathEscape(platformID) + "/?user_account_id_type=platform"
 }
 
-// defaultSet measures the default fixtures: first start on an empty store (ready time), the
-// detail rows, RSS after them, and a restart's ready time.
-func (b *bench) defaultSet(ctx context.Context) error {
-	set, err := fixtures.Open(fixtures.Default())
+// eachDefaultUser calls fn with each user of the default set's institution the load measures,
+// and returns the API key it measures with.
+func eachDefaultUser(fn func(simulator.User) error) (key string, err error) {
+	set, data, key, err := openForLoad(fixtures.Default())
 	if err != nil {
-		return err
+		return "", err
 	}
-	data, key, err := loadtest.FromSet(set, "")
-	if err != nil {
-		return err
-	}
-	// The institution's users: those with a fixture-given history, the first with a generated
-	// one (funded) and the first unfunded (no value: an empty generated history).
-	var given, generated, unfunded []string
-	err = set.EachUser(func(u simulator.User) error {
+	return key, set.EachUser(func(u simulator.User) error {
 		if u.InstitutionID != data.InstitutionID {
 			return nil
 		}
+		return fn(u)
+	})
+}
+
+// openForLoad opens and checks the set in fsys and returns what a load needs of it: the
+// institution's data and the API key.
+func openForLoad(fsys fs.FS) (*fixtures.Set, *loadtest.Data, string, error) {
+	set, err := fixtures.Open(fsys)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	data, key, err := loadtest.FromSet(set, "")
+	return set, data, key, err
+}
+
+// readyRow records how long a process took from its start to answering, against 500 ms.
+func (b *bench) readyRow(name string, ready time.Duration) {
+	b.rows = append(b.rows, row{name: name, conns: "–", detail: ms(ready), want: "≤ 500 ms", verdict: verdict(ready <= 500*time.Millisecond), load: loadavg()})
+}
+
+// serveDefault serves the default set from a new store (name.db in the work folder), built on
+// this first start; the log calls the process name.
+func (b *bench) serveDefault(ctx context.Context, name string) (db string, s *server, err error) {
+	db = filepath.Join(b.cfg.dir, name+".db")
+	os.Remove(db)
+	s, err = b.serve(ctx, db, "", name)
+	return db, s, err
+}
+
+// defaultSet measures the default fixtures: first start on an empty store (ready time), the
+// detail rows, RSS after them, and a restart's ready time.
+func (b *bench) defaultSet(ctx context.Context) error {
+	// The institution's users: those with a fixture-given history, the first with a generated
+	// one (funded) and the first unfunded (no value: an empty generated history).
+	var given, generated, unfunded []string
+	key, err := eachDefaultUser(func(u simulator.User) error {
 		switch {
 		case u.History != nil:
 			given = append(given, u.PlatformID)
@@ -517,15 +556,12 @@ func (b *bench) defaultSet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	db := filepath.Join(b.cfg.dir, "default.db")
-	os.Remove(db)
-	s, err := b.serve(ctx, db, "", "default")
+	db, s, err := b.serveDefault(ctx, "default")
 	if err != nil {
 		return err
 	}
 	b.logf("default set: first start (empty store) ready in %s", s.ready.Round(time.Millisecond))
-	b.rows = append(b.rows, row{name: "default set: ready after the first start (empty store)", conns: "–", detail: ms(s.ready),
-		want: "≤ 500 ms", verdict: verdict(s.ready <= 500*time.Millisecond), load: loadavg()})
+	b.readyRow("default set: ready after the first start (empty store)", s.ready)
 	defer func() { s.stop() }()
 	for _, id := range given {
 		if err := b.urlRow(ctx, s, key, detailPath(id), "Get User Detail, default set, fixture-given history", id, 0.75, 0.10, true); err != nil {
@@ -549,8 +585,7 @@ func (b *bench) defaultSet(ctx context.Context) error {
 	if s, err = b.serve(ctx, db, "", "default-restart"); err != nil {
 		return err
 	}
-	b.rows = append(b.rows, row{name: "default set: ready after a restart", conns: "–", detail: ms(s.ready),
-		want: "≤ 500 ms", verdict: verdict(s.ready <= 500*time.Millisecond), load: loadavg()})
+	b.readyRow("default set: ready after a restart", s.ready)
 	return nil
 }
 
@@ -558,17 +593,9 @@ func (b *bench) defaultSet(ctx context.Context) error {
 // driven by wrk through the proxy and directly (the ceiling columns), alternated, at 1
 // connection (p50 added ≤ 0.2 ms) and at 32 (≥ 0.7 × the direct req/s).
 func (b *bench) proxyRows(ctx context.Context) error {
-	set, err := fixtures.Open(fixtures.Default())
-	if err != nil {
-		return err
-	}
-	data, key, err := loadtest.FromSet(set, "")
-	if err != nil {
-		return err
-	}
 	var user string
-	err = set.EachUser(func(u simulator.User) error {
-		if user == "" && u.InstitutionID == data.InstitutionID && funded(u) {
+	key, err := eachDefaultUser(func(u simulator.User) error {
+		if user == "" && funded(u) {
 			user = u.PlatformID
 		}
 		return nil
@@ -576,9 +603,7 @@ func (b *bench) proxyRows(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	db := filepath.Join(b.cfg.dir, "proxy.db")
-	os.Remove(db)
-	s, err := b.serve(ctx, db, "", "proxy-upstream")
+	_, s, err := b.serveDefault(ctx, "proxy-upstream")
 	if err != nil {
 		return err
 	}
@@ -656,15 +681,10 @@ func (b *bench) largeSet(ctx context.Context, builds, rows, mix bool) error {
 	if err != nil {
 		return err
 	}
-	set, err := fixtures.Open(os.DirFS(dir))
+	_, data, key, err := openForLoad(os.DirFS(dir))
 	if err != nil {
 		return err
 	}
-	data, key, err := loadtest.FromSet(set, "")
-	if err != nil {
-		return err
-	}
-	set = nil
 	l := largeRun{dir: dir, db: filepath.Join(b.cfg.dir, "large.db"), key: key, data: data,
 		name: fmt.Sprintf("%dk users + %s orders", b.cfg.users/1000, shortCount(b.cfg.orders)),
 		// One user in the middle of the institution's creation order: a detail like any other.

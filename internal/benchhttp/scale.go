@@ -51,16 +51,10 @@ const (
 // scale builds and serves every size of users (ten orders each), largest last, and prints one
 // table and writes the chart.
 func (b *bench) scale(ctx context.Context, sizes []int, svgPath string) error {
-	b.start = time.Now()
-	if err := os.MkdirAll(b.cfg.dir, 0o755); err != nil {
-		return err
-	}
-	bin, err := filepath.Abs(b.cfg.bin)
+	machine, err := b.begin()
 	if err != nil {
 		return err
 	}
-	b.cfg.bin = bin
-	machine := loadtest.ThisMachine()
 	var ds []*decade
 	for _, n := range sizes {
 		d := &decade{users: n, orders: 10 * n, ratios: map[string]float64{}, gc: map[string]float64{}}
@@ -121,15 +115,10 @@ func (b *bench) oneDecade(ctx context.Context, d *decade) error {
 	b.logf("%s: built in %s, CPU %s (%.1f s per million records), peak RSS %s, store %s", name, d.buildWall.Round(100*time.Millisecond),
 		d.buildCPU.Round(100*time.Millisecond), d.cpuPerMillion(), mib(d.peakRSS), mib(d.storeSize))
 
-	set, err := fixtures.Open(os.DirFS(dir))
+	_, data, key, err := openForLoad(os.DirFS(dir))
 	if err != nil {
 		return err
 	}
-	data, key, err := loadtest.FromSet(set, "")
-	if err != nil {
-		return err
-	}
-	set = nil
 	s, err := b.serve(ctx, db, dir, fmt.Sprintf("scale-%d", d.users))
 	if err != nil {
 		return err

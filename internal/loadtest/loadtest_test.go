@@ -83,17 +83,24 @@ func TestScenariosAskForExistingThings(t *testing.T) {
 	assert.ErrorContains(t, err, "unknown scenario")
 }
 
-func TestCeilingAnswersEachURLWithItsOwnBytes(t *testing.T) {
-	h := MustHost(t)
-	tg := MustTarget(t, h)
-	sc, err := NewScenario("mix", tg.Data)
+// ceilingFor self-hosts the default set and starts a ceiling that answers a pool of n URLs the
+// scenario draws (with seed) with the target's own captured answers.
+func ceilingFor(t *testing.T, scenario string, seed uint64, n int) (Target, *Scenario, *Pool, *Ceiling) {
+	t.Helper()
+	tg := MustTarget(t, MustHost(t))
+	sc, err := NewScenario(scenario, tg.Data)
 	require.NoError(t, err)
-	pool := sc.Draw(3, 60)
+	pool := sc.Draw(seed, n)
 	captured, err := CapturePool(context.Background(), tg.BaseURL, tg.APIKey, pool)
 	require.NoError(t, err)
 	c, err := StartCeiling(captured)
 	require.NoError(t, err)
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
+	return tg, sc, pool, c
+}
+
+func TestCeilingAnswersEachURLWithItsOwnBytes(t *testing.T) {
+	tg, _, pool, c := ceilingFor(t, "mix", 3, 60)
 	client := NewClient(1, 0)
 	defer client.CloseIdleConnections()
 	sizes := map[int]bool{}
@@ -108,21 +115,12 @@ func TestCeilingAnswersEachURLWithItsOwnBytes(t *testing.T) {
 		sizes[len(echoed.Body)] = true
 	}
 	assert.Greater(t, len(sizes), 10, "different URLs, different answers")
-	_, err = Capture(context.Background(), client, c.URL, tg.APIKey, "/v1/users/?per_page=3")
+	_, err := Capture(context.Background(), client, c.URL, tg.APIKey, "/v1/users/?per_page=3")
 	assert.ErrorContains(t, err, "status 404", "a URL the pool does not hold is not answered with another's bytes")
 }
 
 func TestRunWalksThePool(t *testing.T) {
-	h := MustHost(t)
-	tg := MustTarget(t, h)
-	sc, err := NewScenario("detail", tg.Data)
-	require.NoError(t, err)
-	pool := sc.Draw(1, 7)
-	captured, err := CapturePool(context.Background(), tg.BaseURL, tg.APIKey, pool)
-	require.NoError(t, err)
-	c, err := StartCeiling(captured)
-	require.NoError(t, err)
-	defer c.Close()
+	tg, sc, pool, c := ceilingFor(t, "detail", 1, 7)
 	// The ceiling answers only the pool's URLs: a run that drew anything else would fail.
 	res, err := Run(context.Background(), Config{BaseURL: c.URL, APIKey: tg.APIKey, Connections: 3, Requests: 50, Pool: pool}, sc)
 	require.NoError(t, err)

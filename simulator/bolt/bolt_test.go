@@ -173,6 +173,15 @@ func TestListUsersAgreesWithBruteForce(t *testing.T) {
 		}
 		require.Equal(t, want, got, "query %d: %+v", i, f)
 		require.Equal(t, total, page.Total, "query %d total: %+v", i, f)
+		// The API's list reads items: the same users, as their whole records show them.
+		items, err := db.ListUserItems(context.Background(), inst, f)
+		require.NoError(t, err)
+		require.Equal(t, page.Total, items.Total, "query %d items' total", i)
+		wantItems := []simulator.UserItem{}
+		for _, u := range page.Users {
+			wantItems = append(wantItems, u.Item(page.Prices, []simulator.AccountItem{})) // nil and empty render alike
+		}
+		require.Equal(t, wantItems, items.Items, "query %d items: %+v", i, f)
 	}
 }
 
@@ -224,6 +233,14 @@ func TestListOrdersAgreesWithBruteForce(t *testing.T) {
 		}
 		require.Equal(t, want, got, "query %d: %+v", i, f)
 		require.Equal(t, len(m), page.Total, "query %d total %+v", i, f)
+		items, err := db.ListOrderItems(context.Background(), inst, f)
+		require.NoError(t, err)
+		require.Equal(t, page.Total, items.Total, "query %d items' total", i)
+		wantItems := []simulator.OrderItem{}
+		for _, o := range page.Orders {
+			wantItems = append(wantItems, o.Item())
+		}
+		require.Equal(t, wantItems, items.Items, "query %d items: %+v", i, f)
 	}
 }
 

@@ -97,9 +97,7 @@ func checkFile(t *testing.T, db *DB) {
 // key spooled twice refused. The store then takes ordinary writes.
 func TestBuiltFilePassesBboltCheck(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(t.TempDir(), "b.db"), simulator.NewClock(nil), nil)
-	require.NoError(t, err)
-	defer db.Close()
+	db := tempStore(t, nil)
 	b, err := db.NewBuilder(ctx)
 	require.NoError(t, err)
 	want := map[string]string{}
@@ -263,4 +261,14 @@ func TestSpoolChunksMappedAndReleased(t *testing.T) {
 	if sp.mapped != nil {
 		assert.Empty(t, sp.mapped.list)
 	}
+}
+
+// A set expected to spool less than buildInMemory is built without a spill (the 100,000-user,
+// 1,000,000-order set, 528 MB of files: spilling its one round cost ~8 s of its ~11 s build);
+// a larger one in rounds of buildBudget; one whose size is unknown too.
+func TestBudgetBySetSize(t *testing.T) {
+	assert.Equal(t, buildInMemory, budgetFor(552_602_074), "the 100k users + 1M orders set fits in memory")
+	assert.Equal(t, buildBudget, budgetFor(5_526_020_740), "the 1M users + 10M orders set spills rounds")
+	assert.Equal(t, buildBudget, budgetFor(0), "an unknown size spills rounds")
+	assert.Greater(t, buildInMemory, buildBudget)
 }

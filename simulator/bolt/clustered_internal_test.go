@@ -188,9 +188,7 @@ func TestRecordsOfTheEarlierLayoutMoveAtOpenAndRestore(t *testing.T) {
 // stepTo reaches every key of a sorted sequence, up or down, near or far, and lands where a
 // seek would on a missing key.
 func TestStepToReachesWhatSeekReaches(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "s.db"), simulator.NewClock(nil), nil)
-	require.NoError(t, err)
-	defer db.Close()
+	db := tempStore(t, nil)
 	var all []int
 	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucket([]byte("steps"))

@@ -153,7 +153,46 @@ func (e *encoder) timePtr(t *time.Time) {
 }
 
 // decimal writes d as its JSON text would decode: the coefficient and exponent of String().
+// Most amounts are small enough to get them by integer arithmetic (canonical); formatting each
+// through big.Int was a twentieth of a build.
 func (e *encoder) decimal(d decimal.Decimal) {
+	if c, exp, ok := canonical(d); ok {
+		e.b = append(e.b, 0)
+		e.varint(c)
+		e.varint(int64(exp))
+		return
+	}
+	e.decimalText(d)
+}
+
+// canonical returns the coefficient and exponent of d.String() — the integer for an exponent
+// of zero or more, else trailing fractional zeros trimmed — when its digits (a leading "0."
+// counted as one) are at most 18, what decimalText writes in binary; ok is false otherwise.
+func canonical(d decimal.Decimal) (c int64, exp int32, ok bool) {
+	if d.NumDigits() > 18 {
+		return 0, 0, false
+	}
+	c, exp = d.CoefficientInt64(), d.Exponent()
+	for ; exp > 0; exp-- {
+		if c > 99_999_999_999_999_999 || c < -99_999_999_999_999_999 { // × 10 passes 18 digits
+			return 0, 0, false
+		}
+		c *= 10
+	}
+	for exp < 0 && c%10 == 0 {
+		c /= 10
+		exp++
+	}
+	n := 1 // digits of |c|
+	for v := c; v >= 10 || v <= -10; v /= 10 {
+		n++
+	}
+	return c, exp, max(n, int(1-exp)) <= 18
+}
+
+// decimalText writes d through its String(): tag 0 and its coefficient and exponent when they
+// are at most 18 digits, else tag 1 and the text.
+func (e *encoder) decimalText(d decimal.Decimal) {
 	s := d.String()
 	digits, exp := s, 0
 	if i := strings.IndexByte(s, '.'); i >= 0 {
@@ -468,6 +507,97 @@ func (d *decoder) user(u *simulator.User) {
 	}
 }
 
+// userItem reads a user record of version 1 (after its version byte) as far as its list item
+// shows it (simulator.UserItem), without allocating: its institution and user_account_id (the
+// record's bytes), its total into it and its accounts appended to accounts, valued at prices in int64 cents
+// (simulator.CentsSum). Amounts are read from their stored coefficients; the fields no item
+// shows are stepped over, the history (the record's last field) not read at all. uaid is nil
+// when the item cannot be made so — an amount stored as text (beyond 18 digits), a value
+// beyond int64, a product or status it does not know, a malformed record — and the caller
+// decodes the whole user; accounts is then as it was given.
+func (d *decoder) userItem(it *simulator.UserItem, prices map[string]decimal.Decimal, accounts []simulator.AccountItem) (inst, uaid []byte, _ []simulator.AccountItem) {
+	given := accounts
+	d.raw(d.uvarint()) // platform id
+	inst = d.raw(d.uvarint())
+	uaid = d.raw(d.uvarint())
+	d.time()           // created_at
+	d.time()           // terms accepted_at
+	d.raw(d.uvarint()) // terms version
+	d.varint()         // live sessions
+	n := d.length()
+	var total simulator.CentsSum
+	for range max(n, 0) {
+		var a simulator.AccountItem
+		var ok bool
+		if a.Product, ok = known(d.raw(d.uvarint()), simulator.Products); !ok {
+			return nil, nil, given
+		}
+		if a.KYCStatus, ok = known(d.raw(d.uvarint()), simulator.KYCStatuses); !ok {
+			return nil, nil, given
+		}
+		if d.bool() {
+			at := d.time()
+			if a.ShowsApprovedAt = a.KYCStatus.ShowsApprovedAt(); a.ShowsApprovedAt {
+				a.ApprovedAt = at
+			}
+		}
+		var value simulator.CentsSum
+		c, exp, ok := d.smallDecimal()
+		if !ok {
+			return nil, nil, given
+		}
+		value.Add(c, exp)
+		for range max(d.length(), 0) {
+			symbol := d.raw(d.uvarint())
+			c, exp, ok := d.smallDecimal()
+			if !ok {
+				return nil, nil, given
+			}
+			value.AddHolding(c, exp, prices[string(symbol)]) // none: zero
+		}
+		d.raw(d.uvarint()) // portfolio
+		cents, ok := value.Cents()
+		if !ok {
+			return nil, nil, given
+		}
+		total.Add(int64(cents), -2)
+		a.Value = simulator.CentsAmount(cents)
+		accounts = append(accounts, a)
+	}
+	sum, ok := total.Cents()
+	if d.err != nil || !ok {
+		return nil, nil, given
+	}
+	it.Total = simulator.CentsAmount(sum)
+	return inst, uaid, accounts
+}
+
+// smallDecimal reads a decimal stored as coefficient and exponent (tag 0); ok is false for one
+// stored as text.
+func (d *decoder) smallDecimal() (c int64, exp int32, ok bool) {
+	tag := d.raw(1)
+	if len(tag) != 1 || tag[0] != 0 {
+		d.fail(errors.New("binary record: not a small decimal"))
+		return 0, 0, false
+	}
+	c, e := d.varint(), d.varint()
+	if e < math.MinInt32 || e > math.MaxInt32 {
+		d.fail(errors.New("binary record: bad exponent"))
+		return 0, 0, false
+	}
+	return c, int32(e), d.err == nil
+}
+
+// known returns the value of values that b spells, without allocating.
+func known[T ~string](b []byte, values []T) (T, bool) {
+	for _, v := range values {
+		if string(v) == string(b) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
 // givenHistories holds the fixture-given histories decoded (simulator.User.History), by their
 // stored bytes: a user with a given history is decoded on every detail, and its ~140 points
 // were a third of that request's CPU. Decoding is a pure function of the bytes, so a hit is
@@ -522,6 +652,41 @@ func (d *decoder) order(o *simulator.Order) {
 		Product: simulator.Product(d.str()), Side: simulator.Side(d.str()), Symbol: d.str(),
 		Quantity: d.decimal(), Notional: d.decimal(), Fee: d.decimal(), Status: simulator.OrderStatus(d.str()),
 		PlacedAt: d.time(), CompletedAt: d.timePtr(), IsRecurringOrder: d.bool(), RecurringOrderID: d.str(), ByNotional: d.bool()}
+}
+
+// orderItem reads an order record of version 1 (after its version byte, shared) as its list
+// item shows it, and returns its institution: decoder.order less the fields no item shows, its
+// amounts as stored (a decimal only for one stored as text, beyond 18 digits).
+func (d *decoder) orderItem(o *simulator.OrderItem) (instID string) {
+	o.ID = d.str()
+	instID = d.str()
+	d.raw(d.uvarint()) // transaction id
+	d.raw(d.uvarint()) // platform id
+	o.UserAccountID, o.Product, o.Side, o.Symbol = d.str(), simulator.Product(d.str()), simulator.Side(d.str()), d.str()
+	o.Quantity, o.Notional, o.Fee = d.amount(), d.amount(), d.amount()
+	o.Status, o.PlacedAt = simulator.OrderStatus(d.str()), d.time()
+	if o.HasCompletedAt = d.bool(); o.HasCompletedAt {
+		o.CompletedAt = d.time()
+	}
+	o.IsRecurringOrder, o.RecurringOrderID = d.bool(), d.str()
+	d.bool() // by notional
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errors.New("trailing bytes")
+	}
+	return instID
+}
+
+// amount reads a decimal as an Amount: its stored coefficient and exponent, or a decimal for
+// one stored as text.
+func (d *decoder) amount() simulator.Amount {
+	if len(d.b) > 0 && d.b[0] == 0 {
+		if c, exp, ok := d.smallDecimal(); ok {
+			return simulator.Amount{Coef: c, Exp: exp}
+		}
+		return simulator.Amount{}
+	}
+	v := d.decimal()
+	return simulator.Amount{Big: &v}
 }
 
 func (d *decoder) transaction(t *simulator.Transaction) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -92,32 +91,34 @@ func (g recordGen) decimal() decimal.Decimal {
 	return decimal.New(g.r.Int64(), -int32(g.r.IntN(20)))
 }
 
+// list is up to n-1 values of next: nil one time in nilOneIn, otherwise a slice even when empty
+// (the codec keeps the difference, as JSON's null and [] do).
+func list[T any](g recordGen, nilOneIn, n int, next func() T) []T {
+	var s []T
+	if g.r.IntN(nilOneIn) > 0 {
+		s = []T{}
+	}
+	for range g.r.IntN(n) {
+		s = append(s, next())
+	}
+	return s
+}
+
 func (g recordGen) user() *simulator.User {
 	u := &simulator.User{PlatformID: g.str(), InstitutionID: g.str(), UserAccountID: g.str(), CreatedAt: g.time(),
 		Terms: simulator.Terms{AcceptedAt: g.time(), Version: g.str()}, LiveSessions: g.r.IntN(5) - 1}
-	if g.r.IntN(5) > 0 {
-		u.Accounts = []simulator.Account{}
-	}
-	for range g.r.IntN(4) {
+	u.Accounts = list(g, 5, 4, func() simulator.Account {
 		a := simulator.Account{Product: simulator.Product(g.str()), KYCStatus: simulator.KYCStatus(g.str()), KYCApprovedAt: g.timePtr(),
 			Cash: g.decimal(), Portfolio: g.str()}
-		if g.r.IntN(3) > 0 {
-			a.Holdings = []simulator.Holding{}
-		}
-		for range g.r.IntN(3) {
-			a.Holdings = append(a.Holdings, simulator.Holding{Symbol: g.str(), Quantity: g.decimal()})
-		}
-		u.Accounts = append(u.Accounts, a)
-	}
+		a.Holdings = list(g, 3, 3, func() simulator.Holding { return simulator.Holding{Symbol: g.str(), Quantity: g.decimal()} })
+		return a
+	})
 	if g.r.IntN(3) == 0 {
 		h := &simulator.History{}
 		for _, s := range h.Series() {
-			if g.r.IntN(4) > 0 {
-				*s = []simulator.ValuePoint{}
-			}
-			for range g.r.IntN(3) {
-				*s = append(*s, simulator.ValuePoint{AsOf: g.time(), CostBasis: simulator.Cents(g.r.Int64() - math.MaxInt64/2), Value: simulator.Cents(g.r.Int64N(1e9))})
-			}
+			*s = list(g, 4, 3, func() simulator.ValuePoint {
+				return simulator.ValuePoint{AsOf: g.time(), CostBasis: simulator.Cents(g.r.Int64() - math.MaxInt64/2), Value: simulator.Cents(g.r.Int64N(1e9))}
+			})
 		}
 		u.History = h
 	}
@@ -130,12 +131,7 @@ func (g recordGen) member() *simulator.Member {
 		id := g.str()
 		m.DBPID = &id
 	}
-	if g.r.IntN(4) > 0 {
-		m.UserIDs = []string{}
-	}
-	for range g.r.IntN(3) {
-		m.UserIDs = append(m.UserIDs, g.str())
-	}
+	m.UserIDs = list(g, 4, 3, g.str)
 	return m
 }
 
@@ -150,12 +146,7 @@ func (g recordGen) transaction() *simulator.Transaction {
 	t := &simulator.Transaction{ID: g.str(), InstitutionID: g.str(), PlatformID: g.str(), UserAccountID: g.str(),
 		Product: simulator.Product(g.str()), Type: simulator.TransactionType(g.str()), Status: simulator.OrderStatus(g.str()),
 		Amount: g.decimal(), CreatedAt: g.time(), CompletedAt: g.timePtr()}
-	if g.r.IntN(4) > 0 {
-		t.OrderIDs = []string{}
-	}
-	for range g.r.IntN(4) {
-		t.OrderIDs = append(t.OrderIDs, g.str())
-	}
+	t.OrderIDs = list(g, 4, 4, g.str)
 	return t
 }
 
@@ -163,13 +154,10 @@ func (g recordGen) delivery() *simulator.Delivery {
 	d := &simulator.Delivery{ID: g.str(), EventID: g.str(), SubscriptionID: g.str(), InstitutionID: g.str(), URL: g.str(),
 		Body: json.RawMessage(`{"event_id":"evt_1","data":{"x":[1,2.5,"é"]}}`), Status: g.str(), NextAttemptAt: g.time(),
 		Error: g.str(), CreatedAt: g.time()}
-	if g.r.IntN(4) > 0 {
-		d.Attempts = []simulator.Attempt{}
-	}
-	for range g.r.IntN(4) {
-		d.Attempts = append(d.Attempts, simulator.Attempt{At: g.time(), StatusCode: g.r.IntN(600), Error: g.str(),
-			LatencyMS: float64(g.r.IntN(1e6)) / 1000, ResponseBody: g.str(), Signature: g.str()})
-	}
+	d.Attempts = list(g, 4, 4, func() simulator.Attempt {
+		return simulator.Attempt{At: g.time(), StatusCode: g.r.IntN(600), Error: g.str(),
+			LatencyMS: float64(g.r.IntN(1e6)) / 1000, ResponseBody: g.str(), Signature: g.str()}
+	})
 	return d
 }
 
@@ -226,9 +214,7 @@ func FuzzRecordCodec(f *testing.F) {
 // a record rewritten by a change takes the binary form.
 func TestStoreWithJSONRecordsStillReads(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(t.TempDir(), "old.db"), simulator.NewClock(nil), nil)
-	require.NoError(t, err)
-	defer db.Close()
+	db := tempStore(t, nil)
 	l, err := db.NewLoader(ctx, true)
 	require.NoError(t, err)
 	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Prices: map[string]decimal.Decimal{"AAPL": decimal.New(19012, -2)}}))
@@ -380,4 +366,107 @@ func TestGivenHistoryDecodedOnce(t *testing.T) {
 	require.NoError(t, decodeRecord(raw, &c))
 	require.NotSame(t, a.History, c.History)
 	require.Equal(t, simulator.Cents(2), c.History.PastDay[0].Value)
+}
+
+// A list item read from a stored user (decoder.userItem) is the item of the user decoded
+// whole (User.Item) at the same prices — amounts of every size, known and unknown products
+// and statuses, absent prices — or it declines and the caller decodes the user whole.
+func TestUserItemMatchesWholeUser(t *testing.T) {
+	g := recordGen{rand.New(rand.NewPCG(34, 1))}
+	fast := 0
+	for i := range 5000 {
+		u := g.user()
+		for j := range u.Accounts {
+			if g.r.IntN(8) > 0 {
+				u.Accounts[j].Product = simulator.Products[g.r.IntN(len(simulator.Products))]
+				u.Accounts[j].KYCStatus = simulator.KYCStatuses[g.r.IntN(len(simulator.KYCStatuses))]
+			}
+		}
+		prices := map[string]decimal.Decimal{}
+		for _, s := range codecStrings {
+			if g.r.IntN(4) > 0 {
+				prices[s] = g.decimal()
+			}
+		}
+		raw, err := encodeRecord(u)
+		require.NoError(t, err)
+		var whole simulator.User
+		require.NoError(t, decodeRecord(raw, &whole))
+		want := whole.Item(prices, nil)
+
+		var got simulator.UserItem
+		d := decoder{b: raw[1:]}
+		kept := []simulator.AccountItem{{Product: "kept"}}
+		inst, uaid, accounts := d.userItem(&got, prices, kept)
+		if uaid == nil {
+			require.Equal(t, kept, accounts, "user %d: declined, the accounts as given", i)
+			continue
+		}
+		fast++
+		require.Equal(t, whole.InstitutionID, string(inst), "user %d", i)
+		got.UserAccountID, got.Accounts = string(uaid), accounts[1:]
+		if len(want.Accounts) == 0 {
+			want.Accounts = accounts[1:]
+		}
+		require.Equal(t, want, got, "user %d: %+v at %v", i, whole.Accounts, prices)
+	}
+	require.Greater(t, fast, 1000, "most users are read as items")
+}
+
+// An order list item read from a stored order (decoder.orderItem) is the item of the order
+// decoded whole (Order.Item), and a cut record is an error.
+func TestOrderItemMatchesWholeOrder(t *testing.T) {
+	g := recordGen{rand.New(rand.NewPCG(34, 2))}
+	for i := range 3000 {
+		raw, err := encodeRecord(g.order())
+		require.NoError(t, err)
+		var whole simulator.Order
+		require.NoError(t, decodeRecord(raw, &whole))
+		var got simulator.OrderItem
+		d := decoder{b: raw[1:]}
+		d.share()
+		inst := d.orderItem(&got)
+		require.NoError(t, d.err, "order %d", i)
+		require.Equal(t, whole.InstitutionID, inst, "order %d", i)
+		want := whole.Item()
+		for _, a := range []*simulator.Amount{&want.Quantity, &want.Notional, &want.Fee, &got.Quantity, &got.Notional, &got.Fee} {
+			d := a.Decimal() // either form of the same decimal
+			*a = simulator.Amount{Big: &d}
+		}
+		require.Equal(t, want, got, "order %d", i)
+		for n := 1; n < len(raw); n += 1 + len(raw)/20 {
+			d := decoder{b: raw[1:n]}
+			d.share()
+			d.orderItem(&got)
+			require.Error(t, d.err, "order %d cut at %d bytes", i, n)
+		}
+	}
+}
+
+// The arithmetic canonical form of a decimal is the one its String() gives: the same bytes for
+// every size, sign, exponent and trailing zeros, and at every edge of 18 digits.
+func TestDecimalEncodingMatchesText(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 3))
+	g := recordGen{r}
+	cases := []decimal.Decimal{decimal.Zero, decimal.New(0, -5), decimal.New(0, 7), decimal.New(1500, -2), decimal.New(-1500, -2),
+		decimal.New(1, -17), decimal.New(1, -18), decimal.New(-1, -17), decimal.New(999_999_999_999_999_999, 0),
+		decimal.New(999_999_999_999_999_999, -18), decimal.New(99_999_999_999_999_999, 1), decimal.New(999_999_999_999_999_999, 1),
+		decimal.New(100_000_000_000_000_000, -1), decimal.New(12, 16), decimal.New(12, 17), decimal.New(math.MaxInt64, 0),
+		decimal.New(math.MinInt64, 0), decimal.New(math.MinInt64, -30), decimal.New(10, -19), decimal.New(123_000, -20)}
+	for range 200_000 {
+		switch r.IntN(3) {
+		case 0:
+			cases = append(cases, g.decimal())
+		case 1:
+			cases = append(cases, decimal.New(r.Int64N(2e18)-1e18, int32(r.IntN(40))-25))
+		default:
+			cases = append(cases, decimal.New((r.Int64N(2e6)-1e6)*[]int64{1, 10, 1000, 1e6}[r.IntN(4)], int32(r.IntN(24))-20))
+		}
+	}
+	for _, d := range cases {
+		var fast, text encoder
+		fast.decimal(d)
+		text.decimalText(d)
+		require.Equal(t, text.b, fast.b, "%s (coefficient %s, exponent %d)", d, d.Coefficient(), d.Exponent())
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,9 +20,7 @@ import (
 func TestDayCountersFollowWrites(t *testing.T) {
 	ctx := context.Background()
 	clock := simulator.NewFrozenClock(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))
-	db, err := Open(filepath.Join(t.TempDir(), "d.db"), clock, nil)
-	require.NoError(t, err)
-	defer db.Close()
+	db := tempStore(t, clock)
 	l, err := db.NewLoader(ctx, true)
 	require.NoError(t, err)
 	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Prices: map[string]decimal.Decimal{"AAPL": decimal.New(19012, -2)},

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -29,9 +28,7 @@ type logEnv struct {
 func newLogEnv(t *testing.T) *logEnv {
 	t.Helper()
 	clock := simulator.NewFrozenClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
-	db, err := Open(filepath.Join(t.TempDir(), "s.db"), clock, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := tempStore(t, clock)
 	ctx := context.Background()
 	in, err := db.CreateInstitution(ctx, "Log CU", simulator.Vendors{})
 	require.NoError(t, err)

@@ -2,9 +2,23 @@ package bolt
 
 import (
 	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/partnersim/partnersim/simulator"
 )
+
+// tempStore opens a new store in a folder of its own on clock (nil: the real one), closed when
+// the test ends.
+func tempStore(tb testing.TB, clock *simulator.Clock) *DB {
+	tb.Helper()
+	db, err := Open(filepath.Join(tb.TempDir(), "s.db"), clock, nil)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
 
 // EmitAll writes events and their deliveries in one transaction (benchmarks fill the outbox
 // with it; the product writes each event with the state change that caused it).

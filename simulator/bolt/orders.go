@@ -3,6 +3,7 @@ package bolt
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"go.etcd.io/bbolt"
 
@@ -86,12 +87,75 @@ func (s *DB) Transaction(ctx context.Context, instID, id string) (*simulator.Tra
 	return t, orders, err
 }
 
-// ListOrders answers Get Order List (decisions D6): sorted by placed_at then order id, from the
-// narrowest index (user, else status, else product, else all); ENOTFOUND when the
-// institution is unknown, an empty page when the placed_at window matches nothing.
+// ListOrders answers Get Order List (decisions D6) with whole orders (the control plane's list;
+// the API's is ListOrderItems): sorted by placed_at then order id, from the narrowest index
+// (user, else status, else product, else all); ENOTFOUND when the institution is unknown, an
+// empty page when the placed_at window matches nothing.
 func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
 	page := &simulator.OrderPage{Orders: []*simulator.Order{}}
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
+	return orNil(page, s.listOrders(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, keys [][]byte) (err error) {
+		page.Orders, err = pageRecords(tx, bOrders, keys, instID, func(o *simulator.Order) string { return o.InstitutionID }, "order")
+		return err
+	}))
+}
+
+// ListOrderItems answers Get Order List as ListOrders does, each order decoded as its list
+// item shows it (orderItems).
+func (s *DB) ListOrderItems(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderItemPage, error) {
+	page := &simulator.OrderItemPage{Items: []simulator.OrderItem{}}
+	return orNil(page, s.listOrders(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, keys [][]byte) (err error) {
+		page.Items, err = orderItems(tx, keys, instID)
+		return err
+	}))
+}
+
+// orderItems reads the orders a page names from order_records as their list items show them
+// (decoder.orderItem): their amounts as stored, never a decimal, and their strings cut from one
+// copy of the page's records.
+func orderItems(tx *bbolt.Tx, keys [][]byte, instID string) ([]simulator.OrderItem, error) {
+	raws := make([][]byte, len(keys)) // the transaction's bytes
+	var copied strings.Builder
+	copied.Grow(160 * len(keys))
+	err := eachRecord(tx, bOrders, keys, "order", func(i int, raw []byte) error {
+		raws[i] = raw
+		copied.Write(raw)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	all, at := copied.String(), 0
+	items := make([]simulator.OrderItem, len(keys))
+	for i, raw := range raws {
+		shared := all[at : at+len(raw)]
+		at += len(raw)
+		if len(raw) == 0 || raw[0] != recordV1 { // the JSON form
+			var o simulator.Order
+			if err := decodeRecord(raw, &o); err != nil {
+				return nil, fmt.Errorf("decode %s/%q: %w", bOrders, keys[i], err)
+			}
+			if o.InstitutionID != instID {
+				return nil, staleIndex("order")
+			}
+			items[i] = o.Item()
+			continue
+		}
+		d := decoder{b: raw[1:], shared: shared[1:]}
+		inst := d.orderItem(&items[i])
+		if d.err != nil {
+			return nil, fmt.Errorf("decode %s/%q: %w", bOrders, keys[i], d.err)
+		}
+		if inst != instID {
+			return nil, staleIndex("order")
+		}
+	}
+	return items, nil
+}
+
+// listOrders finds Get Order List's page in the order indexes, stores the count of every match
+// in *total and hands the page's keys in order_records to read, which decodes them.
+func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFilter, total *int, read func(tx *bbolt.Tx, keys [][]byte) error) error {
+	return s.view(ctx, func(tx *bbolt.Tx) error {
 		if _, err := s.readInstitution(tx, instID); err != nil || f.MatchesNothing() {
 			return err
 		}
@@ -104,21 +168,16 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 		if f.PlacedEnd != nil {
 			hi = cat(prefix, timeKey(*f.PlacedEnd))
 		}
-		ids, total, err := s.page(ctx, tx, indexPage{bucket: bOrderIndex, prefix: prefix, lo: lo, hi: hi, byTime: true, residual: residual,
+		ids, n, err := s.page(ctx, tx, indexPage{bucket: bOrderIndex, prefix: prefix, lo: lo, hi: hi, byTime: true, residual: residual,
 			desc: f.Desc, offset: f.Offset, limit: f.Limit,
 			idOf: func(k, _ []byte) []byte { return k[len(prefix):] }, // placed_at + order id
 		}, func() ([]byte, func(v []byte) bool) { return orderFilter(f) })
-		page.Total = total
+		*total = n
 		if err != nil {
 			return err
 		}
-		page.Orders, err = pageRecords(tx, bOrders, withInst(instID, ids), instID, func(o *simulator.Order) string { return o.InstitutionID }, "order")
-		return err
+		return read(tx, withInst(instID, ids))
 	})
-	if err != nil {
-		return nil, err
-	}
-	return page, nil
 }
 
 // orderFilter is the key and the match of Get Order List's filters on an order index entry's

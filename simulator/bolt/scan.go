@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/shopspring/decimal"
 	"go.etcd.io/bbolt"
 
 	"github.com/partnersim/partnersim/simulator"
@@ -145,30 +146,97 @@ func (s *DB) pageFiltered(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi, fil
 	return ids, n, nil
 }
 
-// pageRecords reads and decodes the records a page names, by key, from one bucket: one
-// cursor for the page (a Get a record opened the bucket and grew a cursor's stack each time)
-// and one allocation for all the records. A key that is missing, or names another
-// institution's record, means the index that gave it is stale.
+// pageRecords reads and decodes the records a page names, by key, from one bucket (eachRecord),
+// in one allocation for all the records. A record of another institution means the index that
+// gave its key is stale.
 func pageRecords[T any](tx *bbolt.Tx, bucket []byte, keys [][]byte, instID string, instOf func(*T) string, what string) ([]*T, error) {
 	slab := make([]T, len(keys))
 	out := make([]*T, len(keys))
+	err := eachRecord(tx, bucket, keys, what, func(i int, raw []byte) error {
+		if err := decodeRecord(raw, &slab[i]); err != nil {
+			return fmt.Errorf("decode %s/%q: %w", bucket, keys[i], err)
+		}
+		if instOf(&slab[i]) != instID {
+			return staleIndex(what)
+		}
+		out[i] = &slab[i]
+		return nil
+	})
+	return out, err
+}
+
+// userItems reads the users a page names from user_records as their list items show them at
+// prices: each decoded only as far as its item shows (decoder.userItem), their accounts in one
+// slab and their user_account_ids in one string for the page; a user whose amounts are not
+// valued exactly in int64 cents is decoded whole and valued in decimal (User.Item).
+func userItems(tx *bbolt.Tx, keys [][]byte, instID string, prices map[string]decimal.Decimal) ([]simulator.UserItem, error) {
+	items := make([]simulator.UserItem, len(keys))
+	accounts := make([]simulator.AccountItem, 0, len(simulator.Products)*len(keys)) // an account a product
+	uaids := make([]byte, 0, 16*len(keys))
+	ends := make([]int, len(keys)) // each item's user_account_id ends there in uaids
+	err := eachRecord(tx, bUsers, keys, "user", func(i int, raw []byte) error {
+		start := len(accounts)
+		d := decoder{b: raw}
+		var inst, uaid []byte
+		if len(raw) > 0 && raw[0] == recordV1 {
+			d.b = raw[1:]
+			inst, uaid, accounts = d.userItem(&items[i], prices, accounts)
+		}
+		if uaid == nil { // a record of the JSON form, or an amount beyond int64: whole
+			var u simulator.User
+			if err := decodeRecord(raw, &u); err != nil {
+				return fmt.Errorf("decode %s/%q: %w", bUsers, keys[i], err)
+			}
+			accounts = accounts[:start]
+			items[i] = u.Item(prices, accounts)
+			accounts = items[i].Accounts
+			inst, uaid = []byte(u.InstitutionID), []byte(u.UserAccountID)
+		}
+		if string(inst) != instID {
+			return staleIndex("user")
+		}
+		items[i].Accounts = accounts[start:len(accounts):len(accounts)]
+		uaids = append(uaids, uaid...)
+		ends[i] = len(uaids)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	all := string(uaids)
+	for i := range items {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		items[i].UserAccountID = all[start:ends[i]]
+	}
+	return items, nil
+}
+
+// eachRecord steps to each record a page names, by key, in one bucket: one cursor for the page
+// (a Get a record opened the bucket and grew a cursor's stack each time), and gives it to fn
+// with its index. The bytes are the transaction's: fn copies what it keeps. A missing key means
+// the index that gave it is stale.
+func eachRecord(tx *bbolt.Tx, bucket []byte, keys [][]byte, what string, fn func(i int, raw []byte) error) error {
 	c := tx.Bucket(bucket).Cursor()
 	var at []byte
 	for i, key := range keys {
 		k, raw := stepTo(c, at, key)
 		if raw == nil || !bytes.Equal(k, key) {
-			return nil, fmt.Errorf("%s index is stale: %w", what, simulator.Errorf(simulator.ENOTFOUND, "%s not found", what))
+			return staleIndex(what)
 		}
 		at = k
-		if err := decodeRecord(raw, &slab[i]); err != nil {
-			return nil, fmt.Errorf("decode %s/%q: %w", bucket, key, err)
+		if err := fn(i, raw); err != nil {
+			return err
 		}
-		if instOf(&slab[i]) != instID {
-			return nil, fmt.Errorf("%s index is stale: %w", what, simulator.Errorf(simulator.ENOTFOUND, "%s not found", what))
-		}
-		out[i] = &slab[i]
 	}
-	return out, nil
+	return nil
+}
+
+// staleIndex is the error of an index entry that names a record that is not there.
+func staleIndex(what string) error {
+	return fmt.Errorf("%s index is stale: %w", what, simulator.Errorf(simulator.ENOTFOUND, "%s not found", what))
 }
 
 // recordSteps is how many entries stepTo steps over, from where the cursor is, before it
@@ -217,4 +285,12 @@ func pageKnown(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, o
 	ids, err := pageScan(ctx, b, lo, hi, !desc, total-offset-n, n, nil, nil, idOf)
 	slices.Reverse(ids)
 	return ids, err
+}
+
+// orNil returns the page, or nil with the error when there is one.
+func orNil[P any](page *P, err error) (*P, error) {
+	if err != nil {
+		return nil, err
+	}
+	return page, nil
 }

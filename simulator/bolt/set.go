@@ -40,6 +40,7 @@ func (s *DB) Build(ctx context.Context, fsys fs.FS, progress Progress) (*fixture
 	if err != nil {
 		return nil, err
 	}
+	b.Budget = budgetFor(setBytes(fsys))
 	// The spools are most of the heap and live until written: collecting at half the live heap
 	// (not Go's default, all of it) keeps a 100k-user set's peak well under its 3 GiB cap, at
 	// little cost, since the spools hold no pointers to mark.
@@ -63,6 +64,21 @@ func (s *DB) Build(ctx context.Context, fsys fs.FS, progress Progress) (*fixture
 		return nil, err
 	}
 	return set, nil
+}
+
+// setBytes returns the size of the set's files in all, or 0 when they cannot be listed.
+func setBytes(fsys fs.FS) int64 {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
 }
 
 // buildGCPercent is the garbage collector's GOGC while a set is built.

@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 
 	"go.etcd.io/bbolt"
 
@@ -172,11 +171,7 @@ func (w *writeTx) del(bucket, key []byte) error {
 // secrets and subscriptions, and its pending deliveries' outbox entries.
 func (w *writeTx) deleteAccess(id string) error {
 	var hashes, keyIDs [][]byte
-	err := w.Bucket(bKeys).ForEach(func(k, v []byte) error {
-		var key simulator.APIKey
-		if err := json.Unmarshal(v, &key); err != nil {
-			return err
-		}
+	err := eachJSON(w.Bucket(bKeys), func(k []byte, key *simulator.APIKey) error {
 		if key.InstitutionID == id {
 			hashes, keyIDs = append(hashes, bytes.Clone(k)), append(keyIDs, []byte(key.ID))
 		}

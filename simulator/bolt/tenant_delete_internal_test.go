@@ -3,7 +3,6 @@ package bolt
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -91,9 +90,7 @@ func populate(t *testing.T, db *DB, name string, users int) string {
 // users), each populated; before is the store as it was before gone was created.
 func twoTenants(t *testing.T) (db *DB, before map[string]string, kept, gone string) {
 	t.Helper()
-	db, err := Open(filepath.Join(t.TempDir(), "s.db"), simulator.NewClock(nil), nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db = tempStore(t, nil)
 	kept = populate(t, db, "kept", 3)
 	before = dump(t, db)
 	return db, before, kept, populate(t, db, "gone", 12)

@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -121,12 +120,8 @@ func (s *DB) Institutions(ctx context.Context) ([]*simulator.Institution, []int,
 		counts []int
 	)
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		return tx.Bucket(bInstitutions).ForEach(func(k, v []byte) error {
-			var in simulator.Institution
-			if err := json.Unmarshal(v, &in); err != nil {
-				return err
-			}
-			list = append(list, &in)
+		return eachJSON(tx.Bucket(bInstitutions), func(_ []byte, in *simulator.Institution) error {
+			list = append(list, in)
 			counts = append(counts, countOf(tx, bUserIndex, cat(inst(in.ID), []byte{kindAll, sortCreated})))
 			return nil
 		})
@@ -142,13 +137,9 @@ func (s *DB) Keys(ctx context.Context, instID string) ([]*simulator.APIKey, erro
 		if _, err := s.readInstitution(tx, instID); err != nil {
 			return err
 		}
-		return tx.Bucket(bKeys).ForEach(func(_, v []byte) error {
-			var k simulator.APIKey
-			if err := json.Unmarshal(v, &k); err != nil {
-				return err
-			}
+		return eachJSON(tx.Bucket(bKeys), func(_ []byte, k *simulator.APIKey) error {
 			if k.InstitutionID == instID {
-				list = append(list, &k)
+				list = append(list, k)
 			}
 			return nil
 		})

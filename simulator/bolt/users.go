@@ -250,22 +250,47 @@ func (s *DB) RevokeSessions(ctx context.Context, instID, id string, t simulator.
 	})
 }
 
-// ListUsers answers Get User List (decisions D6) from the user indexes: the page costs
-// O(offset + limit) entries plus, when a filter the index cannot answer is present, one pass
-// over the chosen index's range to count matches. Users are decoded only for the page. It is
-// ENOTFOUND when the institution is unknown, an empty page when the created_at window matches
-// nothing.
+// ListUsers answers Get User List (decisions D6) from the user indexes with whole users (the
+// control plane's list; the API's is ListUserItems). It is ENOTFOUND when the institution is
+// unknown, an empty page when the created_at window matches nothing.
 func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
 	page := &simulator.UserPage{Users: []*simulator.User{}}
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
+	return orNil(page, s.listUsers(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, in *simulator.Institution, keys [][]byte) (err error) {
+		page.Prices = in.Prices
+		page.Users, err = pageRecords(tx, bUsers, keys, instID, func(u *simulator.User) string { return u.InstitutionID }, "user")
+		return err
+	}))
+}
+
+// ListUserItems answers Get User List as ListUsers does, each user decoded only as far as its
+// list item shows it (userItems): a page of whole users spent most of its time decoding
+// fields no item shows and amounts into decimals.
+func (s *DB) ListUserItems(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserItemPage, error) {
+	page := &simulator.UserItemPage{Items: []simulator.UserItem{}}
+	return orNil(page, s.listUsers(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, in *simulator.Institution, keys [][]byte) (err error) {
+		page.Items, err = userItems(tx, keys, instID, in.Prices)
+		return err
+	}))
+}
+
+// listUsers finds Get User List's page in the user indexes: the page costs O(offset + limit)
+// entries plus, when a filter the index cannot answer is present, one pass over the chosen
+// index's range to count matches. It stores the count of every match in *total and hands the
+// page's keys in user_records to read, which decodes them.
+func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilter, total *int, read func(tx *bbolt.Tx, in *simulator.Institution, keys [][]byte) error) error {
+	return s.view(ctx, func(tx *bbolt.Tx) error {
 		in, err := s.readInstitution(tx, instID)
 		if err != nil || f.MatchesNothing() {
 			return err
 		}
-		page.Prices = in.Prices
 		match := userMatcher(f)
 		if f.UserAccountID != nil {
-			return userByUAID(tx, instID, f, match, page)
+			keys, n, err := userByUAID(tx, instID, f, match)
+			if err != nil {
+				return err
+			}
+			*total = n
+			return read(tx, in, keys)
 		}
 		filter, residual := userIndexFor(tx, instID, f)
 		sortKind := byte(sortCreated)
@@ -291,40 +316,36 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 			}
 			return cat(v[:8], k[len(prefix)+len(v)-12+1:])
 		}
-		pids, total, err := s.page(ctx, tx, indexPage{bucket: bUserIndex, prefix: prefix, lo: lo, hi: hi,
+		pids, n, err := s.page(ctx, tx, indexPage{bucket: bUserIndex, prefix: prefix, lo: lo, hi: hi,
 			byTime: sortKind == sortCreated, residual: residual, desc: f.Desc, offset: f.Offset, limit: f.Limit, idOf: idOf},
 			func() ([]byte, func(v []byte) bool) { return userFilterKey(f), match })
-		page.Total = total
+		*total = n
 		if err != nil {
 			return err
 		}
-		page.Users, err = pageRecords(tx, bUsers, withInst(instID, pids), instID, func(u *simulator.User) string { return u.InstitutionID }, "user")
-		return err
+		return read(tx, in, withInst(instID, pids))
 	})
-	if err != nil {
-		return nil, err
-	}
-	return page, nil
 }
 
-// userByUAID is ListUsers filtered by user_account_id: the one user it names, if it matches
-// the other filters, on the page at offset 0.
-func userByUAID(tx *bbolt.Tx, instID string, f simulator.UserFilter, match func([]byte) bool, page *simulator.UserPage) error {
+// userByUAID is Get User List filtered by user_account_id: the one user it names, if it
+// matches the other filters (count 1), its key in user_records when it is on the page (offset
+// 0).
+func userByUAID(tx *bbolt.Tx, instID string, f simulator.UserFilter, match func([]byte) bool) ([][]byte, int, error) {
 	pid := tx.Bucket(bUserUAID).Get(cat(inst(instID), []byte(*f.UserAccountID)))
 	if pid == nil {
-		return nil
+		return nil, 0, nil
 	}
 	u, err := getUser(tx, instID, string(pid))
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	if match(summarize(u).encode()) {
-		page.Total = 1
-		if f.Offset == 0 && f.Limit > 0 {
-			page.Users = append(page.Users, u)
-		}
+	if !match(summarize(u).encode()) {
+		return nil, 0, nil
 	}
-	return nil
+	if f.Offset == 0 && f.Limit > 0 {
+		return [][]byte{cat(userKeyPrefix(u), pid)}, 1, nil
+	}
+	return nil, 1, nil
 }
 
 // userIndexFor chooses the narrowest user index for f: the KYC filter with the fewest entries

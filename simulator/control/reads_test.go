@@ -34,25 +34,17 @@ func TestInstitutionReadsOfAnUnknownInstitution(t *testing.T) {
 	us, ue := empty()
 	ps, pe := empty()
 	for name, read := range map[string]func(inst string) error{
-		"Institution": func(inst string) error { _, err := r.db.Institution(ctx, inst); return err },
-		"ListUsers": func(inst string) error {
-			_, err := r.db.ListUsers(ctx, inst, simulator.UserFilter{Limit: 10})
-			return err
-		},
+		"Institution": func(inst string) error { return errOf(r.db.Institution(ctx, inst)) },
+		"ListUsers":   func(inst string) error { return errOf(r.db.ListUsers(ctx, inst, simulator.UserFilter{Limit: 10})) },
 		"ListUsers, empty window": func(inst string) error {
-			_, err := r.db.ListUsers(ctx, inst, simulator.UserFilter{CreatedStart: us, CreatedEnd: ue, Limit: 10})
-			return err
+			return errOf(r.db.ListUsers(ctx, inst, simulator.UserFilter{CreatedStart: us, CreatedEnd: ue, Limit: 10}))
 		},
-		"ListOrders": func(inst string) error {
-			_, err := r.db.ListOrders(ctx, inst, simulator.OrderFilter{Limit: 10})
-			return err
-		},
+		"ListOrders": func(inst string) error { return errOf(r.db.ListOrders(ctx, inst, simulator.OrderFilter{Limit: 10})) },
 		"ListOrders, empty window": func(inst string) error {
-			_, err := r.db.ListOrders(ctx, inst, simulator.OrderFilter{PlacedStart: ps, PlacedEnd: pe, Limit: 10})
-			return err
+			return errOf(r.db.ListOrders(ctx, inst, simulator.OrderFilter{PlacedStart: ps, PlacedEnd: pe, Limit: 10}))
 		},
-		"Keys":          func(inst string) error { _, err := r.db.Keys(ctx, inst); return err },
-		"Subscriptions": func(inst string) error { _, err := r.db.Subscriptions(ctx, inst); return err },
+		"Keys":          func(inst string) error { return errOf(r.db.Keys(ctx, inst)) },
+		"Subscriptions": func(inst string) error { return errOf(r.db.Subscriptions(ctx, inst)) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			assert.NoError(t, read("ins_prairie"))

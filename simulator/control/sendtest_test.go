@@ -28,16 +28,22 @@ func (r *rig) subscribeCallback(tb testing.TB, instID string, t simulator.EventT
 	return cb, sub.ID, secret
 }
 
+// sendTestTo subscribes a callback answering status to ins_harbor's events of type t and sends
+// it a test event.
+func (r *rig) sendTestTo(tb testing.TB, t simulator.EventType, status int) (*sandboxtest.Callback, string, string, *simulator.Delivery) {
+	tb.Helper()
+	cb, subID, secret := r.subscribeCallback(tb, "ins_harbor", t, status)
+	d, err := r.svc.SendTest(context.Background(), "ins_harbor", subID)
+	require.NoError(tb, err)
+	return cb, subID, secret, d
+}
+
 // Send Test makes one signed attempt of a test event to the subscription's URL and records it
 // in the delivery log: the body the callback got is the one recorded, signed with the
 // institution's secret, marked is_test, of the subscription's event type.
 func TestSendTestSendsOnceSignedAndRecordsIt(t *testing.T) {
-	ctx := context.Background()
 	r := newRig(t)
-	cb, subID, secret := r.subscribeCallback(t, "ins_harbor", simulator.EventTransaction, http.StatusOK)
-
-	d, err := r.svc.SendTest(ctx, "ins_harbor", subID)
-	require.NoError(t, err)
+	cb, subID, secret, d := r.sendTestTo(t, simulator.EventTransaction, http.StatusOK)
 
 	got := cb.Received()
 	require.Len(t, got, 1, "one attempt")
@@ -64,10 +70,7 @@ func TestSendTestSendsOnceSignedAndRecordsIt(t *testing.T) {
 func TestSendTestNeverRetries(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
-	cb, subID, _ := r.subscribeCallback(t, "ins_harbor", simulator.EventKYC, http.StatusInternalServerError)
-
-	d, err := r.svc.SendTest(ctx, "ins_harbor", subID)
-	require.NoError(t, err)
+	cb, _, _, d := r.sendTestTo(t, simulator.EventKYC, http.StatusInternalServerError)
 
 	assert.Len(t, cb.Received(), 1)
 	assert.Equal(t, simulator.DeliveryFailed, d.Status)

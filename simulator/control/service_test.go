@@ -74,6 +74,9 @@ func newRigOn(tb testing.TB, fsys fs.FS) *rig {
 // code returns err's application error code ("" for nil).
 func code(err error) string { return simulator.ErrorCode(err) }
 
+// errOf is the error of a call that also returns a value the caller does not look at.
+func errOf[T any](_ T, err error) error { return err }
+
 // kycOf returns a user's KYC state of product p as stored.
 func (r *rig) kycOf(tb testing.TB, platformID string, p simulator.Product) simulator.KYCStatus {
 	tb.Helper()

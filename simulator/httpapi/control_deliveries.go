@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -90,22 +91,22 @@ func handleDeliveries(deliveries surface.Deliveries) echo.HandlerFunc {
 
 // handleRedeliverDelivery serves POST /_sandbox/deliveries/:delivery_id/redeliver.
 func handleRedeliverDelivery(deliveries surface.Deliveries) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		d, err := deliveries.RedeliverDelivery(c.Request().Context(), c.Param("delivery_id"))
-		if err != nil {
-			return err
-		}
-		return writeJSON(c, http.StatusOK, renderDelivery(d))
-	}
+	return redeliverBy("delivery_id", deliveries.RedeliverDelivery, renderDelivery)
 }
 
 // handleRedeliver serves POST /_sandbox/events/:event_id/redeliver.
 func handleRedeliver(deliveries surface.Deliveries) echo.HandlerFunc {
+	return redeliverBy("event_id", deliveries.Redeliver, renderDeliveries)
+}
+
+// redeliverBy serves a redelivery of what the path parameter param names: redeliver queues
+// it, and the answer is what it queued, rendered.
+func redeliverBy[T, J any](param string, redeliver func(ctx context.Context, id string) (T, error), render func(T) J) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ds, err := deliveries.Redeliver(c.Request().Context(), c.Param("event_id"))
+		v, err := redeliver(c.Request().Context(), c.Param(param))
 		if err != nil {
 			return err
 		}
-		return writeJSON(c, http.StatusOK, renderDeliveries(ds))
+		return writeJSON(c, http.StatusOK, render(v))
 	}
 }

@@ -11,11 +11,12 @@ import (
 
 // OrderReader lists an institution's orders (storage).
 type OrderReader interface {
-	// ListOrders answers one page of Get Order List; it returns the store's errors only.
-	ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error)
+	// ListOrderItems answers one page of Get Order List, each order as its item shows it; it
+	// returns the store's errors only.
+	ListOrderItems(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderItemPage, error)
 }
 
 // handleOrderList serves GET /{v}/orders/ (spec §4.3, decisions D6).
 func handleOrderList(orders OrderReader) echo.HandlerFunc {
-	return handleList(surface.OrderListQuery, func(f simulator.OrderFilter) int { return f.Limit }, orders.ListOrders, renderOrderPage)
+	return handleList(surface.OrderListQuery, func(f simulator.OrderFilter) int { return f.Limit }, orders.ListOrderItems, renderOrderPage)
 }

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/partnersim/partnersim/simulator"
 )
 
@@ -103,70 +101,32 @@ func appendTime(b []byte, t time.Time) []byte {
 	return append(b, '"')
 }
 
-// appendAccounts appends the accounts array of a user item and returns the total market value.
-func appendAccounts(b []byte, u *simulator.User, prices map[string]decimal.Decimal) ([]byte, decimal.Decimal) {
-	total := decimal.Zero
-	b = append(b, '[')
-	for i := range u.Accounts {
-		a := &u.Accounts[i]
-		v := a.MarketValue(prices)
-		total = total.Add(v)
+// appendUserItemOpen appends a user item (spec §2.2) without its closing brace, so the detail
+// can carry on with its own fields. The total comes before the accounts it sums.
+func appendUserItemOpen(b []byte, it *simulator.UserItem) []byte {
+	b = append(b, `{"user_account_id":`...)
+	b = appendJSONString(b, it.UserAccountID)
+	b = append(b, `,"total_current_market_value":"`...)
+	b = it.Total.AppendMoney(b)
+	b = append(b, `","accounts":[`...)
+	for i := range it.Accounts {
+		a := &it.Accounts[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendAccountOpen(b, a)
-		b = simulator.AppendMoney(b, v)
-		b = appendAccountClose(b, a)
-	}
-	return append(b, ']'), total
-}
-
-// appendAccountOpen appends an account of a user item up to its market value's digits, which
-// the caller appends; appendAccountClose appends the rest.
-func appendAccountOpen(b []byte, a *simulator.Account) []byte {
-	b = append(b, `{"product":`...)
-	b = appendJSONString(b, string(a.Product))
-	return append(b, `,"current_market_value":"`...)
-}
-
-func appendAccountClose(b []byte, a *simulator.Account) []byte {
-	b = append(b, `","kyc_status":`...)
-	b = appendJSONString(b, string(a.KYCStatus))
-	if a.ShowsApprovedAt() {
-		b = append(b, `,"kyc_approved_at":`...)
-		b = appendTime(b, *a.KYCApprovedAt)
-	}
-	return append(b, '}')
-}
-
-// appendUserItemOpen appends a user item (spec §2.2) without its closing brace, so the detail
-// can carry on with its own fields.
-func appendUserItemOpen(b []byte, u *simulator.User, prices map[string]decimal.Decimal) []byte {
-	b = append(b, `{"user_account_id":`...)
-	b = appendJSONString(b, u.UserAccountID)
-	// The total comes before the accounts it sums: their values first, in cents when they fit.
-	var buf [4]simulator.Cents // an account a product
-	values, total, exact := u.MarketCents(prices, buf[:0])
-	if exact {
-		b = append(b, `,"total_current_market_value":"`...)
-		b = total.AppendTo(b)
-		b = append(b, `","accounts":[`...)
-		for i := range u.Accounts {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendAccountOpen(b, &u.Accounts[i])
-			b = values[i].AppendTo(b)
-			b = appendAccountClose(b, &u.Accounts[i])
+		b = append(b, `{"product":`...)
+		b = appendJSONString(b, string(a.Product))
+		b = append(b, `,"current_market_value":"`...)
+		b = a.Value.AppendMoney(b)
+		b = append(b, `","kyc_status":`...)
+		b = appendJSONString(b, string(a.KYCStatus))
+		if a.ShowsApprovedAt {
+			b = append(b, `,"kyc_approved_at":`...)
+			b = appendTime(b, a.ApprovedAt)
 		}
-		return append(b, ']')
+		b = append(b, '}')
 	}
-	// An amount beyond int64: render the accounts aside first, through decimal.
-	accts, sum := appendAccounts(make([]byte, 0, 96*len(u.Accounts)+2), u, prices)
-	b = append(b, `,"total_current_market_value":"`...)
-	b = simulator.AppendMoney(b, sum)
-	b = append(b, `","accounts":`...)
-	return append(b, accts...)
+	return append(b, ']')
 }
 
 // appendPoints appends a series as the encoder would render []pointJSON.
@@ -219,16 +179,19 @@ func appendIdentities(b []byte, refs []simulator.IdentityRef) []byte {
 }
 
 // appendUserDetail appends Get User Detail's body (spec §2.3, fields in the spec's order). A
-// history comes rendered from histories: a fixture-given one once rendered, a generated one
-// when the same user was shown in the same period with the same value.
+// history comes rendered from histories when the same user was shown in the same period with
+// the same value, a fixture-given one played at the current hour as a generated one is
+// (decisions D5).
 func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, histories *historyCache) []byte {
 	u := v.User
-	b = appendUserItemOpen(b, u, v.Prices)
+	var accounts [4]simulator.AccountItem // an account a product
+	item := u.Item(v.Prices, accounts[:0])
+	b = appendUserItemOpen(b, &item)
 	b = append(b, `,"historical_market_value":`...)
-	if u.History != nil {
-		b = histories.appendGiven(b, u.History)
+	if seed := simulator.NewHistorySeed(u, v.Prices, clock.Now()); u.History != nil {
+		b = histories.appendGiven(b, u.History, seed)
 	} else {
-		b = histories.append(b, simulator.NewHistorySeed(u, v.Prices, clock.Now()))
+		b = histories.append(b, seed)
 	}
 	b = append(b, `,"identities":{"core_ids":`...)
 	b = appendIdentities(b, v.CoreIDs)
@@ -245,19 +208,19 @@ func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, h
 
 // renderUserPage renders Get User List's body (spec §2.2): the page's items, total_records,
 // the next cursor and per_page.
-func renderUserPage(b []byte, page *simulator.UserPage, cursor *big.Int, perPage int) []byte {
+func renderUserPage(b []byte, page *simulator.UserItemPage, cursor *big.Int, perPage int) []byte {
 	b = append(b, `{"items":[`...)
-	for i, u := range page.Users {
+	for i := range page.Items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendUserItemOpen(b, u, page.Prices)
+		b = appendUserItemOpen(b, &page.Items[i])
 		b = append(b, '}')
 	}
 	b = append(b, `],"total_records":`...)
 	b = strconv.AppendInt(b, int64(page.Total), 10)
 	b = append(b, `,"last_record_number":`...)
-	b = append(b, nextCursor(cursor, len(page.Users))...)
+	b = append(b, nextCursor(cursor, len(page.Items))...)
 	b = append(b, `,"per_page":`...)
 	b = strconv.AppendInt(b, int64(perPage), 10)
 	return append(b, '}')
@@ -303,34 +266,55 @@ type historyCache struct {
 	distinct int      // seeds first seen this hour (bits newly set)
 	hash     maphash.Seed
 
-	// given keeps fixture-given histories rendered, by the History the store decoded: the store
-	// decodes the same stored bytes once and shares the value (nothing modifies a History
-	// once decoded), so a pointer names one rendering for as long as it is held here. At most
-	// historyCacheMax bytes; when full it starts again empty.
+	// given keeps fixture-given histories played and rendered, by the History the store decoded
+	// and the seed they were played at: the store decodes the same stored bytes once and shares
+	// the value (nothing modifies a History once decoded), so a pointer names one history for as
+	// long as it is held here. At most historyCacheMax bytes; when full it starts again empty.
 	givenMu    sync.RWMutex
-	given      map[*simulator.History][]byte
+	given      map[givenKey][]byte
 	givenBytes int
 }
 
-// appendGiven appends the rendering of a fixture-given history, rendering and keeping it on a
-// miss.
-func (c *historyCache) appendGiven(b []byte, h *simulator.History) []byte {
+// givenKey names one playing of a fixture-given history: the history and the seed (user,
+// hour, value) it was played at.
+type givenKey struct {
+	h    *simulator.History
+	seed simulator.HistorySeed
+}
+
+// appendGiven appends a fixture-given history played at seed (simulator.HistoryFrame.Replay),
+// rendering and keeping it on a miss.
+func (c *historyCache) appendGiven(b []byte, h *simulator.History, seed simulator.HistorySeed) []byte {
+	k := givenKey{h, seed}
 	c.givenMu.RLock()
-	r, ok := c.given[h]
+	r, ok := c.given[k]
 	c.givenMu.RUnlock()
 	if ok {
 		return append(b, r...)
 	}
+	c.mu.RLock()
+	frame := c.frame
+	if !seed.Hour.Equal(c.hour) {
+		frame = nil
+	}
+	c.mu.RUnlock()
+	var played simulator.History
+	if frame != nil {
+		played = frame.f.Replay(seed, h)
+	} else {
+		played = seed.Replay(h)
+	}
 	start := len(b)
-	b = appendHistory(b, h)
+	b = appendHistory(b, &played)
 	r = bytes.Clone(b[start:])
+	k.seed.PlatformID = strings.Clone(k.seed.PlatformID) // not the user record it was cut from
 	c.givenMu.Lock()
 	if c.givenBytes+len(r) > historyCacheMax {
 		clear(c.given)
 		c.givenBytes = 0
 	}
-	if _, dup := c.given[h]; !dup {
-		c.given[h] = r
+	if _, dup := c.given[k]; !dup {
+		c.given[k] = r
 		c.givenBytes += len(r)
 	}
 	c.givenMu.Unlock()
@@ -410,7 +394,7 @@ const historyCacheMax = 8 << 20
 
 func newHistoryCache() *historyCache {
 	return &historyCache{m: map[simulator.HistorySeed][]byte{}, seen: make([]uint64, seenBits/64), hash: maphash.MakeSeed(),
-		given: map[*simulator.History][]byte{}}
+		given: map[givenKey][]byte{}}
 }
 
 // seenBefore marks seed as seen and reports whether it was already (or a seed sharing its bit).
@@ -476,7 +460,7 @@ func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 }
 
 // appendOrder appends an order (spec §2.5) as simulator.EncodeJSON renders renderOrder's struct.
-func appendOrder(b []byte, o *simulator.Order) []byte {
+func appendOrder(b []byte, o *simulator.OrderItem) []byte {
 	b = append(b, `{"order_id":`...)
 	b = appendJSONString(b, o.ID)
 	b = append(b, `,"user_account_id":`...)
@@ -488,18 +472,18 @@ func appendOrder(b []byte, o *simulator.Order) []byte {
 	b = append(b, `,"symbol":`...)
 	b = appendJSONString(b, o.Symbol)
 	b = append(b, `,"quantity":`...)
-	b = append(simulator.AppendQuantity(append(b, '"'), o.Quantity), '"')
+	b = append(o.Quantity.AppendQuantity(append(b, '"')), '"')
 	b = append(b, `,"notional":"`...)
-	b = simulator.AppendMoney(b, o.Notional)
+	b = o.Notional.AppendMoney(b)
 	b = append(b, `","fee":"`...)
-	b = simulator.AppendMoney(b, o.Fee)
+	b = o.Fee.AppendMoney(b)
 	b = append(b, `","status":`...)
 	b = appendJSONString(b, string(o.Status))
 	b = append(b, `,"placed_at":`...)
 	b = appendTime(b, o.PlacedAt)
-	if o.Status == simulator.OrderCompleted && o.CompletedAt != nil {
+	if o.Status == simulator.OrderCompleted && o.HasCompletedAt {
 		b = append(b, `,"completed_at":`...)
-		b = appendTime(b, *o.CompletedAt)
+		b = appendTime(b, o.CompletedAt)
 	}
 	b = append(b, `,"is_recurring_order":`...)
 	b = strconv.AppendBool(b, o.IsRecurringOrder)
@@ -511,18 +495,18 @@ func appendOrder(b []byte, o *simulator.Order) []byte {
 }
 
 // renderOrderPage renders Get Order List's body (spec §2.5).
-func renderOrderPage(b []byte, page *simulator.OrderPage, cursor *big.Int, perPage int) []byte {
+func renderOrderPage(b []byte, page *simulator.OrderItemPage, cursor *big.Int, perPage int) []byte {
 	b = append(b, `{"items":[`...)
-	for i, o := range page.Orders {
+	for i := range page.Items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendOrder(b, o)
+		b = appendOrder(b, &page.Items[i])
 	}
 	b = append(b, `],"total_records":`...)
 	b = strconv.AppendInt(b, int64(page.Total), 10)
 	b = append(b, `,"last_record_number":`...)
-	b = append(b, nextCursor(cursor, len(page.Orders))...)
+	b = append(b, nextCursor(cursor, len(page.Items))...)
 	b = append(b, `,"per_page":`...)
 	b = strconv.AppendInt(b, int64(perPage), 10)
 	return append(b, '}')

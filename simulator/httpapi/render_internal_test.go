@@ -94,11 +94,11 @@ func refIdentities(refs []simulator.IdentityRef) []refIdentity {
 func refRenderDetail(t *testing.T, v *simulator.UserView, now time.Time) string {
 	u := v.User
 	item := refItem(u, v.Prices)
-	h := u.History
-	if h == nil {
-		g := simulator.NewHistorySeed(u, v.Prices, now).Generate()
-		h = &g
+	g := simulator.NewHistorySeed(u, v.Prices, now).Generate()
+	if u.History != nil {
+		g = simulator.NewHistorySeed(u, v.Prices, now).Replay(u.History)
 	}
+	h := &g
 	d := refDetail{UserAccountID: item.UserAccountID, TotalCurrentMarketValue: item.TotalCurrentMarketValue, Accounts: item.Accounts,
 		History: refHistory{AllTime: refPoints(h.AllTime), PastDay: refPoints(h.PastDay), PastWeek: refPoints(h.PastWeek),
 			PastMonth: refPoints(h.PastMonth), PastYear: refPoints(h.PastYear)},
@@ -184,11 +184,11 @@ func TestRenderMatchesEncoder(t *testing.T) {
 
 	// The list page.
 	for i := range 200 {
-		page := &simulator.UserPage{Total: r.IntN(1000), Users: []*simulator.User{}}
+		page := &simulator.UserItemPage{Total: r.IntN(1000), Items: []simulator.UserItem{}}
 		var items []refUserItem
 		for range r.IntN(5) {
 			u, prices := randomUser(r)
-			page.Users, page.Prices = append(page.Users, u), prices
+			page.Items = append(page.Items, u.Item(prices, nil))
 			items = append(items, refItem(u, prices))
 		}
 		if items == nil {
@@ -251,7 +251,7 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 		return decimal.New(r.Int64N(1e12)-1e9, -int32(r.IntN(12)))
 	}
 	for i := range 300 {
-		page := &simulator.OrderPage{Total: r.IntN(1e6), Orders: []*simulator.Order{}}
+		page := &simulator.OrderItemPage{Total: r.IntN(1e6), Items: []simulator.OrderItem{}}
 		items := []orderJSON{}
 		for range r.IntN(6) {
 			at := time.Date(2020+r.IntN(7), time.Month(1+r.IntN(12)), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(3)*r.IntN(1e9), time.UTC)
@@ -262,7 +262,7 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 				c := at.Add(time.Duration(r.IntN(1e6)) * time.Millisecond).In(time.FixedZone("x", 7200))
 				o.CompletedAt = &c
 			}
-			page.Orders = append(page.Orders, o)
+			page.Items = append(page.Items, o.Item())
 			items = append(items, renderOrder(o))
 		}
 		cursor := new(big.Int).Lsh(big.NewInt(int64(r.IntN(100))), uint(r.IntN(80)))
@@ -282,19 +282,23 @@ func TestAppendJSONStringMatchesEncoder(t *testing.T) {
 	}
 }
 
-// A fixture-given history is rendered once per History value (the store shares one per stored
-// bytes) and served from the cache after, within its bound.
+// A fixture-given history is played and rendered once per History value (the store shares one
+// per stored bytes) and seed, and served from the cache after, within its bound.
 func TestGivenHistoryRenderedOnce(t *testing.T) {
 	c := newHistoryCache()
 	h := &simulator.History{PastDay: []simulator.ValuePoint{{AsOf: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC), CostBasis: 100, Value: 250}}}
-	want := string(appendHistory(nil, h))
-	require.Equal(t, want, string(c.appendGiven(nil, h)))
-	require.Contains(t, c.given, h, "kept after its first rendering")
-	c.given[h] = []byte("cached")
-	require.Equal(t, "xcached", string(c.appendGiven([]byte("x"), h)), "served from the cache")
+	u := &simulator.User{PlatformID: "usr_given", CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), History: h,
+		Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: decimal.New(500, 0)}}}
+	seed := simulator.NewHistorySeed(u, nil, time.Date(2026, 11, 28, 17, 30, 0, 0, time.UTC))
+	played := seed.Replay(h)
+	want := string(appendHistory(nil, &played))
+	require.Equal(t, want, string(c.appendGiven(nil, h, seed)))
+	require.Contains(t, c.given, givenKey{h, seed}, "kept after its first rendering")
+	c.given[givenKey{h, seed}] = []byte("cached")
+	require.Equal(t, "xcached", string(c.appendGiven([]byte("x"), h, seed)), "served from the cache")
 	for range 3000 {
 		big := &simulator.History{AllTime: make([]simulator.ValuePoint, 100)}
-		c.appendGiven(nil, big)
+		c.appendGiven(nil, big, seed)
 		require.LessOrEqual(t, c.givenBytes, historyCacheMax)
 	}
 }

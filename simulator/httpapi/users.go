@@ -16,8 +16,9 @@ type UserReader interface {
 	// UserDetail resolves id of type t to one of the institution's users, with its accounts
 	// priced (ENOTFOUND when no member or user matches).
 	UserDetail(ctx context.Context, instID, id string, t simulator.IDType) (*simulator.UserView, error)
-	// ListUsers answers one page of Get User List; it returns the store's errors only.
-	ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error)
+	// ListUserItems answers one page of Get User List, each user as its item shows it; it
+	// returns the store's errors only.
+	ListUserItems(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserItemPage, error)
 }
 
 // handleUserDetail serves GET /{v}/users/{user_account_id}/ (spec §4.1).
@@ -44,5 +45,5 @@ func handleUserDetail(users UserReader, clock *simulator.Clock) echo.HandlerFunc
 
 // handleUserList serves GET /{v}/users/ (spec §4.2, decisions D6).
 func handleUserList(users UserReader) echo.HandlerFunc {
-	return handleList(surface.UserListQuery, func(f simulator.UserFilter) int { return f.Limit }, users.ListUsers, renderUserPage)
+	return handleList(surface.UserListQuery, func(f simulator.UserFilter) int { return f.Limit }, users.ListUserItems, renderUserPage)
 }

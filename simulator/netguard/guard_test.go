@@ -248,28 +248,43 @@ func loopbackServer(t *testing.T) (port string, hits *atomic.Int32) {
 	return u.Port(), hits
 }
 
-// loopbackOnlyDial dials for real, but only loopback addresses; it records every address the
+// loopbackDialer dials for real, but only loopback addresses; it records every address the
 // guard asked for. Anything else fails the test without leaving the machine.
-func loopbackOnlyDial(t *testing.T, dialled *[]string, mu *sync.Mutex) func(context.Context, string, string) (net.Conn, error) {
-	return func(ctx context.Context, network, address string) (net.Conn, error) {
-		mu.Lock()
-		*dialled = append(*dialled, address)
-		mu.Unlock()
-		ap, err := netip.ParseAddrPort(address)
-		if err != nil || !ap.Addr().IsLoopback() {
-			t.Errorf("guard asked to dial %q, which is not a loopback ip:port", address)
-			return nil, errors.New("test: non-loopback dial refused")
-		}
-		return (&net.Dialer{}).DialContext(ctx, network, address)
+type loopbackDialer struct {
+	t       *testing.T
+	mu      sync.Mutex
+	dialled []string
+}
+
+func (d *loopbackDialer) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	d.mu.Lock()
+	d.dialled = append(d.dialled, address)
+	d.mu.Unlock()
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil || !ap.Addr().IsLoopback() {
+		d.t.Errorf("guard asked to dial %q, which is not a loopback ip:port", address)
+		return nil, errors.New("test: non-loopback dial refused")
 	}
+	return (&net.Dialer{}).DialContext(ctx, network, address)
+}
+
+// asked returns the addresses the guard asked to dial so far.
+func (d *loopbackDialer) asked() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dialled
+}
+
+// dialGuard is a guard on a resolver of its own that dials through a loopbackDialer.
+func dialGuard(t *testing.T, allowLoopback bool) (*netguard.Guard, *fakeResolver, *loopbackDialer) {
+	d := &loopbackDialer{t: t}
+	r := newResolver()
+	return netguard.New(netguard.Options{AllowLoopback: allowLoopback, Resolver: r, Dial: d.dial}), r, d
 }
 
 func TestDialRefusesRebinding(t *testing.T) {
 	port, hits := loopbackServer(t)
-	var mu sync.Mutex
-	var dialled []string
-	r := newResolver()
-	g := netguard.New(netguard.Options{AllowLoopback: false, Resolver: r, Dial: loopbackOnlyDial(t, &dialled, &mu)})
+	g, r, d := dialGuard(t, false)
 	host := "rebind.partner.example"
 
 	// At subscription time the name answers with a public address: the check passes.
@@ -286,22 +301,19 @@ func TestDialRefusesRebinding(t *testing.T) {
 	require.Error(t, err, "the request must not reach the server")
 	assert.ErrorIs(t, err, netguard.ErrNotPublic, "got %v", err)
 	assert.Zero(t, hits.Load(), "requests that reached the server")
-	assert.Empty(t, dialled, "the guard refused before connecting")
+	assert.Empty(t, d.asked(), "the guard refused before connecting")
 	assert.Zero(t, r.queries.Load(), "the overridden name was never looked up")
 
 	// Rebinding to a private address elsewhere is refused the same way, before any connect.
 	g.SetOverride(host, []netip.Addr{netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("10.0.0.7")})
 	_, err = g.DialContext(context.Background(), "tcp", host+":"+port)
 	assert.ErrorIs(t, err, netguard.ErrNotPublic)
-	assert.Empty(t, dialled)
+	assert.Empty(t, d.asked())
 }
 
 func TestDialConnectsToTheCheckedAddress(t *testing.T) {
 	port, hits := loopbackServer(t)
-	var mu sync.Mutex
-	var dialled []string
-	r := newResolver()
-	g := netguard.New(netguard.Options{AllowLoopback: true, Resolver: r, Dial: loopbackOnlyDial(t, &dialled, &mu)})
+	g, r, d := dialGuard(t, true)
 	host := "receiver.partner.example" // not in DNS at all: only the override makes it resolve
 	g.SetOverride(host, []netip.Addr{netip.MustParseAddr("127.0.0.1")})
 
@@ -311,7 +323,7 @@ func TestDialConnectsToTheCheckedAddress(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
 	assert.EqualValues(t, 1, hits.Load())
-	assert.Equal(t, []string{"127.0.0.1:" + port}, dialled)
+	assert.Equal(t, []string{"127.0.0.1:" + port}, d.asked())
 	assert.Zero(t, r.queries.Load())
 }
 
@@ -365,9 +377,7 @@ func TestEmbeddedIPv4IsRefusedEverywhere(t *testing.T) {
 	embeds := []string{"2002:7f00:1::", "::127.0.0.1", "2002:c0a8:101::", "64:ff9b::a9fe:a9fe", "64:ff9b:1:a00:0:100::",
 		"2001:0:4136:e378:8000:63bf:80ff:fffe", "::ffff:10.0.0.1"}
 	for _, loopback := range []bool{false, true} {
-		var mu sync.Mutex
-		var dialled []string
-		g := netguard.New(netguard.Options{AllowLoopback: loopback, Resolver: newResolver(), Dial: loopbackOnlyDial(t, &dialled, &mu)})
+		g, _, d := dialGuard(t, loopback)
 		for _, ip := range embeds {
 			assert.ErrorIs(t, g.CheckURL(context.Background(), "https://["+ip+"]/h"), netguard.ErrNotPublic, "literal %s (loopback %v)", ip, loopback)
 			g.SetOverride("embed.partner.example", []netip.Addr{netip.MustParseAddr(ip)})
@@ -377,7 +387,7 @@ func TestEmbeddedIPv4IsRefusedEverywhere(t *testing.T) {
 			_, err = g.DialContext(context.Background(), "tcp", "["+ip+"]:443")
 			assert.ErrorIs(t, err, netguard.ErrNotPublic, "dial %s", ip)
 		}
-		assert.Empty(t, dialled, "nothing was dialled")
+		assert.Empty(t, d.asked(), "nothing was dialled")
 	}
 }
 

@@ -70,14 +70,11 @@ func setServer(doc *yaml.Node, version string) {
 // component it refers to but does not define is the partner API document's (the shared error
 // shapes, headers and enumerations have one home).
 func ControlPlane() ([]byte, error) {
-	doc, err := load("control-plane.yaml")
+	docs, err := loadEach("control-plane.yaml", "partner-api.yaml")
 	if err != nil {
 		return nil, err
 	}
-	partner, err := load("partner-api.yaml")
-	if err != nil {
-		return nil, err
-	}
+	doc, partner := docs[0], docs[1]
 	if err := importRefs(doc, partner); err != nil {
 		return nil, err
 	}
@@ -122,18 +119,11 @@ func StateAdapterCapabilities() ([]Capability, error) {
 // state-adapter.yaml's description, and each operation its capabilities name copied from the
 // control plane's document with x-capability set, with the components they refer to.
 func StateAdapter() ([]byte, error) {
-	doc, err := load("state-adapter.yaml")
+	docs, err := loadEach("state-adapter.yaml", "control-plane.yaml", "partner-api.yaml")
 	if err != nil {
 		return nil, err
 	}
-	control, err := load("control-plane.yaml")
-	if err != nil {
-		return nil, err
-	}
-	partner, err := load("partner-api.yaml")
-	if err != nil {
-		return nil, err
-	}
+	doc, control, partner := docs[0], docs[1], docs[2]
 	caps, err := StateAdapterCapabilities()
 	if err != nil {
 		return nil, err
@@ -266,6 +256,19 @@ func Indented(doc []byte) ([]byte, error) {
 	}
 	out.WriteByte('\n')
 	return out.Bytes(), nil
+}
+
+// loadEach loads each named document, in order.
+func loadEach(names ...string) ([]*yaml.Node, error) {
+	docs := make([]*yaml.Node, len(names))
+	for i, name := range names {
+		doc, err := load(name)
+		if err != nil {
+			return nil, err
+		}
+		docs[i] = doc
+	}
+	return docs, nil
 }
 
 func load(name string) (*yaml.Node, error) {

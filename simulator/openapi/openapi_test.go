@@ -3,6 +3,7 @@ package openapi_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -282,4 +283,52 @@ func TestCallbackURLLengthSaysBytes(t *testing.T) {
 	u := d.Components.Schemas["CreateSubscriptionRequest"].Properties["url"]
 	assert.Equal(t, 2083, u.MaxLength)
 	assert.Contains(t, u.Description, "2083 bytes of UTF-8")
+}
+
+// docs/decisions.md D9 says what the clock answers, field for field as the control plane's
+// document has it: the advance's now, the attempts and the steps it played, and the clock's
+// own page. It once showed the advance answering only {"now":…}.
+func TestDecisionsSayWhatTheClockAnswers(t *testing.T) {
+	b, err := openapi.ControlPlane()
+	require.NoError(t, err)
+	var cp any
+	require.NoError(t, json.Unmarshal(b, &cp))
+	doc, err := os.ReadFile("../../docs/decisions.md")
+	require.NoError(t, err)
+	_, d9, _ := strings.Cut(string(doc), "\n## D9.")
+	d9, _, _ = strings.Cut(d9, "\n## D10.")
+	for _, op := range []struct{ path, method string }{{"/_sandbox/clock/advance", "post"}, {"/_sandbox/clock", "get"}} {
+		schema := cp
+		for _, k := range []string{"paths", op.path, op.method, "responses", "200", "content", "application/json", "schema"} {
+			m, _ := schema.(map[string]any)
+			schema = m[k]
+		}
+		names := propertyNames(schema)
+		require.NotEmpty(t, names, "%s %s answers an object", op.method, op.path)
+		var missing []string
+		for _, n := range names {
+			if !strings.Contains(d9, "`"+n+"`") {
+				missing = append(missing, n)
+			}
+		}
+		assert.Empty(t, missing, "decisions D9 does not name these fields of what %s %s answers", strings.ToUpper(op.method), op.path)
+	}
+}
+
+// propertyNames are the property names of a decoded schema and of every schema inline in it
+// (its properties', its items'), sorted.
+func propertyNames(schema any) []string {
+	m, ok := schema.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var out []string
+	props, _ := m["properties"].(map[string]any)
+	for k, p := range props {
+		out = append(out, k)
+		out = append(out, propertyNames(p)...)
+	}
+	out = append(out, propertyNames(m["items"])...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

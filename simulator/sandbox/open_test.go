@@ -75,6 +75,7 @@ func TestLockedStoreSaysSo(t *testing.T) {
 	assert.Contains(t, err.Error(), "in use by another process")
 	assert.NotContains(t, err.Error(), "damaged")
 }
+
 // After building its fixtures into an empty store, the sandbox keeps the set's settings only,
 // exactly as a restart on that store does: the checked set's index of every user belonged to
 // the build.

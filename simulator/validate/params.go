@@ -20,7 +20,10 @@ type Params struct {
 
 func (p *Params) get(name string) (Value, bool) {
 	raw, ok := p.lookup(name)
-	return Value{c: p.c, loc: Loc{p.where, name}, v: raw, present: ok}, ok
+	if !ok {
+		return Value{c: p.c, where: p.where, name: name}, false
+	}
+	return Value{c: p.c, where: p.where, name: name, v: raw, present: true}, true
 }
 
 // Str returns an optional str parameter; ok is false when it was not sent.
@@ -79,7 +82,7 @@ func (p *Params) BigInt(name string, def int, bounds ...Bound) (int, *big.Int) {
 	if !ok || !v.required() {
 		return def, big.NewInt(int64(def))
 	}
-	n, it := validateInt(v.loc, v.v, bounds)
+	n, it := validateInt(v.location(), v.v, bounds)
 	if !v.fail(it) {
 		return def, big.NewInt(int64(def))
 	}

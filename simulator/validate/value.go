@@ -38,10 +38,21 @@ type Value struct {
 	present bool
 	parent  any
 	inert   bool
+	// where and name are a parameter's location when loc is nil (Params.get): built only when
+	// an item needs it, as a request reads a dozen parameters and most are not sent.
+	where, name string
 }
 
 // Loc returns the value's location (a copy).
-func (v Value) Loc() Loc { return v.loc.With() }
+func (v Value) Loc() Loc { return v.location().With() }
+
+// location returns the value's location.
+func (v Value) location() Loc {
+	if v.loc == nil && v.name != "" {
+		return Loc{v.where, v.name}
+	}
+	return v.loc
+}
 
 // Present reports whether the value was sent (null counts as sent, except
 // for a whole body, where FastAPI treats null as missing).
@@ -87,7 +98,7 @@ func (v Value) required() bool {
 		return false
 	}
 	if !v.present {
-		v.c.add(typeItem("missing", v.loc, v.parent))
+		v.c.add(typeItem("missing", v.location(), v.parent))
 		return false
 	}
 	return true
@@ -115,7 +126,7 @@ func (v Value) str() (string, bool) {
 	if !v.required() {
 		return "", false
 	}
-	s, it := validateStr(v.loc, v.v)
+	s, it := validateStr(v.location(), v.v)
 	return s, v.fail(it)
 }
 
@@ -125,7 +136,7 @@ func (v Value) NullableStr() (s string, ok bool) {
 	if !v.required() || v.v == nil {
 		return "", false
 	}
-	s, it := validateStr(v.loc, v.v)
+	s, it := validateStr(v.location(), v.v)
 	return s, v.fail(it)
 }
 
@@ -135,7 +146,7 @@ func (v Value) OptStr() (s string, ok bool) {
 	if !v.optional() {
 		return "", false
 	}
-	s, it := validateStr(v.loc, v.v)
+	s, it := validateStr(v.location(), v.v)
 	return s, v.fail(it)
 }
 
@@ -165,7 +176,7 @@ func (v Value) choice(typ string, values []string) (string, bool) {
 	if !v.required() {
 		return "", false
 	}
-	s, it := validateChoice(typ, v.loc, v.v, values)
+	s, it := validateChoice(typ, v.location(), v.v, values)
 	return s, v.fail(it)
 }
 
@@ -189,7 +200,7 @@ func (v Value) intv(bounds []Bound) (int, bool) {
 	if !v.required() {
 		return 0, false
 	}
-	n, it := validateInt(v.loc, v.v, bounds)
+	n, it := validateInt(v.location(), v.v, bounds)
 	if !v.fail(it) {
 		return 0, false
 	}
@@ -206,7 +217,7 @@ func (v Value) boolv() (bool, bool) {
 	if !v.required() {
 		return false, false
 	}
-	b, it := validateBool(v.loc, v.v)
+	b, it := validateBool(v.location(), v.v)
 	return b, v.fail(it)
 }
 
@@ -229,7 +240,7 @@ func (v Value) dec(bounds []Bound) (decimal.Decimal, bool) {
 	if !v.required() {
 		return decimal.Decimal{}, false
 	}
-	d, it := validateDecimal(v.loc, v.v, bounds)
+	d, it := validateDecimal(v.location(), v.v, bounds)
 	return d, v.fail(it)
 }
 
@@ -252,7 +263,7 @@ func (v Value) datetime() (time.Time, bool) {
 	if !v.required() {
 		return time.Time{}, false
 	}
-	t, it := validateDateTime(v.loc, v.v)
+	t, it := validateDateTime(v.location(), v.v)
 	return t, v.fail(it)
 }
 
@@ -262,7 +273,7 @@ func (v Value) URL() (string, *url.URL) {
 	if !v.required() {
 		return "", nil
 	}
-	raw, u, it := validateHTTPURL(v.loc, v.v)
+	raw, u, it := validateHTTPURL(v.location(), v.v)
 	if !v.fail(it) {
 		return "", nil
 	}
@@ -300,28 +311,28 @@ func (v Value) Dict() *Object { return v.object("dict_type") }
 
 func (v Value) object(typ string) *Object {
 	if !v.required() {
-		return &Object{c: v.c, loc: v.loc, inert: true}
+		return &Object{c: v.c, loc: v.location(), inert: true}
 	}
 	o, ok := v.v.(*jsonObject)
 	if !ok {
-		v.c.add(typeItem(typ, v.loc, v.v))
-		return &Object{c: v.c, loc: v.loc, inert: true}
+		v.c.add(typeItem(typ, v.location(), v.v))
+		return &Object{c: v.c, loc: v.location(), inert: true}
 	}
-	return &Object{c: v.c, loc: v.loc, obj: o}
+	return &Object{c: v.c, loc: v.location(), obj: o}
 }
 
 // List validates a required list and returns an accessor for its items
 // (list_type when not a list).
 func (v Value) List() *List {
 	if !v.required() {
-		return &List{c: v.c, loc: v.loc, inert: true}
+		return &List{c: v.c, loc: v.location(), inert: true}
 	}
 	a, ok := v.v.([]any)
 	if !ok {
-		v.c.add(typeItem("list_type", v.loc, v.v))
-		return &List{c: v.c, loc: v.loc, inert: true}
+		v.c.add(typeItem("list_type", v.location(), v.v))
+		return &List{c: v.c, loc: v.location(), inert: true}
 	}
-	return &List{c: v.c, loc: v.loc, items: a}
+	return &List{c: v.c, loc: v.location(), items: a}
 }
 
 // DecimalMap validates a required dict[str, Decimal]: dict_type when not an
