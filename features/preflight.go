@@ -143,6 +143,11 @@ func call(ctx context.Context, client *http.Client, method, u, body, header, val
 	return res.StatusCode, string(b), nil
 }
 
+// cleanupBudget is how long the cleanup of n institutions may take.
+func cleanupBudget(n int) time.Duration {
+	return max(time.Minute, time.Duration(n)*time.Second)
+}
+
 // cleanup deletes the institutions the run created through the control plane, so a shared
 // sandbox is left as the run found it (decisions D9). It returns what it could not delete.
 func (rn *run) cleanup(ctx context.Context) []string {
@@ -153,8 +158,10 @@ func (rn *run) cleanup(ctx context.Context) []string {
 	if len(ids) == 0 || rn.opts.KeepTenants {
 		return nil
 	}
-	// The run's own context may be over (a timeout, an interrupt): the cleanup gets its own.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	// The run's own context may be over (a timeout, an interrupt): the cleanup gets its own, a
+	// second for each institution and at least a minute, so a large run on a slow or busy
+	// sandbox is not cut short while every deletion still makes progress.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBudget(len(ids)))
 	defer cancel()
 	var (
 		mu       sync.Mutex
