@@ -631,7 +631,7 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 		{"a Location re-escaped as Go's URL writes it", "health.feature", "The redirect's Location is the decoded path, quoted as Starlette quotes it",
 			`expected header Location to end with`, nil, goEscapedLocation},
 		{"any Host named in a Location", "health.feature", "A redirect names the Host only when Starlette reads it as host[:port]",
-			`expected header Location not to contain`, nil, hostAsSentInLocation},
+			`expected header Location to not contain`, nil, hostAsSentInLocation},
 		{"Allow on every routing answer", "health.feature", "Allow goes with 405 only, never with a 404 or a redirect",
 			`expected no Allow header`, nil, allowOnEveryRoutingAnswer},
 		{"no match before a final newline", "health.feature", "A route matches its path with one final newline, as Starlette's patterns do",
