@@ -259,6 +259,37 @@ func (e *encoder) member(m *simulator.Member) {
 	e.time(m.CreatedAt)
 }
 
+// encodeMemberRef is the value of a member's entries in member_user: what Get User Detail shows
+// of the member beside its core id (the key's end) — its core id type and dbp id — so that a
+// detail reads no member record. A member is never changed once created (CreateMember), so the
+// copy stays the record's.
+func encodeMemberRef(m *simulator.Member) []byte {
+	e := encoder{b: []byte{recordV1}}
+	e.str(m.CoreIDType)
+	e.bool(m.DBPID != nil)
+	if m.DBPID != nil {
+		e.str(*m.DBPID)
+	}
+	return e.b
+}
+
+// decodeMemberRef reads a member_user value into m (its CoreIDType and DBPID); ok is false for
+// the empty value of a store written before member_user kept them, or one it cannot read, and
+// the caller reads the member record.
+func decodeMemberRef(raw []byte, m *simulator.Member) (ok bool) {
+	if len(raw) == 0 || raw[0] != recordV1 {
+		return false
+	}
+	d := decoder{b: raw[1:]}
+	d.share()
+	m.CoreIDType = d.str()
+	if d.bool() {
+		id := d.str()
+		m.DBPID = &id
+	}
+	return d.err == nil && len(d.b) == 0
+}
+
 func (e *encoder) order(o *simulator.Order) {
 	e.b = append(e.b, recordV1)
 	e.str(o.ID)

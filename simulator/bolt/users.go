@@ -166,9 +166,11 @@ func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDTy
 		v.CoreIDs, v.DBPIDs = []simulator.IdentityRef{}, []simulator.IdentityRef{}
 		prefix := cat(inst(instID), []byte(u.PlatformID), []byte{0})
 		c := tx.Bucket(bMemberUser).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		for k, ref := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, ref = c.Next() {
 			var m simulator.Member
-			if err := getRecord(tx, bMembers, cat(inst(instID), k[len(prefix):]), &m, "member not found"); err != nil {
+			if decodeMemberRef(ref, &m) {
+				m.CoreID = string(k[len(prefix):])
+			} else if err := getRecord(tx, bMembers, cat(inst(instID), k[len(prefix):]), &m, "member not found"); err != nil {
 				return fmt.Errorf("member index is stale: %w", err)
 			}
 			v.CoreIDs = append(v.CoreIDs, simulator.IdentityRef{ID: m.CoreID, Type: m.CoreIDType})
