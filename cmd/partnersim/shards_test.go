@@ -20,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/partnersim/partnersim/fixtures"
+	"github.com/partnersim/partnersim/internal/nginx"
 )
 
 // shardKeys are a published key of each institution of the three-shard set.
@@ -45,12 +46,8 @@ var threeShards = []shard{{Name: "a", Institutions: []string{"ins_harbor"}}, {Na
 // of them, or skips when nginx is not installed.
 func startShardCluster(t testing.TB, layout []shard) *shardCluster {
 	t.Helper()
-	nginx, err := exec.LookPath("nginx")
-	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/nginx"); serr != nil {
-			t.Skip("nginx is not installed (apt-get install nginx; .ci/run installs it): the shards are tested behind the real proxy only")
-		}
-		nginx = "/usr/sbin/nginx"
+	if _, err := nginx.Path(); err != nil {
+		t.Skipf("%v: the shards are tested behind the real proxy only", err)
 	}
 	dir := t.TempDir()
 	sc := &shardCluster{dir: dir, set: filepath.Join(dir, "set"), mapFile: filepath.Join(dir, "shards.json"),
@@ -84,53 +81,15 @@ func startShardCluster(t testing.TB, layout []shard) *shardCluster {
 	require.NoError(t, err)
 	conf, err := exec.Command(bin, "shard-map", "--nginx", "--map", sc.mapFile, "--fixtures", sc.set, "--listen", ports[len(layout)]).Output()
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "partnersim.conf"), conf, 0o644))
-	// As root nginx runs its worker as nobody, who cannot enter the test's directory (0700) for
-	// its temporary files: keep the worker root there.
-	user := ""
-	if os.Geteuid() == 0 {
-		user = "user root;"
-	}
-	main := fmt.Sprintf(`daemon off;
-%[2]s
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log error;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path %[1]s/body;
-    proxy_temp_path %[1]s/proxy;
-    fastcgi_temp_path %[1]s/fastcgi;
-    uwsgi_temp_path %[1]s/uwsgi;
-    scgi_temp_path %[1]s/scgi;
-    include %[1]s/partnersim.conf;
-}
-`, dir, user)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(main), 0o644))
-	cmd := exec.Command(nginx, "-e", filepath.Join(dir, "error.log"), "-p", dir, "-c", filepath.Join(dir, "nginx.conf"))
-	require.NoError(t, cmd.Start())
+	sc.proxy = "http://" + ports[len(layout)]
+	ngx, err := nginx.Start(dir, string(conf), ports[len(layout)], 1)
+	require.NoError(t, err)
 	t.Cleanup(func() {
-		// SIGINT: the master stops its worker too (SIGKILL would leave the worker running).
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
+		ngx.Stop()
 		if t.Failed() {
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Logf("nginx's error log:\n%s", log)
+			t.Logf("nginx's error log:\n%s", ngx.ErrorLog())
 		}
 	})
-	sc.proxy = "http://" + ports[len(layout)]
-	// nginx answers once its listener is up; ask it until then (it starts in milliseconds).
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(sc.proxy + "/health")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "nginx did not answer within 10s: %v", err)
-		time.Sleep(20 * time.Millisecond)
-	}
 	return sc
 }
 

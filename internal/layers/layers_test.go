@@ -105,6 +105,7 @@ var rules = map[string]rule{
 	"github.com/partnersim/partnersim/internal/release":            {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/internal/kubeschema":         {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/internal/junit":              {ours: []string{}, outside: []string{}},
+	"github.com/partnersim/partnersim/internal/nginx":              {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/examples/pipelines":          {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/features/mutants":            {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/cmd/partnersim":              {direct: []string{"github.com/partnersim/partnersim/simulator/bolt", "github.com/partnersim/partnersim/simulator/httpapi/...", harness}},
