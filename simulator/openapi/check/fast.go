@@ -22,12 +22,32 @@ func init() {
 	}
 	slow := openapi3.SchemaStringFormats["date-time"]
 	openapi3.DefineStringFormatValidator("date-time", openapi3.NewCallbackValidator(func(v string) error {
-		if dateTime(v) {
-			_, err := time.Parse(time.DateOnly, v[:len(time.DateOnly)])
-			return err
+		if !dateTime(v) {
+			return slow.Validate(v) // its error, as before
 		}
-		return slow.Validate(v) // its error, as before
+		if dayInMonth(v) {
+			return nil
+		}
+		_, err := time.Parse(time.DateOnly, v[:len(time.DateOnly)]) // its error, as before
+		return err
 	}))
+}
+
+// dayInMonth says whether the date that begins v, YYYY-MM-DD with month 01–12 and day 01–31
+// (dateTime's), has that day in that month: what time.Parse adds to the regular expression.
+func dayInMonth(v string) bool {
+	year := int(v[0]-'0')*1000 + int(v[1]-'0')*100 + int(v[2]-'0')*10 + int(v[3]-'0')
+	month, day := int(v[5]-'0')*10+int(v[6]-'0'), int(v[8]-'0')*10+int(v[9]-'0')
+	switch month {
+	case 4, 6, 9, 11:
+		return day <= 30
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return day <= 29
+		}
+		return day <= 28
+	}
+	return true
 }
 
 // dateTime says whether v matches openapi3.FormatOfStringDateTime, kin-openapi's regular

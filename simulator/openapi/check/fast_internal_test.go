@@ -3,9 +3,11 @@ package check
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -107,4 +109,20 @@ func TestDateTimeAnswersAsTheRegexp(t *testing.T) {
 		}
 	}
 	t.Logf("%d strings compared", n)
+}
+
+// dayInMonth answers as time.Parse for every day 01–31 of every month of years around the
+// leap rules' edges.
+func TestDayInMonthAnswersAsTimeParse(t *testing.T) {
+	for _, y := range []int{0, 4, 100, 400, 1900, 1999, 2000, 2024, 2025, 2100, 9996, 9999} {
+		for m := 1; m <= 12; m++ {
+			for d := 1; d <= 31; d++ {
+				v := fmt.Sprintf("%04d-%02d-%02dT00:00:00Z", y, m, d)
+				_, err := time.Parse(time.DateOnly, v[:10])
+				if got := dayInMonth(v); got != (err == nil) {
+					t.Errorf("%s: dayInMonth says %v, time.Parse %v", v, got, err)
+				}
+			}
+		}
+	}
 }
