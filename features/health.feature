@@ -89,6 +89,20 @@ Feature: Health and routing
     Then the response status is 307
     And the response header "Location" ends with "{base_path}/users/%EF%BF%BD/"
 
+  @assumed @rule:D19.5
+  Scenario Outline: A redirect names the Host only when Starlette reads it as host[:port]
+    When I GET "/orders?x=1" with the header "Host" set to "<host>" without an API key
+    Then the response status is 307
+    And the response header "Location" ends with "{base_path}/orders/?x=1"
+    And the response header "Location" does not contain "//<host>/"
+
+    Examples:
+      | host             |
+      | localhost:       |
+      | [::1]:           |
+      | 127.0.0.1:       |
+      | my_app.localhost |
+
   @assumed @rule:D19.3
   Scenario: Allow goes with 405 only, never with a 404 or a redirect
     When I POST "/users//" without an API key

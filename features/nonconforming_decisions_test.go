@@ -500,6 +500,17 @@ func goEscapedLocation(res *http.Response) error {
 	return nil
 }
 
+// hostAsSentInLocation is a sandbox whose redirect names the Host header whatever it holds,
+// not only one Starlette reads as host[:port].
+func hostAsSentInLocation(res *http.Response) error {
+	loc, err := url.Parse(res.Header.Get("Location"))
+	if res.StatusCode == http.StatusTemporaryRedirect && err == nil && loc.Host != "" {
+		loc.Host = res.Request.Host
+		res.Header.Set("Location", loc.String())
+	}
+	return nil
+}
+
 // allowOnEveryRoutingAnswer is a sandbox that names a path's methods on its 404s and 307s too.
 func allowOnEveryRoutingAnswer(res *http.Response) error {
 	if res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusTemporaryRedirect {
@@ -619,6 +630,8 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 			"expected status 201, got POST", oneRefusalSentence, nil},
 		{"a Location re-escaped as Go's URL writes it", "health.feature", "The redirect's Location is the decoded path, quoted as Starlette quotes it",
 			`expected header Location to end with`, nil, goEscapedLocation},
+		{"any Host named in a Location", "health.feature", "A redirect names the Host only when Starlette reads it as host[:port]",
+			`expected header Location to not contain`, nil, hostAsSentInLocation},
 		{"Allow on every routing answer", "health.feature", "Allow goes with 405 only, never with a 404 or a redirect",
 			`expected no Allow header`, nil, allowOnEveryRoutingAnswer},
 		{"no match before a final newline", "health.feature", "A route matches its path with one final newline, as Starlette's patterns do",

@@ -24,6 +24,7 @@ func (w *world) responseSteps(sc *godog.ScenarioContext) {
 	sc.Step(`^the response header `+q+` is present$`, w.headerPresent)
 	sc.Step(`^the response header `+q+` is absent$`, w.headerAbsent)
 	sc.Step(`^the response header `+q+` ends with `+q+`$`, w.headerEndsWith)
+	sc.Step(`^the response header `+q+` does not contain `+q+`$`, w.headerLacks)
 	sc.Step(`^the response header `+q+` has the directive `+q+`$`, w.headerDirective)
 	sc.Step(`^the response header `+q+` lists `+q+`$`, w.headerLists)
 	sc.Step(`^the response is JSON:$`, w.bodyIs)
@@ -197,7 +198,17 @@ func (w *world) headerAbsent(name string) error {
 }
 
 func (w *world) headerEndsWith(name, suffix string) error {
-	suffix, err := w.expand(unq(suffix))
+	return w.headerText(name, suffix, "end with", strings.HasSuffix)
+}
+
+func (w *world) headerLacks(name, text string) error {
+	return w.headerText(name, text, "not contain", func(v, t string) bool { return !strings.Contains(v, t) })
+}
+
+// headerText checks the first value of a header against a step's text (variables expanded):
+// holds(value, text) must be true, else the step fails saying the header should "<verb>" it.
+func (w *world) headerText(name, text, verb string, holds func(v, text string) bool) error {
+	text, err := w.expand(unq(text))
 	if err != nil {
 		return err
 	}
@@ -205,8 +216,8 @@ func (w *world) headerEndsWith(name, suffix string) error {
 	if err != nil {
 		return err
 	}
-	if !strings.HasSuffix(v, suffix) {
-		return fmt.Errorf("expected header %s to end with %q, got %q", name, suffix, v)
+	if !holds(v, text) {
+		return fmt.Errorf("expected header %s to %s %q, got %q", name, verb, text, v)
 	}
 	return nil
 }

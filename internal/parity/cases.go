@@ -57,6 +57,11 @@ func Cases() []sandboxtest.ParityCase {
 	}
 	out = append(out, sandboxtest.ParityCase{Name: "slash HTTP/1.0 no Host", Request: sandboxtest.ParityRequest{Method: "GET", Target: "/v1/users?x=1", Proto: "HTTP/1.0", NoHost: true}},
 		sandboxtest.ParityCase{Name: "slash Host localhost", Request: sandboxtest.ParityRequest{Method: "GET", Target: "/v1/users", NoHost: true, Headers: []string{"Host: LocalHost"}}})
+	// Hosts the sandbox answers (decisions D18) that Starlette's _HOST_RE reads, or does not read,
+	// as host[:port]: the redirect keeps the one and puts the server's address for the other.
+	for _, h := range []string{"localhost:8000", "localhost:", "[::1]:8000", "[::1]:", "[::1]", "my_app.localhost", "app.localhost.:80", "127.0.0.1:"} {
+		out = append(out, sandboxtest.ParityCase{Name: "slash Host " + h, Request: sandboxtest.ParityRequest{Method: "GET", Target: "/v1/orders?x=1", NoHost: true, Headers: []string{"Host: " + h}}})
+	}
 
 	// Allow only with 405 (decisions D2, D19).
 	for _, c := range [][2]string{

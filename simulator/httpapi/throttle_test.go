@@ -1,9 +1,7 @@
 package httpapi_test
 
 import (
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -15,17 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/partnersim/partnersim/internal/sandboxtest"
 	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
-// clientFrom returns a client whose connections come from the loopback address local, so a
-// test can be two client addresses at once.
-func clientFrom(local string) *http.Client {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
-	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		return d.DialContext(ctx, network, addr)
-	}}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
+var clientFrom = sandboxtest.ClientFrom
 
 func send(t *testing.T, c *http.Client, req *http.Request) (int, http.Header, string) {
 	t.Helper()
@@ -62,24 +54,45 @@ func assertThrottled(t *testing.T, status int, h http.Header, what string) {
 	assert.True(t, secs >= 1 && secs <= 60, "%s: Retry-After %d, want 1..60", what, secs)
 }
 
+// answer is one token check's status, headers and body.
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// guessedOut makes 20 failed token checks from c on a fresh sandbox (guess makes the i-th,
+// from 0), then checks a 21st wrong token and the right one with check, and returns the sandbox
+// and those two answers — made again on a fresh sandbox when a run straddles a minute's end
+// (sandboxtest.InOneTokenWindow).
+func guessedOut(t *testing.T, guess func(a *api, i int), check func(a *api, tok string) (int, http.Header, string)) (a *api, wrong, right answer) {
+	sandboxtest.InOneTokenWindow(func(int) bool {
+		a = MustServe(t)
+		for i := range 20 {
+			guess(a, i)
+		}
+		wrong.status, wrong.header, wrong.body = check(a, "guess-21")
+		right.status, right.header, right.body = check(a, token)
+		return wrong.status == http.StatusTooManyRequests && right.status == http.StatusTooManyRequests
+	})
+	return a, wrong, right
+}
+
 // Failed x-sandbox-token checks are throttled per client address (decisions D18): after 20 in
 // a minute every token check from that address is answered 429 with Retry-After — the right
 // token too, or a guesser would learn it from the first non-429 — while other addresses and
 // the partner API go on.
 func TestWrongSandboxTokensAreThrottledPerAddress(t *testing.T) {
-	a := MustServe(t)
 	guesser, other := clientFrom("127.0.0.1"), clientFrom("127.0.0.2")
-	for i := range 20 {
+	a, wrong, right := guessedOut(t, func(a *api, i int) {
 		status, _, body := tokenCall(t, a, guesser, "guess-"+strconv.Itoa(i))
 		require.Equal(t, http.StatusUnauthorized, status, "guess %d: %s", i+1, body)
-	}
-	status, h, body := tokenCall(t, a, guesser, "guess-21")
-	assertThrottled(t, status, h, "the 21st wrong token")
-	assert.Contains(t, gjson.Get(body, "detail").String(), "Retry-After")
-	status, h, _ = tokenCall(t, a, guesser, token)
-	assertThrottled(t, status, h, "the right token from the throttled address")
+	}, func(a *api, tok string) (int, http.Header, string) { return tokenCall(t, a, guesser, tok) })
+	assertThrottled(t, wrong.status, wrong.header, "the 21st wrong token")
+	assert.Contains(t, gjson.Get(wrong.body, "detail").String(), "Retry-After")
+	assertThrottled(t, right.status, right.header, "the right token from the throttled address")
 
-	status, _, body = tokenCall(t, a, other, token)
+	status, _, body := tokenCall(t, a, other, token)
 	assert.Equal(t, http.StatusOK, status, "another address: %s", body)
 	req, err := http.NewRequest("GET", a.URL+"/v1/users/?per_page=1", nil)
 	require.NoError(t, err)
@@ -99,23 +112,21 @@ func TestWrongSandboxTokensAreThrottledPerAddress(t *testing.T) {
 
 // The console's sign-in is the same token check, counted in the same table (decisions D18).
 func TestWrongConsoleSignInsAreThrottled(t *testing.T) {
-	a := MustServe(t)
 	c := clientFrom("127.0.0.1")
-	for i := range 15 {
-		status, _, body := signIn(t, a, c, "guess-"+strconv.Itoa(i))
-		require.Equal(t, http.StatusUnauthorized, status, "sign-in %d: %.200s", i+1, body)
-	}
-	for i := range 5 {
+	a, wrong, right := guessedOut(t, func(a *api, i int) {
+		if i < 15 {
+			status, _, body := signIn(t, a, c, "guess-"+strconv.Itoa(i))
+			require.Equal(t, http.StatusUnauthorized, status, "sign-in %d: %.200s", i+1, body)
+			return
+		}
 		status, _, _ := tokenCall(t, a, c, "header-guess-"+strconv.Itoa(i))
 		require.Equal(t, http.StatusUnauthorized, status)
-	}
-	status, h, body := signIn(t, a, c, "guess-21")
-	assertThrottled(t, status, h, "the 21st wrong check, a sign-in")
-	assert.Contains(t, body, "Too many")
-	status, h, _ = signIn(t, a, c, token)
-	assertThrottled(t, status, h, "the right token from the throttled address")
-	assert.Empty(t, h.Values("Set-Cookie"), "no session for a throttled sign-in")
-	status, _, _ = signIn(t, a, clientFrom("127.0.0.3"), token)
+	}, func(a *api, tok string) (int, http.Header, string) { return signIn(t, a, c, tok) })
+	assertThrottled(t, wrong.status, wrong.header, "the 21st wrong check, a sign-in")
+	assert.Contains(t, wrong.body, "Too many")
+	assertThrottled(t, right.status, right.header, "the right token from the throttled address")
+	assert.Empty(t, right.header.Values("Set-Cookie"), "no session for a throttled sign-in")
+	status, _, _ := signIn(t, a, clientFrom("127.0.0.3"), token)
 	assert.Equal(t, http.StatusSeeOther, status, "another address signs in")
 }
 
@@ -124,8 +135,8 @@ func TestWrongConsoleSignInsAreThrottled(t *testing.T) {
 // X-Forwarded-For that is not a trusted proxy, so 20 wrong tokens from one client throttle that
 // client only; from any other peer the header is ignored.
 func TestTrustedProxyThrottlesTheClient(t *testing.T) {
-	a := MustServe(t, func(c *sandbox.Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} })
-	proxy, other := clientFrom("127.0.0.1"), clientFrom("127.0.0.2")
+	var a *api
+	proxy := clientFrom("127.0.0.1")
 	via := func(c *http.Client, xff, tok string) (int, http.Header) {
 		req, err := http.NewRequest("GET", a.URL+"/_sandbox/institutions", nil)
 		require.NoError(t, err)
@@ -136,11 +147,17 @@ func TestTrustedProxyThrottlesTheClient(t *testing.T) {
 		status, h, _ := send(t, c, req)
 		return status, h
 	}
-	for i := range 20 {
-		status, _ := via(proxy, "198.51.100.1, 203.0.113.5", "guess-"+strconv.Itoa(i))
-		require.Equal(t, http.StatusUnauthorized, status, "guess %d", i+1)
-	}
-	status, h := via(proxy, "203.0.113.5", token)
+	var status int
+	var h http.Header
+	sandboxtest.InOneTokenWindow(func(int) bool {
+		a = MustServe(t, func(c *sandbox.Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} })
+		for i := range 20 {
+			status, _ := via(proxy, "198.51.100.1, 203.0.113.5", "guess-"+strconv.Itoa(i))
+			require.Equal(t, http.StatusUnauthorized, status, "guess %d", i+1)
+		}
+		status, h = via(proxy, "203.0.113.5", token)
+		return status == http.StatusTooManyRequests
+	})
 	assertThrottled(t, status, h, "the guessing client, through the proxy")
 	status, _ = via(proxy, "203.0.113.6", token)
 	assert.Equal(t, http.StatusOK, status, "another client through the same proxy")
@@ -149,10 +166,14 @@ func TestTrustedProxyThrottlesTheClient(t *testing.T) {
 
 	// From a peer that is not a trusted proxy the header is ignored: its guesses count against
 	// the peer, whatever client it names.
-	for i := range 20 {
-		status, _ := via(other, "192.0.2."+strconv.Itoa(i+1), "guess-"+strconv.Itoa(i))
-		require.Equal(t, http.StatusUnauthorized, status, "guess %d", i+1)
-	}
-	status, h = via(other, "192.0.2.200", token)
+	sandboxtest.InOneTokenWindow(func(run int) bool {
+		other := clientFrom("127.0.0." + strconv.Itoa(2+run))
+		for i := range 20 {
+			status, _ := via(other, "192.0.2."+strconv.Itoa(i+1), "guess-"+strconv.Itoa(i))
+			require.Equal(t, http.StatusUnauthorized, status, "guess %d", i+1)
+		}
+		status, h = via(other, "192.0.2.200", token)
+		return status == http.StatusTooManyRequests
+	})
 	assertThrottled(t, status, h, "an untrusted peer naming a new client")
 }
