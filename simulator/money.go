@@ -347,7 +347,13 @@ func (s *CentsSum) AddHolding(c int64, exp int32, p decimal.Decimal) {
 		s.spoilt = true
 		return
 	}
-	v, ok := mulInt64(c, p.CoefficientInt64())
+	s.AddHoldingAt(c, exp, p.CoefficientInt64(), p.Exponent())
+}
+
+// AddHoldingAt is AddHolding at the price pc×10^pexp, a price already in coefficient form (at
+// most 18 digits).
+func (s *CentsSum) AddHoldingAt(c int64, exp int32, pc int64, pexp int32) {
+	v, ok := mulInt64(c, pc)
 	if ok && s.factor != 0 {
 		v, ok = mulInt64(v, s.factor)
 	}
@@ -355,7 +361,7 @@ func (s *CentsSum) AddHolding(c int64, exp int32, p decimal.Decimal) {
 		s.spoilt = true
 		return
 	}
-	s.Add(v, exp+p.Exponent()+s.factorExp)
+	s.Add(v, exp+pexp+s.factorExp)
 }
 
 // Cents returns the sum rounded half-even to cents; ok is false when it was not computed

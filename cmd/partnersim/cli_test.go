@@ -18,15 +18,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
-	"github.com/partnersim/partnersim/internal/sandboxtest"
-	"github.com/partnersim/partnersim/receiver/certify"
-	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/openapi"
 )
 
@@ -52,24 +48,14 @@ func TestHelpSucceedsEverywhere(t *testing.T) {
 // Flags after positional arguments are flags: `snapshot save -h` must not
 // save a snapshot named "-h", and `snapshot save NAME --sandbox-url …` reaches that URL.
 func TestFlagsAfterPositionalArguments(t *testing.T) {
-	var mu sync.Mutex
-	var paths []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		paths = append(paths, r.URL.Path)
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"snapshot":"nightly","action":"saved"}`))
-	}))
-	defer srv.Close()
+	rec := newControlRecorder(t, `{"snapshot":"nightly","action":"saved"}`)
 	var out bytes.Buffer
-	require.NoError(t, run(context.Background(), []string{"partnersim", "snapshot", "save", "-h", "--sandbox-url", srv.URL}, noEnv, &out, &out))
-	require.NoError(t, run(context.Background(), []string{"partnersim", "snapshot", "save", "nightly", "--sandbox-url", srv.URL, "--sandbox-token", "t"}, noEnv, &out, &out))
-	require.NoError(t, run(context.Background(), []string{"partnersim", "scenario", "run", "onboarding", "--sandbox-url", srv.URL, "--sandbox-token", "t"}, noEnv, &out, &out))
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Equal(t, []string{"/_sandbox/snapshots/nightly", "/_sandbox/scenarios/onboarding/run"}, paths[:min(2, len(paths))])
-	err := run(context.Background(), []string{"partnersim", "snapshot", "save", "a", "b", "--sandbox-url", srv.URL}, noEnv, &out, &out)
+	require.NoError(t, run(context.Background(), []string{"partnersim", "snapshot", "save", "-h", "--sandbox-url", rec.srv.URL}, noEnv, &out, &out))
+	require.NoError(t, run(context.Background(), []string{"partnersim", "snapshot", "save", "nightly", "--sandbox-url", rec.srv.URL, "--sandbox-token", "t"}, noEnv, &out, &out))
+	require.NoError(t, run(context.Background(), []string{"partnersim", "scenario", "run", "onboarding", "--sandbox-url", rec.srv.URL, "--sandbox-token", "t"}, noEnv, &out, &out))
+	got := rec.got()
+	assert.Equal(t, []string{"POST /_sandbox/snapshots/nightly", "POST /_sandbox/scenarios/onboarding/run"}, got[:min(2, len(got))])
+	err := run(context.Background(), []string{"partnersim", "snapshot", "save", "a", "b", "--sandbox-url", rec.srv.URL}, noEnv, &out, &out)
 	assert.ErrorContains(t, err, "one NAME")
 }
 
@@ -239,33 +225,13 @@ func TestServeAllowedHost(t *testing.T) {
 	assert.Contains(t, err.Error(), "--allowed-host")
 }
 
-// The samples certify and send deliver are events as the sandbox writes them: their created_at
-// is simulator.FormatTime's (pydantic v2's datetime, decisions D5).
-func TestSampleTimesAreTheSandboxs(t *testing.T) {
-	for _, ns := range []int{0, 1_000, 123_456_789, 999_999_999, 999} {
-		at := time.Date(2026, 3, 1, 12, 0, 0, ns, time.UTC)
-		body, err := certify.Sample(certify.KindKYC, "evt_x", at)
-		require.NoError(t, err)
-		assert.Equal(t, simulator.FormatTime(at), gjson.GetBytes(body, "created_at").String(), "ns %d", ns)
-	}
-}
-
 // serve's log lines write their times as every other value the sandbox emits (pydantic v2's
 // datetime: Z, microseconds at most; decisions D5), so one parser reads them all.
 func TestServeLogTimesAreThePydanticForm(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr sandboxtest.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"partnersim", "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db")}, noEnv, &stdout, &stderr)
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(stderr.String(), `"msg":"serving"`) {
-		require.True(t, time.Now().Before(deadline), "serve did not log serving: %s", stderr.String())
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel()
-	require.NoError(t, <-done)
+	serve := startCLI(t, noEnv, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db"))
+	stderr := serve.errOut
+	waitOutput(t, stderr, `"msg":"serving"`)
+	require.NoError(t, serve.stop())
 	pydantic := regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z$`)
 	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 	require.NotEmpty(t, lines)
@@ -305,13 +271,13 @@ func TestOpenAPIPrintsTheServedDocuments(t *testing.T) {
 // --allowed-host takes host names or .suffix patterns that name a domain (decisions D18): ".",
 // "*", a wildcard and an empty value would answer every Host, so serve refuses to start.
 func TestServeAllowedHostRefusesEveryName(t *testing.T) {
+	// A serve that starts returns nil at once on a context that has already ended.
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
 	for _, h := range []string{".", "*", "", " ", "*.example.test", "..", ".example..test", "a,,b"} {
 		var out bytes.Buffer
-		// A serve that starts returns nil when the context ends.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := run(ctx, []string{"partnersim", "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db"),
+		err := run(ended, []string{"partnersim", "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db"),
 			"--allowed-host", h}, noEnv, &out, &out)
-		cancel()
 		if !assert.Error(t, err, "--allowed-host %q started", h) {
 			continue
 		}
@@ -323,23 +289,11 @@ func TestServeAllowedHostRefusesEveryName(t *testing.T) {
 // logs (decisions D18): container and CI logs keep both.
 func TestServePrintsTheTokenOnceAndMasksItInLogs(t *testing.T) {
 	const tok = "an-operator-secret-of-24+chars-x"
-	out, logs := newSyncBuffer(), newSyncBuffer()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"partnersim", "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db"),
-			"--sandbox-token", tok, "--log-level", "debug"}, noEnv, out, logs)
-	}()
-	deadline := time.After(30 * time.Second)
-	for !strings.Contains(out.String(), "try: curl") {
-		select {
-		case <-out.wrote:
-		case <-deadline:
-			t.Fatalf("no banner: %s", out.String())
-		}
-	}
-	cancel()
-	require.NoError(t, <-done)
+	serve := startCLI(t, noEnv, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db"),
+		"--sandbox-token", tok, "--log-level", "debug")
+	out, logs := serve.out, serve.errOut
+	waitOutput(t, out, "try: curl")
+	require.NoError(t, serve.stop())
 	assert.Equal(t, 1, strings.Count(out.String(), tok), "the banner prints the token once:\n%s", out.String())
 	assert.NotContains(t, logs.String(), tok)
 
@@ -350,29 +304,3 @@ func TestServePrintsTheTokenOnceAndMasksItInLogs(t *testing.T) {
 	assert.Contains(t, buf.String(), "/…/y")
 }
 
-// syncBuffer is a buffer two goroutines may share; wrote is signalled after each write.
-type syncBuffer struct {
-	mu    sync.Mutex
-	b     bytes.Buffer
-	wrote chan struct{}
-}
-
-func newSyncBuffer() *syncBuffer { return &syncBuffer{wrote: make(chan struct{}, 1)} }
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	defer func() {
-		select {
-		case s.wrote <- struct{}{}:
-		default:
-		}
-	}()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}

@@ -137,17 +137,7 @@ func TestControlCommandsFollowTheEnvironment(t *testing.T) {
 // serve prints what a second terminal needs, and every hint partnersim prints runs as printed:
 // the export line, the first call, trigger's "fill it", scenario's clock, deliveries' next page.
 func TestPrintedHintsRunAsPrinted(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &sandboxtest.Buffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, cli("serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db"), "--sandbox-token", otherToken),
-			func(k string) string { return map[string]string{"GOMEMLIMIT": "off"}[k] }, out, &sandboxtest.Buffer{})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	out := startCLI(t, noGOMEMLIMIT, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db"), "--sandbox-token", otherToken).out
 	exports := waitOutput(t, out, `(?m)^\s+(export .*)$`)[1]
 	base := regexp.MustCompile(`API base URL\s+(http://\S+)/v1`).FindStringSubmatch(out.String())[1]
 	assert.Equal(t, "export PARTNERSIM_SANDBOX_URL="+base+" PARTNERSIM_SANDBOX_TOKEN="+otherToken, exports)
@@ -220,21 +210,16 @@ func TestDeliveriesListsAndFollows(t *testing.T) {
 	assert.ErrorContains(t, err, "--output \"yaml\": use table or json")
 
 	// Follow: nothing from before it began; the failing attempt of a new transaction event.
-	ctx, cancel := context.WithCancel(context.Background())
-	followOut, followErr := &sandboxtest.Buffer{}, &sandboxtest.Buffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, cli("deliveries", "--follow", "--interval", "100ms"), s.env, followOut, followErr)
-	}()
-	waitOutput(t, followErr, `following new delivery attempts at `+regexp.QuoteMeta(s.URL))
+	follow := startCLI(t, s.env, "deliveries", "--follow", "--interval", "100ms")
+	followOut := follow.out
+	waitOutput(t, follow.errOut, `following new delivery attempts at `+regexp.QuoteMeta(s.URL))
 	out = s.mustCmd(t, "trigger", "order", "--user", "usr_hfcu_0001", "--symbol", "AAPL", "--notional", "10.00")
 	txn := regexp.MustCompile(`transaction (txn_\w+)`).FindStringSubmatch(out)[1]
 	s.mustCmd(t, "trigger", "fill", "--transaction", txn)
 	line := waitOutput(t, followOut, `(?m)^.*attempt 1: HTTP 503 in .*$`)[0]
 	assert.Contains(t, line, "transaction")
 	assert.NotContains(t, followOut.String(), ev, "attempts made before following began are not printed")
-	cancel()
-	require.NoError(t, <-done, "Ctrl-C ends following without an error")
+	require.NoError(t, follow.stop(), "Ctrl-C ends following without an error")
 	assert.GreaterOrEqual(t, failing.Load(), int64(1))
 
 	// trigger clock lists the retry it made due, with its answer.
@@ -273,21 +258,14 @@ func TestEventsResendSecretRotateScenarioWait(t *testing.T) {
 	assert.ErrorContains(t, err, "--institution")
 
 	// --wait: the run ends once the clock reaches its last step.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	waitOut, waitErr := &sandboxtest.Buffer{}, &sandboxtest.Buffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, cli("scenario", "run", "onboarding-approved", "--institution", "ins_harbor", "--wait"), s.env, waitOut, waitErr)
-	}()
-	waitOutput(t, waitErr, `waiting for the run to end`)
-	select {
-	case err := <-done:
-		t.Fatalf("--wait returned before the clock moved: %v\n%s", err, waitOut.String())
-	default:
+	wait := startCLI(t, s.env, "scenario", "run", "onboarding-approved", "--institution", "ins_harbor", "--wait")
+	waitOut := wait.out
+	waitOutput(t, wait.errOut, `waiting for the run to end`)
+	if wait.ended() {
+		t.Fatalf("--wait returned before the clock moved: %v\n%s", wait.err, waitOut.String())
 	}
 	s.mustCmd(t, "trigger", "clock", "--seconds", "86400")
-	require.NoError(t, <-done, waitOut.String())
+	require.NoError(t, wait.wait(), waitOut.String())
 	assert.Regexp(t, `(?m)^run run_\w+ completed$`, waitOut.String())
 	assert.Regexp(t, `4\. kyc\s+done`, waitOut.String())
 }

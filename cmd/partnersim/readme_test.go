@@ -22,7 +22,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/partnersim/partnersim/fixtures"
-	"github.com/partnersim/partnersim/internal/sandboxtest"
 	"github.com/partnersim/partnersim/simulator"
 )
 
@@ -285,18 +284,8 @@ func isCurl(command string) bool {
 // startServe runs `partnersim serve` on a free port with a fresh store, and returns its base URL.
 func startServe(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &sandboxtest.Buffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, cli("serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db")),
-			func(k string) string { return map[string]string{"GOMEMLIMIT": "off"}[k] }, out, &sandboxtest.Buffer{})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return waitOutput(t, out, `API base URL\s+(http://\S+)/v1`)[1]
+	r := startCLI(t, noGOMEMLIMIT, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "s.db"))
+	return waitOutput(t, r.out, `API base URL\s+(http://\S+)/v1`)[1]
 }
 
 // `make run ARGS=…` passes its flags to serve, as the README's "another port" line says.

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,42 +38,75 @@ func waitOutput(tb testing.TB, out *sandboxtest.Buffer, re string) []string {
 	return m
 }
 
+// running is a command run in the background by a test, its output captured; it is stopped
+// when the test ends.
+type running struct {
+	out, errOut *sandboxtest.Buffer
+	cancel      context.CancelFunc
+	done        chan struct{} // closed when run returns
+	err         error         // what run returned, once done is closed
+}
+
+// startCLI runs `partnersim command args…` in the background with getenv.
+func startCLI(tb testing.TB, getenv func(string) string, command string, args ...string) *running {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{out: &sandboxtest.Buffer{}, errOut: &sandboxtest.Buffer{}, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		r.err = run(ctx, cli(command, args...), getenv, r.out, r.errOut)
+		close(r.done)
+	}()
+	tb.Cleanup(func() { _ = r.stop() })
+	return r
+}
+
+// ended reports whether the command has returned.
+func (r *running) ended() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits for the command to return by itself and returns its error.
+func (r *running) wait() error {
+	select {
+	case <-r.done:
+		return r.err
+	case <-time.After(10 * time.Second):
+		return errors.New("the command did not end within 10s")
+	}
+}
+
+// stop ends the command as Ctrl-C does (main's NotifyContext) and returns its error.
+func (r *running) stop() error {
+	r.cancel()
+	return r.wait()
+}
+
+// noGOMEMLIMIT is an environment that switches serve's memory limit off.
+func noGOMEMLIMIT(k string) string { return map[string]string{"GOMEMLIMIT": "off"}[k] }
+
 // receiving is a `partnersim receive` running in the test.
 type receiving struct {
-	out, errOut *sandboxtest.Buffer
-	base        string // http://127.0.0.1:port
-	stop        func() error
+	*running
+	base string // http://127.0.0.1:port
 }
 
 func startReceive(tb testing.TB, getenv func(string) string, args ...string) *receiving {
 	tb.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &receiving{out: &sandboxtest.Buffer{}, errOut: &sandboxtest.Buffer{}}
 	args = append([]string{"--addr", "127.0.0.1:0", "--db", filepath.Join(tb.TempDir(), "receiver.db")}, args...)
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, cli("receive", args...), getenv, r.out, r.errOut) }()
-	var once sync.Once
-	var err error
-	r.stop = func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case err = <-done:
-			case <-time.After(10 * time.Second):
-				err = errors.New("receive did not stop within 10s of its context ending")
-			}
-		})
-		return err
-	}
-	tb.Cleanup(func() { _ = r.stop() })
+	r := &receiving{running: startCLI(tb, getenv, "receive", args...)}
 	rx := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(10 * time.Second)
 	for !rx.MatchString(r.out.String()) {
 		select {
-		case err := <-done:
-			tb.Fatalf("receive ended early: %v\n%s", err, r.errOut.String())
+		case <-r.done:
+			tb.Fatalf("receive ended early: %v\n%s", r.err, r.errOut.String())
 		case <-deadline:
 			tb.Fatalf("no banner within 10s:\n%s", r.out.String())
 		case <-tick.C:

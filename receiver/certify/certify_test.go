@@ -26,6 +26,7 @@ import (
 
 	"github.com/partnersim/partnersim/receiver"
 	"github.com/partnersim/partnersim/receiver/certify"
+	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/webhook/signature"
 )
 
@@ -529,6 +530,18 @@ func TestSamples(t *testing.T) {
 	assert.Regexp(t, `"data":\{"user_account_id":"test_user","product":"crypto","kyc_status":"approved"\},"links":\{"self":"/v1/users/usr_test_\w{24}/\?user_account_id_type=platform"\}\}$`, string(test))
 	_, err := certify.Sample("fill", "evt_x", at)
 	assert.ErrorContains(t, err, `unknown sample kind "fill"`)
+	// A sample's created_at is the sandbox's own: simulator.FormatTime (pydantic v2's datetime,
+	// decisions D5), whatever the instant's fraction.
+	for _, ns := range []int{0, 999, 1_000, 123_456_789, 999_999_999} {
+		at := time.Date(2026, 3, 1, 12, 0, 0, ns, time.UTC)
+		body, err := certify.Sample(certify.KindKYC, "evt_x", at)
+		require.NoError(t, err)
+		var env struct {
+			CreatedAt string `json:"created_at"`
+		}
+		require.NoError(t, json.Unmarshal(body, &env))
+		assert.Equal(t, simulator.FormatTime(at), env.CreatedAt, "ns %d", ns)
+	}
 	assert.Regexp(t, `^evt_[0-9A-Za-z]{24}$`, certify.NewID("evt"))
 	assert.NotEqual(t, certify.NewID("evt"), certify.NewID("evt"))
 }

@@ -259,6 +259,37 @@ func (e *encoder) member(m *simulator.Member) {
 	e.time(m.CreatedAt)
 }
 
+// encodeMemberRef is the value of a member's entries in member_user: what Get User Detail shows
+// of the member beside its core id (the key's end) — its core id type and dbp id — so that a
+// detail reads no member record. A member is never changed once created (CreateMember), so the
+// copy stays the record's.
+func encodeMemberRef(m *simulator.Member) []byte {
+	e := encoder{b: []byte{recordV1}}
+	e.str(m.CoreIDType)
+	e.bool(m.DBPID != nil)
+	if m.DBPID != nil {
+		e.str(*m.DBPID)
+	}
+	return e.b
+}
+
+// decodeMemberRef reads a member_user value into m (its CoreIDType and DBPID); ok is false for
+// the empty value of a store written before member_user kept them, or one it cannot read, and
+// the caller reads the member record.
+func decodeMemberRef(raw []byte, m *simulator.Member) (ok bool) {
+	if len(raw) == 0 || raw[0] != recordV1 {
+		return false
+	}
+	d := decoder{b: raw[1:]}
+	d.share()
+	m.CoreIDType = d.str()
+	if d.bool() {
+		id := d.str()
+		m.DBPID = &id
+	}
+	return d.err == nil && len(d.b) == 0
+}
+
 func (e *encoder) order(o *simulator.Order) {
 	e.b = append(e.b, recordV1)
 	e.str(o.ID)
@@ -348,6 +379,11 @@ func (d *decoder) fail(err error) {
 }
 
 func (d *decoder) uvarint() uint64 {
+	if len(d.b) > 0 && d.b[0] < 0x80 { // one byte: most lengths and numbers a record holds
+		n := d.b[0]
+		d.b = d.b[1:]
+		return uint64(n)
+	}
 	n, k := binary.Uvarint(d.b)
 	if k <= 0 {
 		d.fail(errShort)
@@ -358,6 +394,11 @@ func (d *decoder) uvarint() uint64 {
 }
 
 func (d *decoder) varint() int64 {
+	if len(d.b) > 0 && d.b[0] < 0x80 { // one byte, zigzag-encoded as binary.Varint reads it
+		u := int64(d.b[0])
+		d.b = d.b[1:]
+		return u>>1 ^ -(u & 1)
+	}
 	n, k := binary.Varint(d.b)
 	if k <= 0 {
 		d.fail(errShort)
@@ -420,9 +461,8 @@ func (d *decoder) strs() []string {
 }
 
 func (d *decoder) time() time.Time {
-	sec, nsec, off := d.varint(), d.uvarint(), d.varint()
-	if nsec >= 1e9 || off < -86400*2 || off > 86400*2 {
-		d.fail(errors.New("binary record: bad time"))
+	sec, nsec, off := d.skipTime()
+	if d.err != nil {
 		return time.Time{}
 	}
 	t := time.Unix(sec, int64(nsec))
@@ -430,6 +470,16 @@ func (d *decoder) time() time.Time {
 		return t.UTC()
 	}
 	return t.In(time.FixedZone("", int(off)))
+}
+
+// skipTime reads a time's fields and checks them as time does, without making the time (a list
+// item steps over two times a user).
+func (d *decoder) skipTime() (sec int64, nsec uint64, off int64) {
+	sec, nsec, off = d.varint(), d.uvarint(), d.varint()
+	if nsec >= 1e9 || off < -86400*2 || off > 86400*2 {
+		d.fail(errors.New("binary record: bad time"))
+	}
+	return sec, nsec, off
 }
 
 func (d *decoder) timePtr() *time.Time {
@@ -515,13 +565,13 @@ func (d *decoder) user(u *simulator.User) {
 // when the item cannot be made so — an amount stored as text (beyond 18 digits), a value
 // beyond int64, a product or status it does not know, a malformed record — and the caller
 // decodes the whole user; accounts is then as it was given.
-func (d *decoder) userItem(it *simulator.UserItem, prices map[string]decimal.Decimal, accounts []simulator.AccountItem) (inst, uaid []byte, _ []simulator.AccountItem) {
+func (d *decoder) userItem(it *simulator.UserItem, prices *priceTable, accounts []simulator.AccountItem) (inst, uaid []byte, _ []simulator.AccountItem) {
 	given := accounts
 	d.raw(d.uvarint()) // platform id
 	inst = d.raw(d.uvarint())
 	uaid = d.raw(d.uvarint())
-	d.time()           // created_at
-	d.time()           // terms accepted_at
+	d.skipTime()       // created_at
+	d.skipTime()       // terms accepted_at
 	d.raw(d.uvarint()) // terms version
 	d.varint()         // live sessions
 	n := d.length()
@@ -553,7 +603,9 @@ func (d *decoder) userItem(it *simulator.UserItem, prices map[string]decimal.Dec
 			if !ok {
 				return nil, nil, given
 			}
-			value.AddHolding(c, exp, prices[string(symbol)]) // none: zero
+			if !prices.addHolding(&value, symbol, c, exp) {
+				return nil, nil, given
+			}
 		}
 		d.raw(d.uvarint()) // portfolio
 		cents, ok := value.Cents()

@@ -397,7 +397,7 @@ func TestUserItemMatchesWholeUser(t *testing.T) {
 		var got simulator.UserItem
 		d := decoder{b: raw[1:]}
 		kept := []simulator.AccountItem{{Product: "kept"}}
-		inst, uaid, accounts := d.userItem(&got, prices, kept)
+		inst, uaid, accounts := d.userItem(&got, newPriceTable(prices), kept)
 		if uaid == nil {
 			require.Equal(t, kept, accounts, "user %d: declined, the accounts as given", i)
 			continue

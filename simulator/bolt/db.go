@@ -476,11 +476,33 @@ func countOf(tx *bbolt.Tx, bucket, prefix []byte) int {
 // readInstitution is getInstitution through the read cache: the result is shared and must
 // not be modified (writers use getInstitution).
 func (s *DB) readInstitution(tx *bbolt.Tx, id string) (*simulator.Institution, error) {
-	v, err := s.caches[string(bInstitutions)].get(tx, id, func() (any, error) { return getInstitution(tx, id) })
+	r, err := s.readPriced(tx, id)
 	if err != nil {
 		return nil, err
 	}
-	return v.(*simulator.Institution), nil
+	return r.Institution, nil
+}
+
+// pricedInstitution is an institution as the read cache keeps it: with its prices as a
+// priceTable, made once for every list page read until the institution is written again.
+type pricedInstitution struct {
+	*simulator.Institution
+	prices *priceTable
+}
+
+// readPriced is readInstitution with the institution's price table.
+func (s *DB) readPriced(tx *bbolt.Tx, id string) (*pricedInstitution, error) {
+	v, err := s.caches[string(bInstitutions)].get(tx, id, func() (any, error) {
+		in, err := getInstitution(tx, id)
+		if err != nil {
+			return nil, err
+		}
+		return &pricedInstitution{in, newPriceTable(in.Prices)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*pricedInstitution), nil
 }
 
 // getRecord decodes the value at key into v; a missing key is an ENOTFOUND error with msg.

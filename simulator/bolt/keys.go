@@ -22,7 +22,7 @@ var (
 	bUserIndex     = []byte("user_index")     // see userIndexKey
 	bMembers       = []byte("members")        // inst + core id → Member JSON
 	bMemberDBP     = []byte("member_dbp")     // inst + dbp id → core id
-	bMemberUser    = []byte("member_user")    // inst + platform id + 0 + core id → nil
+	bMemberUser    = []byte("member_user")    // inst + platform id + 0 + core id → memberRef (codec.go); empty before it
 	bOrders        = []byte("order_records")  // inst + placed_at timeKey + order id → Order (codec.go); clustered.go
 	bOrderKeys     = []byte("order_keys")     // order id → inst + placed_at timeKey, its key in order_records less the id
 	bOrderIndex    = []byte("order_index")    // see orderIndexKey

@@ -114,15 +114,21 @@ func (s *DB) ListOrderItems(ctx context.Context, instID string, f simulator.Orde
 // copy of the page's records.
 func orderItems(tx *bbolt.Tx, keys [][]byte, instID string) ([]simulator.OrderItem, error) {
 	raws := make([][]byte, len(keys)) // the transaction's bytes
-	var copied strings.Builder
-	copied.Grow(160 * len(keys))
+	size := 0
 	err := eachRecord(tx, bOrders, keys, "order", func(i int, raw []byte) error {
 		raws[i] = raw
-		copied.Write(raw)
+		size += len(raw)
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	// One copy of the page's records, sized once they are found: a guess of the size grew the
+	// copy (and copied it again) on most pages.
+	var copied strings.Builder
+	copied.Grow(size)
+	for _, raw := range raws {
+		copied.Write(raw)
 	}
 	all, at := copied.String(), 0
 	items := make([]simulator.OrderItem, len(keys))

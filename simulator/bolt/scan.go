@@ -6,8 +6,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sync"
 
-	"github.com/shopspring/decimal"
 	"go.etcd.io/bbolt"
 
 	"github.com/partnersim/partnersim/simulator"
@@ -169,50 +169,67 @@ func pageRecords[T any](tx *bbolt.Tx, bucket []byte, keys [][]byte, instID strin
 // prices: each decoded only as far as its item shows (decoder.userItem), their accounts in one
 // slab and their user_account_ids in one string for the page; a user whose amounts are not
 // valued exactly in int64 cents is decoded whole and valued in decimal (User.Item).
-func userItems(tx *bbolt.Tx, keys [][]byte, instID string, prices map[string]decimal.Decimal) ([]simulator.UserItem, error) {
+func userItems(tx *bbolt.Tx, keys [][]byte, instID string, in *pricedInstitution) ([]simulator.UserItem, error) {
 	items := make([]simulator.UserItem, len(keys))
-	accounts := make([]simulator.AccountItem, 0, len(simulator.Products)*len(keys)) // an account a product
-	uaids := make([]byte, 0, 16*len(keys))
-	ends := make([]int, len(keys)) // each item's user_account_id ends there in uaids
+	sc := userScratch.Get().(*itemScratch)
+	defer userScratch.Put(sc)
+	accounts, uaids := sc.accounts[:0], sc.uaids[:0]
+	ends := append(sc.ends[:0], make([]itemEnd, len(keys))...)
 	err := eachRecord(tx, bUsers, keys, "user", func(i int, raw []byte) error {
 		start := len(accounts)
 		d := decoder{b: raw}
 		var inst, uaid []byte
 		if len(raw) > 0 && raw[0] == recordV1 {
 			d.b = raw[1:]
-			inst, uaid, accounts = d.userItem(&items[i], prices, accounts)
+			inst, uaid, accounts = d.userItem(&items[i], in.prices, accounts)
 		}
 		if uaid == nil { // a record of the JSON form, or an amount beyond int64: whole
 			var u simulator.User
 			if err := decodeRecord(raw, &u); err != nil {
 				return fmt.Errorf("decode %s/%q: %w", bUsers, keys[i], err)
 			}
-			accounts = accounts[:start]
-			items[i] = u.Item(prices, accounts)
+			items[i] = u.Item(in.Prices, accounts[:start])
 			accounts = items[i].Accounts
 			inst, uaid = []byte(u.InstitutionID), []byte(u.UserAccountID)
 		}
 		if string(inst) != instID {
 			return staleIndex("user")
 		}
-		items[i].Accounts = accounts[start:len(accounts):len(accounts)]
 		uaids = append(uaids, uaid...)
-		ends[i] = len(uaids)
+		ends[i] = itemEnd{accounts: len(accounts), uaid: len(uaids)}
 		return nil
 	})
+	sc.accounts, sc.uaids, sc.ends = accounts, uaids, ends
 	if err != nil {
 		return nil, err
 	}
+	// The page's accounts and user_account_ids, each copied once into room of their exact size.
+	slab := make([]simulator.AccountItem, len(accounts)) // never nil: an item's accounts are a list
+	copy(slab, accounts)
 	all := string(uaids)
-	for i := range items {
-		start := 0
-		if i > 0 {
-			start = ends[i-1]
-		}
-		items[i].UserAccountID = all[start:ends[i]]
+	var was itemEnd
+	for i, end := range ends {
+		items[i].Accounts = slab[was.accounts:end.accounts:end.accounts]
+		items[i].UserAccountID = all[was.uaid:end.uaid]
+		was = end
 	}
 	return items, nil
 }
+
+// itemScratch is userItems' working room, kept between pages (userScratch): a page's accounts
+// are decoded into it and copied out once their number is known. Room for an account a product
+// was 3.5 KB a page of 25, zeroed and scanned by the collector and mostly unused; room for
+// fewer grew (and copied) on pages of users with more.
+type itemScratch struct {
+	accounts []simulator.AccountItem
+	uaids    []byte
+	ends     []itemEnd
+}
+
+// itemEnd is where an item's accounts and user_account_id end in an itemScratch.
+type itemEnd struct{ accounts, uaid int }
+
+var userScratch = sync.Pool{New: func() any { return new(itemScratch) }}
 
 // eachRecord steps to each record a page names, by key, in one bucket: one cursor for the page
 // (a Get a record opened the bucket and grew a cursor's stack each time), and gives it to fn

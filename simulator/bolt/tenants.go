@@ -95,8 +95,9 @@ func (w *writeTx) putMember(m *simulator.Member) error {
 			return err
 		}
 	}
+	ref := encodeMemberRef(m)
 	for _, pid := range m.UserIDs {
-		if err := w.put(bMemberUser, cat(in, []byte(pid), []byte{0}, []byte(m.CoreID)), nil); err != nil {
+		if err := w.put(bMemberUser, cat(in, []byte(pid), []byte{0}, []byte(m.CoreID)), ref); err != nil {
 			return err
 		}
 	}

@@ -166,9 +166,11 @@ func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDTy
 		v.CoreIDs, v.DBPIDs = []simulator.IdentityRef{}, []simulator.IdentityRef{}
 		prefix := cat(inst(instID), []byte(u.PlatformID), []byte{0})
 		c := tx.Bucket(bMemberUser).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		for k, ref := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, ref = c.Next() {
 			var m simulator.Member
-			if err := getRecord(tx, bMembers, cat(inst(instID), k[len(prefix):]), &m, "member not found"); err != nil {
+			if decodeMemberRef(ref, &m) {
+				m.CoreID = string(k[len(prefix):])
+			} else if err := getRecord(tx, bMembers, cat(inst(instID), k[len(prefix):]), &m, "member not found"); err != nil {
 				return fmt.Errorf("member index is stale: %w", err)
 			}
 			v.CoreIDs = append(v.CoreIDs, simulator.IdentityRef{ID: m.CoreID, Type: m.CoreIDType})
@@ -255,7 +257,7 @@ func (s *DB) RevokeSessions(ctx context.Context, instID, id string, t simulator.
 // unknown, an empty page when the created_at window matches nothing.
 func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
 	page := &simulator.UserPage{Users: []*simulator.User{}}
-	return orNil(page, s.listUsers(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, in *simulator.Institution, keys [][]byte) (err error) {
+	return orNil(page, s.listUsers(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, in *pricedInstitution, keys [][]byte) (err error) {
 		page.Prices = in.Prices
 		page.Users, err = pageRecords(tx, bUsers, keys, instID, func(u *simulator.User) string { return u.InstitutionID }, "user")
 		return err
@@ -267,8 +269,8 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 // fields no item shows and amounts into decimals.
 func (s *DB) ListUserItems(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserItemPage, error) {
 	page := &simulator.UserItemPage{Items: []simulator.UserItem{}}
-	return orNil(page, s.listUsers(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, in *simulator.Institution, keys [][]byte) (err error) {
-		page.Items, err = userItems(tx, keys, instID, in.Prices)
+	return orNil(page, s.listUsers(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, in *pricedInstitution, keys [][]byte) (err error) {
+		page.Items, err = userItems(tx, keys, instID, in)
 		return err
 	}))
 }
@@ -277,9 +279,9 @@ func (s *DB) ListUserItems(ctx context.Context, instID string, f simulator.UserF
 // entries plus, when a filter the index cannot answer is present, one pass over the chosen
 // index's range to count matches. It stores the count of every match in *total and hands the
 // page's keys in user_records to read, which decodes them.
-func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilter, total *int, read func(tx *bbolt.Tx, in *simulator.Institution, keys [][]byte) error) error {
+func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilter, total *int, read func(tx *bbolt.Tx, in *pricedInstitution, keys [][]byte) error) error {
 	return s.view(ctx, func(tx *bbolt.Tx) error {
-		in, err := s.readInstitution(tx, instID)
+		in, err := s.readPriced(tx, instID)
 		if err != nil || f.MatchesNothing() {
 			return err
 		}

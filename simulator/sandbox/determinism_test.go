@@ -1,63 +1,35 @@
 package sandbox_test
 
 import (
-	"bytes"
-	"context"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/partnersim/partnersim/internal/sandboxtest"
 	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
-// run plays a fixed script against a deterministic sandbox and returns what the receiver got.
+// deterministicRun plays a fixed script against a deterministic sandbox and returns what the
+// receiver got.
 func deterministicRun(t *testing.T) (body []byte, sig string, secret string) {
 	t.Helper()
 	seed := uint64(42)
 	frozen := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "d.db"), Seed: &seed, FrozenClock: &frozen})
-	require.NoError(t, err)
-	defer sb.Close()
-	api := httptest.NewServer(sb.Server)
-	defer api.Close()
-	got := make(chan [2]string, 4)
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got <- [2]string{string(b), r.Header.Get("X-Partner-Webhook-Signature")}
-	}))
-	defer recv.Close()
-	call := func(method, path, body string, hdr ...string) gjson.Result {
-		req, _ := http.NewRequest(method, api.URL+path, bytes.NewReader([]byte(body)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("x-sandbox-token", sb.Token)
-		if len(hdr) > 0 {
-			req.Header.Set("x-api-key", hdr[0])
-		}
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		require.Less(t, res.StatusCode, 300, string(b))
-		return gjson.ParseBytes(b)
-	}
-	inst := call("POST", "/_sandbox/institutions", `{"name":"Det","vendors":{"core":null,"dbp":null}}`).Get("institution_id").String()
-	key := call("POST", "/_sandbox/institutions/"+inst+"/keys", `{"scopes":["manage:webhooks"]}`).Get("key").String()
-	secret = call("POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+recv.URL+`"}`, key).Get("signing_secret").String()
-	pid := call("POST", "/_sandbox/institutions/"+inst+"/users", `{"user_account_id":"det","accounts":[{"product":"crypto","kyc_status":"pending"}]}`).Get("platform_id").String()
-	call("POST", "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`)
-	select {
-	case d := <-got:
-		return []byte(d[0]), d[1], secret
-	case <-time.After(5 * time.Second):
-		t.Fatal("no delivery")
-		return nil, "", ""
-	}
+	s := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.Seed, c.FrozenClock = &seed, &frozen })
+	recv := sandboxtest.NewCallback(t, sandboxtest.Answering(http.StatusOK))
+	inst := s.MustControl(t, "POST", "/_sandbox/institutions", `{"name":"Det","vendors":{"core":null,"dbp":null}}`).JSON("institution_id").String()
+	key := s.MustControl(t, "POST", "/_sandbox/institutions/"+inst+"/keys", `{"scopes":["manage:webhooks"]}`).JSON("key").String()
+	sub := s.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+recv.URL+`"}`, "x-api-key: "+key)
+	require.Equal(t, http.StatusCreated, sub.Status, sub.Body)
+	pid := s.MustControl(t, "POST", "/_sandbox/institutions/"+inst+"/users", `{"user_account_id":"det","accounts":[{"product":"crypto","kyc_status":"pending"}]}`).
+		JSON("platform_id").String()
+	s.MustControl(t, "POST", "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`)
+	sandboxtest.Eventually(t, func() bool { return len(recv.Received()) > 0 }, "no delivery")
+	d := recv.Received()[0]
+	return d.Body, d.Header.Get("X-Partner-Webhook-Signature"), sub.JSON("signing_secret").String()
 }
 
 // TestDeterministicModeIsByteIdentical: with --seed and --frozen-clock two runs give the same

@@ -26,40 +26,32 @@ func TestIsLoopback(t *testing.T) {
 // On an address that is not loopback (decisions D17) the sandbox refuses the fixtures'
 // published token, and switches loopback callbacks off unless explicitly allowed.
 func TestExposedSandbox(t *testing.T) {
-	open := func(cfg sandbox.Config) (*sandbox.Sandbox, error) {
-		cfg.DBPath = filepath.Join(t.TempDir(), "s.db")
-		sb, err := sandbox.Open(context.Background(), cfg)
-		if err == nil {
-			t.Cleanup(func() { sb.Close() })
-		}
-		return sb, err
-	}
-	_, err := open(sandbox.Config{Exposed: true})
+	_, err := openSandbox(t, sandbox.Config{Exposed: true})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "published")
 	assert.Contains(t, err.Error(), "--sandbox-token")
-	_, err = open(sandbox.Config{Exposed: true, SandboxToken: "psim_sandbox_default_token_2026"})
+	_, err = openSandbox(t, sandbox.Config{Exposed: true, SandboxToken: "psim_sandbox_default_token_2026"})
 	require.Error(t, err, "the published token passed explicitly is still the published token")
 
 	loopbackURL := "http://127.0.0.1:9/hooks"
-	sb, err := open(sandbox.Config{Exposed: true, NoControl: true})
+	sb, err := openSandbox(t, sandbox.Config{Exposed: true, NoControl: true})
 	require.NoError(t, err, "without a control plane there is no token to protect")
 	assert.Error(t, sb.Guard.CheckURL(context.Background(), loopbackURL), "loopback callbacks are off when exposed")
 
-	sb, err = open(sandbox.Config{Exposed: true, SandboxToken: "a-secret-of-our-own-24-chars"})
+	sb, err = openSandbox(t, sandbox.Config{Exposed: true, SandboxToken: "a-secret-of-our-own-24-chars"})
 	require.NoError(t, err)
 	assert.Error(t, sb.Guard.CheckURL(context.Background(), loopbackURL))
 
 	on := true
-	sb, err = open(sandbox.Config{Exposed: true, SandboxToken: "a-secret-of-our-own-24-chars", AllowLoopbackCallbacks: &on})
+	sb, err = openSandbox(t, sandbox.Config{Exposed: true, SandboxToken: "a-secret-of-our-own-24-chars", AllowLoopbackCallbacks: &on})
 	require.NoError(t, err)
 	assert.NoError(t, sb.Guard.CheckURL(context.Background(), loopbackURL), "explicitly allowed")
 
-	sb, err = open(sandbox.Config{})
+	sb, err = openSandbox(t, sandbox.Config{})
 	require.NoError(t, err)
 	assert.NoError(t, sb.Guard.CheckURL(context.Background(), loopbackURL), "on loopback, allowed by default")
 	off := false
-	sb, err = open(sandbox.Config{AllowLoopbackCallbacks: &off})
+	sb, err = openSandbox(t, sandbox.Config{AllowLoopbackCallbacks: &off})
 	require.NoError(t, err)
 	assert.Error(t, sb.Guard.CheckURL(context.Background(), loopbackURL))
 }
@@ -79,27 +71,26 @@ func copyDefaultSet(t *testing.T, token string) string {
 // fixtures keeps their published token whatever set is named later.
 func TestExposedSandboxJudgesTheEffectiveToken(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
-	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: db})
+	sb, err := openSandbox(t, sandbox.Config{DBPath: db})
 	require.NoError(t, err)
 	require.NoError(t, sb.Close())
 
 	other := copyDefaultSet(t, "another-set-token-0123456789abcdef")
-	sb, err = sandbox.Open(context.Background(), sandbox.Config{DBPath: db, Exposed: true, Fixtures: os.DirFS(other)})
+	sb, err = openSandbox(t, sandbox.Config{DBPath: db, Exposed: true, Fixtures: os.DirFS(other)})
 	if err == nil {
-		t.Cleanup(func() { sb.Close() })
 		t.Fatalf("started exposed with the store's token %q, the default fixtures' published one", sb.Token)
 	}
 	assert.Contains(t, err.Error(), "published")
 	assert.Contains(t, err.Error(), "--sandbox-token")
 
 	// A fixture set's token is published with the set, whichever set it is.
-	_, err = sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "o.db"), Exposed: true, Fixtures: os.DirFS(other)})
+	_, err = openSandbox(t, sandbox.Config{Exposed: true, Fixtures: os.DirFS(other)})
 	require.Error(t, err)
-	_, err = sandbox.Open(context.Background(), sandbox.Config{DBPath: db, Exposed: true, Fixtures: os.DirFS(other),
+	_, err = openSandbox(t, sandbox.Config{DBPath: db, Exposed: true, Fixtures: os.DirFS(other),
 		SandboxToken: "psim_sandbox_default_token_2026"})
 	require.Error(t, err, "the default set's token named explicitly")
 
-	sb, err = sandbox.Open(context.Background(), sandbox.Config{DBPath: db, Exposed: true, Fixtures: os.DirFS(other),
+	sb, err = openSandbox(t, sandbox.Config{DBPath: db, Exposed: true, Fixtures: os.DirFS(other),
 		SandboxToken: "an-operator-secret-of-24+chars"})
 	require.NoError(t, err)
 	require.NoError(t, sb.Close())
@@ -108,19 +99,16 @@ func TestExposedSandboxJudgesTheEffectiveToken(t *testing.T) {
 // Beyond loopback a token must be at least 24 characters (decisions D18); on loopback any is.
 func TestExposedSandboxRefusesShortTokens(t *testing.T) {
 	for _, tok := range []string{"a", "short-secret", "23-characters-long-oops"} {
-		_, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "s.db"), Exposed: true, SandboxToken: tok})
+		_, err := openSandbox(t, sandbox.Config{Exposed: true, SandboxToken: tok})
 		require.Error(t, err, "token %q", tok)
 		assert.Contains(t, err.Error(), "at least 24 characters", "token %q", tok)
 		assert.Contains(t, err.Error(), "--sandbox-token", "token %q", tok)
 	}
-	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "s.db"), SandboxToken: "a"})
+	_, err := openSandbox(t, sandbox.Config{SandboxToken: "a"})
 	require.NoError(t, err, "on loopback a short token is the operator's business")
-	require.NoError(t, sb.Close())
-	sb, err = sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "s.db"), Exposed: true,
-		Fixtures: os.DirFS(copyDefaultSetWithoutToken(t))})
+	sb, err := openSandbox(t, sandbox.Config{Exposed: true, Fixtures: os.DirFS(copyDefaultSetWithoutToken(t))})
 	require.NoError(t, err, "a generated token is the operator's own")
 	assert.GreaterOrEqual(t, len(sb.Token), 24)
-	require.NoError(t, sb.Close())
 }
 
 func copyDefaultSetWithoutToken(t *testing.T) string {
@@ -137,10 +125,8 @@ func TestExposedGeneratedTokenIgnoresTheSeed(t *testing.T) {
 	set := os.DirFS(copyDefaultSetWithoutToken(t))
 	seed, frozen := uint64(42), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	token := func(exposed bool) string {
-		sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "s.db"), Fixtures: set,
-			Seed: &seed, FrozenClock: &frozen, Exposed: exposed})
+		sb, err := openSandbox(t, sandbox.Config{Fixtures: set, Seed: &seed, FrozenClock: &frozen, Exposed: exposed})
 		require.NoError(t, err)
-		defer sb.Close()
 		return sb.Token
 	}
 	a, b := token(true), token(true)

@@ -1,11 +1,8 @@
 package sandbox_test
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -13,23 +10,16 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/partnersim/partnersim/internal/sandboxtest"
 	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
-// get answers a GET through the gate's listener: status, Retry-After and body.
+// get answers a GET through the gate's listener (headers are "Name: value"): status,
+// Retry-After and body. The listener must answer, never hang or refuse.
 func get(t *testing.T, url string, header ...string) (int, string, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	require.NoError(t, err)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err, "GET %s: the listener must answer, never hang or refuse", url)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, resp.Header.Get("Retry-After"), string(b)
+	r := sandboxtest.Do(t, http.DefaultClient, http.MethodGet, url, "", "", header...)
+	return r.Status, r.Header.Get("Retry-After"), r.Body
 }
 
 // While a set builds, the listener is up and answers: /livez 200, /readyz and every API and
@@ -53,7 +43,7 @@ func TestGateAnswersLoadingWhileTheSetBuilds(t *testing.T) {
 	var sb *sandbox.Sandbox
 	go func() {
 		var err error
-		sb, err = sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "s.db"), LoadProgress: progress})
+		sb, err = openSandbox(t, sandbox.Config{LoadProgress: progress})
 		opened <- err
 	}()
 	<-inWrite
@@ -61,7 +51,7 @@ func TestGateAnswersLoadingWhileTheSetBuilds(t *testing.T) {
 	code, _, _ := get(t, srv.URL+"/livez")
 	assert.Equal(t, http.StatusOK, code, "/livez while loading")
 	for _, path := range []string{"/readyz", "/v1/users/", "/_sandbox/institutions", "/health", "/_sandbox/ui/"} {
-		code, retry, body := get(t, srv.URL+path, "x-api-key", "whatever", "x-sandbox-token", "whatever")
+		code, retry, body := get(t, srv.URL+path, "x-api-key: whatever", "x-sandbox-token: whatever")
 		assert.Equal(t, http.StatusServiceUnavailable, code, "%s while loading: got %d %s", path, code, body)
 		assert.Equal(t, "5", retry, "%s: Retry-After", path)
 		assert.Equal(t, "sandbox is loading", gjson.Get(body, "detail").String(), path)

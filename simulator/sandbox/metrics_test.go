@@ -1,11 +1,7 @@
 package sandbox_test
 
 import (
-	"context"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,19 +19,14 @@ import (
 	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
-// scrape GETs /metrics and parses it with Prometheus' own text parser.
+// scrape GETs /metrics (headers are "Name: value") and parses it with Prometheus' own text
+// parser.
 func scrape(t *testing.T, base string, header ...string) map[string]*dto.MetricFamily {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	r := sandboxtest.Do(t, http.DefaultClient, http.MethodGet, base+"/metrics", "", "", header...)
+	require.Equal(t, http.StatusOK, r.Status)
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(r.Body))
 	require.NoError(t, err, "the scrape parses as Prometheus text")
 	return families
 }
@@ -74,11 +65,8 @@ func value(f *dto.MetricFamily, want map[string]string) float64 {
 // the build's progress. On loopback anyone may scrape; beyond it, only with the sandbox token.
 func TestMetricsScrapedAndParsed(t *testing.T) {
 	metrics := sandbox.NewMetrics()
-	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "s.db"),
-		Metrics: metrics, MetricsOnAPI: true, LoadProgress: metrics.Build})
-	require.NoError(t, err)
-	srv := httptest.NewServer(sb.Server)
-	defer func() { srv.Close(); require.NoError(t, sb.Close()) }()
+	srv := sandboxtest.MustServe(t, func(c *sandbox.Config) { c.Metrics, c.MetricsOnAPI, c.LoadProgress = metrics, true, metrics.Build })
+	sb := srv.SB
 
 	var key fixtures.Key
 	for _, k := range sb.Fixtures.Keys {
@@ -90,24 +78,16 @@ func TestMetricsScrapedAndParsed(t *testing.T) {
 	require.NotEmpty(t, key.Plaintext, "a fixture key that reads users and manages webhooks")
 	hook := sandboxtest.NewCallback(t, sandboxtest.Answering(http.StatusOK))
 	call := func(method, path, body string, header ...string) (int, string) {
-		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		r := sandboxtest.Do(t, http.DefaultClient, method, srv.URL+path, "application/json", body, header...)
+		return r.Status, r.Body
 	}
-	code, _ := call("GET", "/v1/users/?per_page=1", "", "x-api-key", key.Plaintext)
+	code, _ := call("GET", "/v1/users/?per_page=1", "", "x-api-key: "+key.Plaintext)
 	require.Equal(t, 200, code)
 	code, _ = call("GET", "/v1/users/?per_page=1", "")
 	require.Equal(t, 401, code)
 	code, _ = call("GET", "/no/such/path", "")
 	require.Equal(t, 404, code)
-	code, sub := call("POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+hook.URL+`/hook"}`, "x-api-key", key.Plaintext)
+	code, sub := call("POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+hook.URL+`/hook"}`, "x-api-key: "+key.Plaintext)
 	require.Equal(t, 201, code, sub)
 
 	families := scrape(t, srv.URL)
@@ -125,9 +105,9 @@ func TestMetricsScrapedAndParsed(t *testing.T) {
 	// A delivery's outcome is counted for its institution.
 	require.NotEmpty(t, gjson.Get(sub, "subscription_id").String(), sub)
 	code, body := call("POST", "/_sandbox/institutions/"+key.InstitutionID+"/users", `{"user_account_id":"metrics-1","accounts":[{"product":"crypto","kyc_status":"approved"}]}`,
-		"x-sandbox-token", sb.Token)
+		"x-sandbox-token: "+sb.Token)
 	require.Less(t, code, 300, body)
-	code, body = call("POST", "/_sandbox/users/"+gjson.Get(body, "platform_id").String()+"/kyc", `{"product":"crypto","status":"account_takeover"}`, "x-sandbox-token", sb.Token)
+	code, body = call("POST", "/_sandbox/users/"+gjson.Get(body, "platform_id").String()+"/kyc", `{"product":"crypto","status":"account_takeover"}`, "x-sandbox-token: "+sb.Token)
 	require.Less(t, code, 300, body)
 	sandboxtest.Eventually(t, func() bool {
 		return value(scrape(t, srv.URL)["partnersim_webhook_attempts_total"], map[string]string{"institution": key.InstitutionID, "outcome": "delivered"}) >= 1
@@ -135,14 +115,10 @@ func TestMetricsScrapedAndParsed(t *testing.T) {
 
 	// Beyond loopback /metrics is behind the sandbox token.
 	const token = "a-long-enough-sandbox-token-for-metrics"
-	exposed, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(t.TempDir(), "e.db"), Exposed: true,
-		SandboxToken: token, Metrics: sandbox.NewMetrics(), MetricsOnAPI: true})
-	require.NoError(t, err)
-	esrv := httptest.NewServer(exposed.Server)
-	defer func() { esrv.Close(); require.NoError(t, exposed.Close()) }()
-	resp, err := http.Get(esrv.URL + "/metrics")
-	require.NoError(t, err)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "/metrics without the token beyond loopback")
-	assert.NotNil(t, scrape(t, esrv.URL, "x-sandbox-token", token)["partnersim_http_requests_total"])
+	esrv := sandboxtest.MustServe(t, func(c *sandbox.Config) {
+		c.Exposed, c.SandboxToken, c.Metrics, c.MetricsOnAPI = true, token, sandbox.NewMetrics(), true
+	})
+	assert.Equal(t, http.StatusUnauthorized, sandboxtest.Do(t, http.DefaultClient, "GET", esrv.URL+"/metrics", "", "").Status,
+		"/metrics without the token beyond loopback")
+	assert.NotNil(t, scrape(t, esrv.URL, "x-sandbox-token: "+token)["partnersim_http_requests_total"])
 }

@@ -16,11 +16,25 @@ import (
 	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
+// openSandbox opens a sandbox with cfg, on a store in the test's temp folder unless cfg names
+// one, and closes it when the test ends (a test may close it before: Close is idempotent).
+func openSandbox(tb testing.TB, cfg sandbox.Config) (*sandbox.Sandbox, error) {
+	tb.Helper()
+	if cfg.DBPath == "" {
+		cfg.DBPath = filepath.Join(tb.TempDir(), "s.db")
+	}
+	sb, err := sandbox.Open(context.Background(), cfg)
+	if err == nil {
+		tb.Cleanup(func() { sb.Close() })
+	}
+	return sb, err
+}
+
 // newStore writes a loaded default store and returns its path and size.
 func newStore(t *testing.T) (string, int64) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.db")
-	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: path})
+	sb, err := openSandbox(t, sandbox.Config{DBPath: path})
 	require.NoError(t, err)
 	require.NoError(t, sb.Close())
 	st, err := os.Stat(path)
@@ -48,11 +62,8 @@ func TestDamagedStoreRefusedAtOpen(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path, size := newStore(t)
 			require.NoError(t, damage(path, size))
-			sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: path})
-			if err == nil {
-				sb.Close()
-				t.Fatal("a damaged store was opened")
-			}
+			_, err := openSandbox(t, sandbox.Config{DBPath: path})
+			require.Error(t, err, "a damaged store was opened")
 			msg := err.Error()
 			assert.Contains(t, msg, path)
 			assert.Contains(t, msg, "damaged")
@@ -70,7 +81,7 @@ func TestLockedStoreSaysSo(t *testing.T) {
 	other, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
 	require.NoError(t, err)
 	defer other.Close()
-	_, err = sandbox.Open(context.Background(), sandbox.Config{DBPath: path})
+	_, err = openSandbox(t, sandbox.Config{DBPath: path})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "in use by another process")
 	assert.NotContains(t, err.Error(), "damaged")
@@ -80,10 +91,8 @@ func TestLockedStoreSaysSo(t *testing.T) {
 // exactly as a restart on that store does: the checked set's index of every user belonged to
 // the build.
 func TestBuiltSandboxKeepsSettingsOnly(t *testing.T) {
-	dir := t.TempDir()
-	sb, err := sandbox.Open(context.Background(), sandbox.Config{DBPath: filepath.Join(dir, "s.db"), Fixtures: fixtures.Default()})
+	sb, err := openSandbox(t, sandbox.Config{Fixtures: fixtures.Default()})
 	require.NoError(t, err)
-	defer sb.Close()
 	require.True(t, sb.Loaded)
 	require.Error(t, sb.Fixtures.EachUser(func(simulator.User) error { return nil }), "the users were the build's")
 	require.NotEmpty(t, sb.Fixtures.Keys)

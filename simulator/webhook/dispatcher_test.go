@@ -33,7 +33,14 @@ type env struct {
 	stop   func()
 }
 
-func newEnv(tb testing.TB, path string, schedule []time.Duration, timeout time.Duration) *env {
+// newEnv starts an env on a new store in the test's temp folder.
+func newEnv(tb testing.TB, schedule []time.Duration, timeout time.Duration) *env {
+	tb.Helper()
+	return newEnvAt(tb, filepath.Join(tb.TempDir(), "s.db"), schedule, timeout)
+}
+
+// newEnvAt starts an env on the store at path (a restart opens the same file again).
+func newEnvAt(tb testing.TB, path string, schedule []time.Duration, timeout time.Duration) *env {
 	tb.Helper()
 	clock := simulator.NewClock(nil)
 	wake := webhook.NewWaker()
@@ -90,7 +97,7 @@ func (e *env) delivery(tb testing.TB, eventID string) *simulator.Delivery {
 }
 
 func TestDeliverySignedWithIdempotencyKey(t *testing.T) {
-	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), nil, 0)
+	e := newEnv(t, nil, 0)
 	e.seed(t)
 	tg := sandboxtest.NewCallback(t, sandboxtest.Answering(200))
 	e.subscribe(t, tg.URL+"/hooks")
@@ -111,7 +118,7 @@ func TestDeliverySignedWithIdempotencyKey(t *testing.T) {
 }
 
 func TestNoEventForPendingAndOneDeliveryPerSubscription(t *testing.T) {
-	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), nil, 0)
+	e := newEnv(t, nil, 0)
 	e.seed(t)
 	a := sandboxtest.NewCallback(t, sandboxtest.Answering(204))
 	b := sandboxtest.NewCallback(t, sandboxtest.Answering(202))
@@ -125,7 +132,7 @@ func TestNoEventForPendingAndOneDeliveryPerSubscription(t *testing.T) {
 
 func TestRetriesOnScheduleWithSameIDAndBody(t *testing.T) {
 	schedule := []time.Duration{5 * time.Second, 5 * time.Minute}
-	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), schedule, 0)
+	e := newEnv(t, schedule, 0)
 	e.seed(t)
 	tg := sandboxtest.NewCallback(t, func(n int) int { return []int{500, 302, 200}[min(n, 2)] })
 	e.subscribe(t, tg.URL)
@@ -155,7 +162,7 @@ func TestRetriesOnScheduleWithSameIDAndBody(t *testing.T) {
 }
 
 func TestFailedAfterScheduleAndTimeout(t *testing.T) {
-	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), []time.Duration{time.Second}, 100*time.Millisecond)
+	e := newEnv(t, []time.Duration{time.Second}, 100*time.Millisecond)
 	e.seed(t)
 	block := make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -179,7 +186,7 @@ func TestFailedAfterScheduleAndTimeout(t *testing.T) {
 }
 
 func TestDeletedSubscriptionEndsPendingDeliveries(t *testing.T) {
-	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), []time.Duration{time.Hour}, 0)
+	e := newEnv(t, []time.Duration{time.Hour}, 0)
 	e.seed(t)
 	tg := sandboxtest.NewCallback(t, sandboxtest.Answering(503))
 	sub := e.subscribe(t, tg.URL)
@@ -204,7 +211,7 @@ func TestDeliveryResumesAfterRestart(t *testing.T) {
 		}
 		return 500
 	})
-	e := newEnv(t, path, []time.Duration{time.Millisecond}, 0)
+	e := newEnvAt(t, path, []time.Duration{time.Millisecond}, 0)
 	e.seed(t)
 	e.subscribe(t, tg.URL)
 	// Stop the dispatcher before the event exists: it lands only in the outbox.
@@ -216,13 +223,13 @@ func TestDeliveryResumesAfterRestart(t *testing.T) {
 	ev := move.Event
 	require.NoError(t, db.Close())
 	up.Store(true)
-	e2 := newEnv(t, path, nil, 0)
+	e2 := newEnvAt(t, path, nil, 0)
 	sandboxtest.Eventually(t, func() bool { return e2.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "delivered after restart")
 	assert.Len(t, tg.Received(), 1)
 }
 
 func TestRotationSignsWithBothSecretsNewFirst(t *testing.T) {
-	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), nil, 0)
+	e := newEnv(t, nil, 0)
 	e.seed(t)
 	tg := sandboxtest.NewCallback(t, sandboxtest.Answering(200))
 	e.subscribe(t, tg.URL)
@@ -243,7 +250,7 @@ func TestRotationSignsWithBothSecretsNewFirst(t *testing.T) {
 }
 
 func TestPrivateCallbackRefusedAtConnect(t *testing.T) {
-	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), []time.Duration{}, 0)
+	e := newEnv(t, []time.Duration{}, 0)
 	e.seed(t)
 	tg := sandboxtest.NewCallback(t, sandboxtest.Answering(200))
 	strict := netguard.New(netguard.Options{AllowLoopback: false})

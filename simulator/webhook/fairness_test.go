@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,7 +20,7 @@ import (
 // events due, more than the dispatcher's 8 workers; institution B's one event must still be
 // delivered at once. Before per-institution shares, B waited for A's attempts to time out.
 func TestHangingInstitutionDoesNotStallOthers(t *testing.T) {
-	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), nil, 10*time.Second)
+	e := newEnv(t, nil, 10*time.Second)
 	e.seed(t)
 	release := make(chan struct{})
 	var hung atomic.Int32
@@ -66,7 +65,7 @@ func TestHangingInstitutionDoesNotStallOthers(t *testing.T) {
 // request). Measured from the attempt's end, the retry slipped by that advance and never came
 // (a flaky contract scenario found it).
 func TestRetryDelayCountsFromTheAttemptsStart(t *testing.T) {
-	e := newEnv(t, filepath.Join(t.TempDir(), "s.db"), []time.Duration{300 * time.Second}, 10*time.Second)
+	e := newEnv(t, []time.Duration{300 * time.Second}, 10*time.Second)
 	e.seed(t)
 	held := make(chan struct{})
 	release := make(chan struct{})
