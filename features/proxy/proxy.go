@@ -105,9 +105,19 @@ type exchange struct {
 	w0, w1   int64
 	busy     bool
 	deleting []string
+	said     string // String's
 }
 
+// String names the exchange in findings (METHOD path?query → status). The checks name it a
+// dozen times: it is worded once, by the worker, the exchange's one reader then.
 func (x *exchange) String() string {
+	if x.said == "" {
+		x.said = x.say()
+	}
+	return x.said
+}
+
+func (x *exchange) say() string {
 	u := x.url.Path
 	if x.url.RawQuery != "" {
 		u += "?" + x.url.RawQuery
