@@ -73,7 +73,8 @@ bench:
 
 ## bench-http: the reviewer's measurement (BENCHMARKS.md's targets table): `partnersim serve` as the
 ## README starts it, wrk per URL alternated with a bare echo server answering the same bytes,
-## the mix and deliveries; ~8 minutes on 2 cores. Needs wrk (Debian: sudo apt-get install wrk).
+## the mix, `partnersim proxy` with nginx's plain proxy_pass as its reference (skipped without
+## nginx), and deliveries; ~8 minutes on 2 cores. Needs wrk (Debian: sudo apt-get install wrk).
 ## BENCH_HTTP_FLAGS='-only default' runs one part (default, large, varied — large's rows over many URLs without its builds —, mix, proxy, deliveries).
 BENCH_HTTP_FLAGS ?=
 bench-http: build

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -88,11 +89,13 @@ func (p *Proxy) checkExchange(x *exchange) {
 	} else {
 		b.observe(RequestID, ex, "", at)
 	}
-	if p.cfg.Checker != nil && len(p.queue) > cap(p.queue)/2 {
-		b.docShed.Add(1) // behind: the document's check, the costliest, waits for a quieter moment
+	if p.cfg.Checker != nil && p.cfg.WhenBehind == Shed && len(p.queue) > cap(p.queue)/2 {
+		b.docShed.Add(1) // behind: the document's check, the costliest, is skipped
 	} else if p.cfg.Checker != nil && x.whole && !x.unread && !openapi.InjectedFault(x.body) && !openapi.Misdirected(x.status, x.body) {
-		req, _ := http.NewRequest(x.method, x.url.String(), bytes.NewReader(x.reqBody))
-		req.Header = x.header.Clone()
+		// The exchange's own URL and headers, which only the worker reads now (the checker
+		// copies what it changes).
+		req := &http.Request{Method: x.method, URL: x.url, Header: x.header, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Body: io.NopCloser(bytes.NewReader(x.reqBody)), ContentLength: int64(len(x.reqBody))}
 		res := &http.Response{StatusCode: x.status, Header: x.resHdr, Request: req}
 		b.check(OpenAPI, ex, p.cfg.Checker.Check(req, x.reqBody, res, x.body), at)
 	}

@@ -21,6 +21,7 @@ type Callback struct {
 
 // Received is one request a Callback was sent.
 type Received struct {
+	Path   string
 	Header http.Header
 	Body   []byte
 }
@@ -33,7 +34,7 @@ func NewCallback(tb testing.TB, answer func(n int) int) *Callback {
 		b, _ := io.ReadAll(r.Body)
 		c.mu.Lock()
 		n := len(c.got)
-		c.got = append(c.got, Received{Header: r.Header.Clone(), Body: b})
+		c.got = append(c.got, Received{Path: r.URL.Path, Header: r.Header.Clone(), Body: b})
 		c.mu.Unlock()
 		st := c.answer(n)
 		if st >= 300 && st < 400 {

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -21,12 +19,11 @@ import (
 )
 
 // clusteredStore loads two institutions' users and orders, created and placed in an order
-// unrelated to their ids and several at the same instant, into a store at path.
-func clusteredStore(t *testing.T, path string) *DB {
+// unrelated to their ids and several at the same instant, into a new store.
+func clusteredStore(t *testing.T) *DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(path, simulator.NewClock(nil), nil)
-	require.NoError(t, err)
+	db := tempStore(t, nil)
 	l, err := db.NewLoader(ctx, true)
 	require.NoError(t, err)
 	g := recordGen{rand.New(rand.NewPCG(3, 3))}
@@ -90,8 +87,7 @@ func clusteredRead(t *testing.T, db *DB) string {
 // page's records are neighbours in the file, and user_keys and order_keys find each
 // by id.
 func TestRecordsAreClusteredByInstitutionAndTime(t *testing.T) {
-	db := clusteredStore(t, filepath.Join(t.TempDir(), "s.db"))
-	defer db.Close()
+	db := clusteredStore(t)
 	var keys [][]byte
 	require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
 		n := 0
@@ -153,19 +149,12 @@ func toLegacyRecords(t *testing.T, db *DB) {
 // A store written before user and order records were clustered opens with them moved to the
 // new layout, their bytes unchanged, and reads as it did; so does a snapshot of such a store.
 func TestRecordsOfTheEarlierLayoutMoveAtOpenAndRestore(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "old.db")
-	db := clusteredStore(t, path)
+	db := clusteredStore(t)
 	want := clusteredRead(t, db)
 	toLegacyRecords(t, db)
-	require.NoError(t, db.Close())
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "old-snapshot.db"), raw, 0o600))
-
-	db, err = Open(path, simulator.NewClock(nil), nil)
-	require.NoError(t, err)
-	defer db.Close()
+	snapshot := db.Path() + "-snapshot"
+	require.NoError(t, db.db.View(func(tx *bbolt.Tx) error { return tx.CopyFile(snapshot, 0o600) }))
+	db = reopen(t, db, nil)
 	assert.Equal(t, want, clusteredRead(t, db))
 	require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
 		assert.Nil(t, tx.Bucket(bLegacyOrders), "the earlier buckets are gone")
@@ -176,7 +165,7 @@ func TestRecordsOfTheEarlierLayoutMoveAtOpenAndRestore(t *testing.T) {
 	}))
 
 	// Restoring the earlier store's file as a snapshot moves its orders the same way.
-	require.NoError(t, db.RestoreSnapshot(context.Background(), filepath.Join(dir, "old-snapshot.db")))
+	require.NoError(t, db.RestoreSnapshot(context.Background(), snapshot))
 	assert.Equal(t, want, clusteredRead(t, db))
 	require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
 		assert.Equal(t, 80, tx.Bucket(bOrders).Stats().KeyN)
@@ -250,9 +239,7 @@ func TestEarlierLayoutMovesInLinearTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 100,000 orders")
 	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := Open(path, simulator.NewClock(nil), nil)
-	require.NoError(t, err)
+	db := tempStore(t, nil)
 	r := rand.New(rand.NewPCG(5, 5))
 	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	const n = 100_000
@@ -268,11 +255,8 @@ func TestEarlierLayoutMovesInLinearTime(t *testing.T) {
 		}
 		return nil
 	}))
-	require.NoError(t, db.Close())
 	start := time.Now()
-	db, err = Open(path, simulator.NewClock(nil), nil)
-	require.NoError(t, err)
-	defer db.Close()
+	db = reopen(t, db, nil)
 	took := time.Since(start)
 	t.Logf("moved %d orders in %s", n, took)
 	assert.Less(t, took, 30*time.Second)

@@ -3,7 +3,6 @@ package bolt
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -59,33 +58,21 @@ func TestDeliveryLogWalksABoundedSpan(t *testing.T) {
 // A store written before the delivery log's index gets it when opened: every delivery is
 // listed and filtered as in a new store.
 func TestDeliveryIndexBuiltForAnOlderStore(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	clock := simulator.NewFrozenClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
-	db, err := Open(path, clock, nil)
-	require.NoError(t, err)
-	ctx := context.Background()
-	in, err := db.CreateInstitution(ctx, "Old CU", simulator.Vendors{})
-	require.NoError(t, err)
-	_, _, err = db.CreateSubscription(ctx, in.ID, simulator.EventKYC, "https://hooks.example/x", "v1")
-	require.NoError(t, err)
-	e := &logEnv{db: db, clock: clock, inst: in.ID}
+	e := newLogEnv(t)
 	for i := range 4 {
 		e.emitMany(t, i, 1, "usr_a")
 	}
 	e.emitMany(t, 0, 2, "usr_b")
 	// As a store before the index left it.
-	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error { return tx.DeleteBucket(bDeliveryTime) }))
-	require.NoError(t, db.Close())
-
-	db, err = Open(path, clock, nil)
-	require.NoError(t, err)
-	defer db.Close()
+	require.NoError(t, e.db.db.Update(func(tx *bbolt.Tx) error { return tx.DeleteBucket(bDeliveryTime) }))
+	db := reopen(t, e.db, e.clock)
+	ctx := context.Background()
 	page, err := db.Deliveries(ctx, simulator.DeliveryFilter{PlatformID: "usr_a"})
 	require.NoError(t, err)
 	require.Len(t, page.Deliveries, 4)
 	assert.Equal(t, simulator.EventKYC, page.Deliveries[0].EventType)
 	assert.Equal(t, "evt_usr_a_3_00000", page.Deliveries[0].EventID)
-	page, err = db.Deliveries(ctx, simulator.DeliveryFilter{InstitutionID: in.ID})
+	page, err = db.Deliveries(ctx, simulator.DeliveryFilter{InstitutionID: e.inst})
 	require.NoError(t, err)
 	assert.Len(t, page.Deliveries, 6)
 }

@@ -20,6 +20,18 @@ func tempStore(tb testing.TB, clock *simulator.Clock) *DB {
 	return db
 }
 
+// reopen closes db and opens its file again on clock (nil: the real one), as a restart does;
+// the store it returns is closed when the test ends.
+func reopen(tb testing.TB, db *DB, clock *simulator.Clock) *DB {
+	tb.Helper()
+	path := db.Path()
+	require.NoError(tb, db.Close())
+	db, err := Open(path, clock, nil)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
 // EmitAll writes events and their deliveries in one transaction (benchmarks fill the outbox
 // with it; the product writes each event with the state change that caused it).
 func (s *DB) EmitAll(ctx context.Context, evs []*simulator.Event) error {

@@ -2,8 +2,6 @@ package httpapi_test
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -380,8 +378,7 @@ func TestRevokeSessions(t *testing.T) {
 func TestCallbackWithControlCharacter(t *testing.T) {
 	a := MustServe(t)
 	_, key := a.tenant(t, "", "")
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
-	defer hook.Close()
+	hook := newHookAnswering(t, 204)
 	raw := `http://a\u0003b@` + strings.TrimPrefix(hook.URL, "http://") + "/x"
 	r := a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+raw+`"}`, "x-api-key: "+key)
 	require.Equal(t, 201, r.Status, r.Body)
@@ -395,8 +392,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 	a := MustServe(t)
 	inst, key := a.tenant(t, "", "")
 	_ = inst
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
-	defer hook.Close()
+	hook := newHookAnswering(t, 204)
 	sub := func(body string) resp {
 		return a.Call(t, "POST", "/v1/webhooks/subscriptions", body, "x-api-key: "+key)
 	}
@@ -465,12 +461,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 func TestSendTestOutcomes(t *testing.T) {
 	a := MustServe(t)
 	_, key := a.tenant(t, "", "")
-	var got http.Header
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = r.Header.Clone()
-		w.WriteHeader(500)
-	}))
-	defer hook.Close()
+	hook := newHookAnswering(t, 500)
 	// A name that resolves (through an override) to loopback counts as loopback.
 	a.MustControl(t, "PUT", "/_sandbox/dns", `{"hooks.partner.example":["127.0.0.1"]}`)
 	port := hook.URL[strings.LastIndex(hook.URL, ":")+1:]
@@ -481,6 +472,8 @@ func TestSendTestOutcomes(t *testing.T) {
 	require.Equal(t, 200, r.Status)
 	assert.False(t, r.JSON("delivered").Bool())
 	assert.Equal(t, 500, int(r.JSON("response_status_code").Int()))
+	require.Len(t, hook.Received(), 1)
+	got := hook.Received()[0].Header
 	assert.NotEmpty(t, got.Get("X-Partner-Webhook-Signature"))
 	assert.Equal(t, r.JSON("event_id").String(), got.Get("X-Partner-Webhook-Id"))
 	// The name now rebinds to a private address: test refuses before sending.
@@ -500,8 +493,7 @@ func TestSendTestOutcomes(t *testing.T) {
 func TestVersionPinning(t *testing.T) {
 	a := MustServe(t, func(c *sandbox.Config) { c.APIVersions = []string{"v1", "v2"} })
 	_, key := a.tenant(t, "", "")
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer hook.Close()
+	hook := newHook(t)
 	r := a.Call(t, "POST", "/v2/webhooks/subscriptions", `{"event_type":"kyc","url":"`+hook.URL+`"}`, "x-api-key: "+key)
 	require.Equal(t, 201, r.Status)
 	assert.Equal(t, "v2", r.JSON("api_version").String())

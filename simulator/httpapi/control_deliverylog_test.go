@@ -2,15 +2,15 @@ package httpapi_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
+
+	"github.com/partnersim/partnersim/internal/sandboxtest"
 )
 
 // deliveryIDs lists the delivery_id of each delivery of a GET /_sandbox/deliveries answer.
@@ -28,8 +28,7 @@ func TestDeliveryLogFiltersAndPages(t *testing.T) {
 	a := MustServe(t)
 	instA, keyA, _ := a.subscribedTenant(t) // kyc and transaction to a hook answering 200
 	instB, _, _ := a.subscribedTenant(t)
-	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
-	defer failing.Close()
+	failing := newHookAnswering(t, http.StatusServiceUnavailable)
 	r := a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+failing.URL+`/x"}`, "x-api-key: "+keyA)
 	require.Equal(t, 201, r.Status, r.Body)
 	failingSub := r.JSON("subscription_id").String()
@@ -48,13 +47,11 @@ func TestDeliveryLogFiltersAndPages(t *testing.T) {
 		return gjson.Parse(a.MustControl(t, "GET", "/_sandbox/deliveries?"+q, "").Body)
 	}
 	// Wait until every first attempt was made: three delivered, the failing one pending.
-	deadline := time.Now().Add(10 * time.Second)
-	for list("institution_id="+instA+"&status=delivered").Get("deliveries.#").Int() < 2 ||
-		list("institution_id="+instB+"&status=delivered").Get("deliveries.#").Int() < 1 ||
-		list("subscription_id="+failingSub).Get("deliveries.0.attempts.#").Int() < 1 {
-		require.True(t, time.Now().Before(deadline), "first attempts never made: %s", list("").Raw)
-		time.Sleep(10 * time.Millisecond)
-	}
+	sandboxtest.Eventually(t, func() bool {
+		return list("institution_id="+instA+"&status=delivered").Get("deliveries.#").Int() >= 2 &&
+			list("institution_id="+instB+"&status=delivered").Get("deliveries.#").Int() >= 1 &&
+			list("subscription_id="+failingSub).Get("deliveries.0.attempts.#").Int() >= 1
+	}, "the first attempts: two delivered in A, one in B, the failing hook's tried")
 	// Deleting the failing subscription ends its pending delivery as failed.
 	require.Equal(t, 204, a.Call(t, "DELETE", "/v1/webhooks/subscriptions/"+failingSub, "", "x-api-key: "+keyA).Status)
 
@@ -140,11 +137,9 @@ func TestScenarioRunsList(t *testing.T) {
 	running := gjson.Parse(a.MustControl(t, "GET", "/_sandbox/scenarios/runs?status=running", "").Body)
 	assert.Contains(t, running.Get("runs.#.run_id").Value(), run)
 	a.MustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":86400}`)
-	deadline := time.Now().Add(5 * time.Second)
-	for a.MustControl(t, "GET", "/_sandbox/scenarios/runs/"+run, "").JSON("status").String() == "running" {
-		require.True(t, time.Now().Before(deadline), "the run never ended")
-		time.Sleep(10 * time.Millisecond)
-	}
+	sandboxtest.Eventually(t, func() bool {
+		return a.MustControl(t, "GET", "/_sandbox/scenarios/runs/"+run, "").JSON("status").String() != "running"
+	}, "the run never ended")
 	running = gjson.Parse(a.MustControl(t, "GET", "/_sandbox/scenarios/runs?status=running", "").Body)
 	assert.NotContains(t, running.Get("runs.#.run_id").Value(), run)
 	done := gjson.Parse(a.MustControl(t, "GET", "/_sandbox/scenarios/runs?status=completed&limit=1000", "").Body)

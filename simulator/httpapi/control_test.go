@@ -3,10 +3,7 @@ package httpapi_test
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,11 +16,15 @@ import (
 	"github.com/partnersim/partnersim/simulator"
 )
 
-// hookRecorder is a webhook target that records every body, answering 200.
+// hookRecorder is a webhook target that records every request.
 type hookRecorder struct{ *sandboxtest.Callback }
 
-func newHook(tb testing.TB) *hookRecorder {
-	return &hookRecorder{sandboxtest.NewCallback(tb, sandboxtest.Answering(http.StatusOK))}
+// newHook starts a hookRecorder answering 200.
+func newHook(tb testing.TB) *hookRecorder { return newHookAnswering(tb, http.StatusOK) }
+
+// newHookAnswering starts a hookRecorder answering status.
+func newHookAnswering(tb testing.TB, status int) *hookRecorder {
+	return &hookRecorder{sandboxtest.NewCallback(tb, sandboxtest.Answering(status))}
 }
 
 func (h *hookRecorder) events() []gjson.Result {
@@ -37,10 +38,7 @@ func (h *hookRecorder) events() []gjson.Result {
 // waitEvents polls until the hook has n events, then checks no more arrive for a moment.
 func (h *hookRecorder) waitEvents(tb testing.TB, n int) []gjson.Result {
 	tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(h.events()) < n && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	sandboxtest.Eventually(tb, func() bool { return len(h.events()) >= n }, "%d events delivered", n)
 	time.Sleep(100 * time.Millisecond) // a quiet period: nothing extra is delivered
 	evs := h.events()
 	require.Len(tb, evs, n, "events delivered")
@@ -238,53 +236,37 @@ func TestEveryDefaultScenarioCompletes(t *testing.T) {
 		r := a.MustControl(t, "POST", "/_sandbox/scenarios/"+s.Get("name").String()+"/run", `{"institution_id":"`+inst+`"}`)
 		a.MustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":86400}`)
 		id := r.JSON("run_id").String()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			run := a.MustControl(t, "GET", "/_sandbox/scenarios/runs/"+id, "")
-			st := run.JSON("status").String()
-			if st != "running" || time.Now().After(deadline) {
-				assert.Equal(t, "completed", st, "%s: %s", s.Get("name"), run.Body)
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		var run sandboxtest.Response
+		sandboxtest.Eventually(t, func() bool {
+			run = a.MustControl(t, "GET", "/_sandbox/scenarios/runs/"+id, "")
+			return run.JSON("status").String() != "running"
+		}, "%s never ended", s.Get("name"))
+		assert.Equal(t, "completed", run.JSON("status").String(), "%s: %s", s.Get("name"), run.Body)
 	}
 }
 
 func TestRetriesDeliveriesAndRedeliver(t *testing.T) {
 	a := MustServe(t)
 	inst, key := a.tenant(t, "", "")
-	var mu sync.Mutex
-	n := 0
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		n++
-		c := n
-		mu.Unlock()
-		if c == 1 {
-			w.WriteHeader(503)
+	hook := sandboxtest.NewCallback(t, func(n int) int { // the first attempt fails, the retry succeeds
+		if n == 0 {
+			return 503
 		}
-	}))
-	defer hook.Close()
+		return 200
+	})
 	require.Equal(t, 201, a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+hook.URL+`"}`, "x-api-key: "+key).Status)
 	pid := a.user(t, inst, `{"user_account_id":"r","accounts":[{"product":"crypto","kyc_status":"pending"}]}`)
 	ev := a.MustControl(t, "POST", "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`).JSON("event_id").String()
 	deliveries := func() gjson.Result {
 		return a.MustControl(t, "GET", "/_sandbox/deliveries?event_id="+ev, "").JSON("deliveries")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(deliveries().Get("0.attempts").Array()) < 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	sandboxtest.Eventually(t, func() bool { return len(deliveries().Get("0.attempts").Array()) >= 1 }, "the first attempt")
 	d := deliveries().Get("0")
 	assert.Equal(t, "pending", d.Get("status").String())
 	assert.Equal(t, 503, int(d.Get("attempts.0.status_code").Int()))
 	assert.True(t, d.Get("next_attempt_at").Exists())
 	a.MustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":5}`)
-	for deliveries().Get("0.status").String() != "delivered" && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	assert.Equal(t, "delivered", deliveries().Get("0.status").String())
+	sandboxtest.Eventually(t, func() bool { return deliveries().Get("0.status").String() == "delivered" }, "delivered once the clock moved")
 	re := a.MustControl(t, "POST", "/_sandbox/events/"+ev+"/redeliver", "")
 	assert.Equal(t, ev, re.JSON("deliveries.0.event_id").String())
 	assert.NotEqual(t, d.Get("delivery_id").String(), re.JSON("deliveries.0.delivery_id").String(), "a new delivery")
@@ -354,8 +336,7 @@ func TestNoPriceNamesTheSymbolAndTheFix(t *testing.T) {
 // another institution's schedule as it was; the process-wide clock does not move.
 func TestAdvancingOneInstitutionsClockLeavesTheOthers(t *testing.T) {
 	a := MustServe(t)
-	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
-	defer failing.Close()
+	failing := newHookAnswering(t, 503)
 	type tenant struct{ inst, event string }
 	pending := func(tn tenant) gjson.Result {
 		return a.MustControl(t, "GET", "/_sandbox/deliveries?event_id="+tn.event, "").JSON("deliveries.0")
@@ -420,17 +401,15 @@ func TestDeleteInstitutionOverHTTP(t *testing.T) {
 func TestRedeliverOneDeliveryGoesToItsSubscriptionOnly(t *testing.T) {
 	a := MustServe(t)
 	inst, key := a.tenant(t, "", "")
-	var failing, acking atomic.Int64
-	fail := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { failing.Add(1); w.WriteHeader(503) }))
-	defer fail.Close()
-	ack := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { acking.Add(1) }))
-	defer ack.Close()
+	fail, ack := newHookAnswering(t, 503), newHook(t)
+	failing := func() int { return len(fail.Received()) }
+	acking := func() int { return len(ack.Received()) }
 	for _, u := range []string{fail.URL, ack.URL} {
 		require.Equal(t, 201, a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+u+`"}`, "x-api-key: "+key).Status)
 	}
 	pid := a.user(t, inst, `{"user_account_id":"one","accounts":[{"product":"crypto","kyc_status":"pending"}]}`)
 	ev := a.MustControl(t, "POST", "/_sandbox/users/"+pid+"/kyc", `{"product":"crypto","status":"approved"}`).JSON("event_id").String()
-	sandboxtest.Eventually(t, func() bool { return failing.Load() == 1 && acking.Load() == 1 }, "both subscriptions got the event once")
+	sandboxtest.Eventually(t, func() bool { return failing() == 1 && acking() == 1 }, "both subscriptions got the event once")
 
 	var failed gjson.Result
 	sandboxtest.Eventually(t, func() bool {
@@ -445,8 +424,8 @@ func TestRedeliverOneDeliveryGoesToItsSubscriptionOnly(t *testing.T) {
 	assert.Equal(t, ev, re.JSON("event_id").String(), "the same event")
 	assert.Equal(t, failed.Get("subscription_id").String(), re.JSON("subscription_id").String(), "to the same subscription")
 	assert.NotEqual(t, failed.Get("delivery_id").String(), re.JSON("delivery_id").String(), "a new delivery")
-	sandboxtest.Eventually(t, func() bool { return failing.Load() == 2 }, "the failing subscription got the event again")
-	assert.Equal(t, int64(1), acking.Load(), "the subscription that acknowledged got no duplicate")
+	sandboxtest.Eventually(t, func() bool { return failing() == 2 }, "the failing subscription got the event again")
+	assert.Equal(t, 1, acking(), "the subscription that acknowledged got no duplicate")
 	assert.Len(t, a.MustControl(t, "GET", "/_sandbox/deliveries?event_id="+ev, "").JSON("deliveries").Array(), 3)
 
 	assert.Equal(t, 404, a.Control(t, "POST", "/_sandbox/deliveries/dlv_nope/redeliver", "").Status)

@@ -2,15 +2,11 @@ package httpapi_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/partnersim/partnersim/internal/sandboxtest"
 )
 
 // A rotation's overlap is scheduler state: it ends on the virtual clock, so advancing the clock
@@ -18,7 +14,7 @@ import (
 // waiting an hour.
 func TestRotationOverlapEndsOnTheVirtualClock(t *testing.T) {
 	a := MustServe(t)
-	hook := sandboxtest.NewCallback(t, sandboxtest.Answering(http.StatusOK))
+	hook := newHook(t)
 	inst, key := a.tenant(t, "", "")
 	r := a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+hook.URL+`"}`, "x-api-key: "+key)
 	require.Equal(t, http.StatusCreated, r.Status, r.Body)
@@ -44,14 +40,7 @@ func TestRotationOverlapEndsOnTheVirtualClock(t *testing.T) {
 // institution's (decisions D8, D9).
 func TestRotationOverlapEndsOnTheInstitutionsClock(t *testing.T) {
 	a := MustServe(t)
-	var mu sync.Mutex
-	sigs := map[string]string{}
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		sigs[r.URL.Path] = r.Header.Get("X-Partner-Webhook-Signature")
-		mu.Unlock()
-	}))
-	t.Cleanup(hook.Close)
+	hook := newHook(t)
 	type tenant struct{ inst, key, sub, path string }
 	var ts []tenant
 	for _, name := range []string{"a", "b"} {
@@ -65,9 +54,10 @@ func TestRotationOverlapEndsOnTheInstitutionsClock(t *testing.T) {
 		t.Helper()
 		r := a.Call(t, "POST", "/v1/webhooks/subscriptions/"+tn.sub+"/test", "", "x-api-key: "+tn.key)
 		require.True(t, r.JSON("delivered").Bool(), r.Body)
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Count(sigs[tn.path], "v1=")
+		got := hook.Received()
+		last := got[len(got)-1]
+		require.Equal(t, tn.path, last.Path)
+		return strings.Count(last.Header.Get("X-Partner-Webhook-Signature"), "v1=")
 	}
 	a.MustControl(t, "POST", "/_sandbox/clock/advance", `{"seconds":3600,"institution_id":"`+ts[0].inst+`"}`)
 	assert.Equal(t, 1, v1s(ts[0]), "the institution's clock passed its overlap's end")

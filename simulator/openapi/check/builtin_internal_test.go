@@ -61,7 +61,8 @@ func mutants(t *testing.T, body string) []string {
 }
 
 // The shortcut (builtInBody) answers what kin-openapi's full path answers, problem for
-// problem, for right and wrong bodies of several operations and statuses.
+// problem, for right and wrong bodies of several operations and statuses, and right and wrong
+// headers.
 func TestBuiltInBodyAnswersAsTheFullPath(t *testing.T) {
 	doc, err := openapi.Partner([]string{"v1"})
 	if err != nil {
@@ -87,24 +88,44 @@ func TestBuiltInBodyAnswersAsTheFullPath(t *testing.T) {
 		{"/v1/orders/", 200, `{"items":[{"order_id":"o1","user_account_id":"u1","product":"crypto","side":"buy","status":"filled","symbol":"BTC","quantity":"0.5","placed_at":"2026-01-02T03:04:05Z"}],"total_records":1,"last_record_number":1,"per_page":25}`},
 		{"/v1/health", 200, `{"status":"ok"}`},
 	}
-	shortcut := 0
+	// The headers as sent, and broken: X-Request-Id empty, missing, repeated; one the
+	// document does not name; WWW-Authenticate (a const) where a 401 would carry it.
+	headers := []http.Header{
+		{"Content-Type": {"application/json"}, "X-Request-Id": {"r1"}},
+		{"Content-Type": {"application/json"}, "X-Request-Id": {""}},
+		{"Content-Type": {"application/json"}},
+		{"Content-Type": {"application/json"}, "X-Request-Id": {"r1", ""}},
+		{"Content-Type": {"application/json"}, "X-Request-Id": {"r1"}, "X-Other": {"o"}},
+		{"Content-Type": {"application/json"}, "X-Request-Id": {"r1"}, "Www-Authenticate": {"Basic"}},
+	}
+	shortcut, whole := 0, 0
 	for _, tc := range cases {
-		for _, body := range mutants(t, tc.body) {
-			req, _ := http.NewRequest(http.MethodGet, "http://sandbox.test"+tc.path, nil)
-			res := &http.Response{StatusCode: tc.status, Header: http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"r1"}}}
-			if route, _, ok := fast.findRoute(withBody(req, nil), tc.status, &Failure{}); ok && fast.builtInBody(route, res) != nil {
-				shortcut++
-			}
-			got, want := fast.Check(req, nil, res, []byte(body)), full.Check(req, nil, res, []byte(body))
-			if errText(got) != errText(want) {
-				t.Errorf("GET %s → %d %s:\n got  %s\n want %s", tc.path, tc.status, body, errText(got), errText(want))
+		for i, body := range mutants(t, tc.body) {
+			for k, h := range headers {
+				if k > 0 && i > 0 {
+					break // the broken headers with the right body only
+				}
+				req, _ := http.NewRequest(http.MethodGet, "http://sandbox.test"+tc.path, nil)
+				res := &http.Response{StatusCode: tc.status, Header: h}
+				if route, _, ok := fast.findRoute(withBody(req, nil), tc.status, &Failure{}); ok {
+					if r, all := fast.builtInBody(route, res); r != nil {
+						shortcut++
+						if all {
+							whole++
+						}
+					}
+				}
+				got, want := fast.Check(req, nil, res, []byte(body)), full.Check(req, nil, res, []byte(body))
+				if errText(got) != errText(want) {
+					t.Errorf("GET %s → %d %v %s:\n got  %s\n want %s", tc.path, tc.status, h, body, errText(got), errText(want))
+				}
 			}
 		}
 	}
-	if shortcut == 0 {
-		t.Fatal("no exchange took the shortcut: the test compares nothing")
+	if shortcut == 0 || whole == 0 {
+		t.Fatalf("%d exchanges took the shortcut, %d with their headers: the test compares nothing", shortcut, whole)
 	}
-	t.Logf("%d exchanges took the shortcut", shortcut)
+	t.Logf("%d exchanges took the shortcut, %d of them with their headers", shortcut, whole)
 }
 
 func errText(err error) string {

@@ -4,5 +4,6 @@
 // (internal/sandboxtest, the contract suite), and `partnersim contract --openapi` checks the
 // implementation under test with it.
 //
-// It imports kin-openapi and the standard library; never the simulator.
+// It imports kin-openapi, gjson (to decode JSON bodies faster than kin-openapi does, jsonBody)
+// and the standard library; never the simulator.
 package check
