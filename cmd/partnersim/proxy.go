@@ -35,10 +35,11 @@ type proxyConfig struct {
 	FailOn       string
 	Record       string
 	SandboxToken string
+	WhenBehind   string
 }
 
 func defaultProxyConfig() proxyConfig {
-	return proxyConfig{Addr: "127.0.0.1:8081", ReceiverAddr: "127.0.0.1:8082", Slow: 10 * time.Second, PollInterval: time.Second}
+	return proxyConfig{Addr: "127.0.0.1:8081", ReceiverAddr: "127.0.0.1:8082", Slow: 10 * time.Second, PollInterval: time.Second, WhenBehind: string(proxy.Wait)}
 }
 
 // newProxyCmd is `partnersim proxy`: package features/proxy between a partner's app and a
@@ -67,7 +68,8 @@ func newProxyCmd() *cobra.Command {
 	fs.StringVar(&cfg.Record, "record", "", "write the users and orders the app was answered as a fixture set into DIR when stopped (ids kept; keys and secrets never: the set gets fresh keys)")
 	fs.StringVar(&cfg.SandboxToken, "sandbox-token", "", "the upstream sandbox's control-plane token: the proxy reports its rules and recent exchanges to the sandbox's QA console "+
 		"(Contract proxy page); default: the default fixtures' token for a sandbox on loopback")
-	fs.StringVar(&cfg.FailOn, "fail-on", "", `"violations" (the deployment's) or "lint" (violations and the app's lint): exit 1 when any was seen`)
+	fs.StringVar(&cfg.FailOn, "fail-on", "", `"violations" (the deployment's) or "lint" (violations and the app's lint): exit 1 when any was seen, or when an exchange went unchecked (--when-behind shed)`)
+	fs.StringVar(&cfg.WhenBehind, "when-behind", cfg.WhenBehind, `when the checks fall behind the traffic: "wait" (the app's answer waits for them: every exchange checked) or "shed" (the app never waits: what the checks cannot keep up with is counted unchecked)`)
 	return cmd
 }
 
@@ -87,12 +89,15 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 	if cfg.FailOn != "" && cfg.FailOn != "violations" && cfg.FailOn != "lint" {
 		return fmt.Errorf("--fail-on %q: want violations or lint", cfg.FailOn)
 	}
+	if cfg.WhenBehind != string(proxy.Wait) && cfg.WhenBehind != string(proxy.Shed) {
+		return fmt.Errorf("--when-behind %q: want wait or shed", cfg.WhenBehind)
+	}
 	hosts, err := allowedHosts(cfg.AllowedHosts)
 	if err != nil {
 		return err
 	}
 	pc := proxy.Config{Upstream: up, SigningSecrets: cfg.Secrets, AllowedHosts: hosts, Slow: cfg.Slow,
-		PollInterval: cfg.PollInterval, Live: stdout, Record: cfg.Record != "", SandboxToken: cfg.SandboxToken}
+		PollInterval: cfg.PollInterval, Live: stdout, Record: cfg.Record != "", SandboxToken: cfg.SandboxToken, WhenBehind: proxy.Behind(cfg.WhenBehind)}
 	if pc.SandboxToken == "" {
 		pc.SandboxToken = fallbackToken(cfg.Upstream)
 	}
@@ -142,7 +147,11 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 	if pc.SandboxToken != "" {
 		fmt.Fprintf(stdout, "  QA console     %s/_sandbox/ui/proxy   (the sandbox's Contract proxy page, when the upstream is a sandbox)\n", strings.TrimRight(up.String(), "/"))
 	}
-	fmt.Fprintf(stdout, "  checked        %s\n  findings       one line each below; reports when stopped (SIGINT/SIGTERM)\n\n", checked)
+	behind := "every exchange: when the checks fall behind, the app's answers wait for them (--when-behind wait)"
+	if pc.WhenBehind == proxy.Shed {
+		behind = "the app never waits: what the checks cannot keep up with is counted unchecked (--when-behind shed)"
+	}
+	fmt.Fprintf(stdout, "  checked        %s; %s\n  findings       one line each below; reports when stopped (SIGINT/SIGTERM)\n\n", checked, behind)
 
 	select {
 	case err = <-errc:
@@ -175,9 +184,10 @@ func runProxy(ctx context.Context, cfg proxyConfig, stdout io.Writer) error {
 	v, l := book.Failed(proxy.Violation), book.Failed(proxy.Lint)
 	fmt.Fprintf(stdout, "partnersim proxy stopped: %d violations, %d lint findings\n", v, l)
 	if none, document := book.Unchecked(); none+document > 0 {
-		fmt.Fprintf(stdout, "  the checks fell behind the traffic: %d exchanges forwarded unchecked, %d more not checked against the document\n", none, document)
+		fmt.Fprintf(stdout, "  the checks fell behind the traffic (--when-behind shed): %d exchanges forwarded unchecked, %d more not checked against the document\n", none, document)
 	}
-	if (cfg.FailOn == "violations" && v > 0) || (cfg.FailOn == "lint" && v+l > 0) {
+	if err := book.Verdict(cfg.FailOn); err != nil {
+		fmt.Fprintf(stdout, "failed: %v\n", err)
 		return errReported
 	}
 	return nil

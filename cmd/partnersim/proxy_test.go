@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,11 +33,17 @@ type proxying struct {
 
 func startProxy(t *testing.T, args ...string) *proxying {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	out := &sandboxtest.Buffer{}
+	return startProxyTo(t, out, out, args...)
+}
+
+// startProxyTo starts a proxy writing its output to stdout, which ends in out.
+func startProxyTo(t *testing.T, stdout io.Writer, out *sandboxtest.Buffer, args ...string) *proxying {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, cli("proxy", append([]string{"--addr", "127.0.0.1:0"}, args...)...), noEnv, out, &sandboxtest.Buffer{})
+		done <- run(ctx, cli("proxy", append([]string{"--addr", "127.0.0.1:0"}, args...)...), noEnv, stdout, &sandboxtest.Buffer{})
 	}()
 	stopped := false
 	var err error
@@ -219,4 +227,76 @@ func TestProxySendsTheSandboxTokenOnlyToASandbox(t *testing.T) {
 	require.NoError(t, p.stop())
 	assert.Zero(t, tokens.Load(), "the sandbox token was sent to an upstream that is no sandbox")
 	assert.NotContains(t, p.out.String(), "QA console", "the banner promised a console page")
+}
+
+// heldOut is a terminal nobody reads from the proxy's first finding on: its worker is held
+// there, and the checks fall behind the traffic, until the test releases it.
+type heldOut struct {
+	*sandboxtest.Buffer
+	once    sync.Once
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (h *heldOut) Write(b []byte) (int, error) {
+	if bytes.HasPrefix(b, []byte("lint ")) || bytes.HasPrefix(b, []byte("violation ")) {
+		h.once.Do(func() {
+			close(h.held)
+			<-h.release
+		})
+	}
+	return h.Buffer.Write(b)
+}
+
+// With --when-behind shed the app is answered while the checks are held, what the queue cannot
+// take goes unchecked, and --fail-on violations fails the run for it, naming --when-behind wait,
+// though no violation was seen. The default, wait, is the package's test (the app waits there).
+func TestProxyFailsARunWithUncheckedExchanges(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "r1")
+		if r.URL.Path == "/v1/users" {
+			w.Header().Set("Location", "/v1/users/") // the app's lint: a missing slash
+			w.WriteHeader(http.StatusTemporaryRedirect)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"items":[]}`)
+	}))
+	t.Cleanup(up.Close)
+	out := &heldOut{Buffer: &sandboxtest.Buffer{}, held: make(chan struct{}), release: make(chan struct{})}
+	released := sync.OnceFunc(func() { close(out.release) })
+	t.Cleanup(released)
+	p := startProxyTo(t, out, out.Buffer, "--upstream", up.URL, "--openapi", "off", "--poll-interval", "0", "--when-behind", "shed", "--fail-on", "violations")
+	assert.Equal(t, http.StatusTemporaryRedirect, get(t, p.url+"/v1/users").Status)
+	<-out.held
+	const queue, extra = 4096, 40 // the proxy's queue, and the exchanges past it
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < queue+extra; i += 8 {
+				if r := sandboxtest.Do(t, client, http.MethodGet, fmt.Sprintf("%s/v1/users/?n=%d", p.url, i), "", ""); r.Status != http.StatusOK {
+					t.Errorf("exchange %d: %d %s", i, r.Status, r.Body)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait() // every answer, the checks held: shed never makes the app wait
+	released()
+	assert.ErrorIs(t, p.stop(), errReported)
+	assert.Contains(t, p.out.String(), "partnersim proxy stopped: 0 violations")
+	assert.Contains(t, p.out.String(), fmt.Sprintf("failed: --fail-on violations: %d exchanges forwarded unchecked", extra))
+	assert.Contains(t, p.out.String(), "--when-behind wait (the default) checks every exchange")
+}
+
+// --when-behind takes wait or shed.
+func TestProxyWhenBehindRefusesOtherValues(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), cli("proxy", "--addr", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1", "--openapi", "off", "--when-behind", "drop"), noEnv, &out, &out)
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), `--when-behind "drop": want wait or shed`)
+	}
 }

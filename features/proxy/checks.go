@@ -89,8 +89,8 @@ func (p *Proxy) checkExchange(x *exchange) {
 	} else {
 		b.observe(RequestID, ex, "", at)
 	}
-	if p.cfg.Checker != nil && len(p.queue) > cap(p.queue)/2 {
-		b.docShed.Add(1) // behind: the document's check, the costliest, waits for a quieter moment
+	if p.cfg.Checker != nil && p.cfg.WhenBehind == Shed && len(p.queue) > cap(p.queue)/2 {
+		b.docShed.Add(1) // behind: the document's check, the costliest, is skipped
 	} else if p.cfg.Checker != nil && x.whole && !x.unread && !openapi.InjectedFault(x.body) && !openapi.Misdirected(x.status, x.body) {
 		// The exchange's own URL and headers, which only the worker reads now (the checker
 		// copies what it changes).

@@ -52,7 +52,7 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>partnersim proxy</title>
 <style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left;border-bottom:1px solid #ddd}.failed{color:#b00}.passed{color:#070}.not{color:#777}code{font-size:13px}</style></head>
 <body><h1>partnersim proxy</h1>
-<p>Upstream <code>{{.Upstream}}</code>. {{.Unchecked}} exchanges forwarded unchecked, {{.DocUnchecked}} not checked against the document (the checks fell behind).</p>
+<p>Upstream <code>{{.Upstream}}</code>. {{if .Shed}}The app never waits for the checks (<code>--when-behind shed</code>): {{.Unchecked}} exchanges forwarded unchecked, {{.DocUnchecked}} not checked against the document (the checks fell behind).{{else}}Every exchange is checked: when the checks fall behind, the app's answers wait for them (<code>--when-behind wait</code>).{{end}}</p>
 <h2>Rules</h2><table><tr><th>rule</th><th>kind</th><th>status</th><th>observed</th><th>failed</th><th>last finding</th></tr>
 {{range .Rules}}<tr><td><code>{{.ID}}</code></td><td>{{.Kind}}</td><td class="{{if eq .Status "failed"}}failed{{else if eq .Status "passed"}}passed{{else}}not{{end}}">{{.Status}}</td><td>{{.Observed}}</td><td>{{.Failed}}</td><td>{{with .Findings}}{{(index . 0).Exchange}}: {{(index . 0).Detail}}{{end}}</td></tr>
 {{end}}</table>
@@ -74,6 +74,6 @@ func (p *Proxy) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Content-Security-Policy", "frame-ancestors 'none'")
 	w.Header().Set("Cache-Control", "no-store")
-	pageTmpl.Execute(w, map[string]any{"Upstream": p.cfg.Upstream.String(), "Unchecked": none, "DocUnchecked": doc,
+	pageTmpl.Execute(w, map[string]any{"Upstream": p.cfg.Upstream.String(), "Unchecked": none, "DocUnchecked": doc, "Shed": p.cfg.WhenBehind == Shed,
 		"Rules": p.book.Results(), "Recent": p.recent.list()})
 }

@@ -53,7 +53,28 @@ type Config struct {
 	ReportEvery  time.Duration
 	// Address is where the app calls the proxy, as the report names it.
 	Address string
+	// WhenBehind is what happens when the checks fall behind the traffic: Wait (the default)
+	// or Shed.
+	WhenBehind Behind
+	// queue is how many answered exchanges wait for the checks (0: defaultQueue); the
+	// package's tests set it small.
+	queue int
 }
+
+// Behind is what the proxy does when its checks fall behind the traffic.
+type Behind string
+
+const (
+	// Wait makes the answer to the app wait for room in the checks' queue: every exchange gets
+	// every check, and the app is slowed to the checks' pace.
+	Wait Behind = "wait"
+	// Shed answers the app at once and counts what it could not check: the document's check is
+	// skipped past half a queue, every check with the queue full.
+	Shed Behind = "shed"
+)
+
+// defaultQueue is how many answered exchanges wait for the checks.
+const defaultQueue = 4096
 
 // Proxy forwards and checks. Its handlers are API and Receiver.
 type Proxy struct {
@@ -144,7 +165,17 @@ func New(cfg Config) (*Proxy, error) {
 		t.MaxIdleConnsPerHost = 256
 		cfg.Transport = t
 	}
-	p := &Proxy{cfg: cfg, book: newBook(cfg.Live, cfg.Now()), state: newState(), queue: make(chan *exchange, 4096)}
+	switch cfg.WhenBehind {
+	case "":
+		cfg.WhenBehind = Wait
+	case Wait, Shed:
+	default:
+		return nil, fmt.Errorf("proxy: when behind, %q: want %q or %q", cfg.WhenBehind, Wait, Shed)
+	}
+	if cfg.queue <= 0 {
+		cfg.queue = defaultQueue
+	}
+	p := &Proxy{cfg: cfg, book: newBook(cfg.Live, cfg.Now()), state: newState(), queue: make(chan *exchange, cfg.queue)}
 	p.hosts = hostcheck.New(cfg.Loopback, cfg.AllowedHosts)
 	p.buffers = &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}}
 	p.recent = &recent{ring: make([]seenExchange, 200)}
@@ -369,8 +400,9 @@ func (t *tee) finish(eof bool) {
 	})
 }
 
-// enqueue hands an answered exchange to the checks without ever making the app wait: when
-// the checks have fallen a queue behind, the exchange is counted as unchecked instead.
+// enqueue hands an answered exchange to the checks. With Wait, when the checks have fallen a
+// queue behind, it waits for room, and the app for the end of its answer; with Shed the app
+// never waits and the exchange is counted as unchecked instead.
 func (p *Proxy) enqueue(x *exchange) {
 	x.w1 = p.state.writes.Load()
 	if x.method == http.MethodGet && strings.Contains(x.url.Path, "/webhooks/subscriptions") {
@@ -378,6 +410,10 @@ func (p *Proxy) enqueue(x *exchange) {
 			x.deleting = append(x.deleting, id.(string))
 			return true
 		})
+	}
+	if p.cfg.WhenBehind != Shed {
+		p.queue <- x
+		return
 	}
 	select {
 	case p.queue <- x:

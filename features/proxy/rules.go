@@ -3,6 +3,7 @@ package proxy
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,7 +123,7 @@ type Book struct {
 	live  io.Writer
 	start time.Time
 	// shed counts exchanges forwarded but not checked at all, docShed those not checked
-	// against the document: the checks had fallen behind the traffic.
+	// against the document: the checks had fallen behind the traffic (Shed only).
 	shed, docShed atomic.Int64
 	// last holds the latest findings (rule id and detail), for the page's recent
 	// exchanges: n counts every finding ever made.
@@ -233,5 +234,31 @@ func (b *Book) Failed(kind Kind) int {
 }
 
 // Unchecked says how many exchanges were forwarded without any check, and how many without the
-// document's, because the checks had fallen behind.
+// document's, because the checks had fallen behind (Shed: with Wait both are 0).
 func (b *Book) Unchecked() (none, document int64) { return b.shed.Load(), b.docShed.Load() }
+
+// Verdict is the run's outcome for --fail-on, nil when it passes: "violations" fails on the
+// deployment's findings, "lint" on the app's too, "" never. Either fails too when an exchange
+// went unchecked (Shed, behind): a violation may have passed unseen, and a CI run that passed
+// would say what it does not know.
+func (b *Book) Verdict(failOn string) error {
+	if failOn == "" {
+		return nil
+	}
+	var why []string
+	switch v, l := b.Failed(Violation), b.Failed(Lint); {
+	case failOn == "lint" && v+l > 0:
+		why = append(why, fmt.Sprintf("%d violations and %d lint findings seen", v, l))
+	case v > 0:
+		why = append(why, fmt.Sprintf("%d violations seen", v))
+	}
+	if none, document := b.Unchecked(); none+document > 0 {
+		why = append(why, fmt.Sprintf("%d exchanges forwarded unchecked and %d not checked against the document, "+
+			"the checks behind the traffic (--when-behind shed): a violation may have passed unseen; "+
+			"--when-behind wait (the default) checks every exchange, the app waiting for the checks", none, document))
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("--fail-on %s: %s", failOn, strings.Join(why, "; "))
+}
