@@ -113,17 +113,3 @@ func (c clustered) migrate(tx *bbolt.Tx, legacy *bbolt.Bucket) error {
 	}
 	return nil
 }
-
-// withInst prefixes each key with institution instID's prefix, making keys less it (what a
-// page's index walk gives) keys of user_records or order_records.
-func withInst(instID string, keys [][]byte) [][]byte {
-	in := inst(instID)
-	out := make([][]byte, len(keys))
-	arena := make([]byte, 0, len(keys)*(len(in)+40))
-	for i, k := range keys {
-		start := len(arena)
-		arena = append(append(arena, in...), k...)
-		out[i] = arena[start:len(arena):len(arena)]
-	}
-	return out
-}

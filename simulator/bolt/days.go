@@ -287,7 +287,7 @@ func countKeys(ctx context.Context, b *bbolt.Bucket, from, to []byte) (int, erro
 // the range's size (known, when known >= 0, else counted from the runs) and the page is walked
 // from the start of the run that holds its first entry. A page past the middle is found from
 // the far end, so a deep offset reads at most half the counters.
-func pageDays(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte, desc bool, offset, limit, known int, idOf func(k, v []byte) []byte) ([][]byte, int, error) {
+func pageDays(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte, desc bool, offset, limit, known int, keyOf func(dst, k, v []byte) []byte) ([][]byte, int, error) {
 	r := newDayRange(ctx, tx, bucket, prefix, lo, hi)
 	total := known
 	if total < 0 {
@@ -317,9 +317,9 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte, 
 		}
 		found = true
 		if desc {
-			ids, err = pageScan(ctx, r.index, r.lo, r.to(u), true, offset-skipped, limit, nil, nil, idOf)
+			ids, err = pageScan(ctx, r.index, r.lo, r.to(u), true, offset-skipped, limit, nil, nil, keyOf)
 		} else {
-			ids, err = pageScan(ctx, r.index, r.from(u), r.hi, false, offset-skipped, limit, nil, nil, idOf)
+			ids, err = pageScan(ctx, r.index, r.from(u), r.hi, false, offset-skipped, limit, nil, nil, keyOf)
 		}
 		return false
 	})

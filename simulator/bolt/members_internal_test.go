@@ -19,7 +19,7 @@ func TestDetailReadsMembersFromTheirIndex(t *testing.T) {
 	wantCore := []simulator.IdentityRef{{ID: "core-1", Type: "member_number"}, {ID: "core-2", Type: "cif"}}
 	wantDBP := []simulator.IdentityRef{{ID: "dbp-1", Type: "q2"}}
 	// store returns a store with two users, the first in two members, the second in one, and
-	// the first user's detail read through change (a write straight to the file).
+	// the first user's detail read after change (a write straight to the file) and a restart.
 	store := func(change func(tx *bbolt.Tx) error) *simulator.UserView {
 		db := tempStore(t, nil)
 		core, dbpVendor := "symitar", "q2"
@@ -35,7 +35,7 @@ func TestDetailReadsMembersFromTheirIndex(t *testing.T) {
 		require.NoError(t, db.CreateMember(ctx, &simulator.Member{InstitutionID: in.ID, CoreID: "core-1", CoreIDType: "member_number", DBPID: &dbp, UserIDs: pids}))
 		require.NoError(t, db.CreateMember(ctx, &simulator.Member{InstitutionID: in.ID, CoreID: "core-2", CoreIDType: "cif", UserIDs: pids[:1]}))
 		require.NoError(t, db.db.Update(change))
-		db.gen.Add(1) // the write above is not the store's: no view kept before it holds
+		db = reopen(t, db, nil)
 		v, err := db.UserDetail(ctx, in.ID, pids[0], simulator.IDPlatform)
 		require.NoError(t, err)
 		return v

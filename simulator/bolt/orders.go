@@ -166,7 +166,8 @@ func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFil
 			return err
 		}
 		filter, residual := planOrders(tx, instID, f)
-		prefix := cat(inst(instID), filter, []byte{sortCreated})
+		head := inst(instID)
+		prefix := cat(head, filter, []byte{sortCreated})
 		lo, hi := prefix, prefixEnd(prefix)
 		if f.PlacedStart != nil {
 			lo = cat(prefix, timeKey(*f.PlacedStart))
@@ -176,13 +177,13 @@ func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFil
 		}
 		ids, n, err := s.page(ctx, tx, indexPage{bucket: bOrderIndex, prefix: prefix, lo: lo, hi: hi, byTime: true, residual: residual,
 			desc: f.Desc, offset: f.Offset, limit: f.Limit,
-			idOf: func(k, _ []byte) []byte { return k[len(prefix):] }, // placed_at + order id
+			keyOf: func(dst, k, _ []byte) []byte { return append(append(dst, head...), k[len(prefix):]...) }, // institution, placed_at, order id
 		}, func() ([]byte, func(v []byte) bool) { return orderFilter(f) })
 		*total = n
 		if err != nil {
 			return err
 		}
-		return read(tx, withInst(instID, ids))
+		return read(tx, ids)
 	})
 }
 

@@ -26,15 +26,15 @@ func prefixEnd(prefix []byte) []byte {
 	return nil
 }
 
-// pageScan walks index keys in [lo, hi) ascending, or descending when desc, and returns the ids
-// (idOf of each key and value, copied out) of the matching entries at positions
+// pageScan walks index keys in [lo, hi) ascending, or descending when desc, and returns the keys
+// of the records (keyOf of each key and value, in one arena) of the matching entries at positions
 // [offset, offset+limit). match nil means every entry matches. With total nil the walk stops
 // as soon as the page is full (the caller knows the count); otherwise it walks the whole range
 // and stores the number of matches in *total. A long walk stops with ctx's error once ctx is
 // done (the client went away: decisions D17), checked every scanCheckEvery entries.
-func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, idOf func(k, v []byte) []byte) ([][]byte, error) {
+func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
 	ids := make([][]byte, 0, limit)
-	var arena []byte // the ids' bytes, copied out of the transaction's pages together
+	var arena []byte // the keys' bytes, copied out of the transaction's pages together
 	c := b.Cursor()
 	var k, v []byte
 	if desc {
@@ -67,12 +67,11 @@ func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 			continue
 		}
 		if n >= offset && n < offset+limit {
-			id := idOf(k, v)
-			if arena == nil {
-				arena = make([]byte, 0, min(limit, 128)*(len(id)+4))
+			if arena == nil { // a record's key is at most 8 bytes longer than its index entry's
+				arena = make([]byte, 0, min(limit, 128)*(len(k)+8))
 			}
 			start := len(arena)
-			arena = append(arena, id...)
+			arena = keyOf(arena, k, v)
 			ids = append(ids, arena[start:len(arena):len(arena)])
 		}
 		n++
@@ -95,7 +94,9 @@ type indexPage struct {
 	byTime, residual bool
 	desc             bool
 	offset, limit    int
-	idOf             func(k, v []byte) []byte
+	// keyOf appends to dst the key in the records' bucket of the record an entry (k, v)
+	// names: the page's keys are made in one arena, ready to read.
+	keyOf func(dst, k, v []byte) []byte
 }
 
 // page reads the page's ids and the range's total: by the day counters when nothing is left to
@@ -109,21 +110,21 @@ func (s *DB) page(ctx context.Context, tx *bbolt.Tx, p indexPage, filter func() 
 		if !ranged {
 			known = countOf(tx, p.bucket, p.prefix)
 		}
-		return pageDays(ctx, tx, p.bucket, p.prefix, p.lo, p.hi, p.desc, p.offset, p.limit, known, p.idOf)
+		return pageDays(ctx, tx, p.bucket, p.prefix, p.lo, p.hi, p.desc, p.offset, p.limit, known, p.keyOf)
 	case !p.residual && !ranged:
 		total := countOf(tx, p.bucket, p.prefix)
-		ids, err := pageKnown(ctx, tx.Bucket(p.bucket), p.lo, p.hi, p.desc, p.offset, p.limit, total, p.idOf)
+		ids, err := pageKnown(ctx, tx.Bucket(p.bucket), p.lo, p.hi, p.desc, p.offset, p.limit, total, p.keyOf)
 		return ids, total, err
 	}
 	key, match := filter()
-	return s.pageFiltered(ctx, tx, p.bucket, p.lo, p.hi, key, p.desc, p.offset, p.limit, match, p.idOf)
+	return s.pageFiltered(ctx, tx, p.bucket, p.lo, p.hi, key, p.desc, p.offset, p.limit, match, p.keyOf)
 }
 
 // pageFiltered is pageScan over a range with a filter its index does not cover, which the walk
 // counts: filter names the filter's values, so that with the bucket and range it keys the
 // count in s.walked. Once the count is known in the transaction's state, the walk stops at the
 // end of its page instead of walking the whole range.
-func (s *DB) pageFiltered(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi, filter []byte, desc bool, offset, limit int, match func(v []byte) bool, idOf func(k, v []byte) []byte) ([][]byte, int, error) {
+func (s *DB) pageFiltered(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi, filter []byte, desc bool, offset, limit int, match func(v []byte) bool, keyOf func(dst, k, v []byte) []byte) ([][]byte, int, error) {
 	key := make([]byte, 0, len(bucket)+len(lo)+len(hi)+len(filter)+8)
 	for _, part := range [][]byte{bucket, lo, hi} {
 		key = binary.AppendUvarint(key, uint64(len(part)))
@@ -134,11 +135,11 @@ func (s *DB) pageFiltered(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi, fil
 		if offset >= n {
 			return [][]byte{}, n, nil
 		}
-		ids, err := pageScan(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, match, nil, idOf)
+		ids, err := pageScan(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, match, nil, keyOf)
 		return ids, n, err
 	}
 	var n int
-	ids, err := pageScan(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, match, &n, idOf)
+	ids, err := pageScan(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, match, &n, keyOf)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -291,15 +292,15 @@ const scanCheckEvery = 4096
 // pageKnown is pageScan for a range whose size is known (from the counters) and that needs no
 // match: a page past the middle is walked from the far end, so a deep offset costs at most
 // half the range.
-func pageKnown(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit, total int, idOf func(k, v []byte) []byte) ([][]byte, error) {
+func pageKnown(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit, total int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
 	if offset >= total || limit <= 0 {
 		return [][]byte{}, nil
 	}
 	if offset <= total/2 {
-		return pageScan(ctx, b, lo, hi, desc, offset, limit, nil, nil, idOf)
+		return pageScan(ctx, b, lo, hi, desc, offset, limit, nil, nil, keyOf)
 	}
 	n := min(limit, total-offset)
-	ids, err := pageScan(ctx, b, lo, hi, !desc, total-offset-n, n, nil, nil, idOf)
+	ids, err := pageScan(ctx, b, lo, hi, !desc, total-offset-n, n, nil, nil, keyOf)
 	slices.Reverse(ids)
 	return ids, err
 }

@@ -310,22 +310,24 @@ func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilte
 				hi = cat(prefix, timeKey(*f.CreatedEnd))
 			}
 		}
-		// A user's key in user_records less the institution: created_at (from the key, or the
+		// A user's key in user_records: the institution, created_at (from the key, or the
 		// summary of a user_account_id index) and platform id.
-		idOf := func(k, v []byte) []byte {
+		head := inst(instID)
+		keyOf := func(dst, k, v []byte) []byte {
+			dst = append(dst, head...)
 			if sortKind == sortCreated {
-				return k[len(prefix):]
+				return append(dst, k[len(prefix):]...)
 			}
-			return cat(v[:8], k[len(prefix)+len(v)-12+1:])
+			return append(append(dst, v[:8]...), k[len(prefix)+len(v)-12+1:]...)
 		}
-		pids, n, err := s.page(ctx, tx, indexPage{bucket: bUserIndex, prefix: prefix, lo: lo, hi: hi,
-			byTime: sortKind == sortCreated, residual: residual, desc: f.Desc, offset: f.Offset, limit: f.Limit, idOf: idOf},
+		keys, n, err := s.page(ctx, tx, indexPage{bucket: bUserIndex, prefix: prefix, lo: lo, hi: hi,
+			byTime: sortKind == sortCreated, residual: residual, desc: f.Desc, offset: f.Offset, limit: f.Limit, keyOf: keyOf},
 			func() ([]byte, func(v []byte) bool) { return userFilterKey(f), match })
 		*total = n
 		if err != nil {
 			return err
 		}
-		return read(tx, in, withInst(instID, pids))
+		return read(tx, in, keys)
 	})
 }
 
