@@ -611,31 +611,35 @@ func (b *bench) proxyRows(ctx context.Context) error {
 	}
 	defer s.stop()
 	path := detailPath(user)
-	px, err := startProxy(ctx, b.cfg.bin, s.base, filepath.Join(b.cfg.dir, "proxy-wait.out"))
-	if err != nil {
-		return err
-	}
-	err = b.viaRows(ctx, s.base, px, path, key, "Get User Detail through `partnersim proxy` (ceiling columns: the same URL direct)",
-		user+", checked against the served documents, every exchange (--when-behind wait, the default)", true, 1, 32)
-	px.stop()
-	if err != nil {
-		return err
-	}
-	out := filepath.Join(b.cfg.dir, "proxy-shed.out")
-	shed, err := startProxy(ctx, b.cfg.bin, s.base, out, "--when-behind", "shed")
-	if err != nil {
-		return err
-	}
-	err = b.viaRows(ctx, s.base, shed, path, key, "Get User Detail through `partnersim proxy --when-behind shed` (ceiling columns: the same URL direct)",
-		user+", checked against the served documents as far as the checks keep up", false, 1, 32)
-	shed.stop()
-	if err != nil {
-		return err
-	}
-	// What shed skipped in both rows, warm-ups included, from the line the proxy prints as it stops.
-	said, _ := os.ReadFile(out)
-	if m := regexp.MustCompile(`(\d+) exchanges forwarded unchecked, (\d+) more not checked against the document`).FindSubmatch(said); m != nil {
-		b.rows[len(b.rows)-1].detail += fmt.Sprintf("; in both shed rows %s exchanges unchecked and %s not checked against the document", m[1], m[2])
+	for _, m := range []struct {
+		mode, name, detail string
+		judged             bool
+	}{
+		{"wait", "Get User Detail through `partnersim proxy` (ceiling columns: the same URL direct)",
+			", checked against the served documents, every exchange (--when-behind wait, the default)", true},
+		{"shed", "Get User Detail through `partnersim proxy --when-behind shed` (ceiling columns: the same URL direct)",
+			", checked against the served documents as far as the checks keep up", false},
+	} {
+		var args []string // wait: the default, as a partner runs it
+		if m.mode != "wait" {
+			args = []string{"--when-behind", m.mode}
+		}
+		out := filepath.Join(b.cfg.dir, "proxy-"+m.mode+".out")
+		px, err := startProxy(ctx, b.cfg.bin, s.base, out, args...)
+		if err != nil {
+			return err
+		}
+		err = b.viaRows(ctx, s.base, px, path, key, m.name, user+m.detail, m.judged, 1, 32)
+		px.stop()
+		if err != nil {
+			return err
+		}
+		// What shed skipped in both its rows, warm-ups included, from the line the proxy prints as it
+		// stops (wait skips nothing and prints no such line).
+		said, _ := os.ReadFile(out)
+		if c := regexp.MustCompile(`(\d+) exchanges forwarded unchecked, (\d+) more not checked against the document`).FindSubmatch(said); c != nil {
+			b.rows[len(b.rows)-1].detail += fmt.Sprintf("; in both rows %s exchanges unchecked and %s not checked against the document", c[1], c[2])
+		}
 	}
 	// The reference: nginx's plain proxy_pass, a forwarding proxy that checks nothing, in the
 	// same place on the same box. What it reaches is the most any proxy here could.
