@@ -17,6 +17,113 @@ import (
 	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
+// hostCall sends one request with the given Host header, as a page whose name re-resolves to
+// the sandbox's address would, and returns the status and body.
+func hostCall(t *testing.T, a *api, method, path, host string, headers ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, a.URL+path, strings.NewReader(""))
+	require.NoError(t, err)
+	req.Host = host
+	for _, h := range headers {
+		k, v, ok := strings.Cut(h, ": ")
+		if !ok {
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultTransport.RoundTrip(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(b)
+}
+
+// A loopback-bound sandbox answers only loopback Host names and addresses (and --allowed-host):
+// any other Host is a page that re-resolved its name to 127.0.0.1 (DNS rebinding), refused with
+// 421 before routing, whatever it asks for (decisions D18).
+func TestLoopbackSandboxRefusesForeignHosts(t *testing.T) {
+	a := MustServe(t)
+	for _, host := range []string{"localhost", "localhost:8080", "LocalHost.:8080", "app.localhost:3000", "127.0.0.1", "127.0.0.1:8080",
+		"127.9.9.9:1", "[::1]:8080", "[::1]"} {
+		status, body := hostCall(t, a, "GET", "/health", host)
+		assert.Equal(t, http.StatusOK, status, "Host %q: %s", host, body)
+	}
+	for _, host := range []string{"rebind.attacker.example", "rebind.attacker.example:8080", "localhost.attacker.example",
+		"127.0.0.1.nip.io", "10.0.0.5:8080", "[::ffff:7f00:1]:8080x", "[::2]:80", "evil.com:8080@localhost"} {
+		for _, call := range [][3]string{
+			{"GET", "/health", ""},
+			{"GET", "/_sandbox/institutions", "x-sandbox-token: " + token},
+			{"POST", "/_sandbox/ui/signin", "Content-Type: application/x-www-form-urlencoded"},
+			{"GET", "/v1/users/", "x-api-key: " + keyAll},
+			{"GET", "/docs", ""},
+			{"GET", "/no/such/path", ""},
+		} {
+			status, body := hostCall(t, a, call[0], call[1], host, call[2])
+			assert.Equal(t, http.StatusMisdirectedRequest, status, "Host %q %s %s", host, call[0], call[1])
+			assert.JSONEq(t, `{"detail":"Misdirected Request"}`, body, "Host %q %s %s", host, call[0], call[1])
+		}
+	}
+
+	allowed := MustServe(t, func(c *sandbox.Config) { c.AllowedHosts = []string{"sandbox.test", ".dev.internal"} })
+	for host, want := range map[string]int{
+		"sandbox.test": 200, "SANDBOX.test.:8080": 200, "a.dev.internal": 200, "dev.internal": 200, "localhost": 200,
+		"other.test": 421, "xsandbox.test": 421, "sandbox.test.evil": 421, "adev.internal": 421,
+	} {
+		status, _ := hostCall(t, allowed, "GET", "/health", host)
+		assert.Equal(t, want, status, "allowed hosts, Host %q", host)
+	}
+}
+
+// Beyond loopback any Host is answered (a container's published port is reached by whatever
+// name the network gives it), unless --allowed-host narrows it (decisions D18).
+func TestExposedSandboxHosts(t *testing.T) {
+	own := "an-operator-secret-of-24+chars"
+	open := MustServe(t, func(c *sandbox.Config) { c.Exposed, c.SandboxToken = true, own })
+	for _, host := range []string{"sandbox.ci.internal:8080", "10.0.0.5:8080", "localhost"} {
+		status, _ := hostCall(t, open, "GET", "/health", host)
+		assert.Equal(t, http.StatusOK, status, "Host %q", host)
+	}
+	narrow := MustServe(t, func(c *sandbox.Config) {
+		c.Exposed, c.SandboxToken, c.AllowedHosts = true, own, []string{"sandbox.ci.internal"}
+	})
+	for host, want := range map[string]int{"sandbox.ci.internal:8080": 200, "127.0.0.1:8080": 200, "10.0.0.5:8080": 421, "evil.example": 421} {
+		status, _ := hostCall(t, narrow, "GET", "/health", host)
+		assert.Equal(t, want, status, "Host %q", host)
+	}
+}
+
+// An exposed sandbox refuses callbacks whose IPv6 address embeds a loopback or private IPv4
+// address (decisions D18), as it refuses the IPv4 address itself.
+func TestSubscribeRefusesEmbeddedPrivateIPv4(t *testing.T) {
+	a := MustServe(t, func(c *sandbox.Config) { c.Exposed, c.SandboxToken = true, "an-operator-secret-of-24+chars" })
+	for _, u := range []string{"https://[2002:7f00:1::]/h", "https://[::127.0.0.1]/h", "https://[2002:c0a8:101::]/h",
+		"https://[64:ff9b::a9fe:a9fe]/h", "https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/h"} {
+		r := a.Call(t, "POST", "/v1/webhooks/subscriptions", `{"event_type":"kyc","url":"`+u+`"}`, "x-api-key: "+keyHooks)
+		assert.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", u, r.Body)
+		assert.Contains(t, r.JSON("detail").String(), "public address", u)
+	}
+}
+
+// --no-published-keys (decisions D18): the fixture set's published keys answer as unknown keys
+// do — anyone who reaches an exposed sandbox knows them — while keys made through the control
+// plane work; after a reset they stay refused.
+func TestNoPublishedKeys(t *testing.T) {
+	a := MustServe(t, func(c *sandbox.Config) { c.NoPublishedKeys = true })
+	r := a.Call(t, http.MethodGet, "/v1/users/?per_page=1", "", "x-api-key: "+keyAll)
+	assert.Equal(t, http.StatusUnauthorized, r.Status, "a published key: %s", r.Body)
+	assert.Equal(t, `{"detail":"Invalid API key"}`, r.Body)
+	_, key := a.tenant(t, "", "")
+	r = a.Call(t, http.MethodGet, "/v1/users/?per_page=1", "", "x-api-key: "+key)
+	assert.Equal(t, http.StatusOK, r.Status, "a key of the operator's: %s", r.Body)
+	a.MustControl(t, http.MethodPost, "/_sandbox/reset", "")
+	r = a.Call(t, http.MethodGet, "/v1/users/?per_page=1", "", "x-api-key: "+keyAll)
+	assert.Equal(t, http.StatusUnauthorized, r.Status, "a published key after a reset: %s", r.Body)
+
+	r = MustServe(t).Call(t, http.MethodGet, "/v1/users/?per_page=1", "", "x-api-key: "+keyAll)
+	assert.Equal(t, http.StatusOK, r.Status, "without the flag the published keys work: %s", r.Body)
+}
+
 var clientFrom = sandboxtest.ClientFrom
 
 func send(t *testing.T, c *http.Client, req *http.Request) (int, http.Header, string) {
