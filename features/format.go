@@ -113,21 +113,15 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			switch sc.Status {
 			case Skipped:
 				c.Skipped = &junit.Message{Message: sc.Err}
-				s.Skipped++
 			case Failed:
 				c.Failure = &junit.Message{Message: sc.Err, Type: "failed", Text: scenarioBlock(sc)}
-				s.Failures++
 			default:
 				c.SystemOut = scenarioBlock(sc)
 			}
-			s.Tests++
-			s.Cases = append(s.Cases, c)
+			s.Add(c)
 		}
 		s.Time, s.Timestamp = junit.Seconds(span), first.UTC().Format(time.RFC3339)
-		all.Tests += s.Tests
-		all.Failures += s.Failures
-		all.Skipped += s.Skipped
-		all.Suites = append(all.Suites, s)
+		all.Add(s)
 	}
 	// The rule inventory: a suite of no testcases (the counts stay the scenarios'), whose
 	// properties are the run's rule summary and every unchecked rule with what it lacked.

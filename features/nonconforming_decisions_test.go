@@ -619,7 +619,7 @@ func TestNonConformingDecisionsFail(t *testing.T) {
 		{"control-plane bodies unbounded", "exposure.feature", "The control plane reads a body of exactly 1 MiB and refuses one byte more with 413",
 			"expected status 413, got PUT", controlBodiesUnbounded, nil},
 		{"docs framable", "exposure.feature", "The docs refuse framing and sniffing",
-			`expected header X-Frame-Options: "DENY"`, nil, docsFramable},
+			`expected header X-Frame-Options to be "DENY"`, nil, docsFramable},
 		{"a hand-written IDNA subset", "subscriptions.feature", "A callback host pydantic's URL type refuses is its url_parsing item",
 			"expected status 422, got POST", handWrittenIDNA, nil},
 		{"a lone surrogate let through", "subscriptions.feature", "A lone surrogate is refused as pydantic refuses it, its input rendered null",

@@ -161,18 +161,7 @@ func (w *world) header(name string) (string, []string, error) {
 }
 
 func (w *world) headerIs(name, want string) error {
-	want, err := w.expand(unq(want))
-	if err != nil {
-		return err
-	}
-	v, vs, err := w.header(name)
-	if err != nil {
-		return err
-	}
-	if len(vs) == 0 || v != want {
-		return fmt.Errorf("expected header %s: %q, got %q (%s)", name, want, vs, w.resp)
-	}
-	return nil
+	return w.headerText(name, want, "be", func(v, t string) bool { return v == t })
 }
 
 func (w *world) headerPresent(name string) error {
@@ -206,18 +195,19 @@ func (w *world) headerLacks(name, text string) error {
 }
 
 // headerText checks the first value of a header against a step's text (variables expanded):
-// holds(value, text) must be true, else the step fails saying the header should "<verb>" it.
+// holds(value, text) must be true, else the step fails saying the header should "<verb>" it,
+// with every value the header had and the response.
 func (w *world) headerText(name, text, verb string, holds func(v, text string) bool) error {
 	text, err := w.expand(unq(text))
 	if err != nil {
 		return err
 	}
-	v, _, err := w.header(name)
+	v, vs, err := w.header(name)
 	if err != nil {
 		return err
 	}
 	if !holds(v, text) {
-		return fmt.Errorf("expected header %s to %s %q, got %q", name, verb, text, v)
+		return fmt.Errorf("expected header %s to %s %q, got %q (%s)", name, verb, text, vs, w.resp)
 	}
 	return nil
 }

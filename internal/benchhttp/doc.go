@@ -9,7 +9,8 @@
 // random user's detail, random filtered user and order list pages, and the mix, three runs —
 // through loadtest.Measure (as `partnersim load --target URL --scenario …`), whose ceiling
 // answers each URL of the run with partnersim's own bytes for it; the cost of `partnersim proxy` (one detail URL through the
-// proxy and directly, alternated, at 1 connection — p50 added ≤ 0.2 ms — and at 32 — ≥ 0.7 ×);
+// proxy and directly, alternated, at 1 connection — p50 added ≤ 0.2 ms — and at 32 — ≥ 0.7 ×;
+// the proxy as by default, every exchange checked, and beside it with --when-behind shed);
 // deliveries against the signed-POST ceiling (the
 // simulator/bolt benchmarks, three alternated runs). It prints one markdown table with the
 // load average beside every row.

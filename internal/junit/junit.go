@@ -9,28 +9,57 @@ import (
 
 // Suites is the document: a <testsuites> whose counts are the sums of its suites'.
 type Suites struct {
-	XMLName  xml.Name `xml:"testsuites"`
-	Name     string   `xml:"name,attr"`
-	Tests    int      `xml:"tests,attr"`
-	Failures int      `xml:"failures,attr"`
-	Errors   int      `xml:"errors,attr"`
-	Skipped  int      `xml:"skipped,attr"`
-	Time     string   `xml:"time,attr"`
-	Suites   []Suite  `xml:"testsuite"`
+	XMLName xml.Name `xml:"testsuites"`
+	Name    string   `xml:"name,attr"`
+	Counts
+	Time   string  `xml:"time,attr"`
+	Suites []Suite `xml:"testsuite"`
+}
+
+// Add appends s to the document's suites and adds its counts to the document's.
+func (d *Suites) Add(s Suite) {
+	d.Counts.add(s.Counts)
+	d.Suites = append(d.Suites, s)
 }
 
 // Suite is a <testsuite>: its counts are those of its testcases.
 type Suite struct {
-	Name       string      `xml:"name,attr"`
-	Tests      int         `xml:"tests,attr"`
-	Failures   int         `xml:"failures,attr"`
-	Errors     int         `xml:"errors,attr"`
-	Skipped    int         `xml:"skipped,attr"`
+	Name string `xml:"name,attr"`
+	Counts
 	Time       string      `xml:"time,attr"`
 	Timestamp  string      `xml:"timestamp,attr,omitempty"`
 	File       string      `xml:"file,attr,omitempty"`
 	Properties *Properties `xml:"properties,omitempty"`
 	Cases      []Case      `xml:"testcase"`
+}
+
+// Add appends c to the suite's cases and counts it: a test, and a failure or a skip where it
+// holds one.
+func (s *Suite) Add(c Case) {
+	s.Tests++
+	if c.Failure != nil {
+		s.Failures++
+	}
+	if c.Skipped != nil {
+		s.Skipped++
+	}
+	s.Cases = append(s.Cases, c)
+}
+
+// Counts are the testcases below a <testsuites> or a <testsuite>, as its attributes: how many,
+// and how many of those failed, erred or were skipped.
+type Counts struct {
+	Tests    int `xml:"tests,attr"`
+	Failures int `xml:"failures,attr"`
+	Errors   int `xml:"errors,attr"`
+	Skipped  int `xml:"skipped,attr"`
+}
+
+func (c *Counts) add(o Counts) {
+	c.Tests += o.Tests
+	c.Failures += o.Failures
+	c.Errors += o.Errors
+	c.Skipped += o.Skipped
 }
 
 // Properties are the names and values a suite carries (<properties><property …/>…).

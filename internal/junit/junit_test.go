@@ -15,8 +15,8 @@ import (
 // U+FFFD, wherever they stood (a receiver's answer may hold anything).
 func TestWriteReadsBack(t *testing.T) {
 	odd := "<b>&nope\x00\xff]]></b>"
-	doc := junit.Suites{Name: "s", Tests: 2, Failures: 1, Time: junit.Seconds(1500 * time.Millisecond), Suites: []junit.Suite{{
-		Name: "suite", Tests: 2, Failures: 1, Time: "1.500", Properties: &junit.Properties{Props: []junit.Property{{Name: "url", Value: odd}}},
+	doc := junit.Suites{Name: "s", Counts: junit.Counts{Tests: 2, Failures: 1}, Time: junit.Seconds(1500 * time.Millisecond), Suites: []junit.Suite{{
+		Name: "suite", Counts: junit.Counts{Tests: 2, Failures: 1}, Time: "1.500", Properties: &junit.Properties{Props: []junit.Property{{Name: "url", Value: odd}}},
 		Cases: []junit.Case{
 			{Name: "ok", Classname: "c", Time: "0.500", SystemOut: odd},
 			{Name: "bad", Classname: "c", Time: "1.000", Failure: &junit.Message{Message: odd, Type: "failed", Text: odd}},
@@ -48,5 +48,36 @@ func TestNoPropertiesNoElement(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "properties") {
 		t.Errorf("expected no properties element, got\n%s", out.String())
+	}
+}
+
+// A suite counts the cases added to it, a document the suites added to it, and both write
+// their counts as the attributes JUnit readers look for.
+func TestAddCounts(t *testing.T) {
+	var doc junit.Suites
+	for _, cases := range [][]junit.Case{
+		{{Name: "ok"}, {Name: "bad", Failure: &junit.Message{Message: "no"}}, {Name: "later", Skipped: &junit.Message{Message: "why"}}},
+		{{Name: "bad too", Failure: &junit.Message{Message: "no"}}},
+	} {
+		var s junit.Suite
+		for _, c := range cases {
+			s.Add(c)
+		}
+		doc.Add(s)
+	}
+	if want := (junit.Counts{Tests: 3, Failures: 1, Skipped: 1}); doc.Suites[0].Counts != want {
+		t.Errorf("expected the first suite to count %+v, got %+v", want, doc.Suites[0].Counts)
+	}
+	if want := (junit.Counts{Tests: 4, Failures: 2, Skipped: 1}); doc.Counts != want || len(doc.Suites) != 2 {
+		t.Errorf("expected the document to count %+v over 2 suites, got %+v over %d", want, doc.Counts, len(doc.Suites))
+	}
+	var out bytes.Buffer
+	if err := junit.Write(&out, doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<testsuites name="" tests="4" failures="2" errors="0" skipped="1" time="">`, `<testsuite name="" tests="3" failures="1" errors="0" skipped="1" time="">`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("expected %s in\n%s", want, out.String())
+		}
 	}
 }

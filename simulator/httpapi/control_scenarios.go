@@ -7,7 +7,6 @@ import (
 
 	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/httpapi/surface"
-
 	"github.com/partnersim/partnersim/simulator/validate"
 )
 
