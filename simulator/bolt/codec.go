@@ -728,6 +728,49 @@ func (d *decoder) orderItem(o *simulator.OrderItem) (instID string) {
 	return instID
 }
 
+// orderItemStrings reads an order record of version 1 (after its version byte, not shared) as
+// orderItem does, without making its strings: the id, user_account_id, symbol and recurring
+// order id are appended to arena, where each ends is noted in ends (the caller cuts them from
+// one string of the page's arena), and the product, side and status are the values they spell.
+// A page then copies ~80 bytes an order instead of its whole record. ok is false for a product,
+// side or status it does not know, and the caller reads the record with orderItem; arena is
+// then as it was given.
+func (d *decoder) orderItemStrings(o *simulator.OrderItem, arena []byte, ends *[4]int) (inst, _ []byte, ok bool) {
+	given := arena
+	arena = append(arena, d.raw(d.uvarint())...) // id
+	ends[0] = len(arena)
+	inst = d.raw(d.uvarint())
+	d.raw(d.uvarint())                           // transaction id
+	d.raw(d.uvarint())                           // platform id
+	arena = append(arena, d.raw(d.uvarint())...) // user_account_id
+	ends[1] = len(arena)
+	var okP, okS bool
+	o.Product, okP = known(d.raw(d.uvarint()), simulator.Products)
+	o.Side, okS = known(d.raw(d.uvarint()), orderSides)
+	arena = append(arena, d.raw(d.uvarint())...) // symbol
+	ends[2] = len(arena)
+	o.Quantity, o.Notional, o.Fee = d.amount(), d.amount(), d.amount()
+	o.Status, ok = known(d.raw(d.uvarint()), simulator.OrderStatuses)
+	o.PlacedAt = d.time()
+	if o.HasCompletedAt = d.bool(); o.HasCompletedAt {
+		o.CompletedAt = d.time()
+	}
+	o.IsRecurringOrder = d.bool()
+	arena = append(arena, d.raw(d.uvarint())...) // recurring order id
+	ends[3] = len(arena)
+	d.bool() // by notional
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errors.New("trailing bytes")
+	}
+	if !ok || !okP || !okS {
+		return nil, given, false
+	}
+	return inst, arena, true
+}
+
+// orderSides are the sides an order item names without a string of its own.
+var orderSides = []simulator.Side{simulator.SideBuy, simulator.SideSell}
+
 // amount reads a decimal as an Amount: its stored coefficient and exponent, or a decimal for
 // one stored as text.
 func (d *decoder) amount() simulator.Amount {

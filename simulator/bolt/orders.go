@@ -3,7 +3,7 @@ package bolt
 import (
 	"context"
 	"fmt"
-	"strings"
+	"sync"
 
 	"go.etcd.io/bbolt"
 
@@ -110,53 +110,72 @@ func (s *DB) ListOrderItems(ctx context.Context, instID string, f simulator.Orde
 }
 
 // orderItems reads the orders a page names from order_records as their list items show them
-// (decoder.orderItem): their amounts as stored, never a decimal, and their strings cut from one
-// copy of the page's records.
+// (decoder.orderItemStrings): their amounts as stored, never a decimal, and their strings cut
+// from one string of the page's, copied from the records into reused room (orderScratch).
 func orderItems(tx *bbolt.Tx, keys [][]byte, instID string) ([]simulator.OrderItem, error) {
-	raws := make([][]byte, len(keys)) // the transaction's bytes
-	size := 0
+	items := make([]simulator.OrderItem, len(keys))
+	sc := orderScratch.Get().(*orderRoom)
+	defer orderScratch.Put(sc)
+	arena, ends := sc.arena[:0], append(sc.ends[:0], make([][4]int, len(keys))...)
+	slow := false // an order whose strings are its own (orderItem), not cut from arena
 	err := eachRecord(tx, bOrders, keys, "order", func(i int, raw []byte) error {
-		raws[i] = raw
-		size += len(raw)
+		if len(raw) > 0 && raw[0] == recordV1 {
+			d := decoder{b: raw[1:]}
+			inst, grown, ok := d.orderItemStrings(&items[i], arena, &ends[i])
+			if d.err != nil {
+				return fmt.Errorf("decode %s/%q: %w", bOrders, keys[i], d.err)
+			}
+			if ok {
+				if string(inst) != instID {
+					return staleIndex("order")
+				}
+				arena = grown
+				return nil
+			}
+			d = decoder{b: raw[1:]}
+			d.share()
+			if inst := d.orderItem(&items[i]); d.err != nil {
+				return fmt.Errorf("decode %s/%q: %w", bOrders, keys[i], d.err)
+			} else if inst != instID {
+				return staleIndex("order")
+			}
+		} else { // the JSON form
+			var o simulator.Order
+			if err := decodeRecord(raw, &o); err != nil {
+				return fmt.Errorf("decode %s/%q: %w", bOrders, keys[i], err)
+			}
+			if o.InstitutionID != instID {
+				return staleIndex("order")
+			}
+			items[i] = o.Item()
+		}
+		ends[i][0], slow = -1, true
 		return nil
 	})
+	sc.arena, sc.ends = arena, ends
 	if err != nil {
 		return nil, err
 	}
-	// One copy of the page's records, sized once they are found: a guess of the size grew the
-	// copy (and copied it again) on most pages.
-	var copied strings.Builder
-	copied.Grow(size)
-	for _, raw := range raws {
-		copied.Write(raw)
-	}
-	all, at := copied.String(), 0
-	items := make([]simulator.OrderItem, len(keys))
-	for i, raw := range raws {
-		shared := all[at : at+len(raw)]
-		at += len(raw)
-		if len(raw) == 0 || raw[0] != recordV1 { // the JSON form
-			var o simulator.Order
-			if err := decodeRecord(raw, &o); err != nil {
-				return nil, fmt.Errorf("decode %s/%q: %w", bOrders, keys[i], err)
-			}
-			if o.InstitutionID != instID {
-				return nil, staleIndex("order")
-			}
-			items[i] = o.Item()
+	all, at := string(arena), 0
+	for i := range items {
+		if slow && ends[i][0] < 0 {
 			continue
 		}
-		d := decoder{b: raw[1:], shared: shared[1:]}
-		inst := d.orderItem(&items[i])
-		if d.err != nil {
-			return nil, fmt.Errorf("decode %s/%q: %w", bOrders, keys[i], d.err)
-		}
-		if inst != instID {
-			return nil, staleIndex("order")
-		}
+		e := &ends[i]
+		it := &items[i]
+		it.ID, it.UserAccountID, it.Symbol, it.RecurringOrderID = all[at:e[0]], all[e[0]:e[1]], all[e[1]:e[2]], all[e[2]:e[3]]
+		at = e[3]
 	}
 	return items, nil
 }
+
+// orderRoom is orderItems' working room, kept between pages (orderScratch).
+type orderRoom struct {
+	arena []byte
+	ends  [][4]int
+}
+
+var orderScratch = sync.Pool{New: func() any { return new(orderRoom) }}
 
 // listOrders finds Get Order List's page in the order indexes, stores the count of every match
 // in *total and hands the page's keys in order_records to read, which decodes them.
