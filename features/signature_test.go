@@ -4,8 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/partnersim/partnersim/features/laws"
 	"github.com/tidwall/gjson"
+
+	"github.com/partnersim/partnersim/features/laws"
 )
 
 // The suite's own verifier must accept exactly what the spec describes and name what it refuses.

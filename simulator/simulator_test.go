@@ -179,25 +179,6 @@ func TestRoboLegsPayTheirFees(t *testing.T) {
 	}
 }
 
-func TestGeneratedHistoryIsDeterministicAndEndsAtCurrentValue(t *testing.T) {
-	u := &simulator.User{PlatformID: "usr_1", CreatedAt: now.AddDate(-1, -2, 0),
-		Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: d("50.00"), Holdings: []simulator.Holding{{Symbol: "BTC", Quantity: d("0.01")}}}}}
-	prices := map[string]decimal.Decimal{"BTC": d("64000")}
-	h1 := simulator.NewHistorySeed(u, prices, now).Generate()
-	h2 := simulator.NewHistorySeed(u, prices, now).Generate()
-	assert.Equal(t, h1, h2)
-	assert.Len(t, h1.PastDay, 24)
-	assert.Len(t, h1.PastWeek, 7)
-	assert.Len(t, h1.PastMonth, 30)
-	assert.Len(t, h1.PastYear, 52)
-	assert.Len(t, h1.AllTime, 14, "the 1st of each month from the first one not before created_at (14 months ago at noon) to this month's (D5)")
-	assert.Equal(t, "690.00", h1.PastDay[23].Value.String())
-	assert.Equal(t, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), h1.AllTime[13].AsOf)
-	empty := simulator.NewHistorySeed(&simulator.User{PlatformID: "usr_2"}, prices, now).Generate()
-	assert.Empty(t, empty.AllTime)
-	assert.NotNil(t, empty.AllTime, "empty arrays, not null")
-}
-
 func TestFormatMoneyFastPathAgreesWithDecimal(t *testing.T) {
 	for _, s := range []string{"0", "0.5", "-0.5", "-0.01", "1.005", "1.015", "1520.065", "123456789012.34", "-7", "0.004", "-0.005", "99999999999999999999.995"} {
 		v := d(s)
