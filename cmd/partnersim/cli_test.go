@@ -303,4 +303,3 @@ func TestServePrintsTheTokenOnceAndMasksItInLogs(t *testing.T) {
 	assert.NotContains(t, buf.String(), tok, "masked in a log line")
 	assert.Contains(t, buf.String(), "/…/y")
 }
-
