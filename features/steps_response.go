@@ -161,7 +161,7 @@ func (w *world) header(name string) (string, []string, error) {
 }
 
 func (w *world) headerIs(name, want string) error {
-	return w.headerText(name, want, "be", func(v, t string) bool { return v == t })
+	return w.headerText(name, want, "be", func(v, t string) bool { return v == t }, true)
 }
 
 func (w *world) headerPresent(name string) error {
@@ -187,17 +187,18 @@ func (w *world) headerAbsent(name string) error {
 }
 
 func (w *world) headerEndsWith(name, suffix string) error {
-	return w.headerText(name, suffix, "end with", strings.HasSuffix)
+	return w.headerText(name, suffix, "end with", strings.HasSuffix, false)
 }
 
 func (w *world) headerLacks(name, text string) error {
-	return w.headerText(name, text, "not contain", func(v, t string) bool { return !strings.Contains(v, t) })
+	return w.headerText(name, text, "not contain", func(v, t string) bool { return !strings.Contains(v, t) }, false)
 }
 
 // headerText checks the first value of a header against a step's text (variables expanded):
-// holds(value, text) must be true, else the step fails saying the header should "<verb>" it,
-// with every value the header had and the response.
-func (w *world) headerText(name, text, verb string, holds func(v, text string) bool) error {
+// holds(value, text) must be true (and, when present is set, the header must be sent at all),
+// else the step fails saying the header should "<verb>" it, with every value the header had
+// and the response.
+func (w *world) headerText(name, text, verb string, holds func(v, text string) bool, present bool) error {
 	text, err := w.expand(unq(text))
 	if err != nil {
 		return err
@@ -206,13 +207,12 @@ func (w *world) headerText(name, text, verb string, holds func(v, text string) b
 	if err != nil {
 		return err
 	}
-	if !holds(v, text) {
+	if present && len(vs) == 0 || !holds(v, text) {
 		return fmt.Errorf("expected header %s to %s %q, got %q (%s)", name, verb, text, vs, w.resp)
 	}
 	return nil
 }
 
-// headerLists checks a comma-separated header holds exactly these values, in any order.
 // headerDirective checks that a header of ;-separated directives (Content-Security-Policy)
 // holds one, whatever the others.
 func (w *world) headerDirective(name, directive string) error {
@@ -231,6 +231,7 @@ func (w *world) headerDirective(name, directive string) error {
 	return fmt.Errorf("expected header %s to hold the directive %q, got %q", name, want, vs)
 }
 
+// headerLists checks a comma-separated header holds exactly these values, in any order.
 func (w *world) headerLists(name, values string) error {
 	_, vs, err := w.header(name)
 	if err != nil {
