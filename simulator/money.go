@@ -56,36 +56,36 @@ func (c Cents) AppendTo(b []byte) []byte { return appendCents(b, int64(c)) }
 func formatCents(n int64) string { return string(appendCents(nil, n)) }
 
 // appendCents appends n cents as "units.cc" (no allocation: the history's ~280 amounts per
-// Get User Detail are appended straight into the response).
+// Get User Detail are appended straight into the response), two digits a step.
 func appendCents(b []byte, n int64) []byte {
-	var buf [24]byte
-	i := len(buf)
-	neg := n < 0
 	u := uint64(n)
-	if neg {
-		u = uint64(-n)
+	if n < 0 {
+		b = append(b, '-')
+		u = -u
 	}
-	for k := 0; k < 2; k++ {
-		i--
-		buf[i] = byte('0' + u%10)
-		u /= 10
+	var buf [24]byte
+	i := len(buf) - 3
+	c := u % 100 * 2
+	buf[i], buf[i+1], buf[i+2] = '.', digitPairs[c], digitPairs[c+1]
+	for u /= 100; u >= 100; u /= 100 {
+		c := u % 100 * 2
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[c], digitPairs[c+1]
 	}
-	i--
-	buf[i] = '.'
-	for {
+	if u >= 10 {
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[u*2], digitPairs[u*2+1]
+	} else {
 		i--
-		buf[i] = byte('0' + u%10)
-		u /= 10
-		if u == 0 {
-			break
-		}
-	}
-	if neg {
-		i--
-		buf[i] = '-'
+		buf[i] = byte('0' + u)
 	}
 	return append(b, buf[i:]...)
 }
+
+// digitPairs holds "00" to "99": two decimal digits at 2k.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
 // FormatQuantity renders a quantity with up to 8 decimals and no trailing zeros ("0.015").
 func FormatQuantity(d decimal.Decimal) string { return d.RoundBank(8).String() }
