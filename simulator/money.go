@@ -228,13 +228,19 @@ func appendQuantity(b []byte, c int64, exp int32) []byte {
 // MarketCents is the account's MarketValue in cents; ok is false when it is not computed
 // exactly in int64.
 func (a *Account) MarketCents(prices map[string]decimal.Decimal) (Cents, bool) {
-	return a.sumCents(prices, 1, 0)
+	var s CentsSum
+	return a.sumCents(&s, prices)
 }
 
 // costBasisHintCents is CostBasisHint in cents (ok as MarketCents').
 func (a *Account) costBasisHintCents(prices map[string]decimal.Decimal) (Cents, bool) {
-	return a.sumCents(prices, 9, -1) // × 0.9
+	s := CostBasisSum()
+	return a.sumCents(&s, prices)
 }
+
+// CostBasisSum returns a CentsSum of an account's CostBasisHint: its holdings at 90% of their
+// price.
+func CostBasisSum() CentsSum { return CentsSum{factor: 9, factorExp: -1} }
 
 // MarketCents appends each account's MarketCents to into and returns them with their sum
 // (TotalMarketValue); ok is false when any of them is not computed exactly in int64.
@@ -267,9 +273,9 @@ func (u *User) costBasisCents(prices map[string]decimal.Decimal) (total Cents, o
 	return total, true
 }
 
-// sumCents is cash + Σ quantity × price × factor×10^factorExp, rounded half-even to cents.
-func (a *Account) sumCents(prices map[string]decimal.Decimal, factor int64, factorExp int32) (Cents, bool) {
-	s := CentsSum{factor: factor, factorExp: factorExp}
+// sumCents adds cash + Σ quantity × price to s (which weighs the holdings) and returns it
+// rounded half-even to cents.
+func (a *Account) sumCents(s *CentsSum, prices map[string]decimal.Decimal) (Cents, bool) {
 	if a.Cash.NumDigits() > 18 {
 		return 0, false
 	}

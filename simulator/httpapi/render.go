@@ -183,13 +183,10 @@ func appendIdentities(b []byte, refs []simulator.IdentityRef) []byte {
 // the same value, a fixture-given one played at the current hour as a generated one is
 // (decisions D5).
 func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, histories *historyCache) []byte {
-	u := v.User
-	var accounts [4]simulator.AccountItem // an account a product
-	item := u.Item(v.Prices, accounts[:0])
-	b = appendUserItemOpen(b, &item)
+	b = appendUserItemOpen(b, &v.Item)
 	b = append(b, `,"historical_market_value":`...)
-	if seed := simulator.NewHistorySeed(u, v.Prices, clock.Now()); u.History != nil {
-		b = histories.appendGiven(b, u.History, seed)
+	if seed := v.Seed.At(clock.Now()); v.History != nil {
+		b = histories.appendGiven(b, v.History, seed)
 	} else {
 		b = histories.append(b, seed)
 	}
@@ -198,11 +195,11 @@ func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, h
 	b = append(b, `,"dbp_ids":`...)
 	b = appendIdentities(b, v.DBPIDs)
 	b = append(b, `,"platform_user_identifier":`...)
-	b = appendJSONString(b, u.PlatformID)
+	b = appendJSONString(b, v.PlatformID)
 	b = append(b, `},"terms_and_conditions":{"accepted_at":`...)
-	b = appendTime(b, u.Terms.AcceptedAt)
+	b = appendTime(b, v.Terms.AcceptedAt)
 	b = append(b, `,"version":`...)
-	b = appendJSONString(b, u.Terms.Version)
+	b = appendJSONString(b, v.Terms.Version)
 	return append(b, "}}"...)
 }
 
