@@ -173,7 +173,7 @@ func (f *HistoryFrame) AllTimeLen(created time.Time) int {
 }
 
 // Point returns the cost basis and value of a seed's history at p.
-func (sd HistorySeed) Point(p FramePoint) (basis, value Cents) {
+func (sd *HistorySeed) Point(p *FramePoint) (basis, value Cents) {
 	if p.anchor {
 		return sd.Basis, sd.Current
 	}
@@ -191,9 +191,9 @@ func (f *HistoryFrame) Generate(sd HistorySeed) History {
 	}
 	conv := func(ps []FramePoint) []ValuePoint {
 		out := make([]ValuePoint, len(ps))
-		for i, p := range ps {
-			out[i].AsOf = p.AsOf
-			out[i].CostBasis, out[i].Value = sd.Point(p)
+		for i := range ps {
+			out[i].AsOf = ps[i].AsOf
+			out[i].CostBasis, out[i].Value = sd.Point(&ps[i])
 		}
 		return out
 	}
@@ -201,7 +201,7 @@ func (f *HistoryFrame) Generate(sd HistorySeed) History {
 	all := f.AllTime[:f.AllTimeLen(sd.Created)]
 	h.AllTime = make([]ValuePoint, len(all))
 	for i := range all {
-		p := all[len(all)-1-i]
+		p := &all[len(all)-1-i]
 		h.AllTime[i].AsOf = p.AsOf
 		h.AllTime[i].CostBasis, h.AllTime[i].Value = sd.Point(p)
 	}
