@@ -534,27 +534,33 @@ func (d *decoder) user(u *simulator.User) {
 			a.Portfolio = d.str()
 		}
 	}
-	if d.bool() {
-		// A history is the record's last field: its bytes are the rest of the record.
-		rest := d.b
-		if h := givenHistories.get(rest); h != nil {
-			u.History, d.b = h, d.b[len(d.b):]
-			return
-		}
-		h := &simulator.History{}
-		for _, s := range h.Series() {
-			if n := d.length(); n >= 0 {
-				*s = make([]simulator.ValuePoint, n)
-				for i := range *s {
-					(*s)[i] = simulator.ValuePoint{AsOf: d.time(), CostBasis: simulator.Cents(d.varint()), Value: simulator.Cents(d.varint())}
-				}
+	u.History = d.history()
+}
+
+// history reads a user record's last field, its fixture-given history: nil when it has none.
+func (d *decoder) history() *simulator.History {
+	if !d.bool() {
+		return nil
+	}
+	// A history is the record's last field: its bytes are the rest of the record.
+	rest := d.b
+	if h := givenHistories.get(rest); h != nil {
+		d.b = d.b[len(d.b):]
+		return h
+	}
+	h := &simulator.History{}
+	for _, s := range h.Series() {
+		if n := d.length(); n >= 0 {
+			*s = make([]simulator.ValuePoint, n)
+			for i := range *s {
+				(*s)[i] = simulator.ValuePoint{AsOf: d.time(), CostBasis: simulator.Cents(d.varint()), Value: simulator.Cents(d.varint())}
 			}
 		}
-		u.History = h
-		if d.err == nil && len(d.b) == 0 {
-			givenHistories.put(rest, h)
-		}
 	}
+	if d.err == nil && len(d.b) == 0 {
+		givenHistories.put(rest, h)
+	}
+	return h
 }
 
 // userItem reads a user record of version 1 (after its version byte) as far as its list item
@@ -566,7 +572,6 @@ func (d *decoder) user(u *simulator.User) {
 // beyond int64, a product or status it does not know, a malformed record — and the caller
 // decodes the whole user; accounts is then as it was given.
 func (d *decoder) userItem(it *simulator.UserItem, prices *priceTable, accounts []simulator.AccountItem) (inst, uaid []byte, _ []simulator.AccountItem) {
-	given := accounts
 	d.raw(d.uvarint()) // platform id
 	inst = d.raw(d.uvarint())
 	uaid = d.raw(d.uvarint())
@@ -574,16 +579,28 @@ func (d *decoder) userItem(it *simulator.UserItem, prices *priceTable, accounts 
 	d.skipTime()       // terms accepted_at
 	d.raw(d.uvarint()) // terms version
 	d.varint()         // live sessions
+	accounts, ok := d.userAccounts(it, prices, accounts, nil)
+	if !ok {
+		return nil, nil, accounts
+	}
+	return inst, uaid, accounts
+}
+
+// userAccounts reads a user record's accounts as userItem does, its total into it and each
+// account appended to accounts; basis, when not nil, is given the sum of their cost-basis hints
+// (simulator.Account.CostBasisHint) in cents. ok is false when userItem declines, and accounts
+// are then as they were given.
+func (d *decoder) userAccounts(it *simulator.UserItem, prices *priceTable, accounts []simulator.AccountItem, basis *simulator.CentsSum) (_ []simulator.AccountItem, ok bool) {
+	given := accounts
 	n := d.length()
 	var total simulator.CentsSum
 	for range max(n, 0) {
 		var a simulator.AccountItem
-		var ok bool
 		if a.Product, ok = known(d.raw(d.uvarint()), simulator.Products); !ok {
-			return nil, nil, given
+			return given, false
 		}
 		if a.KYCStatus, ok = known(d.raw(d.uvarint()), simulator.KYCStatuses); !ok {
-			return nil, nil, given
+			return given, false
 		}
 		if d.bool() {
 			at := d.time()
@@ -592,25 +609,37 @@ func (d *decoder) userItem(it *simulator.UserItem, prices *priceTable, accounts 
 			}
 		}
 		var value simulator.CentsSum
+		hint, hints := simulator.CostBasisSum(), (*simulator.CentsSum)(nil)
+		if basis != nil {
+			hints = &hint
+		}
 		c, exp, ok := d.smallDecimal()
 		if !ok {
-			return nil, nil, given
+			return given, false
 		}
 		value.Add(c, exp)
+		hint.Add(c, exp)
 		for range max(d.length(), 0) {
 			symbol := d.raw(d.uvarint())
 			c, exp, ok := d.smallDecimal()
 			if !ok {
-				return nil, nil, given
+				return given, false
 			}
-			if !prices.addHolding(&value, symbol, c, exp) {
-				return nil, nil, given
+			if !prices.addHolding(&value, hints, symbol, c, exp) {
+				return given, false
 			}
 		}
 		d.raw(d.uvarint()) // portfolio
 		cents, ok := value.Cents()
 		if !ok {
-			return nil, nil, given
+			return given, false
+		}
+		if basis != nil {
+			h, ok := hint.Cents()
+			if !ok {
+				return given, false
+			}
+			basis.Add(int64(h), -2)
 		}
 		total.Add(int64(cents), -2)
 		a.Value = simulator.CentsAmount(cents)
@@ -618,10 +647,10 @@ func (d *decoder) userItem(it *simulator.UserItem, prices *priceTable, accounts 
 	}
 	sum, ok := total.Cents()
 	if d.err != nil || !ok {
-		return nil, nil, given
+		return given, false
 	}
 	it.Total = simulator.CentsAmount(sum)
-	return inst, uaid, accounts
+	return accounts, true
 }
 
 // smallDecimal reads a decimal stored as coefficient and exponent (tag 0); ok is false for one
