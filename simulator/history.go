@@ -33,17 +33,36 @@ func NewHistorySeed(u *User, prices map[string]decimal.Decimal, now time.Time) H
 	var buf [4]Cents
 	_, current, ok := u.MarketCents(prices, buf[:0])
 	basis, okBasis := u.costBasisCents(prices)
-	// decimal's Float64 of an amount in cents is float64(cents)/100 up to 2^53 cents.
-	if !ok || !okBasis || absInt64(int64(current)) > 1<<53 || absInt64(int64(basis)) > 1<<53 {
-		return newHistorySeedDecimal(u, prices, now)
+	if ok && okBasis {
+		if s, ok := HistorySeedOf(u.PlatformID, u.CreatedAt, current, basis, now); ok {
+			return s
+		}
 	}
-	s := HistorySeed{PlatformID: u.PlatformID, Created: u.CreatedAt.UTC(), Hour: now.UTC().Truncate(time.Hour),
-		Funded: current > 0, hash: fnv64a(u.PlatformID)}
+	return newHistorySeedDecimal(u, prices, now)
+}
+
+// HistorySeedOf is NewHistorySeed of a user with platform id platformID created at created,
+// given its current value (TotalMarketValue) and cost basis (its accounts' CostBasisHint
+// summed) in cents; ok is false when they are beyond what it computes exactly, where
+// NewHistorySeed takes decimal.
+func HistorySeedOf(platformID string, created time.Time, current, basis Cents, now time.Time) (HistorySeed, bool) {
+	// decimal's Float64 of an amount in cents is float64(cents)/100 up to 2^53 cents.
+	if absInt64(int64(current)) > 1<<53 || absInt64(int64(basis)) > 1<<53 {
+		return HistorySeed{}, false
+	}
+	s := HistorySeed{PlatformID: platformID, Created: created.UTC(), Hour: now.UTC().Truncate(time.Hour),
+		Funded: current > 0, hash: fnv64a(platformID)}
 	if s.Funded {
 		s.Current, s.Basis = current, basis
 		s.CurrentF, s.BasisF = float64(current)/100, float64(basis)/100
 	}
-	return s
+	return s, true
+}
+
+// At returns the seed taken at now's hour.
+func (sd HistorySeed) At(now time.Time) HistorySeed {
+	sd.Hour = now.UTC().Truncate(time.Hour)
+	return sd
 }
 
 // fnv64a is FNV-1a of s (hash/fnv's New64a, without its allocations).
@@ -154,7 +173,7 @@ func (f *HistoryFrame) AllTimeLen(created time.Time) int {
 }
 
 // Point returns the cost basis and value of a seed's history at p.
-func (sd HistorySeed) Point(p FramePoint) (basis, value Cents) {
+func (sd *HistorySeed) Point(p *FramePoint) (basis, value Cents) {
 	if p.anchor {
 		return sd.Basis, sd.Current
 	}
@@ -172,9 +191,9 @@ func (f *HistoryFrame) Generate(sd HistorySeed) History {
 	}
 	conv := func(ps []FramePoint) []ValuePoint {
 		out := make([]ValuePoint, len(ps))
-		for i, p := range ps {
-			out[i].AsOf = p.AsOf
-			out[i].CostBasis, out[i].Value = sd.Point(p)
+		for i := range ps {
+			out[i].AsOf = ps[i].AsOf
+			out[i].CostBasis, out[i].Value = sd.Point(&ps[i])
 		}
 		return out
 	}
@@ -182,7 +201,7 @@ func (f *HistoryFrame) Generate(sd HistorySeed) History {
 	all := f.AllTime[:f.AllTimeLen(sd.Created)]
 	h.AllTime = make([]ValuePoint, len(all))
 	for i := range all {
-		p := all[len(all)-1-i]
+		p := &all[len(all)-1-i]
 		h.AllTime[i].AsOf = p.AsOf
 		h.AllTime[i].CostBasis, h.AllTime[i].Value = sd.Point(p)
 	}

@@ -56,36 +56,36 @@ func (c Cents) AppendTo(b []byte) []byte { return appendCents(b, int64(c)) }
 func formatCents(n int64) string { return string(appendCents(nil, n)) }
 
 // appendCents appends n cents as "units.cc" (no allocation: the history's ~280 amounts per
-// Get User Detail are appended straight into the response).
+// Get User Detail are appended straight into the response), two digits a step.
 func appendCents(b []byte, n int64) []byte {
-	var buf [24]byte
-	i := len(buf)
-	neg := n < 0
 	u := uint64(n)
-	if neg {
-		u = uint64(-n)
+	if n < 0 {
+		b = append(b, '-')
+		u = -u
 	}
-	for k := 0; k < 2; k++ {
-		i--
-		buf[i] = byte('0' + u%10)
-		u /= 10
+	var buf [24]byte
+	i := len(buf) - 3
+	c := u % 100 * 2
+	buf[i], buf[i+1], buf[i+2] = '.', digitPairs[c], digitPairs[c+1]
+	for u /= 100; u >= 100; u /= 100 {
+		c := u % 100 * 2
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[c], digitPairs[c+1]
 	}
-	i--
-	buf[i] = '.'
-	for {
+	if u >= 10 {
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[u*2], digitPairs[u*2+1]
+	} else {
 		i--
-		buf[i] = byte('0' + u%10)
-		u /= 10
-		if u == 0 {
-			break
-		}
-	}
-	if neg {
-		i--
-		buf[i] = '-'
+		buf[i] = byte('0' + u)
 	}
 	return append(b, buf[i:]...)
 }
+
+// digitPairs holds "00" to "99": two decimal digits at 2k.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
 // FormatQuantity renders a quantity with up to 8 decimals and no trailing zeros ("0.015").
 func FormatQuantity(d decimal.Decimal) string { return d.RoundBank(8).String() }
@@ -228,13 +228,19 @@ func appendQuantity(b []byte, c int64, exp int32) []byte {
 // MarketCents is the account's MarketValue in cents; ok is false when it is not computed
 // exactly in int64.
 func (a *Account) MarketCents(prices map[string]decimal.Decimal) (Cents, bool) {
-	return a.sumCents(prices, 1, 0)
+	var s CentsSum
+	return a.sumCents(&s, prices)
 }
 
 // costBasisHintCents is CostBasisHint in cents (ok as MarketCents').
 func (a *Account) costBasisHintCents(prices map[string]decimal.Decimal) (Cents, bool) {
-	return a.sumCents(prices, 9, -1) // × 0.9
+	s := CostBasisSum()
+	return a.sumCents(&s, prices)
 }
+
+// CostBasisSum returns a CentsSum of an account's CostBasisHint: its holdings at 90% of their
+// price.
+func CostBasisSum() CentsSum { return CentsSum{factor: 9, factorExp: -1} }
 
 // MarketCents appends each account's MarketCents to into and returns them with their sum
 // (TotalMarketValue); ok is false when any of them is not computed exactly in int64.
@@ -267,9 +273,9 @@ func (u *User) costBasisCents(prices map[string]decimal.Decimal) (total Cents, o
 	return total, true
 }
 
-// sumCents is cash + Σ quantity × price × factor×10^factorExp, rounded half-even to cents.
-func (a *Account) sumCents(prices map[string]decimal.Decimal, factor int64, factorExp int32) (Cents, bool) {
-	s := CentsSum{factor: factor, factorExp: factorExp}
+// sumCents adds cash + Σ quantity × price to s (which weighs the holdings) and returns it
+// rounded half-even to cents.
+func (a *Account) sumCents(s *CentsSum, prices map[string]decimal.Decimal) (Cents, bool) {
 	if a.Cash.NumDigits() > 18 {
 		return 0, false
 	}

@@ -9,14 +9,29 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// UserView is a user as Get User Detail shows it: the record, the institution's prices that
-// value it, and the members that name it (decisions D5).
+// UserView is a user as Get User Detail shows it (decisions D5): its list item, its identity
+// and terms, what its history is made of, and the members that name it — what the store reads
+// of the record, without its amounts as decimals where it can (User.View gives it from a whole
+// user).
 type UserView struct {
-	User   *User
+	Item       UserItem
+	PlatformID string
+	Terms      Terms
+	// Seed is the user's history seed at no hour yet (HistorySeed.At gives the current hour's);
+	// History is the fixture-given history, nil for a generated one.
+	Seed    HistorySeed
+	History *History
+	// Prices are the institution's prices that value the user.
 	Prices map[string]decimal.Decimal
 	// CoreIDs and DBPIDs list the members naming the user as {id, type}.
 	CoreIDs []IdentityRef
 	DBPIDs  []IdentityRef
+}
+
+// View returns the user as Get User Detail shows it at prices, without its identities.
+func (u *User) View(prices map[string]decimal.Decimal) UserView {
+	return UserView{Item: u.Item(prices, nil), PlatformID: u.PlatformID, Terms: u.Terms,
+		Seed: NewHistorySeed(u, prices, time.Time{}), History: u.History, Prices: prices}
 }
 
 // IdentityRef is one identity of a user: a core or dbp id and its type.

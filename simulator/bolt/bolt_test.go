@@ -415,7 +415,7 @@ func TestRevokeSessionsAndResolution(t *testing.T) {
 
 	v, err := db.UserDetail(ctx, "ins_full", "dbp-1", simulator.IDDBP)
 	require.NoError(t, err)
-	assert.Equal(t, "usr_1", v.User.PlatformID, "first account with a user record")
+	assert.Equal(t, "usr_1", v.PlatformID, "first account with a user record")
 	assert.Equal(t, []simulator.IdentityRef{{ID: "M100", Type: "member_number"}}, v.CoreIDs)
 	assert.Equal(t, []simulator.IdentityRef{{ID: "dbp-1", Type: "q2"}}, v.DBPIDs)
 	_, err = db.UserDetail(ctx, "ins_none", "M100", simulator.IDCore)
@@ -556,11 +556,11 @@ func TestUserDetailViewsFollowWrites(t *testing.T) {
 		require.True(t, v.Prices["AAPL"].Equal(p), "prices %s after write %d", v.Prices["AAPL"], i)
 		if len(u.Accounts) > 0 {
 			to := simulator.KYCApproved // then account_takeover and back: a cycle the state machine allows
-			if v.User.Accounts[0].KYCStatus == simulator.KYCApproved {
+			if v.Item.Accounts[0].KYCStatus == simulator.KYCApproved {
 				to = simulator.KYCAccountTakeover
 			}
 			if _, err := db.TransitionKYC(ctx, u.PlatformID, u.Accounts[0].Product, to); err == nil {
-				require.Equal(t, to, detail().User.Accounts[0].KYCStatus, "KYC after write %d", i)
+				require.Equal(t, to, detail().Item.Accounts[0].KYCStatus, "KYC after write %d", i)
 				moved++
 			}
 		}

@@ -80,11 +80,27 @@ func getClustered[T any](tx *bbolt.Tx, c clustered, instID, id string) (*T, erro
 // get decodes the record of id into v. instID "" finds any institution's record; otherwise
 // another institution's record does not exist.
 func (c clustered) get(tx *bbolt.Tx, instID, id string, v any) error {
+	raw, key, err := c.raw(tx, instID, id)
+	if err != nil {
+		return err
+	}
+	if err := decodeRecord(raw, v); err != nil {
+		return fmt.Errorf("decode %s/%q: %w", c.records, key, err)
+	}
+	return nil
+}
+
+// raw returns the stored record of id (valid while tx is) and its key, as get finds it.
+func (c clustered) raw(tx *bbolt.Tx, instID, id string) (raw, key []byte, _ error) {
 	prefix := tx.Bucket(c.keys).Get([]byte(id))
 	if prefix == nil || instID != "" && !bytes.HasPrefix(prefix, inst(instID)) {
-		return simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
+		return nil, nil, simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
 	}
-	return getRecord(tx, c.records, cat(prefix, []byte(id)), v, c.what+" not found")
+	key = cat(prefix, []byte(id))
+	if raw = tx.Bucket(c.records).Get(key); raw == nil {
+		return nil, nil, simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
+	}
+	return raw, key, nil
 }
 
 // migrate moves the records of legacy, a bucket of the layout before clustering (id →

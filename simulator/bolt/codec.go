@@ -555,50 +555,7 @@ func (d *decoder) user(u *simulator.User) {
 	u.Terms.Version = d.str()
 	u.LiveSessions = int(d.varint())
 	u.Accounts = d.accounts(false)
-	if d.bool() {
-		// A history is the record's last field: its bytes are the rest of the record.
-		rest := d.b
-		if h := givenHistories.get(rest); h != nil {
-			u.History, d.b = h, d.b[len(d.b):]
-			return
-		}
-		h := &simulator.History{}
-		for _, s := range h.Series() {
-			if n := d.length(); n >= 0 {
-				*s = make([]simulator.ValuePoint, n)
-				for i := range *s {
-					(*s)[i] = simulator.ValuePoint{AsOf: d.time(), CostBasis: simulator.Cents(d.varint()), Value: simulator.Cents(d.varint())}
-				}
-			}
-		}
-		u.History = h
-		if d.err == nil && len(d.b) == 0 {
-			givenHistories.put(rest, h)
-		}
-	}
-}
-
-// userItem reads a user record of version 1 (after its version byte) as far as its list item
-// shows it (simulator.UserItem), without allocating: its institution and user_account_id (the
-// record's bytes), its total into it and its accounts appended to accounts, valued at prices in int64 cents
-// (simulator.CentsSum). Amounts are read from their stored coefficients; the fields no item
-// shows are stepped over, the history (the record's last field) not read at all. uaid is nil
-// when the item cannot be made so — an amount stored as text (beyond 18 digits), a value
-// beyond int64, a product or status it does not know, a malformed record — and the caller
-// decodes the whole user; accounts is then as it was given.
-func (d *decoder) userItem(it *simulator.UserItem, prices *priceTable, accounts []simulator.AccountItem) (inst, uaid []byte, _ []simulator.AccountItem) {
-	d.raw(d.uvarint()) // platform id
-	inst = d.raw(d.uvarint())
-	uaid = d.raw(d.uvarint())
-	d.skipTime()       // created_at
-	d.skipTime()       // terms accepted_at
-	d.raw(d.uvarint()) // terms version
-	d.varint()         // live sessions
-	accounts, ok := d.itemAccounts(it, prices, accounts, false)
-	if !ok {
-		return nil, nil, accounts
-	}
-	return inst, uaid, accounts
+	u.History = d.history()
 }
 
 // accounts reads what encoder.accounts wrote, or, compact, what encoder.itemAccounts wrote
@@ -639,17 +596,66 @@ func indexed[T ~string](b []byte, values []T) T {
 	return ""
 }
 
-// itemAccounts reads what encoder.accounts wrote, or, compact, what encoder.itemAccounts wrote
-// after its tag 0, as a list item shows it (userItem): its total into it and its accounts
-// appended to accounts, valued at prices in int64 cents. ok is false when it cannot (userItem
-// says when); accounts is then as it was given.
-func (d *decoder) itemAccounts(it *simulator.UserItem, prices *priceTable, accounts []simulator.AccountItem, compact bool) (_ []simulator.AccountItem, ok bool) {
+// history reads a user record's last field, its fixture-given history: nil when it has none.
+func (d *decoder) history() *simulator.History {
+	if !d.bool() {
+		return nil
+	}
+	// A history is the record's last field: its bytes are the rest of the record.
+	rest := d.b
+	if h := givenHistories.get(rest); h != nil {
+		d.b = d.b[len(d.b):]
+		return h
+	}
+	h := &simulator.History{}
+	for _, s := range h.Series() {
+		if n := d.length(); n >= 0 {
+			*s = make([]simulator.ValuePoint, n)
+			for i := range *s {
+				(*s)[i] = simulator.ValuePoint{AsOf: d.time(), CostBasis: simulator.Cents(d.varint()), Value: simulator.Cents(d.varint())}
+			}
+		}
+	}
+	if d.err == nil && len(d.b) == 0 {
+		givenHistories.put(rest, h)
+	}
+	return h
+}
+
+// userItem reads a user record of version 1 (after its version byte) as far as its list item
+// shows it (simulator.UserItem), without allocating: its institution and user_account_id (the
+// record's bytes), its total into it and its accounts appended to accounts, valued at prices in int64 cents
+// (simulator.CentsSum). Amounts are read from their stored coefficients; the fields no item
+// shows are stepped over, the history (the record's last field) not read at all. uaid is nil
+// when the item cannot be made so — an amount stored as text (beyond 18 digits), a value
+// beyond int64, a product or status it does not know, a malformed record — and the caller
+// decodes the whole user; accounts is then as it was given.
+func (d *decoder) userItem(it *simulator.UserItem, prices *priceTable, accounts []simulator.AccountItem) (inst, uaid []byte, _ []simulator.AccountItem) {
+	d.raw(d.uvarint()) // platform id
+	inst = d.raw(d.uvarint())
+	uaid = d.raw(d.uvarint())
+	d.skipTime()       // created_at
+	d.skipTime()       // terms accepted_at
+	d.raw(d.uvarint()) // terms version
+	d.varint()         // live sessions
+	accounts, ok := d.userAccounts(it, prices, accounts, nil, false)
+	if !ok {
+		return nil, nil, accounts
+	}
+	return inst, uaid, accounts
+}
+
+// userAccounts reads a user record's accounts as userItem does, its total into it and each
+// account appended to accounts; basis, when not nil, is given the sum of their cost-basis hints
+// (simulator.Account.CostBasisHint) in cents. compact, it reads what encoder.itemAccounts wrote
+// after its tag 0 (a user index value). ok is false when userItem declines, and accounts are
+// then as they were given.
+func (d *decoder) userAccounts(it *simulator.UserItem, prices *priceTable, accounts []simulator.AccountItem, basis *simulator.CentsSum, compact bool) (_ []simulator.AccountItem, ok bool) {
 	given := accounts
 	n := d.length()
 	var total simulator.CentsSum
 	for range max(n, 0) {
 		var a simulator.AccountItem
-		var ok bool
 		if compact {
 			a.Product, a.KYCStatus = indexed(d.raw(1), simulator.Products), indexed(d.raw(1), simulator.KYCStatuses)
 			if a.Product == "" || a.KYCStatus == "" {
@@ -667,18 +673,23 @@ func (d *decoder) itemAccounts(it *simulator.UserItem, prices *priceTable, accou
 			}
 		}
 		var value simulator.CentsSum
+		hint, hints := simulator.CostBasisSum(), (*simulator.CentsSum)(nil)
+		if basis != nil {
+			hints = &hint
+		}
 		c, exp, ok := d.smallDecimal()
 		if !ok {
 			return given, false
 		}
 		value.Add(c, exp)
+		hint.Add(c, exp)
 		for range max(d.length(), 0) {
 			symbol := d.raw(d.uvarint())
 			c, exp, ok := d.smallDecimal()
 			if !ok {
 				return given, false
 			}
-			if !prices.addHolding(&value, symbol, c, exp) {
+			if !prices.addHolding(&value, hints, symbol, c, exp) {
 				return given, false
 			}
 		}
@@ -688,6 +699,13 @@ func (d *decoder) itemAccounts(it *simulator.UserItem, prices *priceTable, accou
 		cents, ok := value.Cents()
 		if !ok {
 			return given, false
+		}
+		if basis != nil {
+			h, ok := hint.Cents()
+			if !ok {
+				return given, false
+			}
+			basis.Add(int64(h), -2)
 		}
 		total.Add(int64(cents), -2)
 		a.Value = simulator.CentsAmount(cents)

@@ -52,18 +52,23 @@ func home[S string | []byte](shift uint, sym S) int {
 }
 
 // addHolding adds a holding of quantity c×10^exp of symbol to value at its price (a missing
-// price is zero, as in simulator.CentsSum.AddHolding); ok is false when the price has more than
-// 18 digits, which only the decimal path values.
-func (t *priceTable) addHolding(value *simulator.CentsSum, symbol []byte, c int64, exp int32) (ok bool) {
+// price is zero, as in simulator.CentsSum.AddHolding), and to hint when it is not nil; ok is
+// false when the price has more than 18 digits, which only the decimal path values.
+func (t *priceTable) addHolding(value, hint *simulator.CentsSum, symbol []byte, c int64, exp int32) (ok bool) {
+	var pc int64
+	var pexp int32
 	for i := home(t.shift, symbol); t.slots[i].used; i = (i + 1) & (len(t.slots) - 1) {
 		if s := &t.slots[i]; s.symbol == string(symbol) {
 			if !s.small {
 				return false
 			}
-			value.AddHoldingAt(c, exp, s.c, s.exp)
-			return true
+			pc, pexp = s.c, s.exp
+			break
 		}
 	}
-	value.AddHoldingAt(c, exp, 0, 0)
+	value.AddHoldingAt(c, exp, pc, pexp)
+	if hint != nil {
+		hint.AddHoldingAt(c, exp, pc, pexp)
+	}
 	return true
 }

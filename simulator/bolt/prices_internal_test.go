@@ -30,7 +30,7 @@ func TestPriceTableMatchesPrices(t *testing.T) {
 			sym := fmt.Sprintf("S%d", i)
 			c, exp := r.Int64N(1e12), -int32(r.IntN(9))
 			var got, want simulator.CentsSum
-			ok := table.addHolding(&got, []byte(sym), c, exp)
+			ok := table.addHolding(&got, nil, []byte(sym), c, exp)
 			want.AddHolding(c, exp, prices[sym])
 			wantCents, wantOK := want.Cents()
 			if p, found := prices[sym]; found && p.NumDigits() > 18 {

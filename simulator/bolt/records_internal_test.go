@@ -240,7 +240,7 @@ func TestStoreWithJSONRecordsStillReads(t *testing.T) {
 		require.NoError(t, err)
 		detail, err := db.UserDetail(ctx, "ins_a", "usr_07", simulator.IDPlatform)
 		require.NoError(t, err)
-		b, err := json.Marshal([]any{users, orders, detail.User})
+		b, err := json.Marshal([]any{users, orders, detail})
 		require.NoError(t, err)
 		return string(b)
 	}
@@ -393,13 +393,26 @@ func (g recordGen) itemCase(t *testing.T) (u *simulator.User, raw []byte, whole 
 
 // A list item read from a stored user (decoder.userItem) is the item of the user decoded
 // whole (User.Item) at the same prices — amounts of every size, known and unknown products
-// and statuses, absent prices — or it declines and the caller decodes the user whole.
+// and statuses, absent prices — or it declines and the caller decodes the user whole. So is
+// Get User Detail's view of it (readView, User.View), its history seed included.
 func TestUserItemMatchesWholeUser(t *testing.T) {
 	g := recordGen{rand.New(rand.NewPCG(34, 1))}
-	fast := 0
+	fast, views := 0, 0
 	for i := range 5000 {
 		_, raw, whole, prices := g.itemCase(t)
 		want := whole.Item(prices, nil)
+
+		var view simulator.UserView
+		if readView(raw, newPriceTable(prices), &view) {
+			views++
+			wantView := whole.View(prices)
+			view.Prices = prices
+			if len(wantView.Item.Accounts) == 0 {
+				wantView.Item.Accounts = view.Item.Accounts
+			}
+			require.Equal(t, wantView, view, "user %d: the detail's view", i)
+		}
+		require.False(t, readView(raw[:len(raw)-1], newPriceTable(prices), &view), "user %d: cut short", i)
 
 		var got simulator.UserItem
 		d := decoder{b: raw[1:]}
@@ -418,6 +431,7 @@ func TestUserItemMatchesWholeUser(t *testing.T) {
 		require.Equal(t, want, got, "user %d: %+v at %v", i, whole.Accounts, prices)
 	}
 	require.Greater(t, fast, 1000, "most users are read as items")
+	require.Greater(t, views, 1000, "most users' views are read without decoding them whole")
 }
 
 // A list item read from a user's index value (coveredItems) is the item of the user's record
@@ -658,7 +672,7 @@ func clusteredRead(t *testing.T, db *DB) string {
 		require.NoError(t, err)
 		v, err := db.UserDetail(ctx, in, "usr_"+in+"_07", simulator.IDPlatform)
 		require.NoError(t, err)
-		got = append(got, p, tx, orders, v.User)
+		got = append(got, p, tx, orders, v)
 	}
 	b, err := json.Marshal(got)
 	require.NoError(t, err)

@@ -225,7 +225,7 @@ func coveredItems(values [][]byte, in *pricedInstitution) ([]simulator.UserItem,
 		}
 		rest := d.b
 		var ok bool
-		if p.accounts, ok = d.itemAccounts(&p.items[i], in.prices, p.accounts, compact[0] == 0); !ok {
+		if p.accounts, ok = d.userAccounts(&p.items[i], in.prices, p.accounts, nil, compact[0] == 0); !ok {
 			// An amount beyond int64 or a value it does not know: the accounts whole.
 			d = decoder{b: rest}
 			u := simulator.User{Accounts: d.accounts(compact[0] == 0)}

@@ -142,14 +142,15 @@ func (s *DB) Institution(ctx context.Context, id string) (*simulator.Institution
 	return in, err
 }
 
-// resolveUser applies decisions D5's resolution of (id, type) to a user of the institution.
-func resolveUser(tx *bbolt.Tx, in *simulator.Institution, id string, t simulator.IDType) (*simulator.User, error) {
+// resolveUser applies decisions D5's resolution of (id, type) to a user of the institution:
+// it returns the user's stored record, valid while tx is.
+func resolveUser(tx *bbolt.Tx, in *simulator.Institution, id string, t simulator.IDType) ([]byte, error) {
 	if t == simulator.IDPlatform {
-		u, err := getUser(tx, in.ID, id)
+		raw, _, err := userRecords.raw(tx, in.ID, id)
 		if err != nil {
 			return nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
 		}
-		return u, nil
+		return raw, nil
 	}
 	if _, ok := in.Vendors.Vendor(t); !ok {
 		return nil, simulator.Errorf(simulator.EINVALID, "no vendor configured for user_account_id_type: %s", t)
@@ -159,8 +160,8 @@ func resolveUser(tx *bbolt.Tx, in *simulator.Institution, id string, t simulator
 		return nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
 	}
 	for _, pid := range m.UserIDs {
-		if u, err := getUser(tx, in.ID, pid); err == nil {
-			return u, nil
+		if raw, _, err := userRecords.raw(tx, in.ID, pid); err == nil {
+			return raw, nil
 		}
 	}
 	return nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
@@ -198,17 +199,24 @@ func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDTy
 	}
 	var v simulator.UserView
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		in, err := s.readInstitution(tx, instID)
+		in, err := s.readPriced(tx, instID)
 		if err != nil {
 			return err
 		}
-		u, err := resolveUser(tx, in, id, t)
+		raw, err := resolveUser(tx, in.Institution, id, t)
 		if err != nil {
 			return err
 		}
-		v.User, v.Prices = u, in.Prices
+		if !readView(raw, in.prices, &v) {
+			var u simulator.User
+			if err := decodeRecord(raw, &u); err != nil {
+				return fmt.Errorf("decode user %q: %w", id, err)
+			}
+			v = u.View(in.Prices)
+		}
+		v.Prices = in.Prices
 		v.CoreIDs, v.DBPIDs = []simulator.IdentityRef{}, []simulator.IdentityRef{}
-		prefix := cat(inst(instID), []byte(u.PlatformID), []byte{0})
+		prefix := cat(inst(instID), []byte(v.PlatformID), []byte{0})
 		c := tx.Bucket(bMemberUser).Cursor()
 		for k, ref := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, ref = c.Next() {
 			var m simulator.Member
@@ -233,6 +241,39 @@ func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDTy
 	}
 	s.views.put(gen, key, &v)
 	return &v, nil
+}
+
+// readView reads a stored user record as Get User Detail shows it into v (simulator.User.View)
+// without decoding its amounts into decimals: its accounts as a list item reads them
+// (decoder.userAccounts), valued and hinted at prices in int64 cents. It is false, v
+// unspecified, where the whole user must be decoded: a record of the JSON form or cut short,
+// or whatever userItem declines (an amount beyond int64, a product or status it does not know).
+func readView(raw []byte, prices *priceTable, v *simulator.UserView) bool {
+	if len(raw) == 0 || raw[0] != recordV1 {
+		return false
+	}
+	d := decoder{b: raw[1:], version: raw[0]}
+	d.share()
+	v.PlatformID = d.str()
+	d.raw(d.uvarint()) // institution
+	v.Item.UserAccountID = d.str()
+	created := d.time()
+	v.Terms.AcceptedAt = d.time()
+	v.Terms.Version = d.str()
+	d.varint() // live sessions
+	var basis simulator.CentsSum
+	accounts, ok := d.userAccounts(&v.Item, prices, make([]simulator.AccountItem, 0, len(simulator.Products)), &basis, false)
+	if !ok {
+		return false
+	}
+	v.Item.Accounts = accounts
+	v.History = d.history()
+	hint, ok := basis.Cents()
+	if d.err != nil || len(d.b) != 0 || !ok {
+		return false
+	}
+	v.Seed, ok = simulator.HistorySeedOf(v.PlatformID, created, simulator.Cents(v.Item.Total.Coef), hint, time.Time{})
+	return ok
 }
 
 // User returns a user as stored (control plane).

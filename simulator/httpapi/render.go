@@ -183,13 +183,10 @@ func appendIdentities(b []byte, refs []simulator.IdentityRef) []byte {
 // the same value, a fixture-given one played at the current hour as a generated one is
 // (decisions D5).
 func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, histories *historyCache) []byte {
-	u := v.User
-	var accounts [4]simulator.AccountItem // an account a product
-	item := u.Item(v.Prices, accounts[:0])
-	b = appendUserItemOpen(b, &item)
+	b = appendUserItemOpen(b, &v.Item)
 	b = append(b, `,"historical_market_value":`...)
-	if seed := simulator.NewHistorySeed(u, v.Prices, clock.Now()); u.History != nil {
-		b = histories.appendGiven(b, u.History, seed)
+	if seed := v.Seed.At(clock.Now()); v.History != nil {
+		b = histories.appendGiven(b, v.History, seed)
 	} else {
 		b = histories.append(b, seed)
 	}
@@ -198,11 +195,11 @@ func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, h
 	b = append(b, `,"dbp_ids":`...)
 	b = appendIdentities(b, v.DBPIDs)
 	b = append(b, `,"platform_user_identifier":`...)
-	b = appendJSONString(b, u.PlatformID)
+	b = appendJSONString(b, v.PlatformID)
 	b = append(b, `},"terms_and_conditions":{"accepted_at":`...)
-	b = appendTime(b, u.Terms.AcceptedAt)
+	b = appendTime(b, v.Terms.AcceptedAt)
 	b = append(b, `,"version":`...)
-	b = appendJSONString(b, u.Terms.Version)
+	b = appendJSONString(b, v.Terms.Version)
 	return append(b, "}}"...)
 }
 
@@ -326,67 +323,73 @@ const seenBits = 1 << 20
 
 // renderFrame is an hour's simulator.HistoryFrame with each point's as_of rendered once.
 type renderFrame struct {
-	f *simulator.HistoryFrame
-	// asOf holds, per point, `{"as_of":"…","cost_basis":"`: what precedes its amounts.
-	pastDay, pastWeek, pastMonth, pastYear, allTime [][]byte
+	f                                               *simulator.HistoryFrame
+	pastDay, pastWeek, pastMonth, pastYear, allTime []renderPoint
+}
+
+// renderPoint is a point of the frame and `,{"as_of":"…","cost_basis":"`, what precedes its
+// amounts (the comma left out before a series' first point).
+type renderPoint struct {
+	head []byte
+	p    simulator.FramePoint
 }
 
 func newRenderFrame(now time.Time) *renderFrame {
 	f := simulator.NewHistoryFrame(now)
-	heads := func(ps []simulator.FramePoint) [][]byte {
-		out := make([][]byte, len(ps))
+	points := func(ps []simulator.FramePoint) []renderPoint {
+		out := make([]renderPoint, len(ps))
 		for i, p := range ps {
-			b := append([]byte(`{"as_of":`), appendTime(nil, p.AsOf)...)
-			out[i] = append(b, `,"cost_basis":"`...)
+			b := append([]byte(`,{"as_of":`), appendTime(nil, p.AsOf)...)
+			out[i] = renderPoint{head: append(b, `,"cost_basis":"`...), p: p}
 		}
 		return out
 	}
-	return &renderFrame{f: f, pastDay: heads(f.PastDay), pastWeek: heads(f.PastWeek), pastMonth: heads(f.PastMonth),
-		pastYear: heads(f.PastYear), allTime: heads(f.AllTime)}
+	return &renderFrame{f: f, pastDay: points(f.PastDay), pastWeek: points(f.PastWeek), pastMonth: points(f.PastMonth),
+		pastYear: points(f.PastYear), allTime: points(f.AllTime)}
 }
 
 // appendGenerated appends the historical_market_value object of a seed taken in the frame's
 // hour, exactly as appendHistory renders simulator.HistoryFrame.Generate's series.
-func (rf *renderFrame) appendGenerated(b []byte, sd simulator.HistorySeed) []byte {
+func (rf *renderFrame) appendGenerated(b []byte, sd *simulator.HistorySeed) []byte {
 	if !sd.Funded {
 		return append(b, `{"all_time":[],"past_day":[],"past_week":[],"past_month":[],"past_year":[]}`...)
 	}
-	point := func(b []byte, head []byte, p simulator.FramePoint) []byte {
-		basis, value := sd.Point(p)
-		b = append(b, head...)
-		b = basis.AppendTo(b)
-		b = append(b, `","value":"`...)
-		b = value.AppendTo(b)
-		return append(b, `"}`...)
-	}
-	series := func(b []byte, heads [][]byte, ps []simulator.FramePoint) []byte {
-		b = append(b, '[')
-		for i, p := range ps {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = point(b, heads[i], p)
-		}
-		return append(b, ']')
-	}
-	f := rf.f
 	b = append(b, `{"all_time":[`...)
-	n := f.AllTimeLen(sd.Created)
+	n := rf.f.AllTimeLen(sd.Created)
 	for i := n - 1; i >= 0; i-- {
-		if i < n-1 {
-			b = append(b, ',')
-		}
-		b = point(b, rf.allTime[i], f.AllTime[i])
+		b = rf.allTime[i].append(b, sd, i == n-1)
 	}
-	b = append(b, `],"past_day":`...)
-	b = series(b, rf.pastDay, f.PastDay)
-	b = append(b, `,"past_week":`...)
-	b = series(b, rf.pastWeek, f.PastWeek)
-	b = append(b, `,"past_month":`...)
-	b = series(b, rf.pastMonth, f.PastMonth)
-	b = append(b, `,"past_year":`...)
-	b = series(b, rf.pastYear, f.PastYear)
-	return append(b, '}')
+	b = append(b, `],"past_day":[`...)
+	b = appendSeries(b, sd, rf.pastDay)
+	b = append(b, `],"past_week":[`...)
+	b = appendSeries(b, sd, rf.pastWeek)
+	b = append(b, `],"past_month":[`...)
+	b = appendSeries(b, sd, rf.pastMonth)
+	b = append(b, `],"past_year":[`...)
+	b = appendSeries(b, sd, rf.pastYear)
+	return append(b, "]}"...)
+}
+
+// appendSeries appends the points of a series, oldest first, without its brackets.
+func appendSeries(b []byte, sd *simulator.HistorySeed, ps []renderPoint) []byte {
+	for i := range ps {
+		b = ps[i].append(b, sd, i == 0)
+	}
+	return b
+}
+
+// append appends the point of sd's series, the first of its series without a comma before it.
+func (rp *renderPoint) append(b []byte, sd *simulator.HistorySeed, first bool) []byte {
+	basis, value := sd.Point(&rp.p)
+	head := rp.head
+	if first {
+		head = head[1:]
+	}
+	b = append(b, head...)
+	b = basis.AppendTo(b)
+	b = append(b, `","value":"`...)
+	b = value.AppendTo(b)
+	return append(b, `"}`...)
 }
 
 // historyCacheMax bounds the cache: ~1,100 users' series of ~7 KB.
@@ -434,7 +437,7 @@ func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 		frame = newRenderFrame(seed.Hour)
 	}
 	start := len(b)
-	b = frame.appendGenerated(b, seed)
+	b = frame.appendGenerated(b, &seed)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !seed.Hour.Equal(c.hour) {

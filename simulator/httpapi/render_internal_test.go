@@ -91,8 +91,7 @@ func refIdentities(refs []simulator.IdentityRef) []refIdentity {
 	return out
 }
 
-func refRenderDetail(t *testing.T, v *simulator.UserView, now time.Time) string {
-	u := v.User
+func refRenderDetail(t *testing.T, u *simulator.User, v *simulator.UserView, now time.Time) string {
 	item := refItem(u, v.Prices)
 	g := simulator.NewHistorySeed(u, v.Prices, now).Generate()
 	if u.History != nil {
@@ -169,13 +168,15 @@ func TestRenderMatchesEncoder(t *testing.T) {
 	for i := range 3000 {
 		u, prices := randomUser(r)
 		now := time.Date(2026, 11, 24, r.IntN(24), r.IntN(60), 0, 0, time.UTC)
-		v := &simulator.UserView{User: u, Prices: prices, CoreIDs: []simulator.IdentityRef{}, DBPIDs: []simulator.IdentityRef{}}
+		view := u.View(prices)
+		v := &view
+		v.CoreIDs, v.DBPIDs = []simulator.IdentityRef{}, []simulator.IdentityRef{}
 		for range r.IntN(3) {
 			v.CoreIDs = append(v.CoreIDs, simulator.IdentityRef{ID: renderStrings[r.IntN(len(renderStrings))], Type: "member_number"})
 			v.DBPIDs = append(v.DBPIDs, simulator.IdentityRef{ID: renderStrings[r.IntN(len(renderStrings))], Type: "q2"})
 		}
 		clock := simulator.NewClock(func() time.Time { return now })
-		want := refRenderDetail(t, v, now)
+		want := refRenderDetail(t, u, v, now)
 		require.Equal(t, want, string(appendUserDetail(nil, v, clock, histories)), "user %d", i)
 		require.Equal(t, want, string(appendUserDetail(nil, v, clock, histories)), "user %d seen again: kept", i)
 		require.Equal(t, want, string(appendUserDetail(nil, v, clock, histories)), "user %d from the history cache", i)
