@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -149,27 +150,6 @@ func (b *Builder) spool(w *writeTx, fn func(*writeTx) error) error {
 	return b.err
 }
 
-// gatherCounts adds every shard's index counters to the builder's own. The caller holds mu.
-// The largest map takes the others' counters: inserting a shard's hundreds of thousands of
-// counters (every user's, every day's) into an empty map was a twentieth of a build.
-func (b *Builder) gatherCounts() {
-	for _, sh := range b.shards {
-		if len(sh.w.counts) > len(b.w.counts) {
-			b.w.counts, sh.w.counts = sh.w.counts, b.w.counts
-		}
-	}
-	for _, sh := range b.shards {
-		for k, d := range sh.w.counts {
-			if n, ok := b.w.counts[k]; ok {
-				*n += *d
-			} else {
-				b.w.counts[k] = d
-			}
-		}
-		clear(sh.w.counts)
-	}
-}
-
 // Institution spools an institution.
 func (b *Builder) Institution(in simulator.Institution) error { return b.w.putInstitution(&in) }
 
@@ -201,16 +181,6 @@ func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 	defer b.removeSpills()
 	if b.err != nil {
 		return b.err
-	}
-	nameCounts(append([]*writeTx{b.w}, b.shardTxs()...))
-	b.gatherCounts()
-	w := b.w
-	for k, d := range w.counts {
-		if *d > 0 {
-			if err := w.sink.put(bCounts, []byte(k), 0, u64(uint64(*d))); err != nil {
-				return err
-			}
-		}
 	}
 	if err := b.write(ctx, true); err != nil {
 		return err
@@ -268,7 +238,10 @@ func (b *Builder) write(ctx context.Context, final bool) error {
 		}
 		b.absorbed = true
 	}
-	runs, total := b.takeRuns()
+	runs, total, err := b.takeRuns()
+	if err != nil {
+		return err
+	}
 	sorted := sortRuns(runs)
 	defer func() {
 		for range sorted { // a failed write still waits for the sorters
@@ -300,17 +273,19 @@ func (b *Builder) write(ctx context.Context, final bool) error {
 
 // takeRuns takes every spool out of the builder and its shards, grouped by bucket, largest
 // bucket first, and returns them with their number of entries. The caller holds mu.
-func (b *Builder) takeRuns() ([]*bucketRuns, int) {
+func (b *Builder) takeRuns() ([]*bucketRuns, int, error) {
 	byName := map[string]*bucketRuns{}
 	var runs []*bucketRuns
 	total := 0
 	ws := append([]*writeTx{b.w}, b.shardTxs()...)
-	nameCounts(ws)
+	if err := nameCounts(ws); err != nil {
+		return nil, 0, err
+	}
 	for _, w := range ws {
 		for name, sp := range w.spools().by {
 			br := byName[name]
 			if br == nil {
-				br = &bucketRuns{name: name, sorted: make(chan struct{})}
+				br = &bucketRuns{name: name, sums: name == string(bCounts), sorted: make(chan struct{})}
 				byName[name] = br
 				runs = append(runs, br)
 			}
@@ -322,7 +297,7 @@ func (b *Builder) takeRuns() ([]*bucketRuns, int) {
 	}
 	b.spooled.Store(0)
 	slices.SortFunc(runs, func(a, b *bucketRuns) int { return b.n - a.n })
-	return runs, total
+	return runs, total, nil
 }
 
 func (b *Builder) shardTxs() []*writeTx {
@@ -340,6 +315,7 @@ type bucketRuns struct {
 	runs   []*spool
 	n      int           // entries
 	ranked bool          // the runs' prefix ids are ranks, and no prefix is a prefix of another
+	sums   bool          // bCounts: a key spooled more than once is one counter, its values summed
 	sorted chan struct{} // closed once every run is sorted
 }
 
@@ -421,16 +397,16 @@ func (br *bucketRuns) rank() {
 }
 
 // merged returns the bucket's entries one at a time in key order, merging its sorted runs,
-// and fails on a key spooled twice. Each entry is compared with the one before by the bytes
-// the entries carry (compareEnts), not by reading both keys: that check, on every key of the
-// file, was a twelfth of a build's CPU.
-func (br *bucketRuns) merged() func() (k, v []byte, ok bool, err error) {
+// and fails on a key spooled twice (sums: adds up its values instead, summed). Each entry is
+// compared with the one before by the bytes the entries carry (compareEnts), not by reading
+// both keys: that check, on every key of the file, was a twelfth of a build's CPU.
+func (br *bucketRuns) merged() source {
 	pos := make([]int, len(br.runs))
 	var (
 		prevSp *spool
 		prev   spoolEnt
 	)
-	return func() ([]byte, []byte, bool, error) {
+	next := func() ([]byte, []byte, bool, error) {
 		best := -1
 		for r, sp := range br.runs {
 			if pos[r] == len(sp.ents) {
@@ -446,12 +422,18 @@ func (br *bucketRuns) merged() func() (k, v []byte, ok bool, err error) {
 		sp := br.runs[best]
 		e := sp.ents[pos[best]]
 		pos[best]++
-		if prevSp != nil && compareEnts(br.ranked, prevSp, prev, sp, e) >= 0 {
-			return nil, nil, false, fmt.Errorf("build: %s: key %q spooled twice", br.name, sp.keyOf(e))
+		if prevSp != nil {
+			if c := compareEnts(br.ranked, prevSp, prev, sp, e); c > 0 || c == 0 && !br.sums {
+				return nil, nil, false, fmt.Errorf("build: %s: key %q spooled twice", br.name, sp.keyOf(e))
+			}
 		}
 		prevSp, prev = sp, e
 		return sp.keyOf(e), sp.valueOf(e), true, nil
 	}
+	if br.sums {
+		return summed(next)
+	}
+	return next
 }
 
 func (br *bucketRuns) release() {
@@ -612,22 +594,33 @@ func (s *spools) putIndex(bucket, prefix, rest, value []byte) error {
 	return nil
 }
 
-// nameCounts names the counters of every writeTx of a build, each on a goroutine of its own.
-func nameCounts(ws []*writeTx) {
+// nameCounts spools the counters of every writeTx of a build, each on a goroutine of its own.
+func nameCounts(ws []*writeTx) error {
+	errs := make([]error, len(ws))
 	var wg sync.WaitGroup
-	for _, w := range ws {
-		wg.Go(w.nameCounts)
+	for i, w := range ws {
+		wg.Go(func() { errs[i] = w.nameCounts() })
 	}
 	wg.Wait()
+	return errors.Join(errs...)
 }
 
-// nameCounts moves the counters of w's spools (spools.putIndex) into w's counters by name.
-func (w *writeTx) nameCounts() {
-	for _, sp := range w.spools().by {
+// nameCounts spools the counters of w's spools (spools.putIndex) into w's spool of bCounts by
+// name, each as what its prefix (and day) counted in this round: the same counter spooled by
+// other shards and rounds is summed as the bucket is written (bucketRuns.sums). They were kept
+// in a map by name until the end of the build instead, which held a counter per user and day
+// — a gigabyte of a 1M-user build's heap, then copied into the spool at once.
+func (w *writeTx) nameCounts() error {
+	sps := slices.Collect(maps.Values(w.spools().by)) // putting into bCounts may add its spool
+	var n [8]byte
+	for _, sp := range sps {
 		bucket := []byte(sp.name)
-		for id, n := range sp.counts {
-			if n != 0 {
-				w.count(countKey(bucket, []byte(sp.byID[id])), n)
+		for id, c := range sp.counts {
+			if c != 0 {
+				binary.BigEndian.PutUint64(n[:], uint64(c))
+				if err := w.sink.put(bCounts, countKey(bucket, []byte(sp.byID[id])), 0, n[:]); err != nil {
+					return err
+				}
 			}
 		}
 		slices.Sort(sp.days)
@@ -636,11 +629,15 @@ func (w *writeTx) nameCounts() {
 			for j < len(sp.days) && sp.days[j] == k {
 				j++
 			}
-			w.count(dayCountKey(bucket, []byte(sp.byID[k>>32]), dayKey(uint32(k))), int64(j-i))
+			binary.BigEndian.PutUint64(n[:], uint64(j-i))
+			if err := w.sink.put(bCounts, dayCountKey(bucket, []byte(sp.byID[k>>32]), dayKey(uint32(k))), 0, n[:]); err != nil {
+				return err
+			}
 			i = j
 		}
 		sp.counts, sp.days = nil, nil
 	}
+	return nil
 }
 
 // compareEnts orders entry a of spool sa and entry b of spool sb by their keys: by prefix rank

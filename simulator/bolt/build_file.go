@@ -405,7 +405,8 @@ func (b *Builder) writeBucket(ctx context.Context, fw *fileWriter, name string, 
 
 // bucketSource is a bucket's entries in key order: first (the last round's sorted spools, nil
 // when it spooled none of the bucket) merged with the runs earlier rounds spilled (n entries;
-// then an entry is valid only until the next). close closes the runs' files.
+// then an entry is valid only until the next, as is every entry of bCounts, whose counters
+// are summed). close closes the runs' files.
 func (b *Builder) bucketSource(name string, first source) (next source, n int, close func(), err error) {
 	var srcs []source
 	var files []*os.File
@@ -430,7 +431,7 @@ func (b *Builder) bucketSource(name string, first source) (next source, n int, c
 	if len(srcs) == 1 && first != nil {
 		return first, 0, close, nil // merged() checked the order already
 	}
-	return mergeSources(name, srcs), n, close, nil
+	return mergeSources(name, srcs, name == string(bCounts)), n, close, nil
 }
 
 // writeFile writes the sorted spools as a new store file beside the open one, bottom-up, and
@@ -460,10 +461,17 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 		if err != nil {
 			return err
 		}
-		root, err := b.writeBucket(ctx, fw, name, next, spilled > 0, done, total)
+		// A merge of spilled runs, and the counters' sums, are valid only until the next entry.
+		copying := spilled > 0 || name == string(bCounts)
+		root, err := b.writeBucket(ctx, fw, name, next, copying, done, total)
 		closeRuns()
 		if err != nil {
 			return err
+		}
+		// Its runs are done with: a disk that holds the runs and the new file at once is
+		// no longer needed (at 1M users, 11 GB of runs and a 13 GB file).
+		for _, r := range b.spills[name] {
+			os.Remove(r.path)
 		}
 		roots[name] = root
 		done += n + spilled

@@ -37,11 +37,14 @@ func TestBuildInRoundsEqualsLoad(t *testing.T) {
 	b, err := built.NewBuilder(ctx)
 	require.NoError(t, err)
 	b.Budget = 4 << 10 // a round every few dozen records
-	rounds := 0
+	rounds, runsLeft := 0, -1
 	b.Progress = func(done, total int) {
 		if done == total {
 			rounds++
 		}
+		runs, err := filepath.Glob(filepath.Join(dir, ".built.db.run-*"))
+		require.NoError(t, err)
+		runsLeft = len(runs)
 	}
 	at := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a"}))
@@ -61,6 +64,7 @@ func TestBuildInRoundsEqualsLoad(t *testing.T) {
 	require.NoError(t, l.Finish("tok"))
 	require.NoError(t, b.Finish(ctx, "tok"))
 	assert.Greater(t, rounds, 10, "the budget made several rounds")
+	assert.Zero(t, runsLeft, "each bucket's runs are removed once it is written")
 	runs, err := filepath.Glob(filepath.Join(dir, ".built.db.run-*"))
 	require.NoError(t, err)
 	assert.Empty(t, runs, "the run files are removed")

@@ -122,10 +122,10 @@ func (rr *runReader) next() (k, v []byte, ok bool, err error) {
 // source is one sorted stream of a bucket's entries.
 type source func() (k, v []byte, ok bool, err error)
 
-// mergeSources merges sorted streams into one, in key order, and fails on a key found twice.
-// A small binary heap keeps the streams by their next key. An entry it returns is valid until
-// the next call (a run's buffers are reused).
-func mergeSources(name string, srcs []source) source {
+// mergeSources merges sorted streams into one, in key order, and fails on a key found twice
+// (sums: adds up its values instead, summed). A small binary heap keeps the streams by their
+// next key. An entry it returns is valid until the next call (a run's buffers are reused).
+func mergeSources(name string, srcs []source, sums bool) source {
 	type head struct {
 		k, v []byte
 		src  int
@@ -150,7 +150,7 @@ func mergeSources(name string, srcs []source) source {
 	}
 	started := false
 	var prev []byte
-	return func() ([]byte, []byte, bool, error) {
+	next := func() ([]byte, []byte, bool, error) {
 		if !started {
 			started = true
 			for i, s := range srcs {
@@ -181,10 +181,63 @@ func mergeSources(name string, srcs []source) source {
 			h = h[:len(h)-1]
 		}
 		down(0)
-		if prev != nil && bytes.Compare(prev, top.k) >= 0 {
-			return nil, nil, false, fmt.Errorf("build: %s: key %q spooled twice", name, top.k)
+		if prev != nil {
+			if c := bytes.Compare(prev, top.k); c > 0 || c == 0 && !sums {
+				return nil, nil, false, fmt.Errorf("build: %s: key %q spooled twice", name, top.k)
+			}
 		}
 		prev = append(prev[:0], top.k...)
 		return top.k, top.v, true, nil
+	}
+	if sums {
+		return summed(next)
+	}
+	return next
+}
+
+// summed is src, whose keys come in order, with the entries of one key made one: its value
+// the sum of theirs, each a big-endian uint64 (an index counter, spooled by every shard and
+// round that counted under it). An entry it returns stays valid until the second call after it
+// (as a run's: mergeSources reads the next entry of a stream before it returns the last).
+func summed(src source) source {
+	var (
+		k, v    [3][]byte // the pending key's slot and the last two returned
+		p       int       // the pending key's slot
+		pending bool      // k[p] holds the next key, its count in sum
+		sum     uint64
+		ended   bool
+	)
+	return func() ([]byte, []byte, bool, error) {
+		for !ended {
+			nk, nv, ok, err := src()
+			if err != nil {
+				return nil, nil, false, err
+			}
+			if !ok {
+				ended = true
+				break
+			}
+			if len(nv) != 8 {
+				return nil, nil, false, fmt.Errorf("build: counter %q of %d bytes", nk, len(nv))
+			}
+			if pending && bytes.Equal(nk, k[p]) {
+				sum += binary.BigEndian.Uint64(nv)
+				continue
+			}
+			out, was, wasSum := p, pending, sum
+			p = (p + 1) % len(k)
+			k[p] = append(k[p][:0], nk...)
+			pending, sum = true, binary.BigEndian.Uint64(nv)
+			if was {
+				v[out] = binary.BigEndian.AppendUint64(v[out][:0], wasSum)
+				return k[out], v[out], true, nil
+			}
+		}
+		if !pending {
+			return nil, nil, false, nil
+		}
+		pending = false
+		v[p] = binary.BigEndian.AppendUint64(v[p][:0], sum)
+		return k[p], v[p], true, nil
 	}
 }

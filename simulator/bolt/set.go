@@ -36,11 +36,18 @@ func DefaultsOf(set *fixtures.Set) Defaults {
 // and unmarked, so nothing half-loaded is ever served. It is how an empty store gets its set at
 // start-up and what `partnersim fixtures build` runs.
 func (s *DB) Build(ctx context.Context, fsys fs.FS, progress Progress) (*fixtures.Set, error) {
+	budget := budgetFor(setBytes(fsys))
+	return s.build(ctx, fsys, progress, func(b *Builder) { b.Budget = budget })
+}
+
+// build is Build with the builder set up by configure (its budget, its progress while the set
+// is read).
+func (s *DB) build(ctx context.Context, fsys fs.FS, progress Progress, configure func(*Builder)) (*fixtures.Set, error) {
 	b, err := s.NewBuilder(ctx)
 	if err != nil {
 		return nil, err
 	}
-	b.Budget = budgetFor(setBytes(fsys))
+	configure(b)
 	// The spools are most of the heap and live until written: collecting at half the live heap
 	// (not Go's default, all of it) keeps a 100k-user set's peak well under its 3 GiB cap, at
 	// little cost, since the spools hold no pointers to mark.
