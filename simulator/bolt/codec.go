@@ -219,20 +219,7 @@ func (e *encoder) user(u *simulator.User) {
 	e.time(u.Terms.AcceptedAt)
 	e.str(u.Terms.Version)
 	e.varint(int64(u.LiveSessions))
-	e.length(len(u.Accounts), u.Accounts == nil)
-	for i := range u.Accounts {
-		a := &u.Accounts[i]
-		e.str(string(a.Product))
-		e.str(string(a.KYCStatus))
-		e.timePtr(a.KYCApprovedAt)
-		e.decimal(a.Cash)
-		e.length(len(a.Holdings), a.Holdings == nil)
-		for _, h := range a.Holdings {
-			e.str(h.Symbol)
-			e.decimal(h.Quantity)
-		}
-		e.str(a.Portfolio)
-	}
+	e.accounts(u.Accounts)
 	e.bool(u.History != nil)
 	if h := u.History; h != nil {
 		for _, s := range h.Series() {
@@ -243,6 +230,55 @@ func (e *encoder) user(u *simulator.User) {
 				e.varint(int64(p.Value))
 			}
 		}
+	}
+}
+
+// accounts writes a user's accounts as its record keeps them.
+func (e *encoder) accounts(accounts []simulator.Account) {
+	e.length(len(accounts), accounts == nil)
+	for i := range accounts {
+		a := &accounts[i]
+		e.str(string(a.Product))
+		e.str(string(a.KYCStatus))
+		e.timePtr(a.KYCApprovedAt)
+		e.account(a)
+		e.str(a.Portfolio)
+	}
+}
+
+// account writes an account's cash and holdings.
+func (e *encoder) account(a *simulator.Account) {
+	e.decimal(a.Cash)
+	e.length(len(a.Holdings), a.Holdings == nil)
+	for _, h := range a.Holdings {
+		e.str(h.Symbol)
+		e.decimal(h.Quantity)
+	}
+}
+
+// itemAccounts writes a user's accounts as far as a list item shows them, for its user index
+// entries' values (userIndexValue): tag 0 and, an account, its product's and KYC status's
+// indexes, kyc_approved_at when the item shows it, its cash and holdings — about two thirds of
+// the record's form, which is kept (tag 1, encoder.accounts) for a product or status the
+// indexes do not know.
+func (e *encoder) itemAccounts(accounts []simulator.Account) {
+	for i := range accounts {
+		if simulator.ProductIndex(accounts[i].Product) < 0 || simulator.KYCIndex(accounts[i].KYCStatus) < 0 {
+			e.b = append(e.b, 1)
+			e.accounts(accounts)
+			return
+		}
+	}
+	e.b = append(e.b, 0)
+	e.length(len(accounts), accounts == nil)
+	for i := range accounts {
+		a := &accounts[i]
+		e.b = append(e.b, byte(simulator.ProductIndex(a.Product)), byte(simulator.KYCIndex(a.KYCStatus)))
+		e.bool(a.ShowsApprovedAt())
+		if a.ShowsApprovedAt() {
+			e.time(*a.KYCApprovedAt)
+		}
+		e.account(a)
 	}
 }
 
@@ -518,23 +554,46 @@ func (d *decoder) user(u *simulator.User) {
 	u.Terms.AcceptedAt = d.time()
 	u.Terms.Version = d.str()
 	u.LiveSessions = int(d.varint())
-	if n := d.length(); n >= 0 {
-		u.Accounts = make([]simulator.Account, n)
-		for i := range u.Accounts {
-			a := &u.Accounts[i]
+	u.Accounts = d.accounts(false)
+	u.History = d.history()
+}
+
+// accounts reads what encoder.accounts wrote, or, compact, what encoder.itemAccounts wrote
+// after its tag 0 (their portfolios, which no item shows, empty).
+func (d *decoder) accounts(compact bool) []simulator.Account {
+	n := d.length()
+	if n < 0 {
+		return nil
+	}
+	accounts := make([]simulator.Account, n)
+	for i := range accounts {
+		a := &accounts[i]
+		if compact {
+			a.Product, a.KYCStatus = indexed(d.raw(1), simulator.Products), indexed(d.raw(1), simulator.KYCStatuses)
+		} else {
 			a.Product, a.KYCStatus = simulator.Product(d.str()), simulator.KYCStatus(d.str())
-			a.KYCApprovedAt = d.timePtr()
-			a.Cash = d.decimal()
-			if n := d.length(); n >= 0 {
-				a.Holdings = make([]simulator.Holding, n)
-				for j := range a.Holdings {
-					a.Holdings[j] = simulator.Holding{Symbol: d.str(), Quantity: d.decimal()}
-				}
+		}
+		a.KYCApprovedAt = d.timePtr()
+		a.Cash = d.decimal()
+		if n := d.length(); n >= 0 {
+			a.Holdings = make([]simulator.Holding, n)
+			for j := range a.Holdings {
+				a.Holdings[j] = simulator.Holding{Symbol: d.str(), Quantity: d.decimal()}
 			}
+		}
+		if !compact {
 			a.Portfolio = d.str()
 		}
 	}
-	u.History = d.history()
+	return accounts
+}
+
+// indexed returns the value of values at the index b holds (one byte), or "" with none.
+func indexed[T ~string](b []byte, values []T) T {
+	if len(b) == 1 && int(b[0]) < len(values) {
+		return values[b[0]]
+	}
+	return ""
 }
 
 // history reads a user record's last field, its fixture-given history: nil when it has none.
@@ -579,7 +638,7 @@ func (d *decoder) userItem(it *simulator.UserItem, prices *priceTable, accounts 
 	d.skipTime()       // terms accepted_at
 	d.raw(d.uvarint()) // terms version
 	d.varint()         // live sessions
-	accounts, ok := d.userAccounts(it, prices, accounts, nil)
+	accounts, ok := d.userAccounts(it, prices, accounts, nil, false)
 	if !ok {
 		return nil, nil, accounts
 	}
@@ -588,18 +647,23 @@ func (d *decoder) userItem(it *simulator.UserItem, prices *priceTable, accounts 
 
 // userAccounts reads a user record's accounts as userItem does, its total into it and each
 // account appended to accounts; basis, when not nil, is given the sum of their cost-basis hints
-// (simulator.Account.CostBasisHint) in cents. ok is false when userItem declines, and accounts
-// are then as they were given.
-func (d *decoder) userAccounts(it *simulator.UserItem, prices *priceTable, accounts []simulator.AccountItem, basis *simulator.CentsSum) (_ []simulator.AccountItem, ok bool) {
+// (simulator.Account.CostBasisHint) in cents. compact, it reads what encoder.itemAccounts wrote
+// after its tag 0 (a user index value). ok is false when userItem declines, and accounts are
+// then as they were given.
+func (d *decoder) userAccounts(it *simulator.UserItem, prices *priceTable, accounts []simulator.AccountItem, basis *simulator.CentsSum, compact bool) (_ []simulator.AccountItem, ok bool) {
 	given := accounts
 	n := d.length()
 	var total simulator.CentsSum
 	for range max(n, 0) {
 		var a simulator.AccountItem
-		if a.Product, ok = known(d.raw(d.uvarint()), simulator.Products); !ok {
+		if compact {
+			a.Product, a.KYCStatus = indexed(d.raw(1), simulator.Products), indexed(d.raw(1), simulator.KYCStatuses)
+			if a.Product == "" || a.KYCStatus == "" {
+				return given, false
+			}
+		} else if a.Product, ok = known(d.raw(d.uvarint()), simulator.Products); !ok {
 			return given, false
-		}
-		if a.KYCStatus, ok = known(d.raw(d.uvarint()), simulator.KYCStatuses); !ok {
+		} else if a.KYCStatus, ok = known(d.raw(d.uvarint()), simulator.KYCStatuses); !ok {
 			return given, false
 		}
 		if d.bool() {
@@ -629,7 +693,9 @@ func (d *decoder) userAccounts(it *simulator.UserItem, prices *priceTable, accou
 				return given, false
 			}
 		}
-		d.raw(d.uvarint()) // portfolio
+		if !compact {
+			d.raw(d.uvarint()) // portfolio
+		}
 		cents, ok := value.Cents()
 		if !ok {
 			return given, false

@@ -112,10 +112,10 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Optio
 		if err := indexDeliveries(tx); err != nil {
 			return err
 		}
-		// A new file keeps day counters from its first write.
+		// A new file keeps day counters and list items in its user index from its first write.
 		if k, _ := tx.Bucket(bCounts).Cursor().First(); k == nil {
 			if k, _ := tx.Bucket(bMeta).Cursor().First(); k == nil {
-				return tx.Bucket(bMeta).Put(metaDays, []byte("1"))
+				return markNew(tx)
 			}
 		}
 		return nil
@@ -339,6 +339,10 @@ type kv struct{ k, v []byte }
 
 // put writes key → value in bucket (deferred and sorted in bulk mode).
 func (w *writeTx) put(bucket, key, value []byte) error { return w.putSplit(bucket, key, 0, value) }
+
+// coversUsers reports whether the store written keeps list items in its user index values
+// (metaUserItems). A build's spools always do: a build writes into an emptied store.
+func (w *writeTx) coversUsers() bool { return w.sink != nil || coversUsers(w.Tx) }
 
 // putSplit is put for a key whose first plen bytes are an index prefix (putIndex), which a
 // build's sink sorts by.

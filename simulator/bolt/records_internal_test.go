@@ -369,6 +369,28 @@ func TestGivenHistoryDecodedOnce(t *testing.T) {
 	require.Equal(t, simulator.Cents(2), c.History.PastDay[0].Value)
 }
 
+// itemCase is a user of mostly known products and statuses, its record, the user that record
+// decodes to, and prices for some of its symbols: a case of the list item tests.
+func (g recordGen) itemCase(t *testing.T) (u *simulator.User, raw []byte, whole simulator.User, prices map[string]decimal.Decimal) {
+	u = g.user()
+	for j := range u.Accounts {
+		if g.r.IntN(8) > 0 {
+			u.Accounts[j].Product = simulator.Products[g.r.IntN(len(simulator.Products))]
+			u.Accounts[j].KYCStatus = simulator.KYCStatuses[g.r.IntN(len(simulator.KYCStatuses))]
+		}
+	}
+	prices = map[string]decimal.Decimal{}
+	for _, s := range codecStrings {
+		if g.r.IntN(4) > 0 {
+			prices[s] = g.decimal()
+		}
+	}
+	raw, err := encodeRecord(u)
+	require.NoError(t, err)
+	require.NoError(t, decodeRecord(raw, &whole))
+	return u, raw, whole, prices
+}
+
 // A list item read from a stored user (decoder.userItem) is the item of the user decoded
 // whole (User.Item) at the same prices — amounts of every size, known and unknown products
 // and statuses, absent prices — or it declines and the caller decodes the user whole. So is
@@ -377,23 +399,7 @@ func TestUserItemMatchesWholeUser(t *testing.T) {
 	g := recordGen{rand.New(rand.NewPCG(34, 1))}
 	fast, views := 0, 0
 	for i := range 5000 {
-		u := g.user()
-		for j := range u.Accounts {
-			if g.r.IntN(8) > 0 {
-				u.Accounts[j].Product = simulator.Products[g.r.IntN(len(simulator.Products))]
-				u.Accounts[j].KYCStatus = simulator.KYCStatuses[g.r.IntN(len(simulator.KYCStatuses))]
-			}
-		}
-		prices := map[string]decimal.Decimal{}
-		for _, s := range codecStrings {
-			if g.r.IntN(4) > 0 {
-				prices[s] = g.decimal()
-			}
-		}
-		raw, err := encodeRecord(u)
-		require.NoError(t, err)
-		var whole simulator.User
-		require.NoError(t, decodeRecord(raw, &whole))
+		_, raw, whole, prices := g.itemCase(t)
 		want := whole.Item(prices, nil)
 
 		var view simulator.UserView
@@ -427,6 +433,128 @@ func TestUserItemMatchesWholeUser(t *testing.T) {
 	require.Greater(t, fast, 1000, "most users are read as items")
 	require.Greater(t, views, 1000, "most users' views are read without decoding them whole")
 }
+
+// A list item read from a user's index value (coveredItems) is the item of the user's record
+// decoded whole (User.Item) at the same prices — amounts of every size, known and unknown
+// products and statuses, absent prices, a user_account_id that is not UTF-8 — whether it is
+// read as an item or its accounts whole.
+func TestCoveredItemMatchesWholeUser(t *testing.T) {
+	g := recordGen{rand.New(rand.NewPCG(34, 4))}
+	for i := range 5000 {
+		u, _, whole, prices := g.itemCase(t)
+		want := whole.Item(prices, []simulator.AccountItem{}) // nil and empty render alike
+		in := &pricedInstitution{&simulator.Institution{Prices: prices}, newPriceTable(prices)}
+		got, err := coveredItems([][]byte{userIndexValue(u, true)}, in)
+		require.NoError(t, err)
+		require.Equal(t, []simulator.UserItem{want}, got, "user %d: %+v at %v", i, whole.Accounts, prices)
+	}
+}
+
+// A store written before its user index kept list items (no metaUserItems) lists its users from
+// their records, and a user written to it keeps the summary alone: its pages are those of the
+// store written since, which reads them from the index.
+func TestUserListsOfAStoreWrittenBeforeItems(t *testing.T) {
+	ctx := context.Background()
+	db := tempStore(t, nil)
+	g := recordGen{rand.New(rand.NewPCG(34, 5))}
+	prices := map[string]decimal.Decimal{"usr_1": decimal.New(19012, -2), "bad\xff": decimal.New(7, 0)}
+	l, err := db.NewLoader(ctx, true)
+	require.NoError(t, err)
+	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Name: "a", Prices: prices}))
+	var users []*simulator.User
+	for i := range 400 {
+		u := g.user()
+		u.InstitutionID, u.PlatformID = "ins_a", fmt.Sprintf("usr_%04d", i)
+		u.UserAccountID = fmt.Sprintf("u%04d%s", (i*37)%400, codecStrings[i%len(codecStrings)])
+		u.CreatedAt = time.Date(2025, 1, 1+i%60, i%24, 0, 0, 0, time.UTC)
+		u.Accounts = slices.DeleteFunc(u.Accounts, func(a simulator.Account) bool { return g.r.IntN(4) == 0 })
+		for j := range u.Accounts {
+			u.Accounts[j].Product = simulator.Products[j]
+			u.Accounts[j].KYCStatus = simulator.KYCStatuses[g.r.IntN(len(simulator.KYCStatuses))]
+		}
+		users = append(users, u)
+		require.NoError(t, l.User(*u))
+	}
+	require.NoError(t, l.Finish("tok"))
+	r := rand.New(rand.NewPCG(34, 6))
+	var queries []simulator.UserFilter
+	for range 300 {
+		f := simulator.UserFilter{Limit: 1 + r.IntN(40), Offset: r.IntN(300), Desc: r.IntN(2) == 0}
+		if r.IntN(2) == 0 {
+			f.SortKey = simulator.SortUserAccountID
+		}
+		if r.IntN(3) == 0 {
+			f.Product = ptrTo(simulator.Products[r.IntN(4)])
+		}
+		if r.IntN(3) == 0 {
+			f.KYC = map[simulator.Product]simulator.KYCStatus{simulator.Products[r.IntN(4)]: simulator.KYCStatuses[r.IntN(6)]}
+		}
+		if r.IntN(3) == 0 {
+			f.CreatedStart = ptrTo(time.Date(2025, 1, 1+r.IntN(60), r.IntN(24), 0, 0, 0, time.UTC))
+		}
+		queries = append(queries, f)
+	}
+	pages := func() []*simulator.UserItemPage {
+		var out []*simulator.UserItemPage
+		for _, f := range queries {
+			page, err := db.ListUserItems(ctx, "ins_a", f)
+			require.NoError(t, err)
+			out = append(out, page)
+		}
+		return out
+	}
+	since := pages()
+	// What the whole records show.
+	for i, f := range queries {
+		whole, err := db.ListUsers(ctx, "ins_a", f)
+		require.NoError(t, err)
+		want := []simulator.UserItem{}
+		for _, u := range whole.Users {
+			want = append(want, u.Item(whole.Prices, []simulator.AccountItem{}))
+		}
+		require.Equal(t, whole.Total, since[i].Total, "query %d: %+v", i, f)
+		require.Equal(t, want, since[i].Items, "query %d: %+v", i, f)
+	}
+
+	// The same store as written before: no mark, each value the summary alone.
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+		require.NoError(t, tx.Bucket(bMeta).Delete(metaUserItems))
+		b := tx.Bucket(bUserIndex)
+		type kv struct{ k, v []byte }
+		var old []kv
+		require.NoError(t, b.ForEach(func(k, v []byte) error {
+			n := summaryUAIDLen(v, true)
+			uaid := v[userSummaryLen+uvarintLen(uint64(n)):][:n]
+			old = append(old, kv{bytes.Clone(k), cat(v[:userSummaryLen], uaid)})
+			return nil
+		}))
+		for _, e := range old {
+			require.NoError(t, b.Put(e.k, e.v))
+		}
+		return nil
+	}))
+	require.Equal(t, since, pages(), "the records read as the index was")
+
+	// A user written to it keeps the form the store has.
+	u := users[7]
+	require.NoError(t, db.update(ctx, func(w *writeTx) error {
+		was := *u
+		u.LiveSessions++
+		return w.putUser(&was, u)
+	}))
+	require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
+		prefix := cat(inst("ins_a"), []byte{kindAll, sortCreated})
+		v := tx.Bucket(bUserIndex).Get(cat(prefix, timeKey(u.CreatedAt), []byte(u.PlatformID)))
+		require.Equal(t, userIndexValue(u, false), v)
+		return nil
+	}))
+	require.Equal(t, since, pages(), "after a write")
+}
+
+// uvarintLen is the length of n's uvarint.
+func uvarintLen(n uint64) int { return len(binary.AppendUvarint(nil, n)) }
+
+func ptrTo[T any](v T) *T { return &v }
 
 // An order list item read from a stored order (decoder.orderItem) is the item of the order
 // decoded whole (Order.Item), and a cut record is an error.

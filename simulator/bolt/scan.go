@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"go.etcd.io/bbolt"
 
@@ -28,7 +29,7 @@ func prefixEnd(prefix []byte) []byte {
 
 // pageScan walks index keys in [lo, hi) ascending, or descending when desc, and returns the keys
 // of the records (keyOf of each key and value, in one arena) of the matching entries at positions
-// [offset, offset+limit). match nil means every entry matches. With total nil the walk stops
+// [offset, offset+limit) — or, keyOf nil, their values themselves (the transaction's bytes). match nil means every entry matches. With total nil the walk stops
 // as soon as the page is full (the caller knows the count); otherwise it walks the whole range
 // and stores the number of matches in *total. A long walk stops with ctx's error once ctx is
 // done (the client went away: decisions D17), checked every scanCheckEvery entries.
@@ -66,7 +67,9 @@ func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 		if match != nil && !match(v) {
 			continue
 		}
-		if n >= offset && n < offset+limit {
+		if n >= offset && n < offset+limit && keyOf == nil {
+			ids = append(ids, v)
+		} else if n >= offset && n < offset+limit {
 			if arena == nil { // a record's key is at most 8 bytes longer than its index entry's
 				arena = make([]byte, 0, min(limit, 128)*(len(k)+8))
 			}
@@ -95,7 +98,8 @@ type indexPage struct {
 	desc             bool
 	offset, limit    int
 	// keyOf appends to dst the key in the records' bucket of the record an entry (k, v)
-	// names: the page's keys are made in one arena, ready to read.
+	// names: the page's keys are made in one arena, ready to read. Nil: the page is the
+	// entries' values (the transaction's bytes), for an index that carries what a page shows.
 	keyOf func(dst, k, v []byte) []byte
 }
 
@@ -171,53 +175,110 @@ func pageRecords[T any](tx *bbolt.Tx, bucket []byte, keys [][]byte, instID strin
 // slab and their user_account_ids in one string for the page; a user whose amounts are not
 // valued exactly in int64 cents is decoded whole and valued in decimal (User.Item).
 func userItems(tx *bbolt.Tx, keys [][]byte, instID string, in *pricedInstitution) ([]simulator.UserItem, error) {
-	items := make([]simulator.UserItem, len(keys))
-	sc := userScratch.Get().(*itemScratch)
-	defer userScratch.Put(sc)
-	accounts, uaids := sc.accounts[:0], sc.uaids[:0]
-	ends := append(sc.ends[:0], make([]itemEnd, len(keys))...)
+	p := newItemPage(len(keys))
+	defer p.release()
 	err := eachRecord(tx, bUsers, keys, "user", func(i int, raw []byte) error {
-		start := len(accounts)
+		start := len(p.accounts)
 		d := decoder{b: raw}
 		var inst, uaid []byte
 		if len(raw) > 0 && raw[0] == recordV1 {
 			d.b = raw[1:]
-			inst, uaid, accounts = d.userItem(&items[i], in.prices, accounts)
+			inst, uaid, p.accounts = d.userItem(&p.items[i], in.prices, p.accounts)
 		}
 		if uaid == nil { // a record of the JSON form, or an amount beyond int64: whole
 			var u simulator.User
 			if err := decodeRecord(raw, &u); err != nil {
 				return fmt.Errorf("decode %s/%q: %w", bUsers, keys[i], err)
 			}
-			items[i] = u.Item(in.Prices, accounts[:start])
-			accounts = items[i].Accounts
+			p.items[i] = u.Item(in.Prices, p.accounts[:start])
+			p.accounts = p.items[i].Accounts
 			inst, uaid = []byte(u.InstitutionID), []byte(u.UserAccountID)
 		}
 		if string(inst) != instID {
 			return staleIndex("user")
 		}
-		uaids = append(uaids, uaid...)
-		ends[i] = itemEnd{accounts: len(accounts), uaid: len(uaids)}
+		p.end(i, uaid)
 		return nil
 	})
-	sc.accounts, sc.uaids, sc.ends = accounts, uaids, ends
 	if err != nil {
 		return nil, err
 	}
-	// The page's accounts and user_account_ids, each copied once into room of their exact size.
-	slab := make([]simulator.AccountItem, len(accounts)) // never nil: an item's accounts are a list
-	copy(slab, accounts)
-	all := string(uaids)
-	var was itemEnd
-	for i, end := range ends {
-		items[i].Accounts = slab[was.accounts:end.accounts:end.accounts]
-		items[i].UserAccountID = all[was.uaid:end.uaid]
-		was = end
-	}
-	return items, nil
+	return p.finish(), nil
 }
 
-// itemScratch is userItems' working room, kept between pages (userScratch): a page's accounts
+// coveredItems is userItems for a store whose user index values carry the accounts
+// (userIndexValue): a page's items are read from the values its index walk found, in the
+// transaction's pages, without a record.
+func coveredItems(values [][]byte, in *pricedInstitution) ([]simulator.UserItem, error) {
+	p := newItemPage(len(values))
+	defer p.release()
+	for i, v := range values {
+		start := len(p.accounts)
+		d := decoder{b: v[userSummaryLen:]}
+		uaid := d.raw(d.uvarint())
+		if !utf8.Valid(uaid) {
+			uaid = []byte(validUTF8(string(uaid))) // as the record keeps it
+		}
+		compact := d.raw(1)
+		if len(compact) != 1 || compact[0] > 1 {
+			return nil, fmt.Errorf("decode %s value: bad accounts tag", bUserIndex)
+		}
+		rest := d.b
+		var ok bool
+		if p.accounts, ok = d.userAccounts(&p.items[i], in.prices, p.accounts, nil, compact[0] == 0); !ok {
+			// An amount beyond int64 or a value it does not know: the accounts whole.
+			d = decoder{b: rest}
+			u := simulator.User{Accounts: d.accounts(compact[0] == 0)}
+			if d.err != nil {
+				return nil, fmt.Errorf("decode %s value: %w", bUserIndex, d.err)
+			}
+			p.items[i] = u.Item(in.Prices, p.accounts[:start])
+			p.accounts = p.items[i].Accounts
+		}
+		p.end(i, uaid)
+	}
+	return p.finish(), nil
+}
+
+// itemPage gathers a user page's items: their accounts are decoded into reused room
+// (itemScratch) and copied out once their number is known, their user_account_ids cut from one
+// string.
+type itemPage struct {
+	items []simulator.UserItem
+	*itemScratch
+}
+
+func newItemPage(n int) *itemPage {
+	sc := userScratch.Get().(*itemScratch)
+	sc.accounts, sc.uaids = sc.accounts[:0], sc.uaids[:0]
+	sc.ends = append(sc.ends[:0], make([]itemEnd, n)...)
+	return &itemPage{items: make([]simulator.UserItem, n), itemScratch: sc}
+}
+
+// end notes that item i, its accounts appended, has user_account_id uaid.
+func (p *itemPage) end(i int, uaid []byte) {
+	p.uaids = append(p.uaids, uaid...)
+	p.ends[i] = itemEnd{accounts: len(p.accounts), uaid: len(p.uaids)}
+}
+
+// finish copies the page's accounts and user_account_ids once into room of their exact size
+// and returns the items.
+func (p *itemPage) finish() []simulator.UserItem {
+	slab := make([]simulator.AccountItem, len(p.accounts)) // never nil: an item's accounts are a list
+	copy(slab, p.accounts)
+	all := string(p.uaids)
+	var was itemEnd
+	for i, end := range p.ends {
+		p.items[i].Accounts = slab[was.accounts:end.accounts:end.accounts]
+		p.items[i].UserAccountID = all[was.uaid:end.uaid]
+		was = end
+	}
+	return p.items
+}
+
+func (p *itemPage) release() { userScratch.Put(p.itemScratch) }
+
+// itemScratch is a user page's working room, kept between pages (userScratch): a page's accounts
 // are decoded into it and copied out once their number is known. Room for an account a product
 // was 3.5 KB a page of 25, zeroed and scanned by the collector and mostly unused; room for
 // fewer grew (and copied) on pages of users with more.

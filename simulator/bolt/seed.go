@@ -168,6 +168,6 @@ func (w *writeTx) emptyAll() error {
 	for name := range w.db.caches {
 		w.written[name] = true
 	}
-	// Everything written from now on keeps the day counters.
-	return w.Bucket(bMeta).Put(metaDays, []byte("1"))
+	// Everything written from now on keeps the day counters and list items in the user index.
+	return markNew(w.Tx)
 }

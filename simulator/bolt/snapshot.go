@@ -65,10 +65,13 @@ func (s *DB) RestoreSnapshot(ctx context.Context, path string) error {
 			if err := indexDeliveries(w.Tx); err != nil {
 				return err
 			}
-			// A snapshot of a store without day counters restores one without them.
-			if m := stx.Bucket(bMeta); m == nil || m.Get(metaDays) == nil {
-				if err := w.Bucket(bMeta).Delete(metaDays); err != nil {
-					return err
+			// A snapshot of a store without day counters, or without list items in its user
+			// index, restores one without them.
+			for _, mark := range newMarks {
+				if m := stx.Bucket(bMeta); m == nil || m.Get(mark) == nil {
+					if err := w.Bucket(bMeta).Delete(mark); err != nil {
+						return err
+					}
 				}
 			}
 			w.enqueued++ // restored pending deliveries are due: wake the dispatcher

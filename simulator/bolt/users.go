@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -29,8 +30,51 @@ func summarize(u *simulator.User) userSummary {
 	return s
 }
 
+// encode is the summary as a store without metaUserItems keeps it: created_at, the statuses
+// and the user_account_id.
 func (s userSummary) encode() []byte {
 	return cat(timeKey(s.created), s.statuses[:], []byte(s.uaid))
+}
+
+// userSummaryLen is the length of the part every user index value starts with and every
+// filter reads: created_at and the statuses.
+const userSummaryLen = 12
+
+// metaUserItems marks a store whose user index values carry what a user's list item shows
+// (userIndexValue): every store emptied or created since they do. A list page of such a store
+// is read from its index walk alone — it reached each user's record by a descent into
+// user_records, whose records of a filtered page lie far apart, and decoded it there. A store
+// written before keeps the summary alone (userSummary.encode) and is read from its records,
+// as it always was; writers keep the form the store has.
+var metaUserItems = []byte("user_items")
+
+// coversUsers reports whether the store's user index values carry the list items.
+func coversUsers(tx *bbolt.Tx) bool { return tx.Bucket(bMeta).Get(metaUserItems) != nil }
+
+// userIndexValue is the value of every index entry of a user: the summary (userSummaryLen
+// bytes, then the user_account_id) and, when covered, the user_account_id's length before it
+// and the accounts after it as far as a list item shows them (encoder.itemAccounts).
+func userIndexValue(u *simulator.User, covered bool) []byte {
+	s := summarize(u)
+	if !covered {
+		return s.encode()
+	}
+	e := encoder{b: make([]byte, 0, 64)}
+	e.b = append(append(e.b, timeKey(s.created)...), s.statuses[:]...)
+	e.uvarint(uint64(len(s.uaid)))
+	e.b = append(e.b, s.uaid...)
+	e.itemAccounts(u.Accounts)
+	return e.b
+}
+
+// summaryUAIDLen returns the length of the user_account_id in a user index value (the key of
+// an entry sorted by user_account_id ends with it, a 0 and the platform id).
+func summaryUAIDLen(v []byte, covered bool) int {
+	if !covered {
+		return len(v) - userSummaryLen
+	}
+	n, _ := binary.Uvarint(v[userSummaryLen:])
+	return int(n)
 }
 
 // userIndexEntries returns (prefix, rest) of every index entry of a user.
@@ -66,7 +110,7 @@ func (w *writeTx) putUser(old, u *simulator.User) error {
 			}
 		}
 	}
-	if err := w.reindex(bUserIndex, olds, userIndexEntries(u), summarize(u).encode()); err != nil {
+	if err := w.reindex(bUserIndex, olds, userIndexEntries(u), userIndexValue(u, w.coversUsers())); err != nil {
 		return err
 	}
 	if err := w.put(bUserUAID, cat(inst(u.InstitutionID), []byte(u.UserAccountID)), []byte(u.PlatformID)); err != nil {
@@ -218,7 +262,7 @@ func readView(raw []byte, prices *priceTable, v *simulator.UserView) bool {
 	v.Terms.Version = d.str()
 	d.varint() // live sessions
 	var basis simulator.CentsSum
-	accounts, ok := d.userAccounts(&v.Item, prices, make([]simulator.AccountItem, 0, len(simulator.Products)), &basis)
+	accounts, ok := d.userAccounts(&v.Item, prices, make([]simulator.AccountItem, 0, len(simulator.Products)), &basis, false)
 	if !ok {
 		return false
 	}
@@ -298,7 +342,7 @@ func (s *DB) RevokeSessions(ctx context.Context, instID, id string, t simulator.
 // unknown, an empty page when the created_at window matches nothing.
 func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserPage, error) {
 	page := &simulator.UserPage{Users: []*simulator.User{}}
-	return orNil(page, s.listUsers(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, in *pricedInstitution, keys [][]byte) (err error) {
+	return orNil(page, s.listUsers(ctx, instID, f, false, &page.Total, func(tx *bbolt.Tx, in *pricedInstitution, keys [][]byte, _ bool) (err error) {
 		page.Prices = in.Prices
 		page.Users, err = pageRecords(tx, bUsers, keys, instID, func(u *simulator.User) string { return u.InstitutionID }, "user")
 		return err
@@ -310,8 +354,12 @@ func (s *DB) ListUsers(ctx context.Context, instID string, f simulator.UserFilte
 // fields no item shows and amounts into decimals.
 func (s *DB) ListUserItems(ctx context.Context, instID string, f simulator.UserFilter) (*simulator.UserItemPage, error) {
 	page := &simulator.UserItemPage{Items: []simulator.UserItem{}}
-	return orNil(page, s.listUsers(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, in *pricedInstitution, keys [][]byte) (err error) {
-		page.Items, err = userItems(tx, keys, instID, in)
+	return orNil(page, s.listUsers(ctx, instID, f, true, &page.Total, func(tx *bbolt.Tx, in *pricedInstitution, keys [][]byte, covered bool) (err error) {
+		if covered {
+			page.Items, err = coveredItems(keys, in)
+		} else {
+			page.Items, err = userItems(tx, keys, instID, in)
+		}
 		return err
 	}))
 }
@@ -319,8 +367,9 @@ func (s *DB) ListUserItems(ctx context.Context, instID string, f simulator.UserF
 // listUsers finds Get User List's page in the user indexes: the page costs O(offset + limit)
 // entries plus, when a filter the index cannot answer is present, one pass over the chosen
 // index's range to count matches. It stores the count of every match in *total and hands the
-// page's keys in user_records to read, which decodes them.
-func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilter, total *int, read func(tx *bbolt.Tx, in *pricedInstitution, keys [][]byte) error) error {
+// page's keys in user_records to read, which decodes them — or, when items are wanted and the
+// store's index values carry them (coversUsers), the page's index values, and covered.
+func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilter, items bool, total *int, read func(tx *bbolt.Tx, in *pricedInstitution, keys [][]byte, covered bool) error) error {
 	return s.view(ctx, func(tx *bbolt.Tx) error {
 		in, err := s.readPriced(tx, instID)
 		if err != nil || f.MatchesNothing() {
@@ -333,7 +382,7 @@ func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilte
 				return err
 			}
 			*total = n
-			return read(tx, in, keys)
+			return read(tx, in, keys, false)
 		}
 		filter, residual := userIndexFor(tx, instID, f)
 		sortKind := byte(sortCreated)
@@ -353,13 +402,17 @@ func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilte
 		}
 		// A user's key in user_records: the institution, created_at (from the key, or the
 		// summary of a user_account_id index) and platform id.
-		head := inst(instID)
+		head, long := inst(instID), coversUsers(tx)
 		keyOf := func(dst, k, v []byte) []byte {
 			dst = append(dst, head...)
 			if sortKind == sortCreated {
 				return append(dst, k[len(prefix):]...)
 			}
-			return append(append(dst, v[:8]...), k[len(prefix)+len(v)-12+1:]...)
+			return append(append(dst, v[:8]...), k[len(prefix)+summaryUAIDLen(v, long)+1:]...)
+		}
+		covered := long && items
+		if covered { // the values themselves
+			keyOf = nil
 		}
 		keys, n, err := s.page(ctx, tx, indexPage{bucket: bUserIndex, prefix: prefix, lo: lo, hi: hi,
 			byTime: sortKind == sortCreated, residual: residual, desc: f.Desc, offset: f.Offset, limit: f.Limit, keyOf: keyOf},
@@ -368,7 +421,7 @@ func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilte
 		if err != nil {
 			return err
 		}
-		return read(tx, in, keys)
+		return read(tx, in, keys, covered)
 	})
 }
 

@@ -11,6 +11,10 @@ import (
 
 const ctxKey = "partnersim.key"
 
+// headerAPIKey is x-api-key in net/http's canonical form: Header.Get of any other spelling
+// canonicalizes it first, an allocation on every request.
+const headerAPIKey = "X-Api-Key"
+
 // KeyAuthenticator finds the API key a plaintext names (storage).
 type KeyAuthenticator interface {
 	// Authenticate returns the live key whose plaintext this is (EUNAUTHORIZED when none is,
@@ -24,7 +28,7 @@ type KeyAuthenticator interface {
 func requireKey(keys KeyAuthenticator, scope simulator.Scope) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			plain := c.Request().Header.Get("x-api-key")
+			plain := c.Request().Header.Get(headerAPIKey)
 			if plain == "" {
 				c.Response().Header().Set("WWW-Authenticate", "APIKey")
 				return simulator.Errorf(simulator.EUNAUTHORIZED, "Not authenticated")

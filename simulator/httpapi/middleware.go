@@ -35,18 +35,36 @@ type journalEntry struct {
 // journal's 1,000 entries hold at most ~8 MiB whatever clients send.
 const journalFieldMax = 4 << 10
 
-// clip returns a copy of s cut to journalFieldMax bytes at a rune boundary, and whether it cut.
-// It always copies: net/http's strings are cut from the request's own bytes, and keeping one
-// would pin the whole request line in the journal.
+// clip returns s cut to journalFieldMax bytes at a rune boundary, and whether it cut. The
+// journal keeps copies (copied): net/http's strings are cut from the request's own bytes, and
+// keeping one would pin the whole request line in the journal.
 func clip(s string) (string, bool) {
 	if len(s) <= journalFieldMax {
-		return strings.Clone(s), false
+		return s, false
 	}
 	n := journalFieldMax
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return strings.Clone(s[:n]), true
+	return s[:n], true
+}
+
+// copied returns copies of strs, made as one string they are cut from: one allocation an entry.
+func copied(strs ...*string) {
+	var b strings.Builder
+	n := 0
+	for _, s := range strs {
+		n += len(*s)
+	}
+	b.Grow(n)
+	for _, s := range strs {
+		b.WriteString(*s)
+	}
+	all := b.String()
+	for _, s := range strs {
+		n := len(*s)
+		*s, all = all[:n], all[n:]
+	}
 }
 
 func newJournal(n int) *journal { return &journal{buf: make([]journalEntry, n)} }
@@ -102,13 +120,15 @@ func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 			method, ok := methods[r.Method]
 			if !ok {
 				method, _ = clip(r.Method)
+				method = strings.Clone(method)
 			}
 			e := journalEntry{at: clock.Now(), JournalEntry: surface.JournalEntry{Method: method, Path: path, Query: query,
 				Status: c.Response().Status, LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
-				RequestID: strings.Clone(c.Response().Header().Get(headerRequestID)), Truncated: cutPath || cutQuery}}
-			if k := r.Header.Get("x-api-key"); k != "" {
-				e.KeyPrefix = strings.Clone(simulator.KeyPrefix(k))
+				RequestID: c.Response().Header().Get(headerRequestID), Truncated: cutPath || cutQuery}}
+			if k := r.Header.Get(headerAPIKey); k != "" {
+				e.KeyPrefix = simulator.KeyPrefix(k)
 			}
+			copied(&e.Path, &e.Query, &e.RequestID, &e.KeyPrefix)
 			j.add(e)
 			return nil
 		}
@@ -177,7 +197,7 @@ func inject(f *faults) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
-			if l := f.limiter(func() string { return simulator.HashKey(r.Header.Get("x-api-key")) }); l != nil {
+			if l := f.limiter(func() string { return simulator.HashKey(r.Header.Get(headerAPIKey)) }); l != nil {
 				res := l.Reserve()
 				if d := res.Delay(); d > 0 {
 					res.Cancel()
