@@ -267,6 +267,30 @@ func TestSpoolChunksMappedAndReleased(t *testing.T) {
 	}
 }
 
+// A spool of more entries than a huge page's worth of references keeps them outside Go's heap
+// on Linux (growEnts): they sort and read back whole as they grow, and release gives them back.
+func TestSpoolEntriesMappedAndReleased(t *testing.T) {
+	sp := &spool{name: "order_keys"}
+	const n = 200_000 // 6.4 MB of references: mapped past 2 MiB, then grown twice
+	for i := range n {
+		require.NoError(t, sp.add(fmt.Appendf(nil, "k%07d", (i*7919)%n), 0, []byte{byte(i)}))
+	}
+	if runtime.GOOS == "linux" {
+		require.NotNil(t, sp.mapped)
+		assert.Len(t, sp.mapped.ents, cap(sp.ents)*spoolEntSize)
+	}
+	sp.sort(true)
+	require.Len(t, sp.ents, n)
+	for i, e := range sp.ents {
+		require.Equal(t, fmt.Sprintf("k%07d", i), string(sp.keyOf(e)))
+	}
+	sp.release()
+	assert.Nil(t, sp.ents)
+	if sp.mapped != nil {
+		assert.Nil(t, sp.mapped.ents)
+	}
+}
+
 // A set expected to spool less than buildInMemory is built without a spill (the 100,000-user,
 // 1,000,000-order set, 528 MB of files: spilling its one round cost ~8 s of its ~11 s build);
 // a larger one in rounds of buildBudget; one whose size is unknown too.
