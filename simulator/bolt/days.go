@@ -330,11 +330,7 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte, 
 			return true
 		}
 		found = true
-		if desc {
-			ids, err = pageScan(ctx, r.index, r.lo, r.to(u), true, offset-skipped, limit, nil, nil, keyOf)
-		} else {
-			ids, err = pageScan(ctx, r.index, r.from(u), r.hi, false, offset-skipped, limit, nil, nil, keyOf)
-		}
+		ids, err = r.pageFrom(u, desc, offset-skipped, limit, keyOf)
 		return false
 	})
 	if err == nil {
@@ -347,4 +343,33 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte, 
 		slices.Reverse(ids)
 	}
 	return ids, total, nil
+}
+
+// pageFrom reads the page of limit entries that starts k entries into run u (in scan order,
+// descending when desc) and runs on past it as far as the range goes. The k entries are
+// stepped over from the nearer end of the run: a page in the second half of a day starts from
+// the day's end, walking at most half the day's entries instead of all but a few of them.
+func (r *dayRange) pageFrom(u run, desc bool, k, limit int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
+	if k <= u.n/2 {
+		if desc {
+			return pageScan(r.ctx, r.index, r.lo, r.to(u), true, k, limit, nil, nil, keyOf)
+		}
+		return pageScan(r.ctx, r.index, r.from(u), r.hi, false, k, limit, nil, nil, keyOf)
+	}
+	// The run's last n entries in scan order, read from its far end, then the rest of the page
+	// from the start of what follows the run.
+	n := min(limit, u.n-k)
+	ids, err := pageScan(r.ctx, r.index, r.from(u), r.to(u), !desc, u.n-k-n, n, nil, nil, keyOf)
+	if err != nil || limit == n {
+		slices.Reverse(ids)
+		return ids, err
+	}
+	slices.Reverse(ids)
+	var rest [][]byte
+	if desc {
+		rest, err = pageScan(r.ctx, r.index, r.lo, r.from(u), true, 0, limit-n, nil, nil, keyOf)
+	} else {
+		rest, err = pageScan(r.ctx, r.index, r.to(u), r.hi, false, 0, limit-n, nil, nil, keyOf)
+	}
+	return append(ids, rest...), err
 }
