@@ -116,8 +116,6 @@ var pageSizes = []int{10, 25, 25, 50, 100}
 
 func oneOf[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 
-func ptrOf[T any](v T) *T { return &v }
-
 // window is a random [start, end) of length span inside [from, to), on whole days one time in two.
 func window(r *rand.Rand, from, to time.Time, span time.Duration) (*time.Time, *time.Time) {
 	start := from
