@@ -682,7 +682,9 @@ func (d *decoder) userAccounts(it *simulator.UserItem, prices *priceTable, accou
 			return given, false
 		}
 		value.Add(c, exp)
-		hint.Add(c, exp)
+		if hints != nil {
+			hint.Add(c, exp)
+		}
 		for range max(d.length(), 0) {
 			symbol := d.raw(d.uvarint())
 			c, exp, ok := d.smallDecimal()
