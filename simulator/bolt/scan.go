@@ -29,9 +29,10 @@ func prefixEnd(prefix []byte) []byte {
 
 // pageScan walks index keys in [lo, hi) ascending, or descending when desc, and returns the keys
 // of the records (keyOf of each key and value, in one arena) of the matching entries at positions
-// [offset, offset+limit) — or, keyOf nil, their values themselves (the transaction's bytes). match nil means every entry matches. With total nil the walk stops
-// as soon as the page is full (the caller knows the count); otherwise it walks the whole range
-// and stores the number of matches in *total. A long walk stops with ctx's error once ctx is
+// [offset, offset+limit) — or, keyOf nil, their values themselves (the transaction's bytes).
+// match nil means every entry matches. With total nil the walk stops as soon as the page is
+// full (the caller knows the count); otherwise it walks the whole range and stores the number
+// of matches in *total. A long walk stops with ctx's error once ctx is
 // done (the client went away: decisions D17), checked every scanCheckEvery entries.
 func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
 	ids := make([][]byte, 0, limit)
@@ -67,9 +68,11 @@ func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 		if match != nil && !match(v) {
 			continue
 		}
-		if n >= offset && n < offset+limit && keyOf == nil {
+		switch {
+		case n < offset || n >= offset+limit:
+		case keyOf == nil:
 			ids = append(ids, v)
-		} else if n >= offset && n < offset+limit {
+		default:
 			if arena == nil { // a record's key is at most 8 bytes longer than its index entry's
 				arena = make([]byte, 0, min(limit, 128)*(len(k)+8))
 			}
