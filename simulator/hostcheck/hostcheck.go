@@ -82,7 +82,8 @@ func hostName(h string) (string, bool) {
 		if end < 0 || !validPort(h[end+1:]) {
 			return "", false
 		}
-		return h[1:end], end > 1
+		// Brackets hold an IPv6 address only (RFC 3986's IP-literal): net/url refuses "[127.0.0.1]".
+		return h[1:end], end > 1 && strings.IndexByte(h[1:end], ':') >= 0
 	}
 	if i := strings.LastIndexByte(h, ':'); i >= 0 {
 		if !validPort(h[i:]) {

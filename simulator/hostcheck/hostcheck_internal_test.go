@@ -44,7 +44,7 @@ func BenchmarkHostCheck(b *testing.B) {
 // name, as net/url reads it, is localhost (or under it) or a loopback address.
 func FuzzHostCheck(f *testing.F) {
 	for _, s := range []string{"127.0.0.1:8080", "[::1]:80", "localhost", "a.localhost.", "LOCALHOST:1", "127.0.0.1.nip.io", "[::ffff:127.0.0.1]",
-		"evil.example", "[::1]x", "127.0.0.1:", ":80", "[", "]", "localhost:8080:80", "127.1", "0x7f.1", "localhost@evil", "[fe80::1%25lo]"} {
+		"evil.example", "[::1]x", "127.0.0.1:", ":80", "[", "]", "localhost:8080:80", "127.1", "0x7f.1", "localhost@evil", "[fe80::1%25lo]", "[127.0.0.1]", "[127.0.0.0]:80"} {
 		f.Add(s)
 	}
 	p := New(true, nil)
