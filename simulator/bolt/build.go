@@ -457,10 +457,10 @@ type spool struct {
 	prefixes map[string]uint32 // index prefix → id (its rank once sorted)
 	byID     []string
 	last     uint32 // the prefix id of the entry added last
-	// The index counters of the spooled entries by prefix id, and the prefix id and day of
+	// The index counters of the spooled entries by prefix id, and the prefix id and hour of
 	// each timed one (see spools.putIndex).
 	counts []int64
-	days   []uint64
+	hours  []uint64
 	// mapped holds the chunks mapped outside Go's heap (newChunk), and the entries' room when
 	// it is mapped too (growEnts), freed by release or, should a failed build drop the spool
 	// unreleased, once the spool is collected.
@@ -623,10 +623,11 @@ func (s *spools) put(bucket, key []byte, plen int, value []byte) error {
 }
 
 // putIndex is writeTx.putIndex in a build: it spools the entry and counts it under its prefix
-// (and day), by the spool's id of the prefix instead of by the counter's name (a lookup of a
-// long string per counter and entry was a tenth of a build); nameCounts names the counters. A
-// day is noted, not counted, here: a map of counters by prefix and day missed the cache on
-// every entry (a twentieth of a build), so nameCounts sorts the notes and counts their runs.
+// (and day and hour), by the spool's id of the prefix instead of by the counter's name (a
+// lookup of a long string per counter and entry was a tenth of a build); nameCounts names the
+// counters. An hour is noted, not counted, here: a map of counters by prefix and day missed the
+// cache on every entry (a twentieth of a build), so nameTimeCounts sorts the notes and counts
+// their runs, by day and, for a prefix that keeps them, by hour.
 func (s *spools) putIndex(bucket, prefix, rest, value []byte) error {
 	sp := s.spool(bucket)
 	s.bytes += len(prefix) + len(rest) + len(value) + spoolEntSize
@@ -639,7 +640,7 @@ func (s *spools) putIndex(bucket, prefix, rest, value []byte) error {
 	}
 	sp.counts[id]++
 	if timed(prefix) {
-		sp.days = append(sp.days, uint64(id)<<32|uint64(dayOf(rest[:8])))
+		sp.hours = append(sp.hours, uint64(id)<<32|uint64(hourOf(rest[:8])))
 	}
 	return nil
 }
@@ -673,19 +674,10 @@ func (w *writeTx) nameCounts() error {
 				}
 			}
 		}
-		slices.Sort(sp.days)
-		for i := 0; i < len(sp.days); {
-			k, j := sp.days[i], i+1
-			for j < len(sp.days) && sp.days[j] == k {
-				j++
-			}
-			binary.BigEndian.PutUint64(n[:], uint64(j-i))
-			if err := w.sink.put(bCounts, dayCountKey(bucket, []byte(sp.byID[k>>32]), dayKey(uint32(k))), 0, n[:]); err != nil {
-				return err
-			}
-			i = j
+		if err := w.nameTimeCounts(bucket, sp.byID, sp.hours); err != nil {
+			return err
 		}
-		sp.counts, sp.days = nil, nil
+		sp.counts, sp.hours = nil, nil
 	}
 	return nil
 }

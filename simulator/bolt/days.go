@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"math"
 	"slices"
 	"time"
 
@@ -46,9 +47,100 @@ func dayCountKey(bucket, prefix, tk []byte) []byte {
 	return cat(bucket, []byte{1}, prefix, d[:]) // dayCountsPrefix(bucket, prefix) + day, one allocation
 }
 
+// An institution's whole list sorted by time (its kindAll prefix: every user, every order)
+// also counts its entries per hour, in bCounts under hourCountKey. A day of it holds ten times
+// the entries of a filtered list's day, and a page far into it (a deep last_record_number)
+// stepped over up to half of the day it starts in: a few thousand entries a page on a store of
+// a million users. With the hours counted it steps over at most half an hour's; a created_at
+// range over it counts its partial days by their whole hours, walking at most two partial
+// hours. A filter splits a day among its values, and the hours of every filtered list would
+// cost about a counter an entry (a user's orders keep a list each), so only the whole list
+// keeps them. A store written before them has no metaHours mark and is read by days.
+
+// hourWidth is the width of an hour counter's bucket, in timeKey units (nanoseconds).
+const hourWidth = uint64(time.Hour)
+
+// metaHours marks a store whose whole lists keep hour counters (every store emptied or created
+// since they exist).
+var metaHours = []byte("hour_counters")
+
+// hourly reports whether an index prefix keeps hour counters: it is an institution's whole
+// list sorted by time (the institution's id, its 0 separator, kindAll and sortCreated).
+func hourly(prefix []byte) bool {
+	i := bytes.IndexByte(prefix, 0)
+	return i >= 0 && len(prefix) == i+3 && prefix[i+1] == kindAll && prefix[i+2] == sortCreated
+}
+
+// hourOf returns the hour of a timeKey (its day is the hour / 24).
+func hourOf(tk []byte) uint32 { return uint32(binary.BigEndian.Uint64(tk) / hourWidth) }
+
+// hourCountsPrefix is the prefix in bCounts of the hour counters of an index prefix.
+func hourCountsPrefix(bucket, prefix []byte) []byte { return cat(bucket, []byte{2}, prefix) }
+
+// hourCountKey names the counter of the entries under prefix whose time falls in hour h.
+func hourCountKey(bucket, prefix []byte, h uint32) []byte {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], h)
+	return cat(bucket, []byte{2}, prefix, b[:])
+}
+
+// countTime counts an index entry (prefix, rest) added (delta 1) or removed (-1) under its
+// day, and its hour when its prefix keeps hours.
+func (w *writeTx) countTime(bucket, prefix, rest []byte, delta int64) {
+	if !timed(prefix) {
+		return
+	}
+	w.count(dayCountKey(bucket, prefix, rest[:8]), delta)
+	if hourly(prefix) {
+		w.count(hourCountKey(bucket, prefix, hourOf(rest[:8])), delta)
+	}
+}
+
+// nameTimeCounts spools into w's spool of bCounts the day counters, and the hour counters of
+// the prefixes that keep them (hourly), of a build's notes of one index bucket: each a prefix
+// id (byID names it) in the high 32 bits and an hour (hourOf) in the low 32. The notes are
+// sorted in place.
+func (w *writeTx) nameTimeCounts(bucket []byte, byID []string, notes []uint64) error {
+	slices.Sort(notes)
+	var n [8]byte
+	put := func(key []byte, c int) error {
+		binary.BigEndian.PutUint64(n[:], uint64(c))
+		return w.sink.put(bCounts, key, 0, n[:])
+	}
+	for i := 0; i < len(notes); {
+		id := notes[i] >> 32
+		prefix := []byte(byID[id])
+		hours := hourly(prefix)
+		day, inDay := uint32(notes[i])/24, 0
+		for i < len(notes) && notes[i]>>32 == id {
+			k, j := notes[i], i+1
+			for j < len(notes) && notes[j] == k {
+				j++
+			}
+			if h := uint32(k); h/24 != day {
+				if err := put(dayCountKey(bucket, prefix, dayKey(day)), inDay); err != nil {
+					return err
+				}
+				day, inDay = h/24, 0
+			}
+			inDay += j - i
+			if hours {
+				if err := put(hourCountKey(bucket, prefix, uint32(k)), j-i); err != nil {
+					return err
+				}
+			}
+			i = j
+		}
+		if err := put(dayCountKey(bucket, prefix, dayKey(day)), inDay); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // newMarks are the marks of what a store keeps since a version of the format, set on a store
 // created or emptied since (markNew); a store written before lacks them and is read as before.
-var newMarks = [][]byte{metaDays, metaUserItems}
+var newMarks = [][]byte{metaDays, metaUserItems, metaHours}
 
 // markNew marks a store created or emptied: it keeps everything newMarks names.
 func markNew(tx *bbolt.Tx) error {
@@ -63,15 +155,24 @@ func markNew(tx *bbolt.Tx) error {
 // hasDays reports whether the store keeps day counters.
 func hasDays(tx *bbolt.Tx) bool { return tx.Bucket(bMeta).Get(metaDays) != nil }
 
+// hasHours reports whether the store keeps hour counters.
+func hasHours(tx *bbolt.Tx) bool { return tx.Bucket(bMeta).Get(metaHours) != nil }
+
 // dayRange is [lo, hi) of a time-sorted index under prefix, seen as the segments a page walk
 // needs: a partial day at each bound that carries a time (head and tail, walked when they are
 // counted) and the whole days between them, counted by their counters. Nothing is allocated
 // per day: the counters are read in place, in either direction, and a walk stops at the day
 // holding its page.
 type dayRange struct {
-	ctx            context.Context
-	index, counts  *bbolt.Bucket
-	cp             []byte // dayCountsPrefix
+	ctx           context.Context
+	index, counts *bbolt.Bucket
+	cp            []byte // dayCountsPrefix
+	// hp is hourCountsPrefix when the index keeps hour counters, else nil; read from tx's
+	// meta when first needed (hoursOf).
+	hp             []byte
+	hpRead         bool
+	tx             *bbolt.Tx
+	bucket         []byte
 	prefix, lo, hi []byte // hi is never nil
 	// The whole days first..last (inclusive; none when first > last), between head and tail.
 	first, last uint32
@@ -94,7 +195,7 @@ func newDayRange(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byt
 		hi = end
 	}
 	r := &dayRange{ctx: ctx, index: tx.Bucket(bucket), counts: tx.Bucket(bCounts), cp: dayCountsPrefix(bucket, prefix),
-		prefix: prefix, lo: lo, hi: hi, first: 0, last: lastDay}
+		prefix: prefix, lo: lo, hi: hi, first: 0, last: lastDay, tx: tx, bucket: bucket}
 	loT, hiT := len(lo) > len(prefix), len(hi) > len(prefix) && !bytes.Equal(hi, end)
 	var dLo, dHi uint32
 	if loT {
@@ -146,8 +247,96 @@ func (r *dayRange) dayCount(d uint32) int {
 	return 0
 }
 
+// hoursOf reports whether day d's entries are counted by hour: the index keeps hour counters
+// and the day's last hour ends within timeKey's range.
+func (r *dayRange) hoursOf(d uint32) bool {
+	if !r.hpRead {
+		r.hpRead = true
+		if hourly(r.prefix) && hasHours(r.tx) {
+			r.hp = hourCountsPrefix(r.bucket, r.prefix)
+		}
+	}
+	return r.hp != nil && d != lastDay && (uint64(d)+1)*24 <= math.MaxUint64/hourWidth
+}
+
+// hourStart is the first key of hour h.
+func (r *dayRange) hourStart(h uint32) []byte { return cat(r.prefix, u64(uint64(h)*hourWidth)) }
+
+// eachHour visits the hour counters of the hours [a, b) in scan order (descending when desc)
+// until visit returns false; an hour without entries has no counter.
+func (r *dayRange) eachHour(a, b uint32, desc bool, visit func(h uint32, n int) bool) {
+	var buf [64]byte
+	key := func(h uint32) []byte { return binary.BigEndian.AppendUint32(append(buf[:0], r.hp...), h) }
+	c := r.counts.Cursor()
+	var k, v []byte
+	step := c.Next
+	if desc {
+		step = c.Prev
+		if k, _ = c.Seek(key(b)); k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+	} else {
+		k, v = c.Seek(key(a))
+	}
+	for ; k != nil && bytes.HasPrefix(k, r.hp) && len(k) == len(r.hp)+4; k, v = step() {
+		h := binary.BigEndian.Uint32(k[len(r.hp):])
+		if h < a || h >= b || !visit(h, int(binary.BigEndian.Uint64(v))) {
+			return
+		}
+	}
+}
+
+// inHour narrows u, a whole day of an index counted by hour, to the hour that holds its entry
+// k (in scan order, descending when desc): that hour as a run, and k within it. Counters that
+// do not reach k (they never should) leave u as it was, walked as a day.
+func (r *dayRange) inHour(u run, desc bool, k int) (run, int) {
+	first, skipped := u.d*24, 0
+	out, at := u, k
+	r.eachHour(first, first+24, desc, func(h uint32, n int) bool {
+		if skipped+n <= k {
+			skipped += n
+			return true
+		}
+		out = run{n: n, p: &partial{on: true, day: u.d, from: r.hourStart(h), to: r.hourStart(h + 1), n: n}}
+		at = k - skipped
+		return false
+	})
+	return out, at
+}
+
+// seekEntries is about what a cursor's descent from the root costs, in index entries stepped
+// over (a descent is a few thousand instructions, a step a few dozen): reading by hours costs
+// a descent or two more than walking, worth it only past that many entries.
+const seekEntries = 50
+
+// countByHours counts a partial day of an index counted by hour, of day entries in all: its
+// whole hours by their counters, the partial hours at its ends walked. ok is false, nothing
+// read, when that would cost more than walk, the entries walking its day would step over.
+func (r *dayRange) countByHours(p *partial, day, walk int) (n int, ok bool, err error) {
+	at := func(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(r.prefix):]) }
+	tf, tt := at(p.from), at(p.to)
+	a, b := uint32(tf/hourWidth), uint32(tt/hourWidth)
+	if tf%hourWidth != 0 {
+		a++
+	}
+	if a >= b || seekEntries+int(b-a)+day/24 >= walk {
+		return 0, false, nil
+	}
+	r.eachHour(a, b, false, func(_ uint32, c int) bool { n += c; return true })
+	head, err := countKeys(r.ctx, r.index, p.from, r.hourStart(a))
+	if err != nil {
+		return 0, false, err
+	}
+	tail, err := countKeys(r.ctx, r.index, r.hourStart(b), p.to)
+	return n + head + tail, true, err
+}
+
 // count counts a partial day, walking the shorter side of it: a part covering most of its day
-// is its day's counter less the rest of the day.
+// is its day's counter less the rest of the day — or, when the index keeps hour counters and
+// that rest holds many more entries than an hour, its whole hours' counters and the partial
+// hours at its ends.
 func (r *dayRange) count(p *partial) error {
 	if p.n >= 0 {
 		return nil
@@ -170,6 +359,14 @@ func (r *dayRange) count(p *partial) error {
 		}
 		if span > dayWidth/2 {
 			n := r.dayCount(p.day)
+			if r.hoursOf(p.day) && len(p.from) == len(r.prefix)+8 && len(p.to) == len(r.prefix)+8 {
+				rest := int(float64(n) * float64(dayWidth-span) / float64(dayWidth))
+				byHours, ok, err := r.countByHours(p, n, rest)
+				if err != nil || ok {
+					p.n = byHours
+					return err
+				}
+			}
 			if fromIn {
 				k, err := countKeys(r.ctx, r.index, start, p.from)
 				if err != nil {
@@ -330,7 +527,13 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte, 
 			return true
 		}
 		found = true
-		ids, err = r.pageFrom(u, desc, offset-skipped, limit, keyOf)
+		k := offset - skipped
+		// By days the page's start is min(k, u.n-k) entries into the day; by hours, after a
+		// descent and up to 24 counters, about a quarter of an hour's on average.
+		if u.p == nil && min(k, u.n-k) > seekEntries+24+u.n/96 && r.hoursOf(u.d) {
+			u, k = r.inHour(u, desc, k)
+		}
+		ids, err = r.pageFrom(u, desc, k, limit, keyOf)
 		return false
 	})
 	if err == nil {

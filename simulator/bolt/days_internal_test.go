@@ -110,3 +110,113 @@ func TestDayCountersFollowWrites(t *testing.T) {
 		}
 	}
 }
+
+// A page far into an institution's whole list starts in the hour its counters find, and a
+// created_at / placed_at range counts its partial days by their hours: on a store of hundreds
+// of entries a day, each list read with hour counters equals the same list read by days alone
+// (a store written before hour counters: no metaHours) and by walking (before day counters),
+// for pages at every depth in either order, ranges with bounds at any instant, and entries
+// added and moved after the load.
+func TestHourCountersFindPagesInTheirHour(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	clock := simulator.NewFrozenClock(start.Add(96 * time.Hour))
+	db := tempStore(t, clock)
+	l, err := db.NewLoader(ctx, true)
+	require.NoError(t, err)
+	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Prices: map[string]decimal.Decimal{"AAPL": decimal.New(19012, -2)},
+		Fees: map[simulator.Product]simulator.FeeRule{simulator.ProductSecurities: {Rate: decimal.Zero, Minimum: decimal.Zero}}}))
+	r := rand.New(rand.NewPCG(34, 34))
+	at := func() time.Time { return start.Add(time.Duration(r.Int64N(int64(96 * time.Hour)))) }
+	const users = 1500
+	for i := range users {
+		u := simulator.User{PlatformID: fmt.Sprintf("usr_%04d", i), InstitutionID: "ins_a", UserAccountID: fmt.Sprintf("u%04d", i), CreatedAt: at(),
+			Accounts: []simulator.Account{{Product: simulator.ProductSecurities, KYCStatus: simulator.KYCApproved, Cash: decimal.New(1e6, 0)}}}
+		require.NoError(t, l.User(u))
+		var orders []simulator.Order
+		for j := range 2 {
+			orders = append(orders, simulator.Order{ID: fmt.Sprintf("ord_%04d_%d", i, j), InstitutionID: "ins_a", UserAccountID: u.UserAccountID,
+				Product: simulator.ProductSecurities, Side: simulator.SideBuy, Status: simulator.OrderStatuses[r.IntN(4)], Symbol: "AAPL",
+				Quantity: decimal.New(1, 0), PlacedAt: at()})
+		}
+		require.NoError(t, l.Transaction(simulator.Transaction{ID: fmt.Sprintf("txn_%04d", i), InstitutionID: "ins_a",
+			OrderIDs: []string{orders[0].ID, orders[1].ID}}, orders))
+	}
+	require.NoError(t, l.Finish("tok"))
+	for range 200 { // orders placed and moved after the load, counted by the writes
+		clock.Advance(time.Duration(r.IntN(60)) * time.Minute)
+		notional := decimal.New(int64(10+r.IntN(100)), 0)
+		tx, _, err := db.PlaceOrder(ctx, simulator.OrderRequest{PlatformID: fmt.Sprintf("usr_%04d", r.IntN(users)), Product: simulator.ProductSecurities,
+			Side: simulator.SideBuy, Symbol: "AAPL", Notional: &notional})
+		require.NoError(t, err)
+		if r.IntN(2) == 0 {
+			_, _, _ = db.EndTransaction(ctx, tx.ID, simulator.OrderCanceled)
+		}
+	}
+
+	mark := func(hours, days bool) {
+		require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+			for _, m := range []struct {
+				key []byte
+				on  bool
+			}{{metaHours, hours}, {metaDays, days}} {
+				var err error
+				if m.on {
+					err = tx.Bucket(bMeta).Put(m.key, []byte("1"))
+				} else {
+					err = tx.Bucket(bMeta).Delete(m.key)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+	end := clock.Now().Add(time.Hour)
+	instant := func() *time.Time {
+		t := start.Add(-time.Hour + time.Duration(r.Int64N(int64(end.Sub(start)+time.Hour))))
+		if r.IntN(4) == 0 {
+			t = t.Truncate(time.Hour)
+		}
+		return &t
+	}
+	for i := range 300 {
+		of := simulator.OrderFilter{Limit: 1 + r.IntN(60), Offset: r.IntN(3400), Desc: r.IntN(2) == 0}
+		uf := simulator.UserFilter{Limit: 1 + r.IntN(60), Offset: r.IntN(users), Desc: r.IntN(2) == 0}
+		if r.IntN(3) == 0 {
+			of.PlacedStart, uf.CreatedStart = instant(), instant()
+			of.Offset, uf.Offset = r.IntN(300), r.IntN(300)
+		}
+		if r.IntN(3) == 0 {
+			of.PlacedEnd, uf.CreatedEnd = instant(), instant()
+		}
+		type answer struct {
+			orders []string
+			users  []string
+			totals [2]int
+		}
+		read := func() answer {
+			o, err := db.ListOrderItems(ctx, "ins_a", of)
+			require.NoError(t, err)
+			u, err := db.ListUserItems(ctx, "ins_a", uf)
+			require.NoError(t, err)
+			a := answer{orders: []string{}, users: []string{}, totals: [2]int{o.Total, u.Total}}
+			for _, o := range o.Items {
+				a.orders = append(a.orders, o.ID)
+			}
+			for _, u := range u.Items {
+				a.users = append(a.users, u.UserAccountID)
+			}
+			return a
+		}
+		mark(true, true)
+		byHours := read()
+		mark(false, true)
+		byDays := read()
+		mark(false, false)
+		walked := read()
+		require.Equal(t, walked, byDays, "query %d: %+v / %+v", i, of, uf)
+		require.Equal(t, walked, byHours, "query %d: %+v / %+v", i, of, uf)
+	}
+}

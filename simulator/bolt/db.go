@@ -429,9 +429,7 @@ func (w *writeTx) putIndex(bucket, prefix, rest, value []byte) error {
 	k := cat(prefix, rest)
 	if w.bulk != nil || w.Bucket(bucket).Get(k) == nil {
 		w.count(countKey(bucket, prefix), 1)
-		if timed(prefix) {
-			w.count(dayCountKey(bucket, prefix, rest[:8]), 1)
-		}
+		w.countTime(bucket, prefix, rest, 1)
 	}
 	return w.putSplit(bucket, k, len(prefix), value)
 }
@@ -460,9 +458,7 @@ func (w *writeTx) deleteIndex(bucket, prefix, rest []byte) error {
 		return nil
 	}
 	w.count(countKey(bucket, prefix), -1)
-	if timed(prefix) {
-		w.count(dayCountKey(bucket, prefix, rest[:8]), -1)
-	}
+	w.countTime(bucket, prefix, rest, -1)
 	return b.Delete(k)
 }
 
