@@ -140,7 +140,7 @@ func (w *writeTx) nameTimeCounts(bucket []byte, byID []string, notes []uint64) e
 
 // newMarks are the marks of what a store keeps since a version of the format, set on a store
 // created or emptied since (markNew); a store written before lacks them and is read as before.
-var newMarks = [][]byte{metaDays, metaUserItems, metaHours}
+var newMarks = [][]byte{metaDays, metaUserItems, metaOrderItems, metaHours}
 
 // markNew marks a store created or emptied: it keeps everything newMarks names.
 func markNew(tx *bbolt.Tx) error {
