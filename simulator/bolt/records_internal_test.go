@@ -516,6 +516,39 @@ func TestUserListsOfAStoreWrittenBeforeItems(t *testing.T) {
 		require.Equal(t, want, since[i].Items, "query %d: %+v", i, f)
 	}
 
+	// The same store as written before fixed-width amounts: every value's accounts of tag 2
+	// (fixedItemAccounts) in tag 0, as encoder.decimal writes amounts.
+	byUAID := map[string]*simulator.User{}
+	for _, u := range users {
+		byUAID[u.UserAccountID] = u
+	}
+	fixed := 0
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bUserIndex)
+		type kv struct{ k, v []byte }
+		var old []kv
+		require.NoError(t, b.ForEach(func(k, v []byte) error {
+			n := summaryUAIDLen(v, true)
+			head := userSummaryLen + uvarintLen(uint64(n)) + n
+			if v[head] != 2 {
+				return nil
+			}
+			fixed++
+			u := byUAID[string(v[head-n:head])]
+			require.NotNil(t, u, "the user of %q", v[head-n:head])
+			e := encoder{b: bytes.Clone(v[:head])}
+			e.compactItemAccounts(u.Accounts)
+			old = append(old, kv{bytes.Clone(k), e.b})
+			return nil
+		}))
+		for _, e := range old {
+			require.NoError(t, b.Put(e.k, e.v))
+		}
+		return nil
+	}))
+	require.Greater(t, fixed, 100, "values with fixed-width amounts")
+	require.Equal(t, since, pages(), "the values of tag 0 read as those of tag 2")
+
 	// The same store as written before: no mark, each value the summary alone.
 	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
 		require.NoError(t, tx.Bucket(bMeta).Delete(metaUserItems))

@@ -224,16 +224,18 @@ func coveredItems(values [][]byte, in *pricedInstitution) ([]simulator.UserItem,
 		if !utf8.Valid(uaid) {
 			uaid = []byte(validUTF8(string(uaid))) // as the record keeps it
 		}
-		compact := d.raw(1)
-		if len(compact) != 1 || compact[0] > 1 {
+		tag := d.raw(1) // encoder.itemAccounts's
+		if len(tag) != 1 || tag[0] > 2 {
 			return nil, fmt.Errorf("decode %s value: bad accounts tag", bUserIndex)
 		}
+		compact := tag[0] != 1
+		d.fixed = tag[0] == 2
 		rest := d.b
 		var ok bool
-		if p.accounts, ok = d.userAccounts(&p.items[i], in.prices, p.accounts, nil, compact[0] == 0); !ok {
+		if p.accounts, ok = d.userAccounts(&p.items[i], in.prices, p.accounts, nil, compact); !ok {
 			// An amount beyond int64 or a value it does not know: the accounts whole.
-			d = decoder{b: rest}
-			u := simulator.User{Accounts: d.accounts(compact[0] == 0)}
+			d = decoder{b: rest, fixed: d.fixed}
+			u := simulator.User{Accounts: d.accounts(compact)}
 			if d.err != nil {
 				return nil, fmt.Errorf("decode %s value: %w", bUserIndex, d.err)
 			}
