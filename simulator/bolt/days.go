@@ -177,6 +177,9 @@ type dayRange struct {
 	// The whole days first..last (inclusive; none when first > last), between head and tail.
 	first, last uint32
 	head, tail  partial
+	// perDay is the mean count of the range's whole days, once total has read them (0 before,
+	// or with none).
+	perDay int
 }
 
 // partial is a part of one day: [from, to) on day; n < 0 until it is counted.
@@ -335,8 +338,8 @@ func (r *dayRange) countByHours(p *partial, day, walk int) (n int, ok bool, err 
 
 // count counts a partial day, walking the shorter side of it: a part covering most of its day
 // is its day's counter less the rest of the day — or, when the index keeps hour counters and
-// that rest holds many more entries than an hour, its whole hours' counters and the partial
-// hours at its ends.
+// the side to walk holds many more entries than an hour, its whole hours' counters and the
+// partial hours at its ends.
 func (r *dayRange) count(p *partial) error {
 	if p.n >= 0 {
 		return nil
@@ -383,6 +386,16 @@ func (r *dayRange) count(p *partial) error {
 			}
 			p.n = n
 			return nil
+		}
+		// A part of at most half its day: its hours only when the mean of the range's whole
+		// days says walking it would read more (its own day's counter would cost a descent).
+		if r.perDay > 0 && r.hoursOf(p.day) && len(p.from) == len(r.prefix)+8 && len(p.to) == len(r.prefix)+8 {
+			walk := int(float64(r.perDay) * float64(span) / float64(dayWidth))
+			n, ok, err := r.countByHours(p, r.perDay, walk)
+			if err != nil || ok {
+				p.n = n
+				return err
+			}
 		}
 	}
 	n, err := countKeys(r.ctx, r.index, p.from, p.to)
@@ -432,52 +445,77 @@ func (r *dayRange) each(desc bool, visit func(u run) bool) error {
 	if more, err := part(first); !more || err != nil {
 		return err
 	}
-	if r.first <= r.last {
-		var buf [64]byte
-		c := r.counts.Cursor()
-		seek := func(d uint32) []byte { return binary.BigEndian.AppendUint32(append(buf[:0], r.cp...), d) }
-		var k, v []byte
-		step := c.Next
-		if desc {
-			step = c.Prev
-			if r.last == lastDay {
-				k, _ = c.Seek(prefixEnd(r.cp))
-			} else {
-				k, _ = c.Seek(seek(r.last + 1))
-			}
-			if k == nil {
-				k, v = c.Last()
-			} else {
-				k, v = c.Prev()
-			}
-		} else {
-			k, v = c.Seek(seek(r.first))
-		}
-		walked := 0
-		for ; k != nil && bytes.HasPrefix(k, r.cp) && len(k) == len(r.cp)+4; k, v = step() {
-			if walked++; walked%scanCheckEvery == 0 {
-				if err := r.ctx.Err(); err != nil {
-					return err
-				}
-			}
-			d := binary.BigEndian.Uint32(k[len(r.cp):])
-			if d < r.first || d > r.last {
-				break
-			}
-			if !visit(run{n: int(binary.BigEndian.Uint64(v)), d: d}) {
-				return nil
-			}
-		}
+	if stopped, err := r.eachDay(desc, visit); stopped || err != nil {
+		return err
 	}
 	_, err := part(second)
 	return err
 }
 
-// total counts the whole range.
+// eachDay visits the range's whole days in scan order (descending when desc), from their
+// counters, until visit returns false (stopped).
+func (r *dayRange) eachDay(desc bool, visit func(u run) bool) (stopped bool, err error) {
+	if r.first > r.last {
+		return false, nil
+	}
+	var buf [64]byte
+	c := r.counts.Cursor()
+	seek := func(d uint32) []byte { return binary.BigEndian.AppendUint32(append(buf[:0], r.cp...), d) }
+	var k, v []byte
+	step := c.Next
+	if desc {
+		step = c.Prev
+		if r.last == lastDay {
+			k, _ = c.Seek(prefixEnd(r.cp))
+		} else {
+			k, _ = c.Seek(seek(r.last + 1))
+		}
+		if k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+	} else {
+		k, v = c.Seek(seek(r.first))
+	}
+	walked := 0
+	for ; k != nil && bytes.HasPrefix(k, r.cp) && len(k) == len(r.cp)+4; k, v = step() {
+		if walked++; walked%scanCheckEvery == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return false, err
+			}
+		}
+		d := binary.BigEndian.Uint32(k[len(r.cp):])
+		if d < r.first || d > r.last {
+			break
+		}
+		if !visit(run{n: int(binary.BigEndian.Uint64(v)), d: d}) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// total counts the whole range: its whole days first, so that their mean (perDay) tells count
+// whether a partial day's hours are worth reading without reading its day's counter.
 func (r *dayRange) total() (int, error) {
-	n := 0
-	err := r.each(false, func(u run) bool { n += u.n; return true })
-	return n, err
+	n, days := 0, 0
+	if _, err := r.eachDay(false, func(u run) bool { n, days = n+u.n, days+1; return true }); err != nil {
+		return 0, err
+	}
+	if days > 0 {
+		r.perDay = n / days
+	}
+	for _, p := range []*partial{&r.head, &r.tail} {
+		if !p.on {
+			continue
+		}
+		if err := r.count(p); err != nil {
+			return 0, err
+		}
+		n += p.n
+	}
+	return n, nil
 }
 
 // countKeys walks [from, to) and counts its keys.
