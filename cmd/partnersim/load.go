@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
@@ -47,7 +48,9 @@ type loadConfig struct {
 
 const loadUsage = `Drives the partner API over loopback with a request mix, bounded in time, and reports req/s and
 p50/p99/p99.9 of each run next to the same figures of a bare echo handler serving the same bytes
-(the ceiling), measured in the same run at the same connection count.
+(the ceiling), measured in the same run at the same connection count. The ceiling runs where
+the target does: in this process beside a self-hosted sandbox, in a process of its own for a
+--target.
 
 Target (one of):
   self-hosted (default)   a sandbox in this process on 127.0.0.1:0, loaded from --fixtures DIR,
@@ -92,6 +95,25 @@ func newLoadCmd() *cobra.Command {
 	return cmd
 }
 
+// ceilingCommand runs `bin ceiling`, a ceiling in its own process.
+func ceilingCommand(bin string) func() *exec.Cmd {
+	return func() *exec.Cmd { return exec.Command(bin, "ceiling") }
+}
+
+// newCeilingCmd is `partnersim ceiling`, hidden: the ceiling of `partnersim load --target` and
+// `make bench-http` in a process of its own (loadtest.StartCeilingProcess starts it).
+func newCeilingCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "ceiling",
+		Short:  "serve the captured answers read from standard input (started by partnersim load)",
+		Args:   noArgs,
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return loadtest.ServeCeiling(cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+}
+
 // commandLine is the command as given (flags in their order, then those the environment set),
 // for the report.
 func commandLine(cmd *cobra.Command) string {
@@ -132,6 +154,14 @@ func runLoad(ctx context.Context, cfg loadConfig, command string, stdout, stderr
 
 	plan := loadtest.Plan{Scenarios: scenarios, Connections: conns, Duration: cfg.Duration, Warmup: cfg.Warmup, Requests: cfg.Requests,
 		Timeout: cfg.Timeout, Seed: uint64(cfg.Seed), NoCeiling: cfg.NoCeiling, Progress: stderr}
+	if cfg.Target != "" {
+		// The target runs in its own process: so does its ceiling (loadtest.Ceiling says why).
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding this binary to run the ceiling: %w", err)
+		}
+		plan.CeilingProcess = ceilingCommand(exe)
+	}
 	if cfg.CPUProfile != "" {
 		plan.Around = func(scenario string, n int, run func() error) error {
 			name := strings.TrimSuffix(cfg.CPUProfile, ".prof") + fmt.Sprintf("-%s-%d.prof", scenario, n)

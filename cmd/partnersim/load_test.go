@@ -46,6 +46,8 @@ func TestLoadGeneratesASet(t *testing.T) {
 }
 
 func TestLoadAgainstARunningTarget(t *testing.T) {
+	// The ceiling of a --target runs as `partnersim ceiling`, this test binary (TestMain).
+	t.Setenv("PARTNERSIM_TEST_AS_CLI", "1")
 	h, err := loadtest.SelfHost(context.Background(), loadtest.HostConfig{DBPath: filepath.Join(t.TempDir(), "t.db")})
 	require.NoError(t, err)
 	defer h.Close()

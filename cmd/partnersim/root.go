@@ -46,6 +46,7 @@ func newRootCmd(getenv func(string) string) *cobra.Command {
 		newContractCmd(),
 		newOpenAPICmd(),
 		newLoadCmd(),
+		newCeilingCmd(),
 		newProxyCmd(),
 		newFixturesCmd(),
 		newShardMapCmd(),

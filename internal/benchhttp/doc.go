@@ -3,7 +3,8 @@
 // on an empty store — the first start, which builds the set — and again on the built store —
 // a restart), drives one URL at a time with wrk (-t1, 32 connections and 1), and alternates
 // each run in the same minute with a bare echo v4 server answering the very same bytes (the
-// ceiling, loadtest.StartCeiling). Rows: Get User Detail of each default user with a
+// ceiling: `partnersim ceiling`, loadtest.StartCeilingProcess, a process of its own as the
+// server it is set beside is). Rows: Get User Detail of each default user with a
 // fixture-given history, of one with a generated history and of an unfunded one; the large
 // set's detail on its first serve (three builds) and after a restart; rows over many URLs — a
 // random user's detail, random filtered user and order list pages, and the mix, three runs —

@@ -424,6 +424,10 @@ func wrk(ctx context.Context, target, key string, conns int, d time.Duration) (w
 	return r, nil
 }
 
+// ceilingProcess is the command of a ceiling in a process of its own, `partnersim ceiling`: the
+// server it is set beside, `partnersim serve`, runs in its own process too (loadtest.Ceiling).
+func (b *bench) ceilingProcess() *exec.Cmd { return exec.Command(b.cfg.bin, "ceiling") }
+
 // urlRow measures path on s against the ceiling answering its bytes: 32 connections, then
 // 1 connection, each the target's run then the ceiling's. min32 is the ratio to meet at 32
 // connections (0: none), maxP50 the p50 at one connection (0: none).
@@ -434,7 +438,7 @@ func (b *bench) urlRow(ctx context.Context, s *server, key, path, name, detail s
 	if err != nil {
 		return err
 	}
-	ceil, err := loadtest.StartCeiling(map[string]*loadtest.Captured{path: captured})
+	ceil, err := loadtest.StartCeilingProcess(b.ceilingProcess(), map[string]*loadtest.Captured{path: captured})
 	if err != nil {
 		return err
 	}
@@ -906,6 +910,7 @@ func (b *bench) measure(ctx context.Context, s *server, target loadtest.Target, 
 	gc := -1.0
 	rep, err := loadtest.Measure(ctx, target, loadtest.Plan{Scenarios: []string{scenario}, Connections: []int{32},
 		Duration: 2 * b.cfg.duration, Warmup: 2 * time.Second, Timeout: 10 * time.Second, Seed: seed, Pool: b.cfg.pool,
+		CeilingProcess: b.ceilingProcess,
 		// The GC share of the target's run alone (not of capturing the ceiling's answers).
 		Around: func(_ string, _ int, run func() error) (err error) {
 			gc, err = s.measured(run)

@@ -1,11 +1,17 @@
 package loadtest
 
 import (
+	"bufio"
 	"context"
+	"encoding/gob"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -102,9 +108,18 @@ func CapturePool(ctx context.Context, baseURL, key string, pool *Pool) (map[stri
 // captured bytes and headers of its path and query. Nothing is computed per request beyond
 // echo's routing, one map lookup and net/http's framing, so it is what loopback HTTP on this
 // machine can do at best for those very answers.
+//
+// A ceiling runs where its target runs. Against a sandbox in this process it is served from
+// this process too ([StartCeiling]); against a sandbox in its own process (`partnersim serve`)
+// it is served from its own process ([StartCeilingProcess]): on a small machine the client, the
+// server and the scheduler share the cores, and a server in the client's process is spared the
+// switches between processes that a server beside it pays, which would flatter the ceiling.
 type Ceiling struct {
 	URL string
 	srv *http.Server
+	// cmd and stdin are the ceiling's own process, when it has one: closing stdin ends it.
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
 }
 
 // StartCeiling serves captured (by path and query, as CapturePool keys them) on 127.0.0.1:0.
@@ -134,11 +149,86 @@ func StartCeiling(captured map[string]*Captured) (*Ceiling, error) {
 	return &Ceiling{URL: "http://" + ln.Addr().String(), srv: srv}, nil
 }
 
-// Close stops the ceiling.
+// Close stops the ceiling, and its process when it has one.
 func (c *Ceiling) Close() error {
+	if c.cmd != nil {
+		c.stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- c.cmd.Wait() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(5 * time.Second):
+			_ = c.cmd.Process.Kill()
+			return fmt.Errorf("loadtest: the ceiling's process did not end when told to: %w", <-done)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return c.srv.Shutdown(ctx)
+}
+
+// StartCeilingProcess serves captured from a process of its own: cmd, which must run
+// [ServeCeiling] (`partnersim ceiling`). The answers reach it on its standard input; it prints
+// its URL on its standard output and ends when its standard input closes, so it does not
+// outlive this process.
+func StartCeilingProcess(cmd *exec.Cmd, captured map[string]*Captured) (*Ceiling, error) {
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("loadtest: starting the ceiling's process: %w", err)
+	}
+	c := &Ceiling{cmd: cmd, stdin: stdin}
+	sent := make(chan error, 1)
+	go func() {
+		w := bufio.NewWriter(stdin)
+		err := gob.NewEncoder(w).Encode(captured)
+		if err == nil {
+			err = w.Flush()
+		}
+		sent <- err
+	}()
+	line, readErr := bufio.NewReader(stdout).ReadString('\n')
+	if err := <-sent; err != nil || readErr != nil {
+		c.Close()
+		return nil, fmt.Errorf("loadtest: the ceiling's process did not start serving: %w", errors.Join(err, readErr))
+	}
+	c.URL = strings.TrimSpace(line)
+	if !strings.HasPrefix(c.URL, "http://127.0.0.1:") {
+		c.Close()
+		return nil, fmt.Errorf("loadtest: the ceiling's process answered %q, not its URL", line)
+	}
+	return c, nil
+}
+
+// ServeCeiling is the ceiling's own process ([StartCeilingProcess]): it reads the captured
+// answers from in, serves them on 127.0.0.1:0, writes the URL and a newline to out, and stops
+// when in ends.
+func ServeCeiling(in io.Reader, out io.Writer) error {
+	r := bufio.NewReader(in)
+	var captured map[string]*Captured
+	if err := gob.NewDecoder(r).Decode(&captured); err != nil {
+		return fmt.Errorf("reading the answers to serve: %w", err)
+	}
+	c, err := StartCeiling(captured)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintln(out, c.URL); err != nil {
+		c.Close()
+		return err
+	}
+	_, _ = io.Copy(io.Discard, r)
+	return c.Close()
 }
 
 // newHTTPServer is the http.Server both the self-hosted sandbox and the ceiling run on, as

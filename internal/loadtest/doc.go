@@ -2,7 +2,9 @@
 // ceiling: a bare echo v4 handler on the same loopback, answering each URL of the run with the
 // exact bytes (and headers) the target answered to that URL (a run walks a pool of requests
 // drawn once, and each is captured from the target before the runs), driven by the same client at the same connection
-// count in the same run. Every throughput and latency figure is reported with its ratio to that
+// count in the same run, and served as the target is: from this process for a sandbox this
+// process hosts, from a process of its own (`partnersim ceiling`) for a target in its own
+// process, so the two pay the same switches between processes on the same cores. Every throughput and latency figure is reported with its ratio to that
 // ceiling, so a number means the same thing on a laptop and on a CI runner.
 //
 // The driver is a stdlib net/http client with one idle connection per worker and N workers

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +18,26 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// TestMain lets the test binary stand in for `partnersim ceiling` (a ceiling in its own process):
+// ceilingProcess runs it with LOADTEST_AS_CEILING=1.
+func TestMain(m *testing.M) {
+	if os.Getenv("LOADTEST_AS_CEILING") == "1" {
+		if err := ServeCeiling(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// ceilingProcess is the command of a ceiling in its own process: this test binary as one.
+func ceilingProcess() *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "LOADTEST_AS_CEILING=1")
+	return cmd
+}
 
 // MustHost self-hosts the embedded default set on a temp store.
 func MustHost(tb testing.TB) *Hosted {
@@ -104,20 +127,36 @@ func TestScenariosAskForExistingThings(t *testing.T) {
 // scenario draws (with seed) with the target's own captured answers.
 func ceilingFor(t *testing.T, scenario string, seed uint64, n int) (Target, *Scenario, *Pool, *Ceiling) {
 	t.Helper()
+	return ceilingStartedBy(t, StartCeiling, scenario, seed, n)
+}
+
+// ceilingStartedBy is ceilingFor with the ceiling started by start.
+func ceilingStartedBy(t *testing.T, start func(map[string]*Captured) (*Ceiling, error), scenario string, seed uint64, n int) (Target, *Scenario, *Pool, *Ceiling) {
+	t.Helper()
 	tg := MustTarget(t, MustHost(t))
 	sc, err := NewScenario(scenario, tg.Data)
 	require.NoError(t, err)
 	pool := sc.Draw(seed, n)
 	captured, err := CapturePool(context.Background(), tg.BaseURL, tg.APIKey, pool)
 	require.NoError(t, err)
-	c, err := StartCeiling(captured)
+	c, err := start(captured)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return tg, sc, pool, c
 }
 
+// inOwnProcess starts a ceiling in a process of its own (the test binary as `partnersim ceiling`).
+func inOwnProcess(captured map[string]*Captured) (*Ceiling, error) {
+	return StartCeilingProcess(ceilingProcess(), captured)
+}
+
 func TestCeilingAnswersEachURLWithItsOwnBytes(t *testing.T) {
-	tg, _, pool, c := ceilingFor(t, "mix", 3, 60)
+	t.Run("in this process", func(t *testing.T) { testCeilingAnswers(t, StartCeiling) })
+	t.Run("in its own process", func(t *testing.T) { testCeilingAnswers(t, inOwnProcess) })
+}
+
+func testCeilingAnswers(t *testing.T, start func(map[string]*Captured) (*Ceiling, error)) {
+	tg, _, pool, c := ceilingStartedBy(t, start, "mix", 3, 60)
 	client := NewClient(1, 0)
 	defer client.CloseIdleConnections()
 	sizes := map[int]bool{}
@@ -181,6 +220,27 @@ func TestMeasureReportsEveryFigureWithItsRatio(t *testing.T) {
 	b, err := json.Marshal(rep)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"ratio_to_ceiling":{"req_per_s":`)
+}
+
+// TestMeasureRunsTheCeilingInItsOwnProcess: with CeilingProcess set, each scenario's ceiling is
+// a process of its own, serving the scenario's answers, and it has ended when Measure returns.
+func TestMeasureRunsTheCeilingInItsOwnProcess(t *testing.T) {
+	tg := MustTarget(t, MustHost(t))
+	var started []*exec.Cmd
+	rep, err := Measure(context.Background(), tg, Plan{Scenarios: []string{"detail", "users"}, Connections: []int{2},
+		Requests: 40, Duration: 5 * time.Second, Seed: 1, Pool: 30,
+		CeilingProcess: func() *exec.Cmd { c := ceilingProcess(); started = append(started, c); return c }})
+	require.NoError(t, err)
+	require.Len(t, started, 2, "one ceiling process a scenario")
+	for _, c := range started {
+		require.NotNil(t, c.ProcessState, "the ceiling's process was waited for")
+		assert.True(t, c.ProcessState.Success(), "it ended when its input closed: %s", c.ProcessState)
+		assert.NotEqual(t, os.Getpid(), c.ProcessState.Pid())
+	}
+	for _, p := range rep.Runs {
+		assert.Equal(t, 40, p.Ceiling.Requests, p.Scenario)
+		assert.Zero(t, p.Ceiling.Errors, "%s: the ceiling's process answered every URL of the pool: %v", p.Scenario, p.Ceiling.ErrorSamples)
+	}
 }
 
 func TestRunStopsAtARequestCount(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"text/tabwriter"
@@ -31,6 +32,10 @@ type Plan struct {
 	// Pool is how many requests each scenario's pool holds (DefaultPoolSize when 0): the
 	// runs walk it, and the ceiling answers each of its requests with the target's bytes.
 	Pool int
+	// CeilingProcess, if set, makes the command of a ceiling of its own process (one that runs
+	// ServeCeiling, as `partnersim ceiling` does), for a target that runs in its own process;
+	// unset, the ceiling is served from this one (see Ceiling).
+	CeilingProcess func() *exec.Cmd
 	// Around, if set, wraps each run against the target (not the ceiling), e.g. to profile
 	// just those.
 	Around func(scenario string, connections int, run func() error) error
@@ -143,7 +148,7 @@ func Measure(ctx context.Context, t Target, p Plan) (*Report, error) {
 			if err != nil {
 				return nil, err
 			}
-			if ceiling, err = StartCeiling(captured); err != nil {
+			if ceiling, err = p.startCeiling(captured); err != nil {
 				return nil, err
 			}
 		}
@@ -180,6 +185,14 @@ func Measure(ctx context.Context, t Target, p Plan) (*Report, error) {
 	}
 	rep.Checks = checks(rep)
 	return rep, nil
+}
+
+// startCeiling serves captured where the plan says the target runs.
+func (p Plan) startCeiling(captured map[string]*Captured) (*Ceiling, error) {
+	if p.CeilingProcess != nil {
+		return StartCeilingProcess(p.CeilingProcess(), captured)
+	}
+	return StartCeiling(captured)
 }
 
 func closeCeiling(c *Ceiling) {

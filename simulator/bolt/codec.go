@@ -865,6 +865,74 @@ func (d *decoder) orderItemStrings(o *simulator.OrderItem, arena []byte, ends *[
 	return inst, arena, true
 }
 
+// orderItemTail writes what an order's list item shows beside its index entry's key
+// (placed_at, the order id), summary and user_account_id, for its covered entries
+// (orderItemValue): tag 0 when the summary's bytes name its product, side and status, else tag
+// 1 and the three strings; then the symbol, the amounts, completed_at, whether it recurs and
+// the recurring order id, each as the record keeps it.
+func (e *encoder) orderItemTail(o *simulator.Order) {
+	if simulator.ProductIndex(o.Product) < 0 || o.Side != simulator.SideBuy && o.Side != simulator.SideSell || simulator.OrderStatusIndex(o.Status) < 0 {
+		e.b = append(e.b, 1)
+		e.str(string(o.Product))
+		e.str(string(o.Side))
+		e.str(string(o.Status))
+	} else {
+		e.b = append(e.b, 0)
+	}
+	e.str(o.Symbol)
+	e.decimal(o.Quantity)
+	e.decimal(o.Notional)
+	e.decimal(o.Fee)
+	e.timePtr(o.CompletedAt)
+	e.bool(o.IsRecurringOrder)
+	e.str(o.RecurringOrderID)
+}
+
+// coveredOrder reads an order's list item from a covered index entry as a page's walk copies
+// it (listOrders: the length of the key's rest, the rest — placed_at's timeKey and the order
+// id — and the value, orderItemValue). As orderItemStrings does, it appends the id,
+// user_account_id, symbol and recurring order id to arena and notes where each ends; the
+// product, side and status are the values the summary's bytes name, or their own strings.
+func (d *decoder) coveredOrder(o *simulator.OrderItem, arena []byte, ends *[4]int) []byte {
+	rest := d.raw(d.uvarint())
+	if len(rest) < 8 {
+		d.fail(errShort)
+		return arena
+	}
+	o.PlacedAt = timeFromKey(rest[:8])
+	if id := rest[8:]; utf8.Valid(id) {
+		arena = append(arena, id...)
+	} else {
+		arena = append(arena, validUTF8(string(id))...) // as the record keeps it
+	}
+	ends[0] = len(arena)
+	head := d.raw(orderSummaryLen)
+	arena = append(arena, d.raw(d.uvarint())...) // user_account_id
+	ends[1] = len(arena)
+	switch tag := d.raw(1); {
+	case len(tag) == 0:
+	case tag[0] == 1:
+		o.Product, o.Side, o.Status = simulator.Product(d.str()), simulator.Side(d.str()), simulator.OrderStatus(d.str())
+	case tag[0] == 0 && int(head[0]) < len(simulator.Products) && int(head[1]) < len(orderSides) && int(head[2]) < len(simulator.OrderStatuses):
+		o.Product, o.Side, o.Status = simulator.Products[head[0]], orderSides[head[1]], simulator.OrderStatuses[head[2]]
+	default:
+		d.fail(errors.New("binary record: bad order item"))
+	}
+	arena = append(arena, d.raw(d.uvarint())...) // symbol
+	ends[2] = len(arena)
+	o.Quantity, o.Notional, o.Fee = d.amount(), d.amount(), d.amount()
+	if o.HasCompletedAt = d.bool(); o.HasCompletedAt {
+		o.CompletedAt = d.time()
+	}
+	o.IsRecurringOrder = d.bool()
+	arena = append(arena, d.raw(d.uvarint())...) // recurring order id
+	ends[3] = len(arena)
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errors.New("trailing bytes")
+	}
+	return arena
+}
+
 // orderSides are the sides an order item names without a string of its own.
 var orderSides = []simulator.Side{simulator.SideBuy, simulator.SideSell}
 

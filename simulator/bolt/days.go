@@ -48,7 +48,7 @@ func dayCountKey(bucket, prefix, tk []byte) []byte {
 
 // newMarks are the marks of what a store keeps since a version of the format, set on a store
 // created or emptied since (markNew); a store written before lacks them and is read as before.
-var newMarks = [][]byte{metaDays, metaUserItems}
+var newMarks = [][]byte{metaDays, metaUserItems, metaOrderItems}
 
 // markNew marks a store created or emptied: it keeps everything newMarks names.
 func markNew(tx *bbolt.Tx) error {

@@ -125,4 +125,5 @@ const (
 // Value: userSummary (created timeKey, one status byte per product, user_account_id).
 //
 // Order index key: inst | kind | filter | 'c' | placed_at timeKey | order id.
-// Value: orderSummary (product byte, side byte, status byte, user_account_id).
+// Value: orderSummary (product byte, side byte, status byte, user_account_id); in a store that
+// covers orders (metaOrderItems), every index but the index of all orders keeps orderItemValue.

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -10,9 +11,53 @@ import (
 	"github.com/partnersim/partnersim/simulator"
 )
 
-// orderSummary is the value of every order index entry.
+// orderSummary is the value of every order index entry of a store without metaOrderItems, and
+// of the index of all orders in every store: the product, side and status bytes every filter
+// reads, then the user_account_id.
 func orderSummary(o *simulator.Order) []byte {
-	return cat([]byte{byte(simulator.ProductIndex(o.Product)), sideByte(o.Side), byte(simulator.OrderStatusIndex(o.Status))}, []byte(o.UserAccountID))
+	return cat(orderSummaryHead(o), []byte(o.UserAccountID))
+}
+
+func orderSummaryHead(o *simulator.Order) []byte {
+	return []byte{byte(simulator.ProductIndex(o.Product)), sideByte(o.Side), byte(simulator.OrderStatusIndex(o.Status))}
+}
+
+// orderSummaryLen is the length of the part every order index value starts with and every
+// filter reads: the product, side and status bytes.
+const orderSummaryLen = 3
+
+// metaOrderItems marks a store whose order index values carry what an order's list item shows
+// (orderItemValue), but those of the index of all orders (coveredKind): every store emptied or
+// created since they do. A filtered page of such a store is read from its index walk alone —
+// its orders lie far apart in order_records (a user's, a status's, a product's and side's), and
+// each was reached by a descent from the root and decoded there. A store written before keeps
+// the summary alone (orderSummary) and is read from its records, as it always was; writers keep
+// the form the store has.
+var metaOrderItems = []byte("order_items")
+
+// coversOrders reports whether the store's order index values carry the list items.
+func coversOrders(tx *bbolt.Tx) bool { return tx.Bucket(bMeta).Get(metaOrderItems) != nil }
+
+// coversOrders reports whether the store written keeps list items in its order index values
+// (metaOrderItems). A build's spools always do: a build writes into an emptied store.
+func (w *writeTx) coversOrders() bool { return w.sink != nil || coversOrders(w.Tx) }
+
+// coveredKind reports whether the entries of an order index of kind carry list items in a store
+// that covers orders. The index of all orders does not: it lists the orders in order_records'
+// own order (both by placed_at, then id), so a page of it steps from one record to the next,
+// and a copy of every order there would grow the store by a sixth of what covering costs.
+func coveredKind(kind byte) bool { return kind != kindAll }
+
+// orderItemValue is the value of a covered order index entry: the summary's bytes
+// (orderSummaryLen), the user_account_id's length and the user_account_id, then the rest of
+// what a list item shows and the entry's key does not (encoder.orderItemTail; the key holds
+// placed_at and the order id).
+func orderItemValue(o *simulator.Order) []byte {
+	e := encoder{b: make([]byte, 0, 64)}
+	e.b = append(e.b, orderSummaryHead(o)...)
+	e.str(o.UserAccountID)
+	e.orderItemTail(o)
+	return e.b
 }
 
 func sideByte(s simulator.Side) byte {
@@ -44,10 +89,32 @@ func (w *writeTx) putOrder(old, o *simulator.Order) error {
 	if old != nil {
 		was, olds = orderKeyPrefix(old), orderIndexEntries(old)
 	}
-	if err := w.reindex(bOrderIndex, olds, orderIndexEntries(o), orderSummary(o)); err != nil {
+	summed, covered := orderIndexEntries(o), [][2][]byte(nil)
+	if w.coversOrders() {
+		kind := len(o.InstitutionID) + 1 // after the institution and its separator
+		summed, covered = partition(summed, func(e [2][]byte) bool { return !coveredKind(e[0][kind]) })
+	}
+	if err := w.reindex(bOrderIndex, olds, summed, orderSummary(o)); err != nil {
 		return err
 	}
+	if len(covered) > 0 {
+		if err := w.reindex(bOrderIndex, nil, covered, orderItemValue(o)); err != nil {
+			return err
+		}
+	}
 	return orderRecords.put(w, o.ID, was, orderKeyPrefix(o), o)
+}
+
+// partition splits entries into those keep reports and the others.
+func partition(entries [][2][]byte, keep func([2][]byte) bool) (kept, others [][2][]byte) {
+	for _, e := range entries {
+		if keep(e) {
+			kept = append(kept, e)
+		} else {
+			others = append(others, e)
+		}
+	}
+	return kept, others
 }
 
 // getOrder reads an order of institution instID; another institution's order does not exist.
@@ -93,20 +160,59 @@ func (s *DB) Transaction(ctx context.Context, instID, id string) (*simulator.Tra
 // empty page when the placed_at window matches nothing.
 func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
 	page := &simulator.OrderPage{Orders: []*simulator.Order{}}
-	return orNil(page, s.listOrders(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, keys [][]byte) (err error) {
+	return orNil(page, s.listOrders(ctx, instID, f, false, &page.Total, func(tx *bbolt.Tx, keys [][]byte, _ bool) (err error) {
 		page.Orders, err = pageRecords(tx, bOrders, keys, instID, func(o *simulator.Order) string { return o.InstitutionID }, "order")
 		return err
 	}))
 }
 
-// ListOrderItems answers Get Order List as ListOrders does, each order decoded as its list
-// item shows it (orderItems).
+// ListOrderItems answers Get Order List as ListOrders does, each order as its list item shows
+// it: read from the index entries the page's walk found when they carry it (coveredOrderItems),
+// else decoded from its record (orderItems).
 func (s *DB) ListOrderItems(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderItemPage, error) {
 	page := &simulator.OrderItemPage{Items: []simulator.OrderItem{}}
-	return orNil(page, s.listOrders(ctx, instID, f, &page.Total, func(tx *bbolt.Tx, keys [][]byte) (err error) {
-		page.Items, err = orderItems(tx, keys, instID)
+	return orNil(page, s.listOrders(ctx, instID, f, true, &page.Total, func(tx *bbolt.Tx, keys [][]byte, covered bool) (err error) {
+		if covered {
+			page.Items, err = coveredOrderItems(keys)
+		} else {
+			page.Items, err = orderItems(tx, keys, instID)
+		}
 		return err
 	}))
+}
+
+// coveredOrderItems reads a page's items from its covered index entries as the walk copied
+// them (decoder.coveredOrder), their strings cut from one string of the page's.
+func coveredOrderItems(entries [][]byte) ([]simulator.OrderItem, error) {
+	items := make([]simulator.OrderItem, len(entries))
+	sc := orderScratch.Get().(*orderRoom)
+	defer orderScratch.Put(sc)
+	arena, ends := sc.arena[:0], append(sc.ends[:0], make([][4]int, len(entries))...)
+	for i, e := range entries {
+		d := decoder{b: e}
+		if arena = d.coveredOrder(&items[i], arena, &ends[i]); d.err != nil {
+			sc.arena, sc.ends = arena, ends
+			return nil, fmt.Errorf("decode %s value: %w", bOrderIndex, d.err)
+		}
+	}
+	sc.arena, sc.ends = arena, ends
+	cutOrderStrings(items, string(arena), ends)
+	return items, nil
+}
+
+// cutOrderStrings gives each item its id, user_account_id, symbol and recurring order id, cut
+// from all where ends says they end; an item whose ends[0] is negative has its own.
+func cutOrderStrings(items []simulator.OrderItem, all string, ends [][4]int) {
+	at := 0
+	for i := range items {
+		e := &ends[i]
+		if e[0] < 0 {
+			continue
+		}
+		it := &items[i]
+		it.ID, it.UserAccountID, it.Symbol, it.RecurringOrderID = all[at:e[0]], all[e[0]:e[1]], all[e[1]:e[2]], all[e[2]:e[3]]
+		at = e[3]
+	}
 }
 
 // orderItems reads the orders a page names from order_records as their list items show them
@@ -117,7 +223,6 @@ func orderItems(tx *bbolt.Tx, keys [][]byte, instID string) ([]simulator.OrderIt
 	sc := orderScratch.Get().(*orderRoom)
 	defer orderScratch.Put(sc)
 	arena, ends := sc.arena[:0], append(sc.ends[:0], make([][4]int, len(keys))...)
-	slow := false // an order whose strings are its own (orderItem), not cut from arena
 	err := eachRecord(tx, bOrders, keys, "order", func(i int, raw []byte) error {
 		if len(raw) > 0 && raw[0] == recordV1 {
 			d := decoder{b: raw[1:]}
@@ -149,23 +254,14 @@ func orderItems(tx *bbolt.Tx, keys [][]byte, instID string) ([]simulator.OrderIt
 			}
 			items[i] = o.Item()
 		}
-		ends[i][0], slow = -1, true
+		ends[i][0] = -1 // its strings are its own (orderItem), not cut from arena
 		return nil
 	})
 	sc.arena, sc.ends = arena, ends
 	if err != nil {
 		return nil, err
 	}
-	all, at := string(arena), 0
-	for i := range items {
-		if slow && ends[i][0] < 0 {
-			continue
-		}
-		e := &ends[i]
-		it := &items[i]
-		it.ID, it.UserAccountID, it.Symbol, it.RecurringOrderID = all[at:e[0]], all[e[0]:e[1]], all[e[1]:e[2]], all[e[2]:e[3]]
-		at = e[3]
-	}
+	cutOrderStrings(items, string(arena), ends)
 	return items, nil
 }
 
@@ -178,8 +274,10 @@ type orderRoom struct {
 var orderScratch = sync.Pool{New: func() any { return new(orderRoom) }}
 
 // listOrders finds Get Order List's page in the order indexes, stores the count of every match
-// in *total and hands the page's keys in order_records to read, which decodes them.
-func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFilter, total *int, read func(tx *bbolt.Tx, keys [][]byte) error) error {
+// in *total and hands the page's keys in order_records to read, which decodes them — or, when
+// items are wanted and the index walked carries them (coversOrders, coveredKind), the page's
+// entries as coveredOrder reads them, and covered.
+func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFilter, items bool, total *int, read func(tx *bbolt.Tx, keys [][]byte, covered bool) error) error {
 	return s.view(ctx, func(tx *bbolt.Tx) error {
 		if _, err := s.readInstitution(tx, instID); err != nil || f.MatchesNothing() {
 			return err
@@ -194,15 +292,22 @@ func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFil
 		if f.PlacedEnd != nil {
 			hi = cat(prefix, timeKey(*f.PlacedEnd))
 		}
+		keyOf := func(dst, k, _ []byte) []byte { return append(append(dst, head...), k[len(prefix):]...) } // institution, placed_at, order id
+		covered := items && coveredKind(filter[0]) && coversOrders(tx)
+		if covered {
+			keyOf = func(dst, k, v []byte) []byte { // the key's placed_at and order id, then the value
+				rest := k[len(prefix):]
+				return append(append(binary.AppendUvarint(dst, uint64(len(rest))), rest...), v...)
+			}
+		}
 		ids, n, err := s.page(ctx, tx, indexPage{bucket: bOrderIndex, prefix: prefix, lo: lo, hi: hi, byTime: true, residual: residual,
-			desc: f.Desc, offset: f.Offset, limit: f.Limit,
-			keyOf: func(dst, k, _ []byte) []byte { return append(append(dst, head...), k[len(prefix):]...) }, // institution, placed_at, order id
+			desc: f.Desc, offset: f.Offset, limit: f.Limit, keyOf: keyOf,
 		}, func() ([]byte, func(v []byte) bool) { return orderFilter(f) })
 		*total = n
 		if err != nil {
 			return err
 		}
-		return read(tx, ids)
+		return read(tx, ids, covered)
 	})
 }
 
