@@ -30,15 +30,16 @@ func ParseQuery(raw string) url.Values {
 	return out
 }
 
-// QueryValue is the value ParseQuery(raw) gives name last, and whether it gives one: a handler
-// that reads a single parameter finds it without building the map (a plain query, nothing to
-// unquote, costs no allocation).
+// QueryValue is the value ParseQuery(raw) gives name (not empty) last, and whether it gives
+// one: a handler that reads a single parameter finds it without building the map (a plain
+// query, nothing to unquote, costs no allocation). An empty field, which ParseQuery skips,
+// names nothing but "".
 func QueryValue(raw, name string) (value string, ok bool) {
 	var last string
 	for rest := raw; rest != ""; {
 		var field string
 		field, rest, _ = strings.Cut(rest, "&")
-		if n, v, _ := strings.Cut(field, "="); field != "" && pyUnquotePlus(n) == name {
+		if n, v, _ := strings.Cut(field, "="); pyUnquotePlus(n) == name {
 			last, ok = v, true
 		}
 	}

@@ -658,7 +658,7 @@ func TestParseQueryPlainDoesNotCopy(t *testing.T) {
 // are the asked-for one only once unquoted.
 func TestQueryValueMatchesParseQuery(t *testing.T) {
 	pieces := []string{"a", "b", "=", "&", "&&", "+", "%61", "%2B", "%zz", "%", "%C3%A9", "\xe9", "\xff", ";", "a+b", "a%20b", "type", "platform"}
-	names := []string{"a", "b", "a b", "a+b", "", "é", "type", "x"}
+	names := []string{"a", "b", "a b", "a+b", "é", "type", "x"}
 	r := rand.New(rand.NewPCG(34, 1))
 	for range 20000 {
 		var q strings.Builder
