@@ -122,8 +122,8 @@ func TestDetailFixedCostAllocations(t *testing.T) {
 			t.Fatalf("status %d", w.code)
 		}
 	})
-	if allocs > 6 && !raceOn {
-		t.Errorf("Get User Detail of usr_hfcu_0009: %v allocations a request, want at most 6", allocs)
+	if allocs > 5 && !raceOn {
+		t.Errorf("Get User Detail of usr_hfcu_0009: %v allocations a request, want at most 5", allocs)
 	}
 	t.Logf("%v allocations a request", allocs)
 }
