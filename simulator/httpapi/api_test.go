@@ -48,7 +48,7 @@ func TestHealthAndRouting(t *testing.T) {
 	r = a.Call(t, "GET", "/health", "", "X-Request-Id: my-trace-1")
 	assert.Equal(t, "my-trace-1", r.Header.Get("X-Request-Id"))
 	r = a.Call(t, "GET", "/v1/nope", "")
-	assert.True(t, strings.HasPrefix(r.Header.Get("X-Request-Id"), "req_"), "generated on every response, errors too")
+	assert.Regexp(t, `^req_[0-9a-f]{32}$`, r.Header.Get("X-Request-Id"), "generated on every response, errors too")
 	assert.Empty(t, r.Header.Get("Access-Control-Allow-Origin"), "no CORS")
 }
 

@@ -255,7 +255,9 @@ func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 		if id == "" || len(id) > 200 {
 			var b [16]byte
 			_, _ = rand.Read(b[:])
-			id = "req_" + hex.EncodeToString(b[:])
+			buf := [4 + 32]byte{'r', 'e', 'q', '_'}
+			hex.Encode(buf[4:], b[:])
+			id = string(buf[:]) // one copy: a concatenation made a second string
 		}
 		c.Response().Header()[headerRequestID] = []string{id} // canonical already
 		return next(c)
