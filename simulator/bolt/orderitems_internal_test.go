@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/bbolt"
 
@@ -257,4 +258,55 @@ func sameForm(items []simulator.OrderItem) []simulator.OrderItem {
 		}
 	}
 	return out
+}
+
+// planOrders walks the index covering the most of a query's status, product and side, the one
+// with fewer entries on a tie, and says when a filter is left for the walk.
+func TestPlanOrdersPicksTheNarrowestIndex(t *testing.T) {
+	ctx := context.Background()
+	db := tempStore(t, nil)
+	l, err := db.NewLoader(ctx, true)
+	require.NoError(t, err)
+	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Name: "a"}))
+	sec, cry := simulator.ProductSecurities, simulator.ProductCrypto
+	buy, sell := simulator.SideBuy, simulator.SideSell
+	done, pending := simulator.OrderCompleted, simulator.OrderPending
+	kinds := []struct {
+		n       int
+		product simulator.Product
+		side    simulator.Side
+		status  simulator.OrderStatus
+	}{{8, sec, buy, done}, {1, cry, sell, done}, {2, cry, sell, pending}}
+	for i, k := range kinds {
+		for j := range k.n {
+			id := fmt.Sprintf("ord_%d_%d", i, j)
+			o := simulator.Order{ID: id, InstitutionID: "ins_a", UserAccountID: "u1", Product: k.product, Side: k.side, Status: k.status, PlacedAt: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}
+			require.NoError(t, l.Transaction(simulator.Transaction{ID: "txn_" + id, InstitutionID: "ins_a", OrderIDs: []string{id}}, []simulator.Order{o}))
+		}
+	}
+	require.NoError(t, l.Finish("tok"))
+	si, pi := func(s simulator.OrderStatus) byte { return byte(simulator.OrderStatusIndex(s)) }, func(p simulator.Product) byte { return byte(simulator.ProductIndex(p)) }
+	for _, c := range []struct {
+		f        simulator.OrderFilter
+		filter   []byte
+		residual bool
+	}{
+		{simulator.OrderFilter{}, []byte{kindAll}, false},
+		{simulator.OrderFilter{Side: &sell}, []byte{kindAll}, true},
+		{simulator.OrderFilter{Status: &done}, []byte{kindStatus, si(done)}, false},
+		{simulator.OrderFilter{Status: &done, Product: &cry}, []byte{kindProduct, pi(cry)}, true},       // 3 against 9
+		{simulator.OrderFilter{Status: &pending, Product: &sec}, []byte{kindStatus, si(pending)}, true}, // 2 against 8
+		{simulator.OrderFilter{Status: &done, Side: &buy}, []byte{kindStatSide, si(done), 0}, false},
+		{simulator.OrderFilter{Product: &cry, Side: &sell}, []byte{kindProdSide, pi(cry), 1}, false},
+		{simulator.OrderFilter{Status: &done, Product: &cry, Side: &sell}, []byte{kindStatSide, si(done), 1}, true},   // 1 against 3
+		{simulator.OrderFilter{Status: &pending, Product: &sec, Side: &sell}, []byte{kindProdSide, pi(sec), 1}, true}, // 0 against 2
+		{simulator.OrderFilter{UserAccountID: ptrTo("u1"), Side: &sell}, []byte("Uu1\x00"), true},
+	} {
+		require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
+			filter, residual := planOrders(tx, "ins_a", c.f)
+			assert.Equal(t, c.filter, filter, "%+v", c.f)
+			assert.Equal(t, c.residual, residual, "%+v", c.f)
+			return nil
+		}))
+	}
 }

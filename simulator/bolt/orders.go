@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 
 	"go.etcd.io/bbolt"
@@ -371,11 +372,21 @@ func planOrders(tx *bbolt.Tx, instID string, f simulator.OrderFilter) (filter []
 			wanted++
 		}
 	}
-	best, bestN := cand{[]byte{kindAll}, 0}, -1
+	top := 0
 	for _, c := range cands {
-		n := countOf(tx, bOrderIndex, cat(inst(instID), c.filter, []byte{sortCreated}))
-		if c.covers > best.covers || c.covers == best.covers && n < bestN {
-			best, bestN = c, n
+		top = max(top, c.covers)
+	}
+	cands = slices.DeleteFunc(cands, func(c cand) bool { return c.covers < top })
+	if len(cands) == 0 {
+		return []byte{kindAll}, wanted > 0
+	}
+	best := cands[0]
+	if len(cands) > 1 { // a tie: the smallest by its counter (read only then)
+		bestN := -1
+		for _, c := range cands {
+			if n := countOf(tx, bOrderIndex, cat(inst(instID), c.filter, []byte{sortCreated})); bestN < 0 || n < bestN {
+				best, bestN = c, n
+			}
 		}
 	}
 	return best.filter, best.covers < wanted

@@ -73,8 +73,10 @@ func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 		case keyOf == nil:
 			ids = append(ids, v)
 		default:
-			if arena == nil { // a record's key is at most 8 bytes longer than its index entry's
-				arena = make([]byte, 0, min(limit, 128)*(len(k)+8))
+			if arena == nil {
+				// A record's key is at most 8 bytes longer than its index entry's; an entry
+				// copied whole (a covering index's) is its key, its value and a length.
+				arena = make([]byte, 0, min(limit, 128)*(len(k)+len(v)+8))
 			}
 			start := len(arena)
 			arena = keyOf(arena, k, v)
