@@ -80,27 +80,30 @@ func getClustered[T any](tx *bbolt.Tx, c clustered, instID, id string) (*T, erro
 // get decodes the record of id into v. instID "" finds any institution's record; otherwise
 // another institution's record does not exist.
 func (c clustered) get(tx *bbolt.Tx, instID, id string, v any) error {
-	raw, key, err := c.raw(tx, instID, id)
+	raw, err := c.raw(tx, instID, id)
 	if err != nil {
 		return err
 	}
 	if err := decodeRecord(raw, v); err != nil {
-		return fmt.Errorf("decode %s/%q: %w", c.records, key, err)
+		return fmt.Errorf("decode %s/%q: %w", c.records, cat(tx.Bucket(c.keys).Get([]byte(id)), []byte(id)), err)
 	}
 	return nil
 }
 
-// raw returns the stored record of id (valid while tx is) and its key, as get finds it.
-func (c clustered) raw(tx *bbolt.Tx, instID, id string) (raw, key []byte, _ error) {
+// raw returns the stored record of id (valid while tx is), as get finds it. Its key is made
+// on the stack (bbolt keeps no key it is asked for): a random Get User Detail made it, and
+// the institution's prefix, on the heap.
+func (c clustered) raw(tx *bbolt.Tx, instID, id string) ([]byte, error) {
 	prefix := tx.Bucket(c.keys).Get([]byte(id))
-	if prefix == nil || instID != "" && !bytes.HasPrefix(prefix, inst(instID)) {
-		return nil, nil, simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
+	var room [96]byte
+	if prefix == nil || instID != "" && !bytes.HasPrefix(prefix, append(append(room[:0], instID...), 0)) {
+		return nil, simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
 	}
-	key = cat(prefix, []byte(id))
-	if raw = tx.Bucket(c.records).Get(key); raw == nil {
-		return nil, nil, simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
+	raw := tx.Bucket(c.records).Get(append(append(room[:0], prefix...), id...))
+	if raw == nil {
+		return nil, simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
 	}
-	return raw, key, nil
+	return raw, nil
 }
 
 // migrate moves the records of legacy, a bucket of the layout before clustering (id →

@@ -146,7 +146,7 @@ func (s *DB) Institution(ctx context.Context, id string) (*simulator.Institution
 // it returns the user's stored record, valid while tx is.
 func resolveUser(tx *bbolt.Tx, in *simulator.Institution, id string, t simulator.IDType) ([]byte, error) {
 	if t == simulator.IDPlatform {
-		raw, _, err := userRecords.raw(tx, in.ID, id)
+		raw, err := userRecords.raw(tx, in.ID, id)
 		if err != nil {
 			return nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
 		}
@@ -160,7 +160,7 @@ func resolveUser(tx *bbolt.Tx, in *simulator.Institution, id string, t simulator
 		return nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
 	}
 	for _, pid := range m.UserIDs {
-		if raw, _, err := userRecords.raw(tx, in.ID, pid); err == nil {
+		if raw, err := userRecords.raw(tx, in.ID, pid); err == nil {
 			return raw, nil
 		}
 	}
@@ -216,7 +216,8 @@ func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDTy
 		}
 		v.Prices = in.Prices
 		v.CoreIDs, v.DBPIDs = []simulator.IdentityRef{}, []simulator.IdentityRef{}
-		prefix := cat(inst(instID), []byte(v.PlatformID), []byte{0})
+		var room [96]byte // the member index's prefix of the user, on the stack
+		prefix := append(append(append(append(room[:0], instID...), 0), v.PlatformID...), 0)
 		c := tx.Bucket(bMemberUser).Cursor()
 		for k, ref := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, ref = c.Next() {
 			var m simulator.Member

@@ -48,7 +48,7 @@ func TestHealthAndRouting(t *testing.T) {
 	r = a.Call(t, "GET", "/health", "", "X-Request-Id: my-trace-1")
 	assert.Equal(t, "my-trace-1", r.Header.Get("X-Request-Id"))
 	r = a.Call(t, "GET", "/v1/nope", "")
-	assert.True(t, strings.HasPrefix(r.Header.Get("X-Request-Id"), "req_"), "generated on every response, errors too")
+	assert.Regexp(t, `^req_[0-9a-f]{32}$`, r.Header.Get("X-Request-Id"), "generated on every response, errors too")
 	assert.Empty(t, r.Header.Get("Access-Control-Allow-Origin"), "no CORS")
 }
 
@@ -178,10 +178,22 @@ func TestUserDetail(t *testing.T) {
 		{"/v1/users/100299/?user_account_id_type=core", keyAll, 404, `{"detail":"no user matches user_account_id"}`},
 		{"/v1/users/x/", keyAll, 422, `{"detail":[{"type":"missing","loc":["query","user_account_id_type"],"msg":"Field required","input":null}]}`},
 		{"/v1/users/x/?user_account_id_type=email", keyAll, 422, `{"detail":[{"type":"enum","loc":["query","user_account_id_type"],"msg":"Input should be 'platform', 'core' or 'dbp'","input":"email","ctx":{"expected":"'platform', 'core' or 'dbp'"}}]}`},
+		// The type is the query's last, its name and value unquoted as Starlette does.
+		{"/v1/users/x/?user_account_id_type=platform&user_account_id_type=core2", keyAll, 422, `{"detail":[{"type":"enum","loc":["query","user_account_id_type"],"msg":"Input should be 'platform', 'core' or 'dbp'","input":"core2","ctx":{"expected":"'platform', 'core' or 'dbp'"}}]}`},
+		{"/v1/users/x/?user_account_id_type=&a=1", keyAll, 422, `{"detail":[{"type":"enum","loc":["query","user_account_id_type"],"msg":"Input should be 'platform', 'core' or 'dbp'","input":"","ctx":{"expected":"'platform', 'core' or 'dbp'"}}]}`},
+		{"/v1/users/x/?user_account_id_type=pl%C3%A9", keyAll, 422, `{"detail":[{"type":"enum","loc":["query","user_account_id_type"],"msg":"Input should be 'platform', 'core' or 'dbp'","input":"plé","ctx":{"expected":"'platform', 'core' or 'dbp'"}}]}`},
+		{"/v1/users/x/?user_account_id_typ=platform", keyAll, 422, `{"detail":[{"type":"missing","loc":["query","user_account_id_type"],"msg":"Field required","input":null}]}`},
 	} {
 		r := a.Get(t, c.path, c.key)
 		assert.Equal(t, c.status, r.Status, c.path)
 		assert.Equal(t, c.body, r.Body, c.path)
+	}
+	plain := a.Get(t, "/v1/users/usr_hfcu_0009/?user_account_id_type=platform", keyAll)
+	require.Equal(t, 200, plain.Status, plain.Body)
+	for _, q := range []string{"user_account_id_type=email&user%5Faccount_id_type=platf%6Frm", "&&user_account_id_type=core&x=%zz&user_account_id_type=platform&"} {
+		r := a.Get(t, "/v1/users/usr_hfcu_0009/?"+q, keyAll)
+		assert.Equal(t, 200, r.Status, q)
+		assert.Equal(t, plain.Body, r.Body, q)
 	}
 }
 

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -9,11 +10,19 @@ import (
 	"github.com/partnersim/partnersim/simulator"
 )
 
-const ctxKey = "partnersim.key"
-
-// headerAPIKey is x-api-key in net/http's canonical form: Header.Get of any other spelling
-// canonicalizes it first, an allocation on every request.
+// headerAPIKey is x-api-key in net/http's canonical form, the key its server files the header
+// under (headerValue).
 const headerAPIKey = "X-Api-Key"
+
+// headerValue is h.Get(name) for a name in canonical form: net/http's server files every header
+// under its canonical name, and Get canonicalizes the name it is asked for first — a scan of it,
+// four times a request.
+func headerValue(h http.Header, name string) string {
+	if vs := h[name]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
 
 // KeyAuthenticator finds the API key a plaintext names (storage).
 type KeyAuthenticator interface {
@@ -28,7 +37,7 @@ type KeyAuthenticator interface {
 func requireKey(keys KeyAuthenticator, scope simulator.Scope) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			plain := c.Request().Header.Get(headerAPIKey)
+			plain := headerValue(c.Request().Header, headerAPIKey)
 			if plain == "" {
 				c.Response().Header().Set("WWW-Authenticate", "APIKey")
 				return simulator.Errorf(simulator.EUNAUTHORIZED, "Not authenticated")
@@ -43,14 +52,20 @@ func requireKey(keys KeyAuthenticator, scope simulator.Scope) echo.MiddlewareFun
 			if !key.HasScope(scope) {
 				return simulator.Errorf(simulator.EFORBIDDEN, "key does not have the required scope: %s", scope)
 			}
-			c.Set(ctxKey, key)
+			c.(*reqContext).key = key
 			return next(c)
 		}
 	}
 }
 
-// keyOf returns the authenticated key of the request.
-func keyOf(c echo.Context) *simulator.APIKey {
-	k, _ := c.Get(ctxKey).(*simulator.APIKey)
-	return k
+// keyOf returns the authenticated key of the request (nil before requireKey, or without it).
+func keyOf(c echo.Context) *simulator.APIKey { return c.(*reqContext).key }
+
+// reqContext is the context every request is served with (Server.ServeHTTP): echo's, and the
+// key requireKey authenticated. echo's own store (Context.Set) is a map made anew for every
+// request, two allocations and a hashed insert for one pointer. Recycled as echo's contexts
+// are: nothing keeps it past its request.
+type reqContext struct {
+	echo.Context
+	key *simulator.APIKey
 }

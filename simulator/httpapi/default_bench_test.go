@@ -101,9 +101,11 @@ func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // The fixed cost of a request — routing, the checks before it, the key, the scope, the query,
 // the journal, the headers — holds to a few allocations: a small answer's speed is that cost
-// (BENCHMARKS.md, the unfunded default user). Get User Detail asked for again allocates under
-// 20 times (17: the journal's entry is one copy, the key's header is read by its canonical
-// name).
+// (BENCHMARKS.md, the unfunded default user). Get User Detail asked for again allocates 5
+// times: the request id and its header value, the journal entry's one copy, the Content-Length
+// value and its digits. The key reaches the handler in the server's own context (reqContext,
+// not echo's map), the type is read from the raw query (validate.QueryValue, no map and no
+// collector) and the body's buffer goes back to its pool in its own box.
 func TestDetailFixedCostAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens the default sandbox")
@@ -120,8 +122,28 @@ func TestDetailFixedCostAllocations(t *testing.T) {
 			t.Fatalf("status %d", w.code)
 		}
 	})
-	if allocs > 20 {
-		t.Errorf("Get User Detail of usr_hfcu_0009: %v allocations a request, want under 20", allocs)
+	if allocs > 5 && !raceOn {
+		t.Errorf("Get User Detail of usr_hfcu_0009: %v allocations a request, want at most 5", allocs)
 	}
 	t.Logf("%v allocations a request", allocs)
+}
+
+// BenchmarkDetailFixedCost is Get User Detail of the unfunded default user asked for again
+// (its view kept, a 493-byte answer), one request built once and served over and over: what is
+// left is the fixed cost every request pays (routing, the checks before it, the key, the query,
+// the journal, the headers), without httptest's request.
+func BenchmarkDetailFixedCost(b *testing.B) {
+	sb, key := harborSandbox(b)
+	req := httptest.NewRequest("GET", "/v1/users/usr_hfcu_0009/?user_account_id_type=platform", nil)
+	req.Host = "127.0.0.1:8080"
+	req.Header.Set("x-api-key", key)
+	w := &discard{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		sb.Server.ServeHTTP(w, req)
+		if w.code != http.StatusOK {
+			b.Fatal(w.code)
+		}
+	}
 }

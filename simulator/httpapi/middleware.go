@@ -124,8 +124,8 @@ func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 			}
 			e := journalEntry{at: clock.Now(), JournalEntry: surface.JournalEntry{Method: method, Path: path, Query: query,
 				Status: c.Response().Status, LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
-				RequestID: c.Response().Header().Get(headerRequestID), Truncated: cutPath || cutQuery}}
-			if k := r.Header.Get(headerAPIKey); k != "" {
+				RequestID: headerValue(c.Response().Header(), headerRequestID), Truncated: cutPath || cutQuery}}
+			if k := headerValue(r.Header, headerAPIKey); k != "" {
 				e.KeyPrefix = simulator.KeyPrefix(k)
 			}
 			copied(&e.Path, &e.Query, &e.RequestID, &e.KeyPrefix)
@@ -197,7 +197,7 @@ func inject(f *faults) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
-			if l := f.limiter(func() string { return simulator.HashKey(r.Header.Get(headerAPIKey)) }); l != nil {
+			if l := f.limiter(func() string { return simulator.HashKey(headerValue(r.Header, headerAPIKey)) }); l != nil {
 				res := l.Reserve()
 				if d := res.Delay(); d > 0 {
 					res.Cancel()

@@ -225,21 +225,24 @@ func renderUserPage(b []byte, page *simulator.UserItemPage, cursor *big.Int, per
 
 // bodyPool recycles response buffers of the hand-rendered bodies: a detail is 5–15 KB, and
 // allocating (and clearing) it per request showed in the profile. A buffer goes back once
-// writeRaw has copied it into the connection's writer.
+// writeRaw has copied it into the connection's writer, in the box it came in (a slice put
+// into a sync.Pool is boxed anew, an allocation a request).
 type bodyPool struct{ p sync.Pool }
 
 // get returns an empty buffer.
-func (bp *bodyPool) get() []byte {
+func (bp *bodyPool) get() *[]byte {
 	if b, ok := bp.p.Get().(*[]byte); ok {
-		return (*b)[:0]
+		*b = (*b)[:0]
+		return b
 	}
-	return make([]byte, 0, 16<<10)
+	b := make([]byte, 0, 16<<10)
+	return &b
 }
 
 // put returns a buffer; a very large one is left to the collector.
-func (bp *bodyPool) put(b []byte) {
-	if cap(b) <= 256<<10 {
-		bp.p.Put(&b)
+func (bp *bodyPool) put(b *[]byte) {
+	if cap(*b) <= 256<<10 {
+		bp.p.Put(b)
 	}
 }
 

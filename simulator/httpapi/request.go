@@ -143,8 +143,9 @@ func handleList[F, P any](
 		if err != nil {
 			return err
 		}
-		body := render(bodies.get(), page, cursor, perPage(f))
-		writeRaw(c, http.StatusOK, body)
+		body := bodies.get()
+		*body = render(*body, page, cursor, perPage(f))
+		writeRaw(c, http.StatusOK, *body)
 		bodies.put(body)
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -89,6 +90,8 @@ type Server struct {
 	// clientIP, with trusted proxies, is the client's address (echo's X-Forwarded-For
 	// extractor); nil without them.
 	clientIP echo.IPExtractor
+	// contexts recycles the requests' reqContexts.
+	contexts sync.Pool
 }
 
 // NewServer builds the handler with every route of routes.go.
@@ -110,6 +113,7 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{e: e, log: log, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{}, proxies: &proxyReports{},
 		reader: newBodyReader(cfg.MaxBodyBytes), throttle: surface.NewTokenThrottle(nil)}
+	s.contexts.New = func() any { return &reqContext{} }
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
 	if len(cfg.TrustedProxies) > 0 {
 		s.clientIP = forwardedClient(cfg.TrustedProxies)
@@ -134,9 +138,10 @@ func wrap(h echo.HandlerFunc, mw ...echo.MiddlewareFunc) echo.HandlerFunc {
 
 // route finds the request's route (its handler, or the routing error's) and runs it. A path
 // that is a route only without its final newline is routed as that route, as Starlette does.
+// echo's router sets the route on echo's own context, which c wraps.
 func (s *Server) route(c echo.Context) error {
 	r := c.Request()
-	s.e.Router().Find(r.Method, s.routes.beforeFinalNewline(r.Method, echo.GetPath(r)), c)
+	s.e.Router().Find(r.Method, s.routes.beforeFinalNewline(r.Method, echo.GetPath(r)), c.(*reqContext).Context)
 	return c.Handler()(c)
 }
 
@@ -195,9 +200,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := s.e.AcquireContext()
 	c.Reset(r, w)
-	if err := s.serve(c); err != nil {
+	rc := s.contexts.Get().(*reqContext)
+	rc.Context = c
+	if err := s.serve(rc); err != nil {
 		s.e.HTTPErrorHandler(err, c)
 	}
+	*rc = reqContext{}
+	s.contexts.Put(rc)
 	s.e.ReleaseContext(c)
 }
 
@@ -242,11 +251,13 @@ const headerRequestID = "X-Request-Id"
 // requestID echoes the request's X-Request-Id or generates one, on every response.
 func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id := c.Request().Header.Get(headerRequestID)
+		id := headerValue(c.Request().Header, headerRequestID)
 		if id == "" || len(id) > 200 {
 			var b [16]byte
 			_, _ = rand.Read(b[:])
-			id = "req_" + hex.EncodeToString(b[:])
+			buf := [4 + 32]byte{'r', 'e', 'q', '_'}
+			hex.Encode(buf[4:], b[:])
+			id = string(buf[:]) // one copy: a concatenation made a second string
 		}
 		c.Response().Header()[headerRequestID] = []string{id} // canonical already
 		return next(c)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -26,18 +27,23 @@ func handleUserDetail(users UserReader, clock *simulator.Clock) echo.HandlerFunc
 	histories := newHistoryCache()
 	var bodies bodyPool
 	return func(c echo.Context) error {
-		v := validate.New()
-		id := v.PathStr("user_account_id", c.Param("user_account_id"))
-		typ := v.Query(validate.ParseQuery(c.Request().URL.RawQuery)).Enum("user_account_id_type", true, "", idTypes...)
-		if err := v.Err(); err != nil {
-			return err
+		// The one parameter read where it is, without a collector or the query's map: any
+		// user_account_id is a str, and the type is valid exactly when it is one of idTypes.
+		raw := c.Request().URL.RawQuery
+		typ, _ := validate.QueryValue(raw, "user_account_id_type")
+		if !slices.Contains(idTypes, typ) {
+			// Not sent, or none of them: FastAPI's 422, as the collector words it (never nil here).
+			v := validate.New()
+			v.Query(validate.ParseQuery(raw)).Enum("user_account_id_type", true, "", idTypes...)
+			return v.Err()
 		}
-		view, err := users.UserDetail(c.Request().Context(), keyOf(c).InstitutionID, id, simulator.IDType(typ))
+		view, err := users.UserDetail(c.Request().Context(), keyOf(c).InstitutionID, c.Param("user_account_id"), simulator.IDType(typ))
 		if err != nil {
 			return err
 		}
-		body := appendUserDetail(bodies.get(), view, clock, histories)
-		writeRaw(c, http.StatusOK, body)
+		body := bodies.get()
+		*body = appendUserDetail(*body, view, clock, histories)
+		writeRaw(c, http.StatusOK, *body)
 		bodies.put(body)
 		return nil
 	}

@@ -30,6 +30,25 @@ func ParseQuery(raw string) url.Values {
 	return out
 }
 
+// QueryValue is the value ParseQuery(raw) gives name (not empty) last, and whether it gives
+// one: a handler that reads a single parameter finds it without building the map (a plain
+// query, nothing to unquote, costs no allocation). An empty field, which ParseQuery skips,
+// names nothing but "".
+func QueryValue(raw, name string) (value string, ok bool) {
+	var last string
+	for rest := raw; rest != ""; {
+		var field string
+		field, rest, _ = strings.Cut(rest, "&")
+		if n, v, _ := strings.Cut(field, "="); pyUnquotePlus(n) == name {
+			last, ok = v, true
+		}
+	}
+	if !ok {
+		return "", false
+	}
+	return pyUnquotePlus(last), true
+}
+
 // pyUnquotePlus is urllib.parse.unquote_plus on a latin-1 decoded string.
 func pyUnquotePlus(s string) string {
 	if plainASCII(s) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"net/url"
 	"strings"
 	"testing"
@@ -649,6 +650,35 @@ func TestParseQueryPlainDoesNotCopy(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { validate.ParseQuery("user_account_id_type=platform&per_page=25") })
 	if allocs > 4 {
 		t.Errorf("ParseQuery of a plain query: %v allocations, want the map and its value slices only (≤ 4)", allocs)
+	}
+}
+
+// QueryValue gives a name the value ParseQuery gives it last, on random queries of the bytes
+// that matter: separators, escapes (well and badly formed), '+', latin-1 bytes, and names that
+// are the asked-for one only once unquoted.
+func TestQueryValueMatchesParseQuery(t *testing.T) {
+	pieces := []string{"a", "b", "=", "&", "&&", "+", "%61", "%2B", "%zz", "%", "%C3%A9", "\xe9", "\xff", ";", "a+b", "a%20b", "type", "platform"}
+	names := []string{"a", "b", "a b", "a+b", "é", "type", "x"}
+	r := rand.New(rand.NewPCG(34, 1))
+	for range 20000 {
+		var q strings.Builder
+		for range r.IntN(12) {
+			q.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		raw, all := q.String(), validate.ParseQuery(q.String())
+		for _, name := range names {
+			got, ok := validate.QueryValue(raw, name)
+			vs, want := all[name], ""
+			if len(vs) > 0 {
+				want = vs[len(vs)-1]
+			}
+			if ok != (len(vs) > 0) || got != want {
+				t.Fatalf("QueryValue(%q, %q) = %q, %v; ParseQuery gives %q", raw, name, got, ok, vs)
+			}
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, func() { validate.QueryValue("per_page=25&user_account_id_type=platform", "user_account_id_type") }); allocs != 0 {
+		t.Errorf("QueryValue of a plain query: %v allocations, want none", allocs)
 	}
 }
 
