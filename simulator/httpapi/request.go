@@ -143,10 +143,7 @@ func handleList[F, P any](
 		if err != nil {
 			return err
 		}
-		body := bodies.get()
-		*body = render(*body, page, cursor, perPage(f))
-		writeRaw(c, http.StatusOK, *body)
-		bodies.put(body)
+		bodies.write(c, func(b []byte) []byte { return render(b, page, cursor, perPage(f)) })
 		return nil
 	}
 }

@@ -36,6 +36,14 @@ func writeRaw(c echo.Context, status int, body []byte) {
 	_, _ = c.Response().Write(body)
 }
 
+// write answers c 200 with the body render appends to a buffer of the pool (bodyPool).
+func (bp *bodyPool) write(c echo.Context, render func([]byte) []byte) {
+	body := bp.get()
+	*body = render(*body)
+	writeRaw(c, http.StatusOK, *body)
+	bp.put(body)
+}
+
 // contentTypeJSON is every JSON answer's Content-Type value, shared (net/http only reads a
 // header's values; the slice is full, so an append copies it).
 var contentTypeJSON = []string{"application/json"}

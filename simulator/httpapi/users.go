@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"net/http"
 	"slices"
 
 	"github.com/labstack/echo/v4"
@@ -41,10 +40,7 @@ func handleUserDetail(users UserReader, clock *simulator.Clock) echo.HandlerFunc
 		if err != nil {
 			return err
 		}
-		body := bodies.get()
-		*body = appendUserDetail(*body, view, clock, histories)
-		writeRaw(c, http.StatusOK, *body)
-		bodies.put(body)
+		bodies.write(c, func(b []byte) []byte { return appendUserDetail(b, view, clock, histories) })
 		return nil
 	}
 }
