@@ -138,20 +138,6 @@ func (w *writeTx) nameTimeCounts(bucket []byte, byID []string, notes []uint64) e
 	return nil
 }
 
-// newMarks are the marks of what a store keeps since a version of the format, set on a store
-// created or emptied since (markNew); a store written before lacks them and is read as before.
-var newMarks = [][]byte{metaDays, metaUserItems, metaOrderItems, metaHours}
-
-// markNew marks a store created or emptied: it keeps everything newMarks names.
-func markNew(tx *bbolt.Tx) error {
-	for _, mark := range newMarks {
-		if err := tx.Bucket(bMeta).Put(mark, []byte("1")); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // hasDays reports whether the store keeps day counters.
 func hasDays(tx *bbolt.Tx) bool { return tx.Bucket(bMeta).Get(metaDays) != nil }
 

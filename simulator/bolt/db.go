@@ -91,6 +91,10 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Optio
 		db.Close()
 		return nil, fmt.Errorf("store %s: %w: %v", path, ErrDamaged, err)
 	}
+	if err := db.View(func(tx *bbolt.Tx) error { return checkFormat(tx.Bucket(bMeta), "store "+path) }); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {

@@ -39,6 +39,9 @@ func (s *DB) RestoreSnapshot(ctx context.Context, path string) error {
 	}
 	defer src.Close()
 	return src.View(func(stx *bbolt.Tx) error {
+		if err := checkFormat(stx.Bucket(bMeta), "snapshot "+filepath.Base(path)); err != nil {
+			return simulator.Errorf(simulator.ECONFLICT, "%v", err)
+		}
 		return s.update(ctx, func(w *writeTx) error {
 			if err := w.emptyAll(); err != nil {
 				return err
