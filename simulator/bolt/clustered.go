@@ -96,7 +96,7 @@ func (c clustered) get(tx *bbolt.Tx, instID, id string, v any) error {
 func (c clustered) raw(tx *bbolt.Tx, instID, id string) ([]byte, error) {
 	prefix := tx.Bucket(c.keys).Get([]byte(id))
 	var room [96]byte
-	if prefix == nil || instID != "" && !bytes.HasPrefix(prefix, append(append(room[:0], instID...), 0)) {
+	if prefix == nil || instID != "" && !bytes.HasPrefix(prefix, appendInst(room[:0], instID)) {
 		return nil, simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
 	}
 	raw := tx.Bucket(c.records).Get(append(append(room[:0], prefix...), id...))

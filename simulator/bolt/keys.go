@@ -60,10 +60,10 @@ var (
 )
 
 // inst returns the institution id with its separator, the prefix of every tenant-scoped key.
-func inst(id string) []byte {
-	b := make([]byte, 0, len(id)+1)
-	return append(append(b, id...), 0)
-}
+func inst(id string) []byte { return appendInst(make([]byte, 0, len(id)+1), id) }
+
+// appendInst appends inst(id) to dst: a hot read builds its key in room on the stack.
+func appendInst(dst []byte, id string) []byte { return append(append(dst, id...), 0) }
 
 // cat concatenates byte slices into a new slice.
 func cat(parts ...[]byte) []byte {

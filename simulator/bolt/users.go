@@ -217,7 +217,7 @@ func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDTy
 		v.Prices = in.Prices
 		v.CoreIDs, v.DBPIDs = []simulator.IdentityRef{}, []simulator.IdentityRef{}
 		var room [96]byte // the member index's prefix of the user, on the stack
-		prefix := append(append(append(append(room[:0], instID...), 0), v.PlatformID...), 0)
+		prefix := append(append(appendInst(room[:0], instID), v.PlatformID...), 0)
 		c := tx.Bucket(bMemberUser).Cursor()
 		for k, ref := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, ref = c.Next() {
 			var m simulator.Member
