@@ -232,7 +232,13 @@ func coveredItems(values [][]byte, in *pricedInstitution) ([]simulator.UserItem,
 		d.fixed = tag[0] == 2
 		rest := d.b
 		var ok bool
-		if p.accounts, ok = d.userAccounts(&p.items[i], in.prices, p.accounts, nil, compact); !ok {
+		if d.fixed {
+			p.accounts, ok = valueFixedAccounts(rest, in.prices, &p.items[i], p.accounts)
+		}
+		if !ok {
+			p.accounts, ok = d.userAccounts(&p.items[i], in.prices, p.accounts, nil, compact)
+		}
+		if !ok {
 			// An amount beyond int64 or a value it does not know: the accounts whole.
 			d = decoder{b: rest, fixed: d.fixed}
 			u := simulator.User{Accounts: d.accounts(compact)}
