@@ -3,6 +3,7 @@ package simulator_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -214,5 +215,35 @@ func TestErrorCodeAndMessage(t *testing.T) {
 	} {
 		assert.Equal(t, c.code, simulator.ErrorCode(c.err), "ErrorCode(%v)", c.err)
 		assert.Equal(t, c.message, simulator.ErrorMessage(c.err), "ErrorMessage(%v)", c.err)
+	}
+}
+
+// AppendTime's digit-by-digit path (the years 1970–9999) writes what time's own formatting
+// writes, at random instants, the days around every year's end and February's, the path's
+// two bounds and either side of them, in UTC and in other zones.
+func TestAppendTimeMatchesTimeFormat(t *testing.T) {
+	want := func(tm time.Time) string {
+		tm = tm.UTC().Truncate(time.Microsecond)
+		if tm.Nanosecond() == 0 {
+			return tm.Format("2006-01-02T15:04:05Z07:00")
+		}
+		return tm.Format("2006-01-02T15:04:05.000000Z07:00")
+	}
+	r := rand.New(rand.NewPCG(34, 10))
+	var times []time.Time
+	for range 200000 {
+		times = append(times, time.Unix(r.Int64N(260e9)-3e9, int64(r.IntN(3))*r.Int64N(1e9)))
+	}
+	for y := 1969; y <= 10000; y += 1 + y/2000*7 {
+		for _, d := range []time.Time{time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(y, 3, 1, 0, 0, 0, 0, time.UTC)} {
+			times = append(times, d, d.Add(-time.Nanosecond), d.Add(-time.Second), d.Add(-1000), d.Add(999))
+		}
+	}
+	times = append(times, time.Unix(0, 0), time.Unix(-1, 999_999_999), time.Unix(253402300799, 999_999_999), time.Unix(253402300800, 0), time.Time{})
+	for i, tm := range times {
+		if i%3 == 0 {
+			tm = tm.In(time.FixedZone("", 60*(r.IntN(1500)-750)))
+		}
+		require.Equal(t, want(tm), string(simulator.AppendTime(nil, tm)), "%d: %s", tm.Unix(), tm.Format(time.RFC3339Nano))
 	}
 }
