@@ -141,6 +141,12 @@ func randomUser(r *rand.Rand) (*simulator.User, map[string]decimal.Decimal) {
 	u := &simulator.User{PlatformID: str(), UserAccountID: str(), CreatedAt: tm(), Terms: simulator.Terms{AcceptedAt: tm(), Version: str()}}
 	for _, p := range simulator.Products[:r.IntN(len(simulator.Products)+1)] {
 		a := simulator.Account{Product: p, KYCStatus: simulator.KYCStatuses[r.IntN(len(simulator.KYCStatuses))], Cash: dec()}
+		if r.IntN(8) == 0 { // values the spec does not list, escapes included: rendered as any string
+			a.Product = simulator.Product(str())
+		}
+		if r.IntN(8) == 0 {
+			a.KYCStatus = simulator.KYCStatus(str())
+		}
 		if r.IntN(2) == 0 {
 			at := tm()
 			a.KYCApprovedAt = &at
