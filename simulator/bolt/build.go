@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -469,8 +470,9 @@ type spool struct {
 	byID     []string          // the prefixes by id (by rank once sorted: the bucket's)
 	last     uint32            // the prefix id of the entry added last
 	// lastK and lastV are where the rest and the value of the entry added last lie in the last
-	// chunk (addParts refers to them again when equal).
+	// chunk (addParts refers to them again when equal); lastAt is where the value's length is.
 	lastK, lastV span
+	lastAt       uint32
 	// The index counters of the spooled entries by prefix id, and the prefix id and hour of
 	// each timed one (see spools.putIndex).
 	counts []int64
@@ -542,12 +544,16 @@ func (sp *spool) growEnts() {
 // hugeChunk is the smallest chunk mapped outside Go's heap (newChunk): a huge page.
 const hugeChunk = 2 << 20
 
+// spoolEnt is an entry's reference: 24 bytes, a quarter less than offsets and lengths of both
+// its parts would take (a million orders make ~7 million), the value's length being kept in
+// the chunk before it.
 type spoolEnt struct {
 	head  uint64 // the first 8 bytes after the prefix, big-endian, 0-padded
 	pfx   uint32 // the prefix's id in its spool; its rank in the bucket once ranked
-	chunk uint32 // the chunk of the key's rest and of the value
-	rest  span   // the key's rest, after its prefix
-	value span
+	koff  uint32 // where the key's rest (after its prefix) lies in the chunk
+	vat   uint32 // where the value lies in the chunk: its length (uvarint), then its bytes
+	chunk uint16 // the chunk of both
+	klen  uint16 // the key's rest's length
 }
 
 // span is where bytes lie in a spool's chunk.
@@ -563,6 +569,9 @@ const spoolChunk = 32 << 20
 
 var errEntryTooLarge = errors.New("build: an entry is larger than a spool chunk")
 
+// maxSpoolChunks is the most chunks a spool holds (spoolEnt.chunk): 2 TiB.
+const maxSpoolChunks = math.MaxUint16 + 1
+
 func (sp *spool) add(k []byte, plen int, v []byte) error {
 	_, err := sp.addParts(k, nil, plen, v)
 	return err
@@ -576,7 +585,11 @@ func (sp *spool) addParts(prefix, rest []byte, plen int, v []byte) (int, error) 
 	}
 	more := prefix[plen:] // the key's rest is more+rest
 	klen := len(more) + len(rest)
-	if klen+len(v) > spoolChunk {
+	if klen > math.MaxUint16 {
+		return 0, fmt.Errorf("build: a key of %d bytes", len(prefix)+len(rest))
+	}
+	vn := keptLen(v)
+	if klen+vn > spoolChunk {
 		return 0, errEntryTooLarge
 	}
 	c := len(sp.chunks) - 1
@@ -593,16 +606,19 @@ func (sp *spool) addParts(prefix, rest []byte, plen int, v []byte) (int, error) 
 		n += klen
 	}
 	if !sameV {
-		n += len(v)
+		n += vn
 	}
 	if c < 0 || len(sp.chunks[c])+n > cap(sp.chunks[c]) {
+		if c+1 == maxSpoolChunks {
+			return 0, fmt.Errorf("build: %s: a spool of more than %d chunks", sp.name, maxSpoolChunks)
+		}
 		// Chunks grow from 64 KiB to spoolChunk: a small bucket stays small. The entry's rest
 		// and value lie in one chunk: both are copied into the new one.
 		size := 64 << 10
 		if c >= 0 {
 			size = min(2*cap(sp.chunks[c]), spoolChunk)
 		}
-		n, sameK, sameV = klen+len(v), false, false
+		n, sameK, sameV = klen+vn, false, false
 		chunk, mapped := newChunk(max(size, n))
 		if mapped {
 			m := sp.mapping()
@@ -617,6 +633,8 @@ func (sp *spool) addParts(prefix, rest []byte, plen int, v []byte) (int, error) 
 		chunk = append(append(chunk, more...), rest...)
 	}
 	if !sameV {
+		sp.lastAt = uint32(len(chunk))
+		chunk = binary.AppendUvarint(chunk, uint64(len(v)))
 		sp.lastV = span{uint32(len(chunk)), uint32(len(v))}
 		chunk = append(chunk, v...)
 	}
@@ -636,8 +654,18 @@ func (sp *spool) addParts(prefix, rest []byte, plen int, v []byte) (int, error) 
 	if len(sp.ents) == cap(sp.ents) {
 		sp.growEnts()
 	}
-	sp.ents = append(sp.ents, spoolEnt{head: headAt(sp.lastK.of(chunk), 0), pfx: id, chunk: uint32(c), rest: sp.lastK, value: sp.lastV})
+	sp.ents = append(sp.ents, spoolEnt{head: headAt(sp.lastK.of(chunk), 0), pfx: id,
+		koff: sp.lastK.off, vat: sp.lastAt, chunk: uint16(c), klen: uint16(klen)})
 	return n, nil
+}
+
+// keptLen is what a spool's chunk takes to keep the value v: its length (uvarint), its bytes.
+func keptLen(v []byte) int {
+	l := 1
+	for n := len(v); n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l + len(v)
 }
 
 // prefixCost is what interning a prefix costs besides its bytes: its entry in the map and the
@@ -660,7 +688,9 @@ func (sp *spool) keyParts(e spoolEnt) (prefix, rest []byte) {
 }
 
 // restOf returns an entry's key after its prefix.
-func (sp *spool) restOf(e spoolEnt) []byte { return e.rest.of(sp.chunks[e.chunk]) }
+func (sp *spool) restOf(e spoolEnt) []byte {
+	return span{e.koff, uint32(e.klen)}.of(sp.chunks[e.chunk])
+}
 
 // keyOf returns an entry's key, in a new slice.
 func (sp *spool) keyOf(e spoolEnt) []byte {
@@ -668,7 +698,11 @@ func (sp *spool) keyOf(e spoolEnt) []byte {
 	return append(slices.Clip(p), rest...)
 }
 
-func (sp *spool) valueOf(e spoolEnt) []byte { return e.value.of(sp.chunks[e.chunk]) }
+func (sp *spool) valueOf(e spoolEnt) []byte {
+	b := sp.chunks[e.chunk][e.vat:]
+	n, w := binary.Uvarint(b)
+	return b[w : w+int(n) : w+int(n)]
+}
 
 // spool returns the spool of bucket, new if need be.
 func (s *spools) spool(bucket []byte) *spool {

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -28,23 +29,24 @@ func TestSpoolSharesWhatTheEntryBeforeHeld(t *testing.T) {
 		taken += n
 		return n
 	}
-	assert.Equal(t, len("ins_a\x00Ac")+prefixCost+len("T1ord_1")+len("summary"), add("ins_a\x00Ac", "T1ord_1", "summary"),
+	// A value is kept after its length, a byte here.
+	assert.Equal(t, len("ins_a\x00Ac")+prefixCost+len("T1ord_1")+1+len("summary"), add("ins_a\x00Ac", "T1ord_1", "summary"),
 		"a new prefix, rest and value")
-	assert.Equal(t, len("ins_a\x00P\x01c")+prefixCost+len("item"), add("ins_a\x00P\x01c", "T1ord_1", "item"), "the rest shared")
+	assert.Equal(t, len("ins_a\x00P\x01c")+prefixCost+1+len("item"), add("ins_a\x00P\x01c", "T1ord_1", "item"), "the rest shared")
 	assert.Equal(t, 0, add("ins_a\x00Ac", "T1ord_1", "item"), "rest and value shared")
 	assert.Equal(t, len("T2ord_2"), add("ins_a\x00Ac", "T2ord_2", "item"), "the value shared, the rest new")
-	assert.Equal(t, len("x"), add("ins_a\x00Ac", "T2ord_2", "x"), "the value new")
-	assert.Equal(t, len("T2ord_3")+len("y"), add("ins_a\x00Ac", "T2ord_3", "y"), "a rest and a value as long as the ones before, not equal")
-	assert.Equal(t, len("T3"), add("ins_a\x00Ac", "T3", ""), "an empty value")
+	assert.Equal(t, 1+len("x"), add("ins_a\x00Ac", "T2ord_2", "x"), "the value new")
+	assert.Equal(t, len("T2ord_3")+1+len("y"), add("ins_a\x00Ac", "T2ord_3", "y"), "a rest and a value as long as the ones before, not equal")
+	assert.Equal(t, len("T3")+1, add("ins_a\x00Ac", "T3", ""), "an empty value")
 	assert.Equal(t, 0, add("ins_a\x00Ac", "T3", ""), "twice")
 	// Fill the first chunk to its last few bytes, then an entry sharing its rest and value
 	// with the one before but not fitting beside them: both are copied again.
 	room := cap(sp.chunks[0]) - len(sp.chunks[0])
-	big := string(bytes.Repeat([]byte{'v'}, room-len("T4")-1))
+	big := string(bytes.Repeat([]byte{'v'}, room-len("T4")-3-1)) // its length is 3 bytes
 	add("ins_a\x00Ac", "T4", big)
 	require.Len(t, sp.chunks, 1)
 	assert.Equal(t, 0, add("ins_a\x00P\x01c", "T4", big), "shared within the chunk")
-	assert.Equal(t, len("T4")+len(big)+1, add("ins_a\x00P\x01c", "T4", big+"w"),
+	assert.Equal(t, len("T4")+3+len(big)+1, add("ins_a\x00P\x01c", "T4", big+"w"),
 		"a value past the chunk's end: the rest is not shared across chunks, both are copied into the new one")
 	require.Len(t, sp.chunks, 2, "a new chunk")
 	assert.Equal(t, 0, add("ins_a\x00Ac", "T4", big+"w"), "shared within the new chunk")
@@ -63,6 +65,13 @@ func TestSpoolSharesWhatTheEntryBeforeHeld(t *testing.T) {
 		assert.Equal(t, w.rest, string(rest))
 		assert.Equal(t, w.value, string(sp.valueOf(e)), "entry %d's value", i)
 		assert.Equal(t, headAt([]byte(w.rest), 0), e.head)
+	}
+}
+
+// A value is kept after its length as a uvarint.
+func TestKeptLenIsTheValueAfterItsUvarintLength(t *testing.T) {
+	for _, n := range []int{0, 1, 127, 128, 16383, 16384, 1<<21 - 1, 1 << 21} {
+		assert.Equal(t, len(binary.AppendUvarint(nil, uint64(n)))+n, keptLen(make([]byte, n)), "%d bytes", n)
 	}
 }
 
