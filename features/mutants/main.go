@@ -37,13 +37,13 @@ var scope = []struct {
 	Quota   int    // mutants sampled from the covered ones (-all: every one)
 }{
 	{"simulator", ``, 25}, // the domain: users, money, KYC, trading, deliveries, history
-	{"simulator/bolt", `^(db|snapshot|seed|cache|clock|build.*)\.go$`, 15}, // store queries and records; not opening, snapshots, the clock kept for a restart, fixture loading and building, caches
-	{"simulator/httpapi", `^(control.*|middleware|server)\.go$`, 15},       // rendering, auth, errors, routes; not the control plane
-	{"simulator/httpapi/surface", `^(ops|bounds|traffic)\.go$`, 5},         // the list queries and the token throttle; not the interfaces and bounds
-	{"simulator/validate", ``, 15},                                         // FastAPI/pydantic bodies
-	{"simulator/webhook", `^fairqueue\.go$`, 10},                           // delivery scheduling
-	{"simulator/webhook/signature", ``, 8},                                 // signing
-	{"simulator/netguard", ``, 10},                                         // callback address rules
+	{"simulator/bolt", `^(db|snapshot|seed|cache|clock|build.*)\.go$`, 15},    // store queries and records; not opening, snapshots, the clock kept for a restart, fixture loading and building, caches
+	{"simulator/httpapi", `^(control.*|middleware|server|onewrite)\.go$`, 15}, // rendering, auth, errors, routes; not the control plane, nor how an answer's bytes are grouped into writes
+	{"simulator/httpapi/surface", `^(ops|bounds|traffic)\.go$`, 5},            // the list queries and the token throttle; not the interfaces and bounds
+	{"simulator/validate", ``, 15},                                            // FastAPI/pydantic bodies
+	{"simulator/webhook", `^fairqueue\.go$`, 10},                              // delivery scheduling
+	{"simulator/webhook/signature", ``, 8},                                    // signing
+	{"simulator/netguard", ``, 10},                                            // callback address rules
 }
 
 // tokenMutations is gremlins' mapping (internal/engine/mappings.go at v0.6.0) of the default

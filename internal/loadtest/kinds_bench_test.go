@@ -23,15 +23,7 @@ func BenchmarkMixKinds(b *testing.B) {
 		b.Skip("PARTNERSIM_LOAD_SET and PARTNERSIM_LOAD_DB name the fixture set and its store")
 	}
 	ctx := context.Background()
-	h, err := SelfHost(ctx, HostConfig{Fixtures: os.DirFS(set), DBPath: db})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
-	d, key, err := FromSet(h.Set, "")
-	if err != nil {
-		b.Fatal(err)
-	}
+	h, d, key := benchHost(b, HostConfig{Fixtures: os.DirFS(set), DBPath: db})
 	if err := d.Complete(ctx, NewClient(1, 0), h.URL, key); err != nil {
 		b.Fatal(err)
 	}
@@ -57,6 +49,21 @@ func BenchmarkMixKinds(b *testing.B) {
 			reportCPU(b, start)
 		})
 	}
+}
+
+// benchHost serves a sandbox of cfg for a benchmark (SelfHost), closed when it ends, with the
+// set's data and its key of the largest institution (FromSet).
+func benchHost(b *testing.B, cfg HostConfig) (*Hosted, *Data, string) {
+	h, err := SelfHost(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = h.Close() })
+	d, key, err := FromSet(h.Set, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h, d, key
 }
 
 // reportCPU reports the process's CPU time per operation since start (every goroutine's,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/partnersim/partnersim/simulator/httpapi"
 	"github.com/partnersim/partnersim/simulator/openapi/check"
 	"github.com/partnersim/partnersim/simulator/sandbox"
 )
@@ -43,6 +44,7 @@ func MustServe(tb testing.TB, cfg ...func(*sandbox.Config)) *Sandbox {
 	}
 	srv := httptest.NewUnstartedServer(sb.Server)
 	srv.Listener = sb.Listener(srv.Listener)
+	srv.Config.ConnContext = httpapi.ConnContext // each answer in one write, as serve sends it
 	srv.Start()
 	tb.Cleanup(func() {
 		srv.Close()

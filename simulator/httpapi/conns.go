@@ -31,9 +31,11 @@ func DefaultConnLimits() ConnLimits {
 // HTTPServer returns an http.Server serving h within l's times (the request line and headers
 // within 10 seconds at most, all of it within Request). Serve it on l.Listener's listener for the
 // cap on connections. ReadTimeout bounds the client's sending only: http.Server clears the
-// deadline once the body is in, so a handler may take longer.
+// deadline once the body is in, so a handler may take longer. A connection of Listener sends
+// each JSON answer in one write (holdResponse).
 func (l ConnLimits) HTTPServer(h http.Handler) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: min(l.Request, 10*time.Second), ReadTimeout: l.Request, IdleTimeout: l.Idle}
+	return &http.Server{Handler: h, ReadHeaderTimeout: min(l.Request, 10*time.Second), ReadTimeout: l.Request, IdleTimeout: l.Idle,
+		ConnContext: ConnContext}
 }
 
 // Listener wraps ln so that at most l.MaxConns accepted connections are open at once (none

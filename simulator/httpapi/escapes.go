@@ -65,6 +65,9 @@ type escapeConn struct {
 	remain  uint64 // bytes left of the body or of the chunk
 	excess  int64  // net/http's count of a chunked body's overhead
 	scratch [4096]byte
+	// held is what the connection keeps of a response being written (holdResponse), nil when
+	// it holds nothing: net/http writes from the connection's own goroutine, the handler's.
+	held *[]byte
 }
 
 func (c *escapeConn) Read(p []byte) (int, error) {

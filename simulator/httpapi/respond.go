@@ -23,7 +23,8 @@ func writeJSON(c echo.Context, status int, v any) error {
 }
 
 // writeRaw writes an encoded JSON body (none for HEAD) with its Content-Length, as FastAPI's
-// JSONResponse does (net/http would send a body past its 2 KB buffer chunked).
+// JSONResponse does (net/http would send a body past its 2 KB buffer chunked). A body that may
+// not fit net/http's 4 KB buffer with the head goes out with it in one write (holdResponse).
 func writeRaw(c echo.Context, status int, body []byte) {
 	h := c.Response().Header()
 	h[echo.HeaderContentType] = contentTypeJSON
@@ -32,6 +33,9 @@ func writeRaw(c echo.Context, status int, body []byte) {
 		return
 	}
 	h[echo.HeaderContentLength] = []string{strconv.Itoa(len(body))}
+	if held := holdResponse(c.Request(), len(body)); held != nil {
+		defer held.release(c.Response().Writer) // whatever happens: nothing stays held
+	}
 	c.Response().WriteHeader(status)
 	_, _ = c.Response().Write(body)
 }
