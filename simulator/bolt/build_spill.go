@@ -11,12 +11,13 @@ import (
 
 // A build past its memory budget spills each round to disk: every bucket's entries of the round,
 // sorted, as one run file beside the store. Each entry is its key's difference from the key
-// before (keys in order share long prefixes: a fifth of a run's bytes) and its value: uvarint
-// bytes shared with the key before, uvarint length of the rest of the key, uvarint value
-// length, the rest of the key, the value. The last round is not spilled: Finish merges, bucket by bucket, its sorted spools
-// with every run the bucket spilled, and writes the merged stream into the new file bottom-up
-// like a build that fitted. So a build's memory is the budget whatever the set's size, and the
-// file is written once, in order (an external merge sort).
+// before (keys in order share long prefixes: the 100k-user store's entries in order, 18 % of
+// their bytes) and its value: uvarint bytes shared with the key before, uvarint length of the
+// rest of the key, uvarint value length, the rest of the key, the value. The last round is not
+// spilled: Finish merges, bucket by bucket, its sorted spools with every run the bucket
+// spilled, and writes the merged stream into the new file bottom-up like a build that fitted.
+// So a build's memory is the budget whatever the set's size, and the file is written once, in
+// order (an external merge sort).
 
 // spillRun is one bucket's entries of one spilled round.
 type spillRun struct {
