@@ -216,3 +216,32 @@ func TestErrorCodeAndMessage(t *testing.T) {
 		assert.Equal(t, c.message, simulator.ErrorMessage(c.err), "ErrorMessage(%v)", c.err)
 	}
 }
+
+// AppendTime's digit-by-digit path (the years 1970–9999) writes what time's own formatting
+// writes, at random instants, the days around every year's end and February's, the path's
+// two bounds and either side of them, in UTC and in other zones.
+func TestAppendTimeMatchesTimeFormat(t *testing.T) {
+	want := func(tm time.Time) string {
+		tm = tm.UTC().Truncate(time.Microsecond)
+		if tm.Nanosecond() == 0 {
+			return tm.Format("2006-01-02T15:04:05Z07:00")
+		}
+		return tm.Format("2006-01-02T15:04:05.000000Z07:00")
+	}
+	var times []time.Time
+	for s := int64(-3e9); s < 257e9; s += 1_299_709 { // a prime step: every second of a day, hour and minute in turn
+		times = append(times, time.Unix(s, s%3*(s*7_919%1e9)))
+	}
+	for y := 1969; y <= 10000; y += 1 + y/2000*7 {
+		for _, d := range []time.Time{time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(y, 3, 1, 0, 0, 0, 0, time.UTC)} {
+			times = append(times, d, d.Add(-time.Nanosecond), d.Add(-time.Second), d.Add(-1000), d.Add(999), d.Add(1000), d.Add(1999))
+		}
+	}
+	times = append(times, time.Unix(0, 0), time.Unix(-1, 999_999_999), time.Unix(253402300799, 999_999_999), time.Unix(253402300800, 0), time.Time{})
+	for i, tm := range times {
+		if i%3 == 0 {
+			tm = tm.In(time.FixedZone("", 60*(i%1500-750)))
+		}
+		require.Equal(t, want(tm), string(simulator.AppendTime(nil, tm)), "%d: %s", tm.Unix(), tm.Format(time.RFC3339Nano))
+	}
+}

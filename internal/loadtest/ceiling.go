@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"strconv"
 	"sync"
 	"time"
 
@@ -120,10 +121,18 @@ type Ceiling struct {
 // StartCeiling serves captured (by path and query, as CapturePool keys them) on 127.0.0.1:0.
 // A request for anything else is answered 404.
 func StartCeiling(captured map[string]*Captured) (*Ceiling, error) {
+	// Each answer framed as the target frames it, its length given: net/http would send a body
+	// past its 2 KB buffer chunked, bytes (and a client's work) the target's answer has not.
+	answers := make(map[string]*Captured, len(captured))
+	for uri, cp := range captured {
+		h := cp.Header.Clone()
+		h[echo.HeaderContentLength] = []string{strconv.Itoa(len(cp.Body))}
+		answers[uri] = &Captured{Status: cp.Status, Header: h, Body: cp.Body}
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.GET("/*", func(c echo.Context) error {
-		cp := captured[c.Request().RequestURI]
+		cp := answers[c.Request().RequestURI]
 		if cp == nil {
 			return c.String(http.StatusNotFound, "not captured: "+c.Request().RequestURI)
 		}

@@ -168,11 +168,28 @@ func testCeilingAnswers(t *testing.T, start func(map[string]*Captured) (*Ceiling
 		assert.Equal(t, string(real.Body), string(echoed.Body), "%s: the target's own bytes for it", path)
 		assert.Equal(t, real.Header.Get("Content-Type"), echoed.Header.Get("Content-Type"))
 		assert.Len(t, echoed.Header.Get("X-Request-Id"), len(real.Header.Get("X-Request-Id")))
+		assert.Equal(t, framing(t, client, tg.BaseURL, tg.APIKey, path), framing(t, client, c.URL, tg.APIKey, path),
+			"%s: framed as the target frames it (its length given, not chunked)", path)
 		sizes[len(echoed.Body)] = true
 	}
 	assert.Greater(t, len(sizes), 10, "different URLs, different answers")
 	_, err := Capture(context.Background(), client, c.URL, tg.APIKey, "/v1/users/?per_page=3")
 	assert.ErrorContains(t, err, "status 404", "a URL the pool does not hold is not answered with another's bytes")
+}
+
+// framing is how an answer's body is delimited on the wire: its Content-Length (-1 if none) and
+// its transfer codings.
+func framing(t *testing.T, client *http.Client, base, key, path string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("x-api-key", key)
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	_, err = io.Copy(io.Discard, res.Body)
+	require.NoError(t, err)
+	return fmt.Sprintf("Content-Length %d, Transfer-Encoding %q", res.ContentLength, res.TransferEncoding)
 }
 
 func TestRunWalksThePool(t *testing.T) {

@@ -1,6 +1,10 @@
 package bolt
 
 import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+
 	"github.com/shopspring/decimal"
 
 	"github.com/partnersim/partnersim/simulator"
@@ -14,7 +18,33 @@ import (
 type priceTable struct {
 	slots []priceSlot // a power of two long, at most half full
 	shift uint        // 64 − log2(len(slots))
+
+	// words holds the symbols of at most 8 bytes again, each keyed by its bytes as one word and
+	// with its price scaled for a covered list item's valuation (fixedItemAccounts): a symbol is
+	// found by one multiplication and a word compared, and a holding valued by one multiplication.
+	words     []wordSlot // a power of two long, at most half full
+	wordShift uint
 }
+
+// wordSlot is a symbol of at most 8 bytes (word: its bytes little-endian; n: its length, 0 for
+// an empty slot) and its price at every quantity exponent a fixed-width amount may have:
+// scaled[qe-minQtyExp] is the price p with p×10^qe = scaled×10^accExp, where scaledOK's bit
+// says that is an exact int64 (a price of more than 18 digits has none).
+type wordSlot struct {
+	word     uint64
+	n        uint8
+	scaledOK uint32
+	scaled   [maxQtyExp - minQtyExp + 1]int64
+}
+
+// accExp is the exponent a covered item's fast valuation sums its terms at; minQtyExp and
+// maxQtyExp bound the quantity exponents it values. A term it cannot put there exactly sends
+// the user to CentsSum's path (decoder.userAccounts), which is exact too.
+const (
+	accExp    = -10
+	minQtyExp = -8
+	maxQtyExp = 8
+)
 
 type priceSlot struct {
 	symbol string
@@ -38,7 +68,92 @@ func newPriceTable(prices map[string]decimal.Decimal) *priceTable {
 		}
 		t.slots[i] = priceSlot{symbol: sym, used: true, small: p.NumDigits() <= 18, c: p.CoefficientInt64(), exp: p.Exponent()}
 	}
+	size, t.wordShift = 8, uint(64-3)
+	for size < 2*len(prices) {
+		size, t.wordShift = size*2, t.wordShift-1
+	}
+	t.words = make([]wordSlot, size)
+	for sym, p := range prices {
+		if len(sym) == 0 || len(sym) > 8 {
+			continue
+		}
+		var w [8]byte
+		copy(w[:], sym)
+		word := binary.LittleEndian.Uint64(w[:])
+		i := wordHome(t.wordShift, word, len(sym))
+		for t.words[i].n != 0 {
+			i = (i + 1) & (len(t.words) - 1)
+		}
+		s := &t.words[i]
+		s.word, s.n = word, uint8(len(sym))
+		if p.NumDigits() > 18 {
+			continue // never scaled: its holdings take the decimal path
+		}
+		pc, pexp := p.CoefficientInt64(), p.Exponent()
+		for j := range s.scaled {
+			if v, ok := scaleTo(pc, int64(pexp)+int64(j+minQtyExp)-accExp); ok {
+				s.scaled[j], s.scaledOK = v, s.scaledOK|1<<j
+			}
+		}
+	}
 	return t
+}
+
+// wordHome is the slot where a symbol's probe starts in words.
+func wordHome(shift uint, word uint64, n int) int {
+	return int(((word ^ uint64(n)<<59) * 0x9e3779b97f4a7c15) >> shift)
+}
+
+// scaleTo returns c×10^k when k >= 0 and that is an exact int64 (any k for a zero c).
+func scaleTo(c int64, k int64) (int64, bool) {
+	if c == 0 {
+		return 0, true
+	}
+	if k < 0 || k >= int64(len(pow10)) {
+		return 0, false
+	}
+	return mulExact(c, pow10[k])
+}
+
+// pow10 are the powers of ten that fit an int64.
+var pow10 = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// mulExact returns a×b and whether it is an exact int64 (math.MinInt64 excluded, as
+// simulator.CentsSum excludes it).
+func mulExact(a, b int64) (int64, bool) {
+	ua, ub := uint64(a), uint64(b)
+	if a < 0 {
+		ua = -ua
+	}
+	if b < 0 {
+		ub = -ub
+	}
+	hi, lo := bits.Mul64(ua, ub)
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	if a < 0 != (b < 0) {
+		return -int64(lo), true
+	}
+	return int64(lo), true
+}
+
+// word finds the symbol of the n bytes at b[i:] (n <= 8, and b holds 8 bytes from i): its slot,
+// or nil when prices have none (a missing price is zero).
+func (t *priceTable) word(b []byte, i, n int) *wordSlot {
+	word := binary.LittleEndian.Uint64(b[i:]) & (math.MaxUint64 >> (64 - 8*n))
+	for j := wordHome(t.wordShift, word, n); t.words[j].n != 0; j = (j + 1) & (len(t.words) - 1) {
+		if s := &t.words[j]; s.word == word && int(s.n) == n {
+			return s
+		}
+	}
+	return nil
 }
 
 // home is the slot where a symbol's probe starts, in a table of 64−shift bits. It takes the

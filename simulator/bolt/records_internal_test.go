@@ -1188,3 +1188,105 @@ func TestPlanOrdersPicksTheNarrowestIndex(t *testing.T) {
 		}))
 	}
 }
+
+// A covered item's accounts of tag 2 valued in one pass (valueFixedAccounts) are what the
+// general reader (decoder.userAccounts) gives, whenever it answers: on accounts as a set's
+// users have them (cash in cents, quantities of up to 8 places, prices of 2, symbols of up to
+// 8 bytes, some without a price) — where it must answer, so that pages take it — and on
+// amounts, symbols, times and prices of every kind, near int64's edges included, where it may
+// decline; and on every cut of a value, where it declines or reads what the general one does.
+func TestFixedItemAccountsMatchTheGeneralReader(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 9))
+	g := recordGen{r}
+	symbols := []string{"AAPL", "BTC", "VTI", "SCHD", "GOOGL", "ABCDEFGH", "ABCDEFGHI", "", "bad\xff", "NOPRICE"}
+	amount := func(typical bool) decimal.Decimal {
+		if !typical {
+			return g.decimal()
+		}
+		switch r.IntN(5) {
+		case 0:
+			return decimal.Zero
+		case 1:
+			return decimal.New(r.Int64N(1e11), -8)
+		case 2:
+			return decimal.New(r.Int64N(1e3), 0)
+		}
+		places := r.IntN(9) // a quantity of -1,000 to 1,000
+		return decimal.New(r.Int64N(2e3*pow10[places])-1e3*pow10[places], -int32(places))
+	}
+	fast, typicalFast, typicalAll := 0, 0, 0
+	for i := range 20000 {
+		typical := i%2 == 0
+		prices := map[string]decimal.Decimal{}
+		for _, s := range symbols {
+			switch {
+			case s == "NOPRICE":
+			case typical:
+				prices[s] = decimal.New(r.Int64N(1e7), -2)
+			case r.IntN(4) > 0:
+				prices[s] = amount(r.IntN(2) == 0)
+			}
+		}
+		var accounts []simulator.Account
+		for p := range r.IntN(5) {
+			a := simulator.Account{Product: simulator.Products[p], KYCStatus: simulator.KYCStatuses[r.IntN(len(simulator.KYCStatuses))], Cash: amount(typical)}
+			if typical {
+				a.Cash = decimal.New(r.Int64N(1e9), -2)
+			}
+			if r.IntN(2) == 0 {
+				at := time.Unix(1.7e9+r.Int64N(1e8), 0).UTC()
+				if !typical {
+					at = g.time()
+				}
+				a.KYCApprovedAt = &at
+			}
+			for range r.IntN(6) {
+				s := symbols[r.IntN(len(symbols))]
+				if typical {
+					s = symbols[r.IntN(5)]
+					if r.IntN(10) == 0 {
+						s = "NOPRICE"
+					}
+				}
+				a.Holdings = append(a.Holdings, simulator.Holding{Symbol: s, Quantity: amount(typical)})
+			}
+			accounts = append(accounts, a)
+		}
+		var e encoder
+		e.itemAccounts(accounts)
+		if e.b[0] != 2 {
+			require.False(t, typical, "a typical user's amounts are fixed-width")
+			continue
+		}
+		table := newPriceTable(prices)
+		for cut := len(e.b); cut >= 1; cut-- {
+			v := e.b[1:cut]
+			d := decoder{b: v, fixed: true}
+			var want simulator.UserItem
+			wantAccounts, wantOK := d.userAccounts(&want, table, []simulator.AccountItem{}, nil, true)
+			var got simulator.UserItem
+			gotAccounts, ok := valueFixedAccounts(v, table, &got, []simulator.AccountItem{})
+			if cut == len(e.b) && typical {
+				typicalAll++
+				if ok {
+					typicalFast++
+				}
+			}
+			if !ok {
+				require.Empty(t, gotAccounts, "user %d, cut %d: a decline leaves the accounts as given", i, cut)
+				continue
+			}
+			if cut == len(e.b) {
+				fast++
+			}
+			require.True(t, wantOK, "user %d, cut %d: the general reader declines %x", i, cut, v)
+			got.Accounts, want.Accounts = gotAccounts, wantAccounts
+			require.Equal(t, want, got, "user %d, cut %d: %+v at %v", i, cut, accounts, prices)
+			if cut < len(e.b) {
+				break // a shorter value reads fewer accounts, as the general reader does
+			}
+		}
+	}
+	require.Equal(t, typicalAll, typicalFast, "typical users are valued in one pass")
+	require.Greater(t, fast, typicalFast, "some other users are too")
+}

@@ -109,12 +109,16 @@ type indexPage struct {
 }
 
 // page reads the page's ids and the range's total: by the day counters when nothing is left to
-// filter and the range is in time order, by the prefix's counter when the range is all of it,
+// filter and the range is in time order (but for a page near its start), by the prefix's
+// counter when the range is all of it,
 // else by walking it with the filter (its key and match, made only then).
 func (s *DB) page(ctx context.Context, tx *bbolt.Tx, p indexPage, filter func() ([]byte, func(v []byte) bool)) ([][]byte, int, error) {
 	ranged := !bytes.Equal(p.lo, p.prefix) || p.hi != nil && !bytes.Equal(p.hi, prefixEnd(p.prefix))
+	// A page at most seekEntries into a whole index is walked to from its end: the day
+	// counters' descent would cost more than the entries it skips.
+	near := !ranged && p.offset <= seekEntries
 	switch {
-	case !p.residual && p.byTime && hasDays(tx):
+	case !p.residual && p.byTime && !near && hasDays(tx):
 		known := -1
 		if !ranged {
 			known = countOf(tx, p.bucket, p.prefix)
@@ -232,7 +236,13 @@ func coveredItems(values [][]byte, in *pricedInstitution) ([]simulator.UserItem,
 		d.fixed = tag[0] == 2
 		rest := d.b
 		var ok bool
-		if p.accounts, ok = d.userAccounts(&p.items[i], in.prices, p.accounts, nil, compact); !ok {
+		if d.fixed {
+			p.accounts, ok = valueFixedAccounts(rest, in.prices, &p.items[i], p.accounts)
+		}
+		if !ok {
+			p.accounts, ok = d.userAccounts(&p.items[i], in.prices, p.accounts, nil, compact)
+		}
+		if !ok {
 			// An amount beyond int64 or a value it does not know: the accounts whole.
 			d = decoder{b: rest, fixed: d.fixed}
 			u := simulator.User{Accounts: d.accounts(compact)}

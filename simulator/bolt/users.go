@@ -376,8 +376,14 @@ func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilte
 		if err != nil || f.MatchesNothing() {
 			return err
 		}
-		match := userMatcher(f)
+		match, long := userMatcher(f), coversUsers(tx)
 		if f.UserAccountID != nil {
+			if long && items {
+				if v, n, ok := coveredByUAID(tx, instID, f, match); ok {
+					*total = n
+					return read(tx, in, v, true)
+				}
+			}
 			keys, n, err := userByUAID(tx, instID, f, match)
 			if err != nil {
 				return err
@@ -403,7 +409,7 @@ func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilte
 		}
 		// A user's key in user_records: the institution, created_at (from the key, or the
 		// summary of a user_account_id index) and platform id.
-		head, long := inst(instID), coversUsers(tx)
+		head := inst(instID)
 		keyOf := func(dst, k, v []byte) []byte {
 			dst = append(dst, head...)
 			if sortKind == sortCreated {
@@ -445,6 +451,28 @@ func userByUAID(tx *bbolt.Tx, instID string, f simulator.UserFilter, match func(
 		return [][]byte{cat(userKeyPrefix(u), pid)}, 1, nil
 	}
 	return nil, 1, nil
+}
+
+// coveredByUAID is userByUAID for a store whose user index values carry the items
+// (coversUsers): the user's entry in the index of all users by user_account_id, found by one
+// lookup, is both the summary the filters read and the page's item — its record, decoded whole
+// to be matched and read again for its item, was most of such a page. ok is false when the
+// entry is not there (a stale index), and the caller reads the record as before.
+func coveredByUAID(tx *bbolt.Tx, instID string, f simulator.UserFilter, match func([]byte) bool) (values [][]byte, n int, ok bool) {
+	pid := tx.Bucket(bUserUAID).Get(cat(inst(instID), []byte(*f.UserAccountID)))
+	if pid == nil {
+		return nil, 0, true
+	}
+	v := tx.Bucket(bUserIndex).Get(cat(inst(instID), []byte{kindAll, sortUAID}, []byte(*f.UserAccountID), []byte{0}, pid))
+	switch {
+	case v == nil:
+		return nil, 0, false
+	case !match(v):
+		return nil, 0, true
+	case f.Offset == 0 && f.Limit > 0:
+		return [][]byte{v}, 1, true
+	}
+	return nil, 1, true
 }
 
 // userIndexFor chooses the narrowest user index for f: the KYC filter with the fewest entries
