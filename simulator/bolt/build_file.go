@@ -124,19 +124,23 @@ func (w *asyncWriter) Close() error {
 }
 
 // elem is one element of a page being assembled: a leaf's key and value (flags for a bucket
-// entry) or a branch's key and child page.
+// entry) or a branch's key and child page. The key is p+k: a spool's entry comes as its
+// interned prefix and its rest (spool.keyParts), written onto the page joined.
 type elem struct {
-	k, v  []byte
-	flags uint32
-	child uint64
+	p, k, v []byte
+	flags   uint32
+	child   uint64
 }
+
+// keyLen is the length of the element's key.
+func (e *elem) keyLen() int { return len(e.p) + len(e.k) }
 
 // writePage writes elems as one leaf or branch page (with overflow pages when it is larger than
 // a page) and returns its id.
 func (fw *fileWriter) writePage(leaf bool, elems []elem) (uint64, error) {
 	size := pageHeaderSize
 	for _, e := range elems {
-		size += leafElementSize + len(e.k) + len(e.v)
+		size += leafElementSize + e.keyLen() + len(e.v)
 	}
 	n := (size + fw.pageSize - 1) / fw.pageSize
 	if cap(fw.page) < n*fw.pageSize {
@@ -161,13 +165,14 @@ func (fw *fileWriter) writePage(leaf bool, elems []elem) (uint64, error) {
 		if leaf {
 			binary.LittleEndian.PutUint32(el[0:], e.flags)
 			binary.LittleEndian.PutUint32(el[4:], pos)
-			binary.LittleEndian.PutUint32(el[8:], uint32(len(e.k)))
+			binary.LittleEndian.PutUint32(el[8:], uint32(e.keyLen()))
 			binary.LittleEndian.PutUint32(el[12:], uint32(len(e.v)))
 		} else {
 			binary.LittleEndian.PutUint32(el[0:], pos)
-			binary.LittleEndian.PutUint32(el[4:], uint32(len(e.k)))
+			binary.LittleEndian.PutUint32(el[4:], uint32(e.keyLen()))
 			binary.LittleEndian.PutUint64(el[8:], e.child)
 		}
+		off += copy(p[off:], e.p)
 		off += copy(p[off:], e.k)
 		off += copy(p[off:], e.v)
 	}
@@ -263,20 +268,31 @@ type treeLevel struct {
 
 // add appends key → value (flags: bucketLeafFlag for a bucket's entry in the root bucket). Keys
 // must come in strictly increasing order: a key given twice or out of order is refused.
-func (t *treeWriter) add(k, v []byte, flags uint32) error {
-	if len(k) == 0 || len(k) > bbolt.MaxKeySize {
-		return fmt.Errorf("build: key of %d bytes", len(k))
+func (t *treeWriter) add(k, v []byte, flags uint32) error { return t.addSplit(nil, k, v, flags) }
+
+// addSplit is add of the key p+k.
+func (t *treeWriter) addSplit(p, k, v []byte, flags uint32) error {
+	if n := len(p) + len(k); n == 0 || n > bbolt.MaxKeySize {
+		return fmt.Errorf("build: key of %d bytes", n)
 	}
 	if len(v) > bbolt.MaxValueSize {
 		return fmt.Errorf("build: value of %d bytes", len(v))
 	}
 	if !t.ordered {
-		if t.prev != nil && bytes.Compare(t.prev, k) >= 0 {
-			return fmt.Errorf("build: key %q spooled twice", k) // or out of order: a builder's bug
+		if t.prev != nil && compareSplit(t.prev, nil, p, k) >= 0 {
+			return fmt.Errorf("build: key %q spooled twice", joined(p, k)) // or out of order: a builder's bug
 		}
-		t.prev = k
+		t.prev = joined(p, k)
 	}
-	return t.push(0, elem{k: k, v: v, flags: flags})
+	return t.push(0, elem{p: p, k: k, v: v, flags: flags})
+}
+
+// joined returns p+k: k itself when p is empty, else a new slice.
+func joined(p, k []byte) []byte {
+	if len(p) == 0 {
+		return k
+	}
+	return append(slices.Clip(p), k...)
 }
 
 // stage copies a leaf entry into staged (copying): once the leaf level has no pending entry,
@@ -285,14 +301,15 @@ func (t *treeWriter) stage(lv *treeLevel, e elem) elem {
 	if len(lv.elems) == 0 {
 		t.staged = t.staged[:0]
 	}
-	if n := len(e.k) + len(e.v); len(t.staged)+n > cap(t.staged) {
+	klen := e.keyLen()
+	if n := klen + len(e.v); len(t.staged)+n > cap(t.staged) {
 		// Pending entries may point into the old buffer: a new one, not a reuse.
 		t.staged = make([]byte, 0, max(4*t.fw.pageSize, 2*n, 2*cap(t.staged)))
 	}
 	at := len(t.staged)
-	t.staged = append(append(t.staged, e.k...), e.v...)
+	t.staged = append(append(append(t.staged, e.p...), e.k...), e.v...)
 	b := t.staged[at:len(t.staged):len(t.staged)]
-	e.k, e.v = b[:len(e.k):len(e.k)], b[len(e.k):]
+	e.p, e.k, e.v = nil, b[:klen:klen], b[klen:]
 	return e
 }
 
@@ -302,7 +319,7 @@ func (t *treeWriter) push(l int, e elem) error {
 		t.levels = append(t.levels, treeLevel{size: pageHeaderSize})
 	}
 	lv := &t.levels[l]
-	esize := leafElementSize + len(e.k) + len(e.v)
+	esize := leafElementSize + e.keyLen() + len(e.v)
 	if len(lv.elems) >= maxPageCount || len(lv.elems) >= minKeysPerPage && lv.size+esize > t.fw.pageSize {
 		if err := t.flush(l); err != nil {
 			return err
@@ -326,7 +343,8 @@ func (t *treeWriter) flush(l int) error {
 	}
 	first := elem{child: id}
 	if len(lv.elems) > 0 {
-		first.k = lv.elems[0].k
+		e := &lv.elems[0]
+		first.p, first.k = e.p, e.k
 		if l == 0 && t.copying {
 			first.k = bytes.Clone(first.k) // staged is reused once the leaf is written
 		}
@@ -389,14 +407,14 @@ func (b *Builder) writeBucket(ctx context.Context, fw *fileWriter, name string, 
 				b.Progress(done+i, total)
 			}
 		}
-		k, v, ok, err := next()
+		p, k, v, ok, err := next()
 		if err != nil {
 			return 0, err
 		}
 		if !ok {
 			break
 		}
-		if err := tw.add(k, v, 0); err != nil {
+		if err := tw.addSplit(p, k, v, 0); err != nil {
 			return 0, fmt.Errorf("%s: %w", name, err)
 		}
 	}
