@@ -313,13 +313,44 @@ func (r *dayRange) countByHours(p *partial, day, walk int) (n int, ok bool, err 
 	if a >= b || seekEntries+int(b-a)+day/24 >= walk {
 		return 0, false, nil
 	}
-	r.eachHour(a, b, false, func(_ uint32, c int) bool { n += c; return true })
-	head, err := countKeys(r.ctx, r.index, p.from, r.hourStart(a))
+	// The whole hours [a, b) by their counters, and the counters of the partial hours at
+	// either end (a-1 before a partial start, b before a partial end), in one pass.
+	var before, after int
+	r.eachHour(a-min(a, 1), b+1, false, func(h uint32, c int) bool {
+		switch {
+		case h < a:
+			before = c
+		case h == b:
+			after = c
+		default:
+			n += c
+		}
+		return true
+	})
+	head, err := r.partHour(p.from, r.hourStart(a), before)
 	if err != nil {
 		return 0, false, err
 	}
-	tail, err := countKeys(r.ctx, r.index, r.hourStart(b), p.to)
+	tail, err := r.partHour(r.hourStart(b), p.to, after)
 	return n + head + tail, true, err
+}
+
+// partHour counts [from, to), a part of one hour of n entries that starts or ends at the hour's
+// bounds (empty when from is to), walking the shorter side: the part itself, or the rest of
+// the hour subtracted from its counter — a quarter of an hour's entries on average, not half.
+func (r *dayRange) partHour(from, to []byte, n int) (int, error) {
+	at := func(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(r.prefix):]) }
+	tf, tt := at(from), at(to)
+	if tt-tf <= hourWidth/2 {
+		return countKeys(r.ctx, r.index, from, to)
+	}
+	h := tf / hourWidth
+	if tf%hourWidth == 0 { // the hour's start: the rest is its end
+		rest, err := countKeys(r.ctx, r.index, to, r.hourStart(uint32(h)+1))
+		return n - rest, err
+	}
+	rest, err := countKeys(r.ctx, r.index, r.hourStart(uint32(h)), from)
+	return n - rest, err
 }
 
 // count counts a partial day, walking the shorter side of it: a part covering most of its day
