@@ -558,18 +558,26 @@ func repeatedQuery(r *http.Request) bool {
 // onlyValueErrors reports whether a 422 lists only refusals no schema keyword expresses:
 // pydantic's value_error (a model's own validator: a cross-field rule, the storable time range),
 // url_parsing (the URL parser's finer rules, such as IDNA) and string_unicode (a string holding
-// a lone surrogate, which a JSON decoder hands a schema validator as U+FFFD, decisions D19).
+// a lone surrogate, which a JSON decoder hands a schema validator as U+FFFD, decisions D19) —
+// and a date-time of year 0000, which RFC 3339 (the document's format) allows and pydantic-core
+// refuses (Python's datetime starts at year 1).
 func onlyValueErrors(body []byte) bool {
 	var v struct {
 		Detail []struct {
 			Type string `json:"type"`
+			Ctx  struct {
+				Error string `json:"error"`
+			} `json:"ctx"`
 		} `json:"detail"`
 	}
 	if json.Unmarshal(body, &v) != nil || len(v.Detail) == 0 {
 		return false
 	}
 	for _, it := range v.Detail {
-		if it.Type != "value_error" && it.Type != "url_parsing" && it.Type != "string_unicode" {
+		switch {
+		case it.Type == "value_error" || it.Type == "url_parsing" || it.Type == "string_unicode":
+		case it.Type == "datetime_parsing" && it.Ctx.Error == "year 0 is out of range":
+		default:
 			return false
 		}
 	}
