@@ -566,7 +566,7 @@ func onlyValueErrors(body []byte) bool {
 		Detail []struct {
 			Type string `json:"type"`
 			Ctx  struct {
-				Error string `json:"error"`
+				Error json.RawMessage `json:"error"` // a string, or a value_error's object
 			} `json:"ctx"`
 		} `json:"detail"`
 	}
@@ -576,7 +576,7 @@ func onlyValueErrors(body []byte) bool {
 	for _, it := range v.Detail {
 		switch {
 		case it.Type == "value_error" || it.Type == "url_parsing" || it.Type == "string_unicode":
-		case it.Type == "datetime_parsing" && it.Ctx.Error == "year 0 is out of range":
+		case it.Type == "datetime_parsing" && string(it.Ctx.Error) == `"year 0 is out of range"`:
 		default:
 			return false
 		}

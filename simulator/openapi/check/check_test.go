@@ -75,6 +75,10 @@ func TestConformingExchangesPass(t *testing.T) {
 	assert.NoError(t, exchange(t, "GET", "/v1/orders/?placed_at_start=0000-01-01T00:00:00%2B00:00", "", answer{status: 422,
 		body: `{"detail":[{"type":"datetime_parsing","loc":["query","placed_at_start"],"msg":"Input should be a valid datetime, year 0 is out of range","input":"0000-01-01T00:00:00+00:00","ctx":{"error":"year 0 is out of range"}}]}`}),
 		"year 0")
+	// A model's own validator (value_error): pydantic's ctx.error is then an object.
+	assert.NoError(t, exchange(t, "GET", "/v1/orders/?placed_at_start=3000-01-01T00:00:00Z", "", answer{status: 422,
+		body: `{"detail":[{"type":"value_error","loc":["query","placed_at_start"],"msg":"Value error, x","input":"3000-01-01T00:00:00Z","ctx":{"error":{}}}]}`}),
+		"value_error")
 }
 
 // Each kind of disagreement fails, naming the operation, the status and the schema path.
