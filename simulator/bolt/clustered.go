@@ -15,9 +15,13 @@ import (
 // lists them in that time's order — lie side by side in the file, and pageRecords reaches
 // each from the one before by stepping a cursor instead of a descent from the root (when
 // records were keyed by id, a page of 100 orders read 100 random pages of a 1.3 GB file). A second bucket
-// finds a record by its id: id → the key's prefix (institution and time).
+// finds a record by its id: id → the key's prefix (institution and time) — and, in a store
+// with the mark named inline, the record after it, so that a read by id is one descent.
 type clustered struct {
-	records, keys []byte // prefix + id → record (codec.go); id → prefix
+	records, keys []byte // prefix + id → record (codec.go); id → prefix (+ record: inline)
+	// inline names the mark of a store whose keys keep each record after its prefix (a copy of
+	// the one in records: lists walk records in their order); nil, never (orders).
+	inline []byte
 	// legacy is the bucket of stores written before (id → record), which Open and
 	// RestoreSnapshot move into records and keys (migrate).
 	legacy []byte
@@ -27,7 +31,7 @@ type clustered struct {
 }
 
 var (
-	userRecords = clustered{records: bUsers, keys: bUserKeys, legacy: bLegacyUsers, what: "user",
+	userRecords = clustered{records: bUsers, keys: bUserKeys, legacy: bLegacyUsers, what: "user", inline: metaUsersByID,
 		prefixOf: func(raw []byte) ([]byte, error) {
 			var u simulator.User
 			err := decodeRecord(raw, &u)
@@ -50,22 +54,47 @@ func orderKeyPrefix(o *simulator.Order) []byte {
 	return cat(inst(o.InstitutionID), timeKey(o.PlacedAt))
 }
 
+// metaUsersByID marks a store whose user_keys values keep each user's record after its key's
+// prefix (clustered.inline): Get User Detail is then one descent, not two (decisions D6). A
+// store written before keeps the prefix alone and is read as before; writers keep the form the
+// store has.
+var metaUsersByID = []byte("users_by_id")
+
 // put writes record v of id under prefix; was is the prefix it was stored under, nil for a
 // new record.
 func (c clustered) put(w *writeTx, id string, was, prefix []byte, v any) error {
-	if moved := !bytes.Equal(was, prefix); moved {
+	raw, err := encodeRecord(v)
+	if err != nil {
+		return fmt.Errorf("encode %s/%q: %w", c.records, id, err)
+	}
+	moved := !bytes.Equal(was, prefix)
+	if moved {
 		if was != nil {
 			if err := w.Bucket(c.records).Delete(cat(was, []byte(id))); err != nil {
 				return err
 			}
 		}
-		if err := w.put(c.keys, []byte(id), prefix); err != nil {
+	}
+	value, inline := prefix, w.keeps(c.inline)
+	if inline {
+		value = cat(prefix, raw)
+	}
+	if moved || inline {
+		if err := w.put(c.keys, []byte(id), value); err != nil {
 			return err
 		}
 	}
 	// Split after the institution: a build's sort then compares the time without reading the
 	// key (spool).
-	return w.putRecordSplit(c.records, cat(prefix, []byte(id)), len(prefix)-8, v)
+	return w.putSplit(c.records, cat(prefix, []byte(id)), len(prefix)-8, raw)
+}
+
+// keyValue splits a value of a keys bucket into the record's key prefix (its institution, the
+// separator and 8 bytes of time) and what follows: the record in a store that keeps it there
+// (inline), else nothing.
+func keyValue(v []byte) (prefix, record []byte) {
+	n := min(bytes.IndexByte(v, 0)+9, len(v))
+	return v[:n], v[n:]
 }
 
 // getClustered reads the record of id from c as a new T (get).
@@ -85,21 +114,27 @@ func (c clustered) get(tx *bbolt.Tx, instID, id string, v any) error {
 		return err
 	}
 	if err := decodeRecord(raw, v); err != nil {
-		return fmt.Errorf("decode %s/%q: %w", c.records, cat(tx.Bucket(c.keys).Get([]byte(id)), []byte(id)), err)
+		prefix, _ := keyValue(tx.Bucket(c.keys).Get([]byte(id)))
+		return fmt.Errorf("decode %s/%q: %w", c.records, cat(prefix, []byte(id)), err)
 	}
 	return nil
 }
 
-// raw returns the stored record of id (valid while tx is), as get finds it. Its key is made
-// on the stack (bbolt keeps no key it is asked for): a random Get User Detail made it, and
-// the institution's prefix, on the heap.
+// raw returns the stored record of id (valid while tx is), as get finds it: the copy beside
+// its key's prefix where the store keeps one (inline), else the record in records. Its key is
+// made on the stack (bbolt keeps no key it is asked for): a random Get User Detail made it,
+// and the institution's prefix, on the heap.
 func (c clustered) raw(tx *bbolt.Tx, instID, id string) ([]byte, error) {
-	prefix := tx.Bucket(c.keys).Get([]byte(id))
+	v := tx.Bucket(c.keys).Get([]byte(id))
 	var room [96]byte
-	if prefix == nil || instID != "" && !bytes.HasPrefix(prefix, appendInst(room[:0], instID)) {
+	if v == nil || instID != "" && !bytes.HasPrefix(v, appendInst(room[:0], instID)) {
 		return nil, simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
 	}
-	raw := tx.Bucket(c.records).Get(append(append(room[:0], prefix...), id...))
+	prefix, raw := keyValue(v)
+	if len(raw) > 0 {
+		return raw, nil
+	}
+	raw = tx.Bucket(c.records).Get(append(append(room[:0], prefix...), id...))
 	if raw == nil {
 		return nil, simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
 	}

@@ -348,6 +348,12 @@ func (w *writeTx) put(bucket, key, value []byte) error { return w.putSplit(bucke
 // (metaUserItems). A build's spools always do: a build writes into an emptied store.
 func (w *writeTx) coversUsers() bool { return w.sink != nil || coversUsers(w.Tx) }
 
+// keeps reports whether the store written keeps what mark names (nil: nothing). A build's
+// spools always do: a build writes into an emptied store.
+func (w *writeTx) keeps(mark []byte) bool {
+	return mark != nil && (w.sink != nil || w.Bucket(bMeta).Get(mark) != nil)
+}
+
 // putSplit is put for a key whose first plen bytes are an index prefix (putIndex), which a
 // build's sink sorts by.
 func (w *writeTx) putSplit(bucket, key []byte, plen int, value []byte) error {
@@ -369,17 +375,11 @@ func (w *writeTx) putSplit(bucket, key []byte, plen int, value []byte) error {
 
 // putRecord writes v in its stored form (codec.go).
 func (w *writeTx) putRecord(bucket, key []byte, v any) error {
-	return w.putRecordSplit(bucket, key, 0, v)
-}
-
-// putRecordSplit is putRecord for a key whose first plen bytes a build's sink sorts by
-// (putSplit).
-func (w *writeTx) putRecordSplit(bucket, key []byte, plen int, v any) error {
 	raw, err := encodeRecord(v)
 	if err != nil {
 		return fmt.Errorf("encode %s/%q: %w", bucket, key, err)
 	}
-	return w.putSplit(bucket, key, plen, raw)
+	return w.put(bucket, key, raw)
 }
 
 // flushBulk writes the deferred puts, each bucket's in key order.

@@ -17,7 +17,7 @@ var (
 	bKeys          = []byte("keys")           // sha256 hex of key → APIKey JSON
 	bKeyIDs        = []byte("key_ids")        // key id → sha256 hex
 	bUsers         = []byte("user_records")   // inst + created_at timeKey + platform id → User (codec.go); clustered.go
-	bUserKeys      = []byte("user_keys")      // platform id → inst + created_at timeKey, its key in user_records less the id
+	bUserKeys      = []byte("user_keys")      // platform id → inst + created_at timeKey, its key in user_records less the id (+ the record: metaUsersByID)
 	bUserUAID      = []byte("user_uaid")      // inst + user_account_id → platform id
 	bUserIndex     = []byte("user_index")     // see userIndexKey
 	bMembers       = []byte("members")        // inst + core id → Member JSON

@@ -245,7 +245,8 @@ func TestStoreWithJSONRecordsStillReads(t *testing.T) {
 		return string(b)
 	}
 	want := read()
-	// Rewrite every user and order as the JSON stores held before.
+	// Rewrite every user and order as the JSON stores held before (before user_keys kept them).
+	stripUsersByID(t, db)
 	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
 		for _, bucket := range [][]byte{bUsers, bOrders} {
 			b := tx.Bucket(bucket)
@@ -714,7 +715,7 @@ func clusteredRead(t *testing.T, db *DB) string {
 
 // User and order records are keyed by institution, created_at or placed_at, and id, so a
 // page's records are neighbours in the file, and user_keys and order_keys find each
-// by id.
+// by id (user_keys with a copy of the record).
 func TestRecordsAreClusteredByInstitutionAndTime(t *testing.T) {
 	db := clusteredStore(t)
 	var keys [][]byte
@@ -724,7 +725,7 @@ func TestRecordsAreClusteredByInstitutionAndTime(t *testing.T) {
 			var u simulator.User
 			require.NoError(t, decodeRecord(v, &u))
 			assert.Equal(t, string(cat(inst(u.InstitutionID), timeKey(u.CreatedAt), []byte(u.PlatformID))), string(k))
-			assert.Equal(t, string(k[:len(k)-len(u.PlatformID)]), string(tx.Bucket(bUserKeys).Get([]byte(u.PlatformID))))
+			assert.Equal(t, string(cat(k[:len(k)-len(u.PlatformID)], v)), string(tx.Bucket(bUserKeys).Get([]byte(u.PlatformID))), "the key's prefix, then the record")
 			n++
 			return nil
 		}))
@@ -761,6 +762,7 @@ func TestRecordsAreClusteredByInstitutionAndTime(t *testing.T) {
 // buckets "users" and "orders", keyed by id.
 func toLegacyRecords(t *testing.T, db *DB) {
 	t.Helper()
+	stripUsersByID(t, db)
 	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
 		for _, c := range []clustered{userRecords, orderRecords} {
 			legacy, err := tx.CreateBucket(c.legacy)
@@ -801,6 +803,93 @@ func TestRecordsOfTheEarlierLayoutMoveAtOpenAndRestore(t *testing.T) {
 		assert.Equal(t, 60, tx.Bucket(bUsers).Stats().KeyN)
 		return nil
 	}))
+}
+
+// A store written before user_keys kept each user's record (no metaUsersByID, each value its
+// key's prefix alone) reads as one written since — details, users by id, pages — before and
+// after the same users change in both (one of them moving to another created_at), and each
+// keeps its form: a changed user's copy follows its record in the store written since, and
+// the store written before gets none. A detail of the store written since is read from the
+// copy alone.
+func TestUsersOfAStoreWrittenBeforeUsersByID(t *testing.T) {
+	ctx := context.Background()
+	marked, old := clusteredStore(t), clusteredStore(t)
+	stripUsersByID(t, old)
+	old = reopen(t, old, nil)
+	read := func(db *DB) string {
+		got := []any{clusteredRead(t, db)}
+		for _, in := range []string{"ins_a", "ins_b"} {
+			for i := range 30 {
+				pid := fmt.Sprintf("usr_%s_%02d", in, i)
+				v, err := db.UserDetail(ctx, in, pid, simulator.IDPlatform)
+				require.NoError(t, err)
+				u, err := db.User(ctx, pid)
+				require.NoError(t, err)
+				got = append(got, v, u)
+			}
+		}
+		_, err := db.UserDetail(ctx, "ins_b", "usr_ins_a_03", simulator.IDPlatform)
+		require.Equal(t, simulator.ENOTFOUND, simulator.ErrorCode(err), "another institution's user")
+		b, err := json.Marshal(got)
+		require.NoError(t, err)
+		return string(b)
+	}
+	change := func(db *DB, pid string) {
+		require.NoError(t, db.update(ctx, func(w *writeTx) error {
+			was, err := getUser(w.Tx, "", pid)
+			require.NoError(t, err)
+			u := *was
+			u.UserAccountID, u.Terms.Version, u.CreatedAt = u.UserAccountID+"x", "v9", u.CreatedAt.Add(time.Minute)
+			return w.putUser(was, &u)
+		}))
+	}
+	// forms returns how many users' values carry a copy of their record, and how many their
+	// prefix alone; a copy must be the record's bytes.
+	forms := func(db *DB) (copies, prefixes int) {
+		require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
+			return tx.Bucket(bUserKeys).ForEach(func(id, v []byte) error {
+				prefix, rec := keyValue(v)
+				require.NotNil(t, tx.Bucket(bUsers).Get(cat(prefix, id)), "%s: its record is where its prefix says", id)
+				if len(rec) == 0 {
+					prefixes++
+					return nil
+				}
+				copies++
+				assert.Equal(t, tx.Bucket(bUsers).Get(cat(prefix, id)), rec, "%s: the copy is the record", id)
+				return nil
+			})
+		}))
+		return copies, prefixes
+	}
+	require.Equal(t, read(marked), read(old))
+	for _, pid := range []string{"usr_ins_a_05", "usr_ins_b_04"} {
+		change(marked, pid)
+		change(old, pid)
+		require.Equal(t, read(marked), read(old), "after %s changed", pid)
+	}
+	copies, prefixes := forms(marked)
+	assert.Equal(t, [2]int{60, 0}, [2]int{copies, prefixes}, "written since: every value carries its record")
+	copies, prefixes = forms(old)
+	assert.Equal(t, [2]int{0, 60}, [2]int{copies, prefixes}, "written before: a write keeps the form")
+
+	// The detail of the store written since reads no record of user_records.
+	want := read(marked)
+	require.NoError(t, marked.db.Update(func(tx *bbolt.Tx) error {
+		var keys [][]byte
+		require.NoError(t, tx.Bucket(bUsers).ForEach(func(k, _ []byte) error { keys = append(keys, bytes.Clone(k)); return nil }))
+		for _, k := range keys {
+			require.NoError(t, tx.Bucket(bUsers).Put(k, []byte{recordV1})) // cut short: unreadable
+		}
+		return nil
+	}))
+	marked = reopen(t, marked, nil)
+	for _, pid := range []string{"usr_ins_a_05", "usr_ins_b_17"} {
+		v, err := marked.UserDetail(ctx, pid[4:9], pid, simulator.IDPlatform)
+		require.NoError(t, err)
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		assert.Contains(t, want, string(b), pid)
+	}
 }
 
 // stepTo reaches every key of a sorted sequence, up or down, near or far, and lands where a
@@ -857,7 +946,28 @@ func TestStepToReachesWhatSeekReaches(t *testing.T) {
 
 // storedRecord returns the stored bytes of record id.
 func storedRecord(tx *bbolt.Tx, c clustered, id string) []byte {
-	return tx.Bucket(c.records).Get(cat(tx.Bucket(c.keys).Get([]byte(id)), []byte(id)))
+	prefix, _ := keyValue(tx.Bucket(c.keys).Get([]byte(id)))
+	return tx.Bucket(c.records).Get(cat(prefix, []byte(id)))
+}
+
+// stripUsersByID makes db a store as written before user_keys kept the records (no
+// metaUsersByID mark, each value its key's prefix alone).
+func stripUsersByID(t *testing.T, db *DB) {
+	t.Helper()
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+		require.NoError(t, tx.Bucket(bMeta).Delete(metaUsersByID))
+		b := tx.Bucket(bUserKeys)
+		var keys, prefixes [][]byte
+		require.NoError(t, b.ForEach(func(k, v []byte) error {
+			prefix, _ := keyValue(v)
+			keys, prefixes = append(keys, bytes.Clone(k)), append(prefixes, bytes.Clone(prefix))
+			return nil
+		}))
+		for i, k := range keys {
+			require.NoError(t, b.Put(k, prefixes[i]))
+		}
+		return nil
+	}))
 }
 
 // Moving a large store of the earlier layout takes time linear in its records: put at random
