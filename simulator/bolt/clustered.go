@@ -55,9 +55,10 @@ func orderKeyPrefix(o *simulator.Order) []byte {
 }
 
 // metaUsersByID marks a store whose user_keys values keep each user's record after its key's
-// prefix (clustered.inline): Get User Detail is then one descent, not two (decisions D6). A
-// store written before keeps the prefix alone and is read as before; writers keep the form the
-// store has.
+// prefix (clustered.inline), and whose user_keys keep each of a user's member_user entries
+// right after the user's own (memberKey): Get User Detail is then one descent, not three
+// (decisions D6). A store written before keeps the prefix alone and member_user alone, and is
+// read as before; writers keep the form the store has.
 var metaUsersByID = []byte("users_by_id")
 
 // put writes record v of id under prefix; was is the prefix it was stored under, nil for a
@@ -120,25 +121,33 @@ func (c clustered) get(tx *bbolt.Tx, instID, id string, v any) error {
 	return nil
 }
 
-// raw returns the stored record of id (valid while tx is), as get finds it: the copy beside
-// its key's prefix where the store keeps one (inline), else the record in records. Its key is
-// made on the stack (bbolt keeps no key it is asked for): a random Get User Detail made it,
-// and the institution's prefix, on the heap.
+// raw returns the stored record of id (valid while tx is), as get finds it (find).
 func (c clustered) raw(tx *bbolt.Tx, instID, id string) ([]byte, error) {
-	v := tx.Bucket(c.keys).Get([]byte(id))
+	raw, _, err := c.find(tx, instID, id)
+	return raw, err
+}
+
+// find returns the stored record of id (valid while tx is), as get finds it: the copy beside
+// its key's prefix where the store keeps one (inline) — with the cursor of keys at its entry —
+// else the record in records and a nil cursor. Its key is made on the stack (bbolt keeps no
+// key it is asked for): a random Get User Detail made it, and the institution's prefix, on
+// the heap.
+func (c clustered) find(tx *bbolt.Tx, instID, id string) ([]byte, *bbolt.Cursor, error) {
+	cur := tx.Bucket(c.keys).Cursor()
+	k, v := cur.Seek([]byte(id))
 	var room [96]byte
-	if v == nil || instID != "" && !bytes.HasPrefix(v, appendInst(room[:0], instID)) {
-		return nil, simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
+	if string(k) != id || instID != "" && !bytes.HasPrefix(v, appendInst(room[:0], instID)) {
+		return nil, nil, simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
 	}
 	prefix, raw := keyValue(v)
 	if len(raw) > 0 {
-		return raw, nil
+		return raw, cur, nil
 	}
 	raw = tx.Bucket(c.records).Get(append(append(room[:0], prefix...), id...))
 	if raw == nil {
-		return nil, simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
+		return nil, nil, simulator.Errorf(simulator.ENOTFOUND, "%s not found", c.what)
 	}
-	return raw, nil
+	return raw, nil, nil
 }
 
 // migrate moves the records of legacy, a bucket of the layout before clustering (id →

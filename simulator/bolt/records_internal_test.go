@@ -805,12 +805,14 @@ func TestRecordsOfTheEarlierLayoutMoveAtOpenAndRestore(t *testing.T) {
 	}))
 }
 
-// A store written before user_keys kept each user's record (no metaUsersByID, each value its
-// key's prefix alone) reads as one written since — details, users by id, pages — before and
-// after the same users change in both (one of them moving to another created_at), and each
-// keeps its form: a changed user's copy follows its record in the store written since, and
-// the store written before gets none. A detail of the store written since is read from the
-// copy alone.
+// A store written before user_keys kept each user's record and members (no metaUsersByID,
+// each value its key's prefix alone, members in member_user alone) reads as one written since
+// — details by each kind of id, users by id, pages — before and after the same users change
+// and the same members are added in both (a user moving to another created_at; a member
+// naming two users, one of another institution's, and one naming a user not yet created), and
+// each keeps its form: a changed user's copy follows its record in the store written since,
+// and the store written before gets none. A detail of the store written since is read from
+// the copy alone.
 func TestUsersOfAStoreWrittenBeforeUsersByID(t *testing.T) {
 	ctx := context.Background()
 	marked, old := clusteredStore(t), clusteredStore(t)
@@ -826,6 +828,10 @@ func TestUsersOfAStoreWrittenBeforeUsersByID(t *testing.T) {
 				u, err := db.User(ctx, pid)
 				require.NoError(t, err)
 				got = append(got, v, u)
+			}
+			for _, core := range []string{"c1", "c2", "c3"} {
+				v, err := db.UserDetail(ctx, in, core, simulator.IDCore)
+				got = append(got, v, simulator.ErrorCode(err))
 			}
 		}
 		_, err := db.UserDetail(ctx, "ins_b", "usr_ins_a_03", simulator.IDPlatform)
@@ -848,6 +854,9 @@ func TestUsersOfAStoreWrittenBeforeUsersByID(t *testing.T) {
 	forms := func(db *DB) (copies, prefixes int) {
 		require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
 			return tx.Bucket(bUserKeys).ForEach(func(id, v []byte) error {
+				if bytes.IndexByte(id, 0) >= 0 {
+					return nil // a member's entry
+				}
 				prefix, rec := keyValue(v)
 				require.NotNil(t, tx.Bucket(bUsers).Get(cat(prefix, id)), "%s: its record is where its prefix says", id)
 				if len(rec) == 0 {
@@ -861,8 +870,28 @@ func TestUsersOfAStoreWrittenBeforeUsersByID(t *testing.T) {
 		}))
 		return copies, prefixes
 	}
+	member := func(db *DB, in, core string, pids ...string) {
+		dbp := "d" + core
+		require.NoError(t, db.update(ctx, func(w *writeTx) error {
+			inst, err := getInstitution(w.Tx, in)
+			require.NoError(t, err)
+			inst.Vendors.Core = &core
+			require.NoError(t, w.putInstitution(inst))
+			return w.putMember(&simulator.Member{InstitutionID: in, CoreID: core, CoreIDType: "core", DBPID: &dbp, UserIDs: pids})
+		}))
+	}
 	require.Equal(t, read(marked), read(old))
-	for _, pid := range []string{"usr_ins_a_05", "usr_ins_b_04"} {
+	for _, db := range []*DB{marked, old} {
+		member(db, "ins_a", "c1", "usr_ins_a_03", "usr_ins_b_03")
+		member(db, "ins_a", "c2", "usr_ins_a_03")
+		member(db, "ins_b", "c1", "usr_ins_b_03")
+		member(db, "ins_b", "c3", "usr_ins_b_99", "usr_ins_b_07")
+	}
+	require.Equal(t, read(marked), read(old), "with members")
+	v, err := marked.UserDetail(ctx, "ins_a", "usr_ins_a_03", simulator.IDPlatform)
+	require.NoError(t, err)
+	assert.Equal(t, []simulator.IdentityRef{{ID: "c1", Type: "core"}, {ID: "c2", Type: "core"}}, v.CoreIDs, "its institution's members, no other's")
+	for _, pid := range []string{"usr_ins_a_05", "usr_ins_b_04", "usr_ins_a_03"} {
 		change(marked, pid)
 		change(old, pid)
 		require.Equal(t, read(marked), read(old), "after %s changed", pid)
@@ -872,9 +901,13 @@ func TestUsersOfAStoreWrittenBeforeUsersByID(t *testing.T) {
 	copies, prefixes = forms(old)
 	assert.Equal(t, [2]int{0, 60}, [2]int{copies, prefixes}, "written before: a write keeps the form")
 
-	// The detail of the store written since reads no record of user_records.
+	// The detail of the store written since reads no record of user_records and no entry of
+	// member_user.
 	want := read(marked)
 	require.NoError(t, marked.db.Update(func(tx *bbolt.Tx) error {
+		require.NoError(t, tx.DeleteBucket(bMemberUser))
+		_, err := tx.CreateBucket(bMemberUser)
+		require.NoError(t, err)
 		var keys [][]byte
 		require.NoError(t, tx.Bucket(bUsers).ForEach(func(k, _ []byte) error { keys = append(keys, bytes.Clone(k)); return nil }))
 		for _, k := range keys {
@@ -883,7 +916,7 @@ func TestUsersOfAStoreWrittenBeforeUsersByID(t *testing.T) {
 		return nil
 	}))
 	marked = reopen(t, marked, nil)
-	for _, pid := range []string{"usr_ins_a_05", "usr_ins_b_17"} {
+	for _, pid := range []string{"usr_ins_a_05", "usr_ins_b_17", "usr_ins_a_03", "usr_ins_b_03"} {
 		v, err := marked.UserDetail(ctx, pid[4:9], pid, simulator.IDPlatform)
 		require.NoError(t, err)
 		b, err := json.Marshal(v)
@@ -950,8 +983,8 @@ func storedRecord(tx *bbolt.Tx, c clustered, id string) []byte {
 	return tx.Bucket(c.records).Get(cat(prefix, []byte(id)))
 }
 
-// stripUsersByID makes db a store as written before user_keys kept the records (no
-// metaUsersByID mark, each value its key's prefix alone).
+// stripUsersByID makes db a store as written before user_keys kept the records and the
+// members (no metaUsersByID mark, each value its key's prefix alone, no memberKey entries).
 func stripUsersByID(t *testing.T, db *DB) {
 	t.Helper()
 	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
@@ -960,10 +993,17 @@ func stripUsersByID(t *testing.T, db *DB) {
 		var keys, prefixes [][]byte
 		require.NoError(t, b.ForEach(func(k, v []byte) error {
 			prefix, _ := keyValue(v)
+			if bytes.IndexByte(k, 0) >= 0 {
+				prefix = nil // a member's entry
+			}
 			keys, prefixes = append(keys, bytes.Clone(k)), append(prefixes, bytes.Clone(prefix))
 			return nil
 		}))
 		for i, k := range keys {
+			if prefixes[i] == nil {
+				require.NoError(t, b.Delete(k))
+				continue
+			}
 			require.NoError(t, b.Put(k, prefixes[i]))
 		}
 		return nil

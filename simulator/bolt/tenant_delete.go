@@ -141,8 +141,18 @@ func (w *writeTx) deleteTenantRecords(in []byte, budget *int) error {
 			return err
 		}
 	}
+	// A member_user entry's twin beside its user in user_keys (metaUsersByID; absent in a
+	// store written before).
+	twin := func(k []byte) error {
+		pid, core, _ := bytes.Cut(k[len(in):], []byte{0})
+		return w.del(bUserKeys, memberKey(nil, string(pid), in, string(core)))
+	}
 	for _, b := range [][]byte{bUserUAID, bUserIndex, bMembers, bMemberDBP, bMemberUser, bOrderIndex} {
-		if err := w.deletePrefix(b, in, budget, nil); err != nil || *budget == 0 {
+		var each func([]byte) error
+		if bytes.Equal(b, bMemberUser) {
+			each = twin
+		}
+		if err := w.deletePrefix(b, in, budget, each); err != nil || *budget == 0 {
 			return err
 		}
 	}

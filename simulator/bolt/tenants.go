@@ -87,7 +87,15 @@ func (w *writeTx) putKey(k *simulator.APIKey) error {
 	return w.putRecord(bKeys, []byte(k.Hash), k)
 }
 
-// putMember stores a member and its dbp and per-user indexes.
+// memberKey appends to dst the key in user_keys of a member_user entry (metaUsersByID): the
+// user's platform id, a 0, the institution with its separator (in) and the member's core id —
+// after the user's own key and before any other's (ids never contain NUL).
+func memberKey(dst []byte, pid string, in []byte, core string) []byte {
+	return append(append(append(append(dst, pid...), 0), in...), core...)
+}
+
+// putMember stores a member and its dbp and per-user indexes (and, where the store keeps
+// them, the per-user entries beside each user in user_keys).
 func (w *writeTx) putMember(m *simulator.Member) error {
 	in := inst(m.InstitutionID)
 	if m.DBPID != nil {
@@ -95,10 +103,15 @@ func (w *writeTx) putMember(m *simulator.Member) error {
 			return err
 		}
 	}
-	ref := encodeMemberRef(m)
+	ref, beside := encodeMemberRef(m), w.keeps(metaUsersByID)
 	for _, pid := range m.UserIDs {
 		if err := w.put(bMemberUser, cat(in, []byte(pid), []byte{0}, []byte(m.CoreID)), ref); err != nil {
 			return err
+		}
+		if beside {
+			if err := w.put(bUserKeys, memberKey(nil, pid, in, m.CoreID), ref); err != nil {
+				return err
+			}
 		}
 	}
 	return w.putRecord(bMembers, cat(in, []byte(m.CoreID)), m)

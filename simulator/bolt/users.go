@@ -143,28 +143,29 @@ func (s *DB) Institution(ctx context.Context, id string) (*simulator.Institution
 }
 
 // resolveUser applies decisions D5's resolution of (id, type) to a user of the institution:
-// it returns the user's stored record, valid while tx is.
-func resolveUser(tx *bbolt.Tx, in *simulator.Institution, id string, t simulator.IDType) ([]byte, error) {
+// it returns the user's stored record, valid while tx is, and the cursor of user_keys at the
+// user's entry where the store keeps the record there (clustered.find), else nil.
+func resolveUser(tx *bbolt.Tx, in *simulator.Institution, id string, t simulator.IDType) ([]byte, *bbolt.Cursor, error) {
 	if t == simulator.IDPlatform {
-		raw, err := userRecords.raw(tx, in.ID, id)
+		raw, keys, err := userRecords.find(tx, in.ID, id)
 		if err != nil {
-			return nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
+			return nil, nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
 		}
-		return raw, nil
+		return raw, keys, nil
 	}
 	if _, ok := in.Vendors.Vendor(t); !ok {
-		return nil, simulator.Errorf(simulator.EINVALID, "no vendor configured for user_account_id_type: %s", t)
+		return nil, nil, simulator.Errorf(simulator.EINVALID, "no vendor configured for user_account_id_type: %s", t)
 	}
 	m, err := findMember(tx, in.ID, id, t)
 	if err != nil {
-		return nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
+		return nil, nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
 	}
 	for _, pid := range m.UserIDs {
-		if raw, err := userRecords.raw(tx, in.ID, pid); err == nil {
-			return raw, nil
+		if raw, keys, err := userRecords.find(tx, in.ID, pid); err == nil {
+			return raw, keys, nil
 		}
 	}
-	return nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
+	return nil, nil, simulator.Errorf(simulator.ENOTFOUND, "no user matches user_account_id")
 }
 
 // findMember finds the member with a core or dbp id.
@@ -203,7 +204,7 @@ func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDTy
 		if err != nil {
 			return err
 		}
-		raw, err := resolveUser(tx, in.Institution, id, t)
+		raw, keys, err := resolveUser(tx, in.Institution, id, t)
 		if err != nil {
 			return err
 		}
@@ -216,14 +217,31 @@ func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDTy
 		}
 		v.Prices = in.Prices
 		v.CoreIDs, v.DBPIDs = []simulator.IdentityRef{}, []simulator.IdentityRef{}
-		var room [96]byte // the member index's prefix of the user, on the stack
-		prefix := append(append(appendInst(room[:0], instID), v.PlatformID...), 0)
-		c := tx.Bucket(bMemberUser).Cursor()
-		for k, ref := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, ref = c.Next() {
+		// The user's member_user entries: right after its own in user_keys where the store
+		// keeps them there (memberKey: any institution's, each key's own after the prefix),
+		// else in member_user (the prefix is the institution's). The keys are made on the
+		// stack; the member's core id ends the key either way.
+		var room, instRoom [96]byte
+		var prefix, own, k, ref []byte
+		c := keys
+		if c != nil {
+			prefix, own = memberKey(room[:0], v.PlatformID, nil, ""), appendInst(instRoom[:0], instID)
+			k, ref = c.Next()
+		} else {
+			prefix = append(append(appendInst(room[:0], instID), v.PlatformID...), 0)
+			c = tx.Bucket(bMemberUser).Cursor()
+			k, ref = c.Seek(prefix)
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, ref = c.Next() {
+			core := k[len(prefix):]
+			if !bytes.HasPrefix(core, own) {
+				continue // another institution's member names the user
+			}
+			core = core[len(own):]
 			var m simulator.Member
 			if decodeMemberRef(ref, &m) {
-				m.CoreID = string(k[len(prefix):])
-			} else if err := getRecord(tx, bMembers, cat(inst(instID), k[len(prefix):]), &m, "member not found"); err != nil {
+				m.CoreID = string(core)
+			} else if err := getRecord(tx, bMembers, cat(inst(instID), core), &m, "member not found"); err != nil {
 				return fmt.Errorf("member index is stale: %w", err)
 			}
 			v.CoreIDs = append(v.CoreIDs, simulator.IdentityRef{ID: m.CoreID, Type: m.CoreIDType})
