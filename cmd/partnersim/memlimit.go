@@ -45,16 +45,21 @@ func serveRoom(storeSize int64) int64 {
 // costs about the same whatever the headroom, so GOGC is chosen to let the heap grow by room
 // between collections: 100 × room ÷ live, between 100 and 1600.
 //
-// The limit: what the runtime holds now but for free heap pages (the runtime's own heap goal
-// leaves them out, and a limit that counted them came down only as the scavenger returned
-// them), plus that headroom and a margin, and never less than serveMemoryFloor. A build leaves
-// metadata behind that the runtime never returns — about 25 MiB of span and bitmap structures
-// after a 2.4 GB build of 100,000 users — and a fixed 48 MiB counted it against the heap: the
-// collector then ran continuously on the first serve after a build. Derived once, at start,
-// from the ~7 MiB live then, it bound as soon as serving had doubled the live heap (a
-// 10,000-user store: 14 MiB live under a 28 MiB goal, a collection every ~80 ms), so it is
-// derived again after every collection: it stays above what GOGC lets the heap grow to and
-// binds only on a burst within one cycle.
+// The limit: what the runtime holds besides the heap, plus the live heap, plus the room and a
+// margin, never less than serveMemoryFloor. A build leaves metadata behind that the runtime
+// never returns — about 25 MiB of span and bitmap structures after a 2.4 GB build of 100,000
+// users — and a fixed 48 MiB counted it against the heap: the collector then ran continuously
+// on the first serve after a build. Derived once, at start, from the ~7 MiB live then, the
+// limit bound as soon as serving had doubled the live heap (a 10,000-user store: 14 MiB live
+// under a 28 MiB goal, a collection every ~80 ms), so it is derived again after every
+// collection. It sits above what GOGC lets a small live heap grow to; over a live heap larger
+// than the room it is what binds. It is derived from the live heap, not from what the runtime
+// holds: that counts the garbage of the cycle just ended, and a limit that counted it would
+// climb by the room at every collection the limit paced. heapFollower never sets it above the
+// first limit plus half the room: a burst of large requests (TestHostileInputsKeepRSSBounded's
+// six 1 MiB bodies of 524,000 wrong items each, on the default set) peaked at 82 MB of RSS with
+// the limit fixed at start, 109–122 MB with a limit that followed the live heap without that
+// ceiling, 84 MB with it; serving's own live heap (6–16 MiB) moves far less than that.
 func serveGC(s *gcSample, room int64) (limit int64, gcPercent int) {
 	metrics.Read(s[:])
 	var v [gcSampleLen]uint64
@@ -63,11 +68,12 @@ func serveGC(s *gcSample, room int64) (limit int64, gcPercent int) {
 			v[i] = s[i].Value.Uint64()
 		}
 	}
-	held := int64(v[gcTotal] - min(v[gcReleased]+v[gcFree], v[gcTotal]))
+	// What the runtime's own heap goal under a limit subtracts from it: all it holds but for
+	// free heap pages and heap objects (live or not yet swept).
+	nonHeap := int64(v[gcTotal] - min(v[gcReleased]+v[gcFree]+v[gcObjects], v[gcTotal]))
 	live := max(int64(v[gcLive]), serveLiveMin)
 	gcPercent = int(min(max(100*room/live, 100), 100*serveHeadroomMax/serveLiveMin))
-	headroom := live * int64(gcPercent) / 100
-	return max(serveMemoryFloor, held+headroom+16<<20), gcPercent
+	return max(serveMemoryFloor, nonHeap+int64(v[gcLive])+room+16<<20), gcPercent
 }
 
 // The runtime metrics serveGC reads, by their place in a gcSample.
@@ -77,6 +83,7 @@ const (
 	gcFree            // /memory/classes/heap/free:bytes
 	gcLive            // /gc/heap/live:bytes
 	gcCycles          // /gc/cycles/total:gc-cycles
+	gcObjects         // /memory/classes/heap/objects:bytes
 	gcSampleLen
 )
 
@@ -85,7 +92,8 @@ type gcSample [gcSampleLen]metrics.Sample
 
 func newGCSample() *gcSample {
 	return &gcSample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"},
-		{Name: "/memory/classes/heap/free:bytes"}, {Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+		{Name: "/memory/classes/heap/free:bytes"}, {Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"},
+		{Name: "/memory/classes/heap/objects:bytes"}}
 }
 
 // cycles is the number of collections completed when s was last read.
@@ -100,6 +108,7 @@ func (s *gcSample) cycles() uint64 {
 // every collection, so both follow the live heap serving keeps (decisions D17).
 type heapFollower struct {
 	room            int64
+	ceiling         int64 // the highest limit it sets: the first plus half the room
 	setLimit, setGC bool
 	sample          *gcSample     // read by one goroutine at a time: the caller of followHeap, then the runtime's cleanup goroutine
 	followed        atomic.Uint64 // the collections completed when it last set them
@@ -129,6 +138,10 @@ func (f *heapFollower) follow() {
 		return
 	}
 	limit, gcPercent := serveGC(f.sample, f.room)
+	if f.ceiling == 0 {
+		f.ceiling = limit + f.room/2
+	}
+	limit = min(limit, f.ceiling)
 	if f.setLimit {
 		debug.SetMemoryLimit(limit)
 	}
