@@ -581,22 +581,28 @@ var productTexts, statusTexts = func() (products, statuses []string) {
 	return products, statuses
 }()
 
-// renderOrderPage renders Get Order List's body (spec §2.5).
-func renderOrderPage(b []byte, page *simulator.OrderItemPage, cursor *big.Int, perPage int) []byte {
+// renderOrderPage renders Get Order List's body (spec §2.5), its items as the page gives them
+// (OrderItemPage.Each: read one at a time from the store's bytes), or the error of reading one.
+func renderOrderPage(b []byte, page *simulator.OrderItemPage, cursor *big.Int, perPage int) ([]byte, error) {
 	b = append(b, `{"items":[`...)
-	for i := range page.Items {
-		if i > 0 {
+	n := 0
+	err := page.Each(func(o *simulator.OrderItem) {
+		if n > 0 {
 			b = append(b, ',')
 		}
-		b = appendOrder(b, &page.Items[i])
+		b = appendOrder(b, o)
+		n++
+	})
+	if err != nil {
+		return b, err
 	}
 	b = append(b, `],"total_records":`...)
 	b = strconv.AppendInt(b, int64(page.Total), 10)
 	b = append(b, `,"last_record_number":`...)
-	b = append(b, nextCursor(cursor, len(page.Items))...)
+	b = append(b, nextCursor(cursor, n)...)
 	b = append(b, `,"per_page":`...)
 	b = strconv.AppendInt(b, int64(perPage), 10)
-	return append(b, '}')
+	return append(b, '}'), nil
 }
 
 func renderOrder(o *simulator.Order) orderJSON {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -276,8 +277,39 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 		cursor := new(big.Int).Lsh(big.NewInt(int64(r.IntN(100))), uint(r.IntN(80)))
 		want, err := simulator.EncodeJSON(pageJSON[orderJSON]{Items: items, TotalRecords: page.Total, LastRecordNumber: nextCursor(cursor, len(items)), PerPage: 100})
 		require.NoError(t, err)
-		require.Equal(t, string(want), string(renderOrderPage(nil, page, cursor, 100)), "page %d", i)
+		got, err := renderOrderPage(nil, page, cursor, 100)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "page %d", i)
 	}
+}
+
+// A page whose items are read as it renders (OrderItemPage.Read) renders them as a page that
+// holds them does, and a failed read is the render's error, for the handler to answer with.
+func TestRenderOrderPageReadAsItRenders(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	held := &simulator.OrderItemPage{Total: 7, Items: []simulator.OrderItem{
+		{ID: "ord_1", UserAccountID: "ua_1", Product: simulator.ProductCrypto, Side: simulator.SideBuy, Status: simulator.OrderPending, PlacedAt: at},
+		{ID: "ord_2", UserAccountID: "ua_2", Product: simulator.ProductRobo, Side: simulator.SideSell, Status: simulator.OrderFailed, PlacedAt: at},
+	}}
+	read := func(fail error) *simulator.OrderItemPage {
+		return &simulator.OrderItemPage{Total: 7, Read: func(yield func(*simulator.OrderItem)) error {
+			var it simulator.OrderItem
+			for _, o := range held.Items {
+				it = o
+				yield(&it)
+			}
+			return fail
+		}}
+	}
+	cursor := big.NewInt(3)
+	want, err := renderOrderPage(nil, held, cursor, 25)
+	require.NoError(t, err)
+	got, err := renderOrderPage(nil, read(nil), cursor, 25)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+	assert.Contains(t, string(got), `"last_record_number":5`, "the cursor moves by the items read")
+	_, err = renderOrderPage(nil, read(errors.New("bad entry")), cursor, 25)
+	assert.EqualError(t, err, "bad entry")
 }
 
 // appendJSONString writes a string as the one encoder does, escapes and raw line separators
