@@ -126,7 +126,9 @@ func objects(o *validate.Object, name string) []*validate.Object {
 
 // infallible is a page's render that cannot fail, as handleList takes it.
 func infallible[P any](render func(b []byte, page P, cursor *big.Int, perPage int) []byte) func([]byte, P, *big.Int, int) ([]byte, error) {
-	return func(b []byte, page P, cursor *big.Int, perPage int) ([]byte, error) { return render(b, page, cursor, perPage), nil }
+	return func(b []byte, page P, cursor *big.Int, perPage int) ([]byte, error) {
+		return render(b, page, cursor, perPage), nil
+	}
 }
 
 // handleList serves one of the partner API's two lists: read the query (filters, paging,
