@@ -159,10 +159,26 @@ type OrderPage struct {
 }
 
 // OrderItemPage is one page of Get Order List as it is shown (OrderItem), and the count of
-// every match.
+// every match. A page holds its items (Items), or reads them one at a time as it is rendered
+// (Read): a page of items with strings, times and amounts was most of what a page allocated,
+// all of it for the collector to scan.
 type OrderItemPage struct {
 	Items []OrderItem
 	Total int
+	// Read, when set, gives the page's items in order, each in the same OrderItem (valid until
+	// the next; its strings are the page's own bytes), and returns the error of reading one.
+	Read func(yield func(*OrderItem)) error
+}
+
+// Each gives fn the page's items in order (Items, or Read's) and returns Read's error.
+func (p *OrderItemPage) Each(fn func(*OrderItem)) error {
+	if p.Read != nil {
+		return p.Read(fn)
+	}
+	for i := range p.Items {
+		fn(&p.Items[i])
+	}
+	return nil
 }
 
 // OrderItem is an order as a list item shows it (spec §2.5): the order less its institution,

@@ -30,6 +30,8 @@ func prefixEnd(prefix []byte) []byte {
 // pageScan walks index keys in [lo, hi) ascending, or descending when desc, and returns the keys
 // of the records (keyOf of each key and value, in one arena) of the matching entries at positions
 // [offset, offset+limit) — or, keyOf nil, their values themselves (the transaction's bytes).
+// The arena is the page's own and nothing writes its bytes after the walk: a reader may cut
+// strings from them (coveredOrderItems).
 // match nil means every entry matches. With total nil the walk stops as soon as the page is
 // full (the caller knows the count); otherwise it walks the whole range and stores the number
 // of matches in *total. A long walk stops with ctx's error once ctx is
