@@ -82,10 +82,10 @@ func newPageJSON[T any](items []T, total int, cursor *big.Int, perPage int) page
 // appendJSONString appends s as simulator.EncodeJSON renders a string: as is when every byte is printable
 // ASCII other than '"' and '\\', else through the encoder itself (escapes, invalid UTF-8,
 // U+2028 — exact by construction).
-func appendJSONString(b []byte, s string) []byte {
+func appendJSONString[S ~string | ~[]byte](b []byte, s S) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
-			raw, _ := simulator.EncodeJSON(s) // a string always encodes
+			raw, _ := simulator.EncodeJSON(string(s)) // a string always encodes
 			return append(b, raw...)
 		}
 	}
@@ -135,6 +135,39 @@ func appendUserItemOpen(b []byte, it *simulator.UserItem) []byte {
 		b = append(b, '}')
 	}
 	return append(b, ']')
+}
+
+// appendUserRows appends a page's items given as rows (simulator.UserRows), comma-separated, as
+// appendUserItemOpen renders each row's UserItem (UserRows.Item) and closes it.
+func appendUserRows(b []byte, r *simulator.UserRows) []byte {
+	var from simulator.UserRow
+	for i, row := range r.Items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"user_account_id":`...)
+		b = appendJSONString(b, r.UAIDs[from.UAIDEnd:row.UAIDEnd])
+		b = append(b, `,"total_current_market_value":"`...)
+		b = row.Total.AppendTo(b)
+		b = append(b, `","accounts":[`...)
+		for j, a := range r.Accounts[from.AccountsEnd:row.AccountsEnd] {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, accountHeads[a.Product]...)
+			b = a.Value.AppendTo(b)
+			b = append(b, kycTexts[a.KYC]...)
+			if a.Shows {
+				b = append(b, `,"kyc_approved_at":"`...)
+				b = simulator.AppendTime(b, time.Unix(a.ApprovedSec, int64(a.ApprovedNsec)).UTC())
+				b = append(b, '"')
+			}
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+		from = row
+	}
+	return b
 }
 
 // accountHeads and kycTexts are what an account's product and KYC status render to when they
@@ -229,6 +262,10 @@ func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, h
 // the next cursor and per_page.
 func renderUserPage(b []byte, page *simulator.UserItemPage, cursor *big.Int, perPage int) []byte {
 	b = append(b, `{"items":[`...)
+	n := len(page.Items)
+	if page.Rows != nil {
+		b, n = appendUserRows(b, page.Rows), len(page.Rows.Items)
+	}
 	for i := range page.Items {
 		if i > 0 {
 			b = append(b, ',')
@@ -239,7 +276,7 @@ func renderUserPage(b []byte, page *simulator.UserItemPage, cursor *big.Int, per
 	b = append(b, `],"total_records":`...)
 	b = strconv.AppendInt(b, int64(page.Total), 10)
 	b = append(b, `,"last_record_number":`...)
-	b = append(b, nextCursor(cursor, len(page.Items))...)
+	b = append(b, nextCursor(cursor, n)...)
 	b = append(b, `,"per_page":`...)
 	b = strconv.AppendInt(b, int64(perPage), 10)
 	return append(b, '}')
