@@ -320,11 +320,8 @@ func (s *CentsSum) Add(c int64, exp int32) {
 		return
 	}
 	if exp < at { // a finer term: the sum moves to its exponent
-		if k := int64(at) - int64(exp); s.sum != 0 {
-			v, ok := int64(0), k < int64(len(pow10s))
-			if ok {
-				v, ok = mulInt64(s.sum, pow10s[k])
-			}
+		if s.sum != 0 {
+			v, ok := ScaleExact(s.sum, int64(at)-int64(exp))
 			if !ok {
 				s.spoilt = true
 				return
@@ -333,14 +330,9 @@ func (s *CentsSum) Add(c int64, exp int32) {
 		}
 		s.exp, at = exp, exp
 	}
-	k := int64(exp) - int64(at)
-	if k >= int64(len(pow10s)) {
-		s.spoilt = true
-		return
-	}
-	v, ok := mulInt64(c, pow10s[k])
+	v, ok := ScaleExact(c, int64(exp)-int64(at))
 	if ok {
-		s.sum, ok = addInt64(s.sum, v)
+		s.sum, ok = AddExact(s.sum, v)
 	}
 	if !ok {
 		s.spoilt = true
@@ -359,9 +351,9 @@ func (s *CentsSum) AddHolding(c int64, exp int32, p decimal.Decimal) {
 // AddHoldingAt is AddHolding at the price pc×10^pexp, a price already in coefficient form (at
 // most 18 digits).
 func (s *CentsSum) AddHoldingAt(c int64, exp int32, pc int64, pexp int32) {
-	v, ok := mulInt64(c, pc)
+	v, ok := MulExact(c, pc)
 	if ok && s.factor != 0 {
-		v, ok = mulInt64(v, s.factor)
+		v, ok = MulExact(v, s.factor)
 	}
 	if !ok {
 		s.spoilt = true
@@ -382,11 +374,7 @@ func (s *CentsSum) Cents() (Cents, bool) {
 // RoundCents returns c×10^exp rounded half-even to cents, and whether that fits an int64.
 func RoundCents(c int64, exp int32) (Cents, bool) {
 	if exp >= -2 { // whole cents already: scale up
-		k := int64(exp) + 2
-		if k >= int64(len(pow10s)) {
-			return 0, c == 0
-		}
-		v, ok := mulInt64(c, pow10s[k])
+		v, ok := ScaleExact(c, int64(exp)+2)
 		return Cents(v), ok
 	}
 	k := int64(-2) - int64(exp) // digits below a cent
@@ -424,8 +412,21 @@ func absInt64(n int64) uint64 {
 	return uint64(n)
 }
 
-// mulInt64 returns a×b and whether it fits an int64.
-func mulInt64(a, b int64) (int64, bool) {
+// ScaleExact returns c×10^k when k >= 0 and that is an exact int64 (any k for a zero c). It,
+// MulExact and AddExact are the one home of exact int64 money arithmetic: a result that does not
+// fit, math.MinInt64 included, is refused, and the caller falls back to exact decimals.
+func ScaleExact(c int64, k int64) (int64, bool) {
+	if c == 0 {
+		return 0, true
+	}
+	if k < 0 || k >= int64(len(pow10s)) {
+		return 0, false
+	}
+	return MulExact(c, pow10s[k])
+}
+
+// MulExact returns a×b and whether it fits an int64.
+func MulExact(a, b int64) (int64, bool) {
 	hi, lo := bits.Mul64(absInt64(a), absInt64(b))
 	if hi != 0 || lo > math.MaxInt64 {
 		return 0, false
@@ -436,13 +437,13 @@ func mulInt64(a, b int64) (int64, bool) {
 	return int64(lo), true
 }
 
-// addInt64 returns a+b and whether it fits an int64.
-func addInt64(a, b int64) (int64, bool) {
+// AddExact returns a+b and whether it fits an int64.
+func AddExact(a, b int64) (int64, bool) {
 	s := a + b
 	return s, (s > a) == (b > 0) || b == 0
 }
 
 func addCents(a, b Cents) (Cents, bool) {
-	s, ok := addInt64(int64(a), int64(b))
+	s, ok := AddExact(int64(a), int64(b))
 	return Cents(s), ok
 }

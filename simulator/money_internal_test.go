@@ -99,7 +99,7 @@ func TestCentsMatchDecimal(t *testing.T) {
 	require.Positive(t, declined, "amounts beyond int64 were tried")
 }
 
-// mulInt64 keeps a product of exactly math.MaxInt64 (2^63−1 = 64,897 × 142,123,242,012,031)
+// MulExact keeps a product of exactly math.MaxInt64 (2^63−1 = 64,897 × 142,123,242,012,031)
 // and refuses one just over it.
 func TestMulInt64AtTheBoundary(t *testing.T) {
 	for _, c := range []struct {
@@ -113,10 +113,10 @@ func TestMulInt64AtTheBoundary(t *testing.T) {
 		{64_897, 142_123_242_012_032, 0, false}, // 2^63−1 + 64,897
 		{math.MinInt64, 1, 0, false},            // |a| is 2^63 (refused though -2^63 fits: conservative)
 	} {
-		got, ok := mulInt64(c.a, c.b)
-		assert.Equal(t, c.ok, ok, "mulInt64(%d, %d) fits: got %v, want %v", c.a, c.b, ok, c.ok)
+		got, ok := MulExact(c.a, c.b)
+		assert.Equal(t, c.ok, ok, "MulExact(%d, %d) fits: got %v, want %v", c.a, c.b, ok, c.ok)
 		if c.ok {
-			assert.Equal(t, c.want, got, "mulInt64(%d, %d)", c.a, c.b)
+			assert.Equal(t, c.want, got, "MulExact(%d, %d)", c.a, c.b)
 		}
 	}
 }

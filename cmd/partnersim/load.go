@@ -41,6 +41,7 @@ type loadConfig struct {
 	Requests    int
 	Timeout     time.Duration
 	NoCeiling   bool
+	Rounds      int
 	JSONPath    string
 	CPUProfile  string
 	Strict      bool
@@ -62,7 +63,7 @@ Target (one of):
 // newLoadCmd is `partnersim load`: the load harness behind BENCHMARKS.md.
 func newLoadCmd() *cobra.Command {
 	cfg := loadConfig{Connections: "1,32", Scenarios: "detail,mix", Duration: 10 * time.Second, Warmup: 2 * time.Second,
-		Timeout: 10 * time.Second, Seed: 1}
+		Timeout: 10 * time.Second, Seed: 1, Rounds: 4}
 	cmd := &cobra.Command{
 		Use:   "load [flags]",
 		Short: "drive a sandbox over loopback and report req/s and latency against a bare-echo ceiling",
@@ -89,8 +90,9 @@ func newLoadCmd() *cobra.Command {
 	fs.IntVar(&cfg.Requests, "requests", 0, "end each run after this many requests (or --duration, first)")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout of one request")
 	fs.BoolVar(&cfg.NoCeiling, "no-ceiling", false, "skip the ceiling runs")
+	fs.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "split each run into this many turns, interleaved with the ceiling's (target, ceiling, ceiling, target, …), so that a change in the machine's speed falls on both alike; 1 runs the target, then the ceiling")
 	fs.StringVar(&cfg.JSONPath, "json", "", "also write the report as JSON to this file")
-	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each run against the target (not the ceiling) to FILE-<scenario>-<conns>.prof; self-hosted, it holds the client's work too")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each run against the target (not the ceiling) to FILE-<scenario>-<conns>.prof (one turn: it sets --rounds 1); self-hosted, it holds the client's work too")
 	fs.BoolVar(&cfg.Strict, "strict", false, "exit with status 1 when a target of BENCHMARKS.md is missed (errors always do)")
 	return cmd
 }
@@ -144,6 +146,8 @@ func runLoad(ctx context.Context, cfg loadConfig, command string, stdout, stderr
 		return errors.New("give --fixtures DIR or --users N, not both")
 	case cfg.Users < 0 || cfg.Orders < 0:
 		return errors.New("--users and --orders must not be negative")
+	case cfg.Rounds < 1:
+		return errors.New("--rounds must be at least 1 (1: the target's run, then the ceiling's)")
 	}
 
 	target, cleanup, err := loadTarget(ctx, cfg, stderr)
@@ -153,7 +157,7 @@ func runLoad(ctx context.Context, cfg loadConfig, command string, stdout, stderr
 	defer cleanup()
 
 	plan := loadtest.Plan{Scenarios: scenarios, Connections: conns, Duration: cfg.Duration, Warmup: cfg.Warmup, Requests: cfg.Requests,
-		Timeout: cfg.Timeout, Seed: uint64(cfg.Seed), NoCeiling: cfg.NoCeiling, Progress: stderr}
+		Timeout: cfg.Timeout, Seed: uint64(cfg.Seed), NoCeiling: cfg.NoCeiling, Rounds: cfg.Rounds, Progress: stderr}
 	if cfg.Target != "" {
 		// The target runs in its own process: so does its ceiling (loadtest.Ceiling says why).
 		exe, err := os.Executable()
@@ -163,6 +167,7 @@ func runLoad(ctx context.Context, cfg loadConfig, command string, stdout, stderr
 		plan.CeilingProcess = ceilingCommand(exe)
 	}
 	if cfg.CPUProfile != "" {
+		plan.Rounds = 1 // a profile is of one uninterrupted run
 		plan.Around = func(scenario string, n int, run func() error) error {
 			name := strings.TrimSuffix(cfg.CPUProfile, ".prof") + fmt.Sprintf("-%s-%d.prof", scenario, n)
 			f, err := os.Create(name)

@@ -31,6 +31,7 @@ type config struct {
 	bin, dir      string
 	duration      time.Duration
 	runs          int
+	rounds        int
 	users, orders int
 	only          string
 	deliveriesPkg string
@@ -44,6 +45,7 @@ func main() {
 	flag.StringVar(&cfg.dir, "dir", filepath.Join(os.TempDir(), "partnersim-bench-http"), "work folder: the generated large set and the stores (the set is kept between runs)")
 	flag.DurationVar(&cfg.duration, "duration", 5*time.Second, "each wrk run (the target's, then the ceiling's)")
 	flag.IntVar(&cfg.runs, "runs", 3, "first serves of the large set, mix runs and delivery runs")
+	flag.IntVar(&cfg.rounds, "rounds", 4, "turns of the target and of the ceiling, interleaved, in each row over many URLs (loadtest.Plan.Rounds)")
 	flag.IntVar(&cfg.users, "users", 100_000, "users of the large set")
 	flag.IntVar(&cfg.orders, "orders", 1_000_000, "orders of the large set")
 	flag.StringVar(&cfg.only, "only", "", "run one part: default, large, varied (large without its builds), mix, proxy or deliveries (all when empty)")
@@ -147,7 +149,7 @@ func (b *bench) run(ctx context.Context) error {
 			return fmt.Errorf("deliveries: %w", err)
 		}
 	}
-	b.note("ratio: partnersim's req/s ÷ the ceiling's, a bare echo v4 server answering the very bytes and headers partnersim answered, run right after partnersim's run. One-URL rows: `wrk -t1 -cN -d%s --latency` on that URL, a 1 s unmeasured wrk run first. Rows over many URLs (a random user, random list pages, the mix): `loadtest.Measure`, %s URLs drawn once and walked in order by 32 connections for %s after a 2 s warm-up, the ceiling answering each URL with partnersim's own bytes for it, captured before the runs", b.cfg.duration, groupDigits(b.pool()), 2*b.cfg.duration)
+	b.note("ratio: partnersim's req/s ÷ the ceiling's, a bare echo v4 server answering the very bytes and headers partnersim answered, run right after partnersim's run. One-URL rows: `wrk -t1 -cN -d%s --latency` on that URL, a 1 s unmeasured wrk run first. Rows over many URLs (a random user, random list pages, the mix): `loadtest.Measure`, %s URLs drawn once and walked in order by 32 connections for %s after a 2 s warm-up, the ceiling answering each URL with partnersim's own bytes for it, captured before the runs; %s", b.cfg.duration, groupDigits(b.pool()), 2*b.cfg.duration, b.turnsText())
 	b.note("GC share: the collector's CPU in the serving process (pauses, assists and background marking, from GODEBUG=gctrace=1) ÷ the process's CPU time (/proc/PID/stat) over the run; on a busy machine a descheduled mark worker counts as busy, so it reads high there")
 	b.note("load avg: /proc/loadavg (1, 5, 15 minutes) as the row began; the machine's other work slows partnersim and its ceiling alike, which is why the ratios are the figures that count")
 	b.print(os.Stdout, machine)
@@ -343,19 +345,32 @@ func (s *server) gcCPU(from, to time.Time) time.Duration {
 }
 
 // measured runs fn and returns the collector's share of the server's CPU meanwhile, in per
-// cent (-1 when the process used no measurable CPU).
+// cent (-1 when the server used no measurable CPU).
 func (s *server) measured(fn func() error) (float64, error) {
+	gc, cpu, err := s.spent(fn)
+	if err != nil {
+		return -1, err
+	}
+	return gcShare(gc, cpu), nil
+}
+
+// spent runs fn and returns the server's CPU time meanwhile and the collector's part of it.
+func (s *server) spent(fn func() error) (gc, cpu time.Duration, err error) {
 	t0, c0 := time.Now(), s.cpuTicks()
 	if err := fn(); err != nil {
-		return -1, err
+		return 0, 0, err
 	}
 	t1, c1 := time.Now(), s.cpuTicks()
 	time.Sleep(50 * time.Millisecond) // the trace line of a cycle that just ended
-	cpu := time.Duration(c1-c0) * time.Second / 100
+	return s.gcCPU(t0, t1), time.Duration(c1-c0) * time.Second / 100, nil
+}
+
+// gcShare is gc over cpu in per cent, -1 when cpu is nothing measurable.
+func gcShare(gc, cpu time.Duration) float64 {
 	if cpu <= 0 {
-		return -1, nil
+		return -1
 	}
-	return 100 * s.gcCPU(t0, t1).Seconds() / cpu.Seconds(), nil
+	return 100 * gc.Seconds() / cpu.Seconds()
 }
 
 // maxGC is the collector's largest share of the server's CPU a row with a target may take.
@@ -907,13 +922,14 @@ func (b *bench) afterRestart(ctx context.Context, l largeRun, rows, mix bool) er
 // over the run. The ceiling answers every request of the run's pool with the target's own
 // bytes for it.
 func (b *bench) measure(ctx context.Context, s *server, target loadtest.Target, scenario string, seed uint64) (loadtest.Pair, float64, error) {
-	gc := -1.0
+	var gc, cpu time.Duration
 	rep, err := loadtest.Measure(ctx, target, loadtest.Plan{Scenarios: []string{scenario}, Connections: []int{32},
 		Duration: 2 * b.cfg.duration, Warmup: 2 * time.Second, Timeout: 10 * time.Second, Seed: seed, Pool: b.cfg.pool,
-		CeilingProcess: b.ceilingProcess,
-		// The GC share of the target's run alone (not of capturing the ceiling's answers).
-		Around: func(_ string, _ int, run func() error) (err error) {
-			gc, err = s.measured(run)
+		Rounds: b.cfg.rounds, CeilingProcess: b.ceilingProcess,
+		// The GC share of the target's turns alone (not of capturing the ceiling's answers).
+		Around: func(_ string, _ int, run func() error) error {
+			g, c, err := s.spent(run)
+			gc, cpu = gc+g, cpu+c
 			return err
 		}})
 	if err != nil {
@@ -921,9 +937,9 @@ func (b *bench) measure(ctx context.Context, s *server, target loadtest.Target, 
 	}
 	p := rep.Runs[0]
 	if p.Target.Errors > 0 {
-		return p, gc, fmt.Errorf("%s: %d errors: %v", scenario, p.Target.Errors, p.Target.ErrorSamples)
+		return p, gcShare(gc, cpu), fmt.Errorf("%s: %d errors: %v", scenario, p.Target.Errors, p.Target.ErrorSamples)
 	}
-	return p, gc, nil
+	return p, gcShare(gc, cpu), nil
 }
 
 // varied is a row over many URLs: a scenario of `partnersim load` and its target ratio.
@@ -957,6 +973,14 @@ func (b *bench) variedRow(ctx context.Context, s *server, target loadtest.Target
 	b.logf("%s: %.0f vs %.0f req/s = %.2f ×, p99 %.2f (%.2f) ms, GC %s, load %s", v.scenario, p.Target.RPS, p.Ceiling.RPS, ratio,
 		p.Target.Latency.P99MS, p.Ceiling.Latency.P99MS, dash(r.gc), load)
 	return nil
+}
+
+// turnsText says how a row over many URLs shares its time between the target and the ceiling.
+func (b *bench) turnsText() string {
+	if b.cfg.rounds <= 1 {
+		return "partnersim's run, then the ceiling's"
+	}
+	return fmt.Sprintf("the time is %d turns of %s each side, interleaved (partnersim, ceiling, ceiling, partnersim, …), so that a change in the machine's speed falls on both alike", b.cfg.rounds, 2*b.cfg.duration/time.Duration(b.cfg.rounds))
 }
 
 func (b *bench) pool() int {

@@ -67,6 +67,8 @@ type Result struct {
 	// by this process (client, and the server when self-hosted) and by everything else on the
 	// machine, which competes for the same cores (Linux only; absent elsewhere).
 	CPU *CPUUse `json:"cpu,omitempty"`
+
+	tally *tally // what the figures summarise, for adding turns up
 }
 
 // CPUUse is CPU time over wall time, in cores.
@@ -111,11 +113,29 @@ type worker struct {
 	id      int
 	rng     *rand.Rand
 	measure bool
+	counts
+}
+
+// counts are what requests came to: a worker's, or a run's (its workers' added up).
+type counts struct {
 	lat     []shard // by kind
 	errs    []int   // by kind
 	done    int     // requests answered or failed (not those cut off by the hard stop)
 	bytes   int64
 	samples []string
+}
+
+func newCounts(kinds int) counts { return counts{lat: make([]shard, kinds), errs: make([]int, kinds)} }
+
+// add counts u into c.
+func (c *counts) add(u *counts) {
+	for k := range c.lat {
+		c.lat[k] = append(c.lat[k], u.lat[k]...)
+		c.errs[k] += u.errs[k]
+	}
+	c.done += u.done
+	c.bytes += u.bytes
+	c.samples = append(c.samples, u.samples...)
 }
 
 // Run drives sc against cfg.BaseURL and measures it.
@@ -175,7 +195,7 @@ func runPhase(parent context.Context, cfg Config, sc *Scenario, client *http.Cli
 	workers := make([]*worker, cfg.Connections)
 	capacity := perWorkerCap(cfg, len(sc.Kinds))
 	for i := range workers {
-		w := &worker{id: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1)), measure: measure, lat: make([]shard, len(sc.Kinds)), errs: make([]int, len(sc.Kinds))}
+		w := &worker{id: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1)), measure: measure, counts: newCounts(len(sc.Kinds))}
 		if measure {
 			for k := range w.lat {
 				w.lat[k] = make(shard, 0, capacity)
@@ -242,12 +262,12 @@ func runPhase(parent context.Context, cfg Config, sc *Scenario, client *http.Cli
 	if !measure {
 		return nil, nil
 	}
-	res := collect(sc, workers, elapsed, cfg.Connections)
+	t := collect(sc, workers, elapsed)
 	if cpu0.ok && cpu1.ok {
 		own, all := cpu1.own-cpu0.own, cpu1.all-cpu0.all
-		res.CPU = &CPUUse{Own: round2(own.Seconds() / elapsed.Seconds()), Other: round2(max(all-own, 0).Seconds() / elapsed.Seconds())}
+		t.cpu = &cpuSpent{own: own, other: max(all-own, 0)}
 	}
-	return res, nil
+	return t.result(sc, cfg.Connections), nil
 }
 
 // do makes one request, of the scenario's kind-th kind, and records it.
@@ -291,40 +311,59 @@ func (w *worker) fail(kind int, msg string) {
 	}
 }
 
-func collect(sc *Scenario, workers []*worker, elapsed time.Duration, conns int) *Result {
-	res := &Result{Scenario: sc.Name, Connections: conns, Elapsed: elapsed, ElapsedS: elapsed.Seconds()}
+// tally is what a run counted, before it is summarised. The turns of one side of an interleaved
+// pair add up to one tally (Plan.Rounds).
+type tally struct {
+	counts
+	elapsed time.Duration
+	cpu     *cpuSpent // nil where CPU time is not measured
+}
+
+// cpuSpent is the CPU time used during a run: by this process and by the rest of the machine.
+type cpuSpent struct{ own, other time.Duration }
+
+func collect(sc *Scenario, workers []*worker, elapsed time.Duration) *tally {
+	t := &tally{counts: newCounts(len(sc.Kinds)), elapsed: elapsed}
+	for _, w := range workers {
+		t.counts.add(&w.counts)
+	}
+	return t
+}
+
+// add counts u into t, another turn of the same side.
+func (t *tally) add(u *tally) {
+	t.counts.add(&u.counts)
+	t.elapsed += u.elapsed
+	if t.cpu != nil && u.cpu != nil {
+		t.cpu.own += u.cpu.own
+		t.cpu.other += u.cpu.other
+	} else {
+		t.cpu = nil
+	}
+}
+
+// result summarises t.
+func (t *tally) result(sc *Scenario, conns int) *Result {
+	res := &Result{Scenario: sc.Name, Connections: conns, Elapsed: t.elapsed, ElapsedS: t.elapsed.Seconds(), tally: t}
 	var all []time.Duration
-	var bytes int64
-	done := 0
 	for k, kind := range sc.Kinds {
-		var lat []time.Duration
-		kr := KindResult{Kind: kind.Name}
-		for _, w := range workers {
-			lat = append(lat, w.lat[k]...)
-			kr.Errors += w.errs[k]
-		}
+		lat := t.lat[k] // summarize sorts it: the order of samples does not matter once a run ended
 		all = append(all, lat...)
-		kr.Latency = summarize(lat)
-		kr.RPS = float64(len(lat)) / elapsed.Seconds()
+		kr := KindResult{Kind: kind.Name, Errors: t.errs[k], Latency: summarize(lat), RPS: float64(len(lat)) / t.elapsed.Seconds()}
 		res.Errors += kr.Errors
 		if len(sc.Kinds) > 1 {
 			res.Kinds = append(res.Kinds, kr)
 		}
 	}
-	for _, w := range workers {
-		bytes += w.bytes
-		done += w.done
-		for _, s := range w.samples {
-			if len(res.ErrorSamples) < 5 {
-				res.ErrorSamples = append(res.ErrorSamples, s)
-			}
-		}
-	}
+	res.ErrorSamples = t.samples[:min(len(t.samples), 5)]
 	res.Latency = summarize(all)
-	res.Requests = done
-	res.RPS = float64(done) / elapsed.Seconds()
+	res.Requests = t.done
+	res.RPS = float64(t.done) / t.elapsed.Seconds()
 	if len(all) > 0 {
-		res.BytesPerResponse = int(bytes / int64(len(all)))
+		res.BytesPerResponse = int(t.bytes / int64(len(all)))
+	}
+	if t.cpu != nil {
+		res.CPU = &CPUUse{Own: round2(t.cpu.own.Seconds() / t.elapsed.Seconds()), Other: round2(t.cpu.other.Seconds() / t.elapsed.Seconds())}
 	}
 	return res
 }

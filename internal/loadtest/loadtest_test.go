@@ -8,10 +8,14 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -281,4 +285,62 @@ func TestRunCountsErrors(t *testing.T) {
 	assert.Equal(t, 10, res.Errors)
 	require.NotEmpty(t, res.ErrorSamples)
 	assert.Contains(t, res.ErrorSamples[0], "status 401")
+}
+
+// TestRoundsInterleaveTheTargetAndTheCeiling: with Rounds 4 the target runs four turns in the
+// order target, ceiling, ceiling, target, target, ceiling, ceiling, target, and its figures are
+// those of all four turns: every request the target was sent in a turn, over their time together.
+func TestRoundsInterleaveTheTargetAndTheCeiling(t *testing.T) {
+	h := MustHost(t)
+	tg := MustTarget(t, h)
+	var mu sync.Mutex
+	var seen []time.Time // when the target was sent each request
+	backend, err := url.Parse(h.URL)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(backend)
+	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, time.Now())
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	defer counting.Close()
+	tg.BaseURL = counting.URL
+
+	const turn = 300 * time.Millisecond
+	type span struct{ from, to time.Time }
+	var turns []span
+	rep, err := Measure(context.Background(), tg, Plan{Scenarios: []string{"detail"}, Connections: []int{2},
+		Duration: 4 * turn, Rounds: 4, Seed: 1, Pool: 50,
+		Around: func(_ string, _ int, run func() error) error {
+			s := span{from: time.Now()}
+			err := run()
+			s.to = time.Now()
+			turns = append(turns, s)
+			return err
+		}})
+	require.NoError(t, err)
+	require.Len(t, turns, 4, "each of the target's turns is wrapped")
+	// Between the target's first and second turns, and its third and fourth, the ceiling ran two
+	// turns; its second and third follow each other.
+	assert.GreaterOrEqual(t, turns[1].from.Sub(turns[0].to), 2*turn)
+	assert.Less(t, turns[2].from.Sub(turns[1].to), turn)
+	assert.GreaterOrEqual(t, turns[3].from.Sub(turns[2].to), 2*turn)
+
+	sent := 0
+	for _, at := range seen {
+		for _, s := range turns {
+			if !at.Before(s.from) && !at.After(s.to) {
+				sent++
+			}
+		}
+	}
+	p := rep.Runs[0]
+	assert.Equal(t, sent, p.Target.Requests, "the target's figures count every request of its four turns")
+	assert.Equal(t, sent, p.Target.Latency.Count)
+	assert.GreaterOrEqual(t, p.Target.Elapsed, 4*turn, "over the four turns' time together")
+	assert.Less(t, p.Target.Elapsed, 4*turn+turn)
+	assert.Positive(t, p.Ceiling.Requests)
+	assert.GreaterOrEqual(t, p.Ceiling.Elapsed, 4*turn)
+	assert.InDelta(t, float64(sent)/p.Target.Elapsed.Seconds(), p.Target.RPS, 0.01)
 }

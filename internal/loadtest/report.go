@@ -36,8 +36,15 @@ type Plan struct {
 	// ServeCeiling, as `partnersim ceiling` does), for a target that runs in its own process;
 	// unset, the ceiling is served from this one (see Ceiling).
 	CeilingProcess func() *exec.Cmd
+	// Rounds, when above 1, interleaves the target's and the ceiling's runs: each side runs
+	// Rounds turns of Duration/Rounds, in the order target, ceiling, ceiling, target, target, …
+	// (each side's warm-up before its first turn only), and a side's figures are those of its
+	// turns together. A change in the machine's speed during a pair (other work, a neighbour on
+	// the host) then falls on both sides alike instead of on whichever ran in it. Runs bounded
+	// by Requests, or without a ceiling, are one turn.
+	Rounds int
 	// Around, if set, wraps each run against the target (not the ceiling), e.g. to profile
-	// just those.
+	// just those: with Rounds, each of the target's turns.
 	Around func(scenario string, connections int, run func() error) error
 }
 
@@ -155,29 +162,15 @@ func Measure(ctx context.Context, t Target, p Plan) (*Report, error) {
 		for _, conns := range p.Connections {
 			cfg := Config{BaseURL: t.BaseURL, APIKey: t.APIKey, Connections: conns, Duration: p.Duration, Warmup: p.Warmup,
 				Requests: p.Requests, Timeout: p.Timeout, Seed: p.Seed, Pool: pool}
-			pair := Pair{Scenario: name, Connections: conns}
-			runtime.GC()
-			err := around(name, conns, func() error {
-				var err error
-				pair.Target, err = Run(ctx, cfg, sc)
-				return err
-			})
+			pair, err := p.pair(ctx, cfg, sc, ceiling, func(run func() error) error { return around(name, conns, run) })
 			if err != nil {
 				closeCeiling(ceiling)
 				return nil, err
 			}
 			pair.Target.Server = t.Name
 			p.progress(pair.Target)
-			if ceiling != nil {
-				cfg.BaseURL = ceiling.URL
-				runtime.GC()
-				if pair.Ceiling, err = Run(ctx, cfg, sc); err != nil {
-					closeCeiling(ceiling)
-					return nil, err
-				}
-				pair.Ceiling.Server = "ceiling"
+			if pair.Ceiling != nil {
 				p.progress(pair.Ceiling)
-				pair.Ratio = ratios(pair.Target, pair.Ceiling)
 			}
 			rep.Runs = append(rep.Runs, pair)
 		}
@@ -185,6 +178,66 @@ func Measure(ctx context.Context, t Target, p Plan) (*Report, error) {
 	}
 	rep.Checks = checks(rep)
 	return rep, nil
+}
+
+// pair runs cfg against the target and, when there is one, against its ceiling, in the
+// turns p.Rounds asks for (around wraps each of the target's).
+func (p Plan) pair(ctx context.Context, cfg Config, sc *Scenario, ceiling *Ceiling, around func(func() error) error) (Pair, error) {
+	pair := Pair{Scenario: sc.Name, Connections: cfg.Connections}
+	turns := max(p.Rounds, 1)
+	if ceiling == nil || cfg.Requests > 0 {
+		turns = 1
+	}
+	sides := []Config{cfg}
+	if ceiling != nil {
+		c := cfg
+		c.BaseURL = ceiling.URL
+		sides = append(sides, c)
+	}
+	for i := range sides {
+		// Each side keeps its connections from turn to turn, as a partner's app keeps its own.
+		sides[i].Client = NewClient(cfg.Connections, cfg.Timeout)
+		defer sides[i].Client.CloseIdleConnections()
+		sides[i].Duration = cfg.Duration / time.Duration(turns)
+	}
+	var got [2]*tally
+	for turn := range 2 * turns {
+		side := (turn + 1) / 2 % 2 // 0 1 1 0 0 1 1 0 …: the target, then the ceiling, in ABBA order
+		if side >= len(sides) {
+			continue
+		}
+		c := sides[side]
+		if got[side] != nil {
+			c.Warmup = 0
+		}
+		runtime.GC()
+		var r *Result
+		run := func() (err error) {
+			r, err = Run(ctx, c, sc)
+			return err
+		}
+		var err error
+		if side == 0 {
+			err = around(run)
+		} else {
+			err = run()
+		}
+		if err != nil {
+			return pair, err
+		}
+		if got[side] == nil {
+			got[side] = r.tally
+		} else {
+			got[side].add(r.tally)
+		}
+	}
+	pair.Target = got[0].result(sc, cfg.Connections)
+	if got[1] != nil {
+		pair.Ceiling = got[1].result(sc, cfg.Connections)
+		pair.Ceiling.Server = "ceiling"
+		pair.Ratio = ratios(pair.Target, pair.Ceiling)
+	}
+	return pair, nil
 }
 
 // startCeiling serves captured where the plan says the target runs.

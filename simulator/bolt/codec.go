@@ -822,7 +822,7 @@ func valueFixedAccounts(b []byte, prices *priceTable, accounts []simulator.Accou
 		if len(b)-i < 9 {
 			return given, 0, false
 		}
-		sum, ok := scaleTo(int64(binary.LittleEndian.Uint64(b[i:])), int64(int8(b[i+8]))-accExp)
+		sum, ok := simulator.ScaleExact(int64(binary.LittleEndian.Uint64(b[i:])), int64(int8(b[i+8]))-accExp)
 		if !ok {
 			return given, 0, false
 		}
@@ -842,11 +842,11 @@ func valueFixedAccounts(b []byte, prices *priceTable, accounts []simulator.Accou
 				if e < 0 || e >= len(s.scaled) || s.scaledOK&(1<<e) == 0 {
 					return given, 0, false
 				}
-				term, ok := mulExact(int64(binary.LittleEndian.Uint64(b[q:])), s.scaled[e])
+				term, ok := simulator.MulExact(int64(binary.LittleEndian.Uint64(b[q:])), s.scaled[e])
 				if !ok {
 					return given, 0, false
 				}
-				if sum, ok = addExact(sum, term); !ok {
+				if sum, ok = simulator.AddExact(sum, term); !ok {
 					return given, 0, false
 				}
 			}
@@ -856,7 +856,7 @@ func valueFixedAccounts(b []byte, prices *priceTable, accounts []simulator.Accou
 		if !ok {
 			return given, 0, false
 		}
-		if total, ok = addExact(total, int64(cents)); !ok {
+		if total, ok = simulator.AddExact(total, int64(cents)); !ok {
 			return given, 0, false
 		}
 		a.Value = cents
@@ -885,12 +885,6 @@ func uvarintAt(b []byte, i int) (uint64, int) {
 func varintAt(b []byte, i int) (int64, int) {
 	u, j := uvarintAt(b, i)
 	return int64(u>>1) ^ -int64(u&1), j
-}
-
-// addExact returns a+b and whether it is an exact int64.
-func addExact(a, b int64) (int64, bool) {
-	s := a + b
-	return s, (s > a) == (b > 0) || b == 0
 }
 
 // smallDecimal reads a decimal stored as coefficient and exponent (tag 0, or fixed-width when

@@ -3,7 +3,6 @@ package bolt
 import (
 	"encoding/binary"
 	"math"
-	"math/bits"
 
 	"github.com/shopspring/decimal"
 
@@ -91,7 +90,7 @@ func newPriceTable(prices map[string]decimal.Decimal) *priceTable {
 		}
 		pc, pexp := p.CoefficientInt64(), p.Exponent()
 		for j := range s.scaled {
-			if v, ok := scaleTo(pc, int64(pexp)+int64(j+minQtyExp)-accExp); ok {
+			if v, ok := simulator.ScaleExact(pc, int64(pexp)+int64(j+minQtyExp)-accExp); ok {
 				s.scaled[j], s.scaledOK = v, s.scaledOK|1<<j
 			}
 		}
@@ -102,46 +101,6 @@ func newPriceTable(prices map[string]decimal.Decimal) *priceTable {
 // wordHome is the slot where a symbol's probe starts in words.
 func wordHome(shift uint, word uint64, n int) int {
 	return int(((word ^ uint64(n)<<59) * 0x9e3779b97f4a7c15) >> shift)
-}
-
-// scaleTo returns c×10^k when k >= 0 and that is an exact int64 (any k for a zero c).
-func scaleTo(c int64, k int64) (int64, bool) {
-	if c == 0 {
-		return 0, true
-	}
-	if k < 0 || k >= int64(len(pow10)) {
-		return 0, false
-	}
-	return mulExact(c, pow10[k])
-}
-
-// pow10 are the powers of ten that fit an int64.
-var pow10 = func() (p [19]int64) {
-	p[0] = 1
-	for i := 1; i < len(p); i++ {
-		p[i] = p[i-1] * 10
-	}
-	return p
-}()
-
-// mulExact returns a×b and whether it is an exact int64 (math.MinInt64 excluded, as
-// simulator.CentsSum excludes it).
-func mulExact(a, b int64) (int64, bool) {
-	ua, ub := uint64(a), uint64(b)
-	if a < 0 {
-		ua = -ua
-	}
-	if b < 0 {
-		ub = -ub
-	}
-	hi, lo := bits.Mul64(ua, ub)
-	if hi != 0 || lo > math.MaxInt64 {
-		return 0, false
-	}
-	if a < 0 != (b < 0) {
-		return -int64(lo), true
-	}
-	return int64(lo), true
 }
 
 // word finds the symbol of the n bytes at b[i:] (n <= 8, and b holds 8 bytes from i): its slot,

@@ -1245,7 +1245,8 @@ func TestFixedItemAccountsMatchTheGeneralReader(t *testing.T) {
 			return decimal.New(r.Int64N(1e3), 0)
 		}
 		places := r.IntN(9) // a quantity of -1,000 to 1,000
-		return decimal.New(r.Int64N(2e3*pow10[places])-1e3*pow10[places], -int32(places))
+		unit, _ := simulator.ScaleExact(1, int64(places))
+		return decimal.New(r.Int64N(2e3*unit)-1e3*unit, -int32(places))
 	}
 	fast, typicalFast, typicalAll := 0, 0, 0
 	for i := range 20000 {
