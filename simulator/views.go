@@ -107,7 +107,7 @@ func (p *UserItemPage) AllItems() []UserItem {
 type UserRows struct {
 	Items    []UserRow
 	Accounts []AccountRow
-	UAIDs    []byte // the items' user_account_ids, one after another
+	UAIDs    string // the items' user_account_ids, one after another
 }
 
 // UserRow is an item of UserRows: where its user_account_id and its accounts end in the rows'
@@ -134,7 +134,7 @@ func (r *UserRows) Item(i int) UserItem {
 		from = r.Items[i-1]
 	}
 	row := r.Items[i]
-	it := UserItem{UserAccountID: string(r.UAIDs[from.UAIDEnd:row.UAIDEnd]), Total: CentsAmount(row.Total), Accounts: []AccountItem{}}
+	it := UserItem{UserAccountID: r.UAIDs[from.UAIDEnd:row.UAIDEnd], Total: CentsAmount(row.Total), Accounts: []AccountItem{}}
 	for _, a := range r.Accounts[from.AccountsEnd:row.AccountsEnd] {
 		ai := AccountItem{Product: Products[a.Product], KYCStatus: KYCStatuses[a.KYC], Value: CentsAmount(a.Value), ShowsApprovedAt: a.Shows}
 		if a.Shows {
@@ -219,10 +219,26 @@ type OrderPage struct {
 }
 
 // OrderItemPage is one page of Get Order List as it is shown (OrderItem), and the count of
-// every match.
+// every match. A page holds its items (Items), or reads them one at a time as it is rendered
+// (Read): a page of items with strings, times and amounts was most of what a page allocated,
+// all of it for the collector to scan.
 type OrderItemPage struct {
 	Items []OrderItem
 	Total int
+	// Read, when set, gives the page's items in order, each in the same OrderItem (valid until
+	// the next; its strings are the page's own bytes), and returns the error of reading one.
+	Read func(yield func(*OrderItem)) error
+}
+
+// Each gives fn the page's items in order (Items, or Read's) and returns Read's error.
+func (p *OrderItemPage) Each(fn func(*OrderItem)) error {
+	if p.Read != nil {
+		return p.Read(fn)
+	}
+	for i := range p.Items {
+		fn(&p.Items[i])
+	}
+	return nil
 }
 
 // OrderItem is an order as a list item shows it (spec §2.5): the order less its institution,

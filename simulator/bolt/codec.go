@@ -509,12 +509,15 @@ func (d *decoder) raw(n uint64) []byte {
 	return v
 }
 
-func (d *decoder) str() string {
-	v := d.raw(d.uvarint())
+func (d *decoder) str() string { return d.cut(d.raw(d.uvarint())) }
+
+// cut returns v, bytes just read (they end where b now starts), as a string: cut from shared
+// when it is set.
+func (d *decoder) cut(v []byte) string {
 	if d.shared == "" || len(v) == 0 {
 		return string(v)
 	}
-	start := len(d.shared) - len(d.b) - len(v) // v ends where b now starts
+	start := len(d.shared) - len(d.b) - len(v)
 	return d.shared[start : start+len(v)]
 }
 
@@ -1071,25 +1074,20 @@ func (e *encoder) orderItemTail(o *simulator.Order) {
 
 // coveredOrder reads an order's list item from a covered index entry as a page's walk copies
 // it (listOrders: the length of the key's rest, the rest — placed_at's timeKey and the order
-// id — and the value, orderItemValue). As orderItemStrings does, it appends the id,
-// user_account_id, symbol and recurring order id to arena and notes where each ends; the
+// id — and the value, orderItemValue), its strings cut from d.shared (the entry's copy); the
 // product, side and status are the values the summary's bytes name, or their own strings.
-func (d *decoder) coveredOrder(o *simulator.OrderItem, arena []byte, ends *[4]int) []byte {
+func (d *decoder) coveredOrder(o *simulator.OrderItem) {
 	rest := d.raw(d.uvarint())
 	if len(rest) < 8 {
 		d.fail(errShort)
-		return arena
+		return
 	}
 	o.PlacedAt = timeFromKey(rest[:8])
-	if id := rest[8:]; utf8.Valid(id) {
-		arena = append(arena, id...)
-	} else {
-		arena = append(arena, validUTF8(string(id))...) // as the record keeps it
+	if o.ID = d.cut(rest[8:]); !utf8.ValidString(o.ID) {
+		o.ID = validUTF8(o.ID) // as the record keeps it
 	}
-	ends[0] = len(arena)
 	head := d.raw(orderSummaryLen)
-	arena = append(arena, d.raw(d.uvarint())...) // user_account_id
-	ends[1] = len(arena)
+	o.UserAccountID = d.str()
 	switch tag := d.raw(1); {
 	case len(tag) == 0:
 	case tag[0] == 1:
@@ -1099,19 +1097,16 @@ func (d *decoder) coveredOrder(o *simulator.OrderItem, arena []byte, ends *[4]in
 	default:
 		d.fail(errors.New("binary record: bad order item"))
 	}
-	arena = append(arena, d.raw(d.uvarint())...) // symbol
-	ends[2] = len(arena)
+	o.Symbol = d.str()
 	o.Quantity, o.Notional, o.Fee = d.amount(), d.amount(), d.amount()
 	if o.HasCompletedAt = d.bool(); o.HasCompletedAt {
 		o.CompletedAt = d.time()
 	}
 	o.IsRecurringOrder = d.bool()
-	arena = append(arena, d.raw(d.uvarint())...) // recurring order id
-	ends[3] = len(arena)
+	o.RecurringOrderID = d.str()
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errors.New("trailing bytes")
 	}
-	return arena
 }
 
 // orderSides are the sides an order item names without a string of its own.

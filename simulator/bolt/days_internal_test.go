@@ -202,7 +202,7 @@ func TestHourCountersFindPagesInTheirHour(t *testing.T) {
 			u, err := db.ListUserItems(ctx, "ins_a", uf)
 			require.NoError(t, err)
 			a := answer{orders: []string{}, users: []string{}, totals: [2]int{o.Total, u.Total}}
-			for _, o := range o.Items {
+			for _, o := range OrderItemsOf(t, o) {
 				a.orders = append(a.orders, o.ID)
 			}
 			for _, u := range u.AllItems() {

@@ -48,3 +48,12 @@ func (s *DB) EmitAll(ctx context.Context, evs []*simulator.Event) error {
 // RehearseWrites makes every later write run its function twice, first in a transaction that
 // is rolled back, as bbolt's Batch does when another call of a group fails (see DB.update).
 func (s *DB) RehearseWrites() { s.rehearse = true }
+
+// OrderItemsOf returns a page's items as a list, each copied: a page read from covered index
+// entries gives them one at a time, in one item (OrderItemPage.Read).
+func OrderItemsOf(tb testing.TB, p *simulator.OrderItemPage) []simulator.OrderItem {
+	tb.Helper()
+	items := []simulator.OrderItem{}
+	require.NoError(tb, p.Each(func(o *simulator.OrderItem) { items = append(items, *o) }))
+	return items
+}

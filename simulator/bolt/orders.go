@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"go.etcd.io/bbolt"
 
@@ -168,13 +169,13 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 }
 
 // ListOrderItems answers Get Order List as ListOrders does, each order as its list item shows
-// it: read from the index entries the page's walk found when they carry it (coveredOrderItems),
-// else decoded from its record (orderItems).
+// it: read from the index entries the page's walk found when they carry it, one at a time as
+// the page is rendered (coveredOrderItems), else decoded from its record (orderItems).
 func (s *DB) ListOrderItems(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderItemPage, error) {
 	page := &simulator.OrderItemPage{Items: []simulator.OrderItem{}}
 	return orNil(page, s.listOrders(ctx, instID, f, true, &page.Total, func(tx *bbolt.Tx, keys [][]byte, covered bool) (err error) {
 		if covered {
-			page.Items, err = coveredOrderItems(keys)
+			page.Items, page.Read = nil, coveredOrderItems(keys)
 		} else {
 			page.Items, err = orderItems(tx, keys, instID)
 		}
@@ -183,22 +184,22 @@ func (s *DB) ListOrderItems(ctx context.Context, instID string, f simulator.Orde
 }
 
 // coveredOrderItems reads a page's items from its covered index entries as the walk copied
-// them (decoder.coveredOrder), their strings cut from one string of the page's.
-func coveredOrderItems(entries [][]byte) ([]simulator.OrderItem, error) {
-	items := make([]simulator.OrderItem, len(entries))
-	sc := orderScratch.Get().(*orderRoom)
-	defer orderScratch.Put(sc)
-	arena, ends := sc.arena[:0], append(sc.ends[:0], make([][4]int, len(entries))...)
-	for i, e := range entries {
-		d := decoder{b: e}
-		if arena = d.coveredOrder(&items[i], arena, &ends[i]); d.err != nil {
-			sc.arena, sc.ends = arena, ends
-			return nil, fmt.Errorf("decode %s value: %w", bOrderIndex, d.err)
+// them (decoder.coveredOrder), one at a time into one item: each item's strings are cut from
+// its entry's bytes, which nothing writes after the walk (pageScan's arena is the page's own),
+// so a page allocates no item and no string.
+func coveredOrderItems(entries [][]byte) func(yield func(*simulator.OrderItem)) error {
+	return func(yield func(*simulator.OrderItem)) error {
+		var it simulator.OrderItem
+		for _, e := range entries {
+			d := decoder{b: e, shared: unsafe.String(unsafe.SliceData(e), len(e))}
+			it = simulator.OrderItem{}
+			if d.coveredOrder(&it); d.err != nil {
+				return fmt.Errorf("decode %s value: %w", bOrderIndex, d.err)
+			}
+			yield(&it)
 		}
+		return nil
 	}
-	sc.arena, sc.ends = arena, ends
-	cutOrderStrings(items, string(arena), ends)
-	return items, nil
 }
 
 // cutOrderStrings gives each item its id, user_account_id, symbol and recurring order id, cut

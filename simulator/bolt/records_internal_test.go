@@ -1033,15 +1033,14 @@ func TestCoveredOrderItemMatchesWholeOrder(t *testing.T) {
 		require.NoError(t, err)
 		var whole simulator.Order
 		require.NoError(t, decodeRecord(raw, &whole))
-		items, err := coveredOrderItems([][]byte{entry})
-		require.NoError(t, err, "order %d", i)
+		items := OrderItemsOf(t, &simulator.OrderItemPage{Read: coveredOrderItems([][]byte{entry})})
 		want := whole.Item()
 		want.PlacedAt = want.PlacedAt.UTC()
 		require.Equal(t, sameForm([]simulator.OrderItem{want}), sameForm(items), "order %d", i)
 		require.Equal(t, orderSummary(o)[:orderSummaryLen], orderItemValue(o)[:orderSummaryLen], "a filter reads either form alike")
 		for n := 1; n < len(entry); n += 1 + len(entry)/20 {
-			_, err := coveredOrderItems([][]byte{entry[:n]})
-			require.Error(t, err, "order %d cut at %d bytes", i, n)
+			page := &simulator.OrderItemPage{Read: coveredOrderItems([][]byte{entry[:n]})}
+			require.Error(t, page.Each(func(*simulator.OrderItem) {}), "order %d cut at %d bytes", i, n)
 		}
 	}
 }
@@ -1100,8 +1099,9 @@ func TestOrderListsOfAStoreWrittenBeforeItems(t *testing.T) {
 			for j, o := range whole.Orders {
 				want[j] = o.Item()
 			}
-			out[i], err = db.ListOrderItems(ctx, "ins_a", f)
+			page, err := db.ListOrderItems(ctx, "ins_a", f)
 			require.NoError(t, err)
+			out[i] = &simulator.OrderItemPage{Items: OrderItemsOf(t, page), Total: page.Total}
 			require.Equal(t, whole.Total, out[i].Total, "query %d: %+v", i, f)
 			require.Equal(t, sameForm(want), sameForm(out[i].Items), "query %d: %+v", i, f)
 		}

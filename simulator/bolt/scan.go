@@ -31,6 +31,8 @@ func prefixEnd(prefix []byte) []byte {
 // pageScan walks index keys in [lo, hi) ascending, or descending when desc, and returns the keys
 // of the records (keyOf of each key and value, in one arena) of the matching entries at positions
 // [offset, offset+limit) — or, keyOf nil, their values themselves (the transaction's bytes).
+// The arena is the page's own and nothing writes its bytes after the walk: a reader may cut
+// strings from them (coveredOrderItems).
 // match nil means every entry matches. With total nil the walk stops as soon as the page is
 // full (the caller knows the count); otherwise it walks the whole range and stores the number
 // of matches in *total. A long walk stops with ctx's error once ctx is
@@ -246,7 +248,7 @@ func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
 	// Room for three accounts a user and 32 bytes a user_account_id: a generated set's users
 	// have 2.2 and 24, on average.
 	r.Accounts = make([]simulator.AccountRow, 0, 3*len(values))
-	r.UAIDs = make([]byte, 0, 32*len(values))
+	uaids := make([]byte, 0, 32*len(values))
 	for i, v := range values {
 		d := decoder{b: v[userSummaryLen:]}
 		uaid := d.raw(d.uvarint())
@@ -259,12 +261,13 @@ func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
 			return nil
 		}
 		if utf8.Valid(uaid) {
-			r.UAIDs = append(r.UAIDs, uaid...)
+			uaids = append(uaids, uaid...)
 		} else {
-			r.UAIDs = append(r.UAIDs, validUTF8(string(uaid))...) // as the record keeps it
+			uaids = append(uaids, validUTF8(string(uaid))...) // as the record keeps it
 		}
-		r.Items[i] = simulator.UserRow{UAIDEnd: int32(len(r.UAIDs)), AccountsEnd: int32(len(r.Accounts)), Total: total}
+		r.Items[i] = simulator.UserRow{UAIDEnd: int32(len(uaids)), AccountsEnd: int32(len(r.Accounts)), Total: total}
 	}
+	r.UAIDs = string(uaids)
 	return r
 }
 

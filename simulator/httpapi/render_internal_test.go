@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -236,7 +238,7 @@ func asRows(items []simulator.UserItem) (_ *simulator.UserRows, ok bool) {
 			r.Accounts = append(r.Accounts, simulator.AccountRow{Value: v, Product: uint8(p), KYC: uint8(k), Shows: a.ShowsApprovedAt,
 				ApprovedSec: a.ApprovedAt.Unix(), ApprovedNsec: int32(a.ApprovedAt.Nanosecond())})
 		}
-		r.UAIDs = append(r.UAIDs, it.UserAccountID...)
+		r.UAIDs += it.UserAccountID
 		r.Items = append(r.Items, simulator.UserRow{UAIDEnd: int32(len(r.UAIDs)), AccountsEnd: int32(len(r.Accounts)), Total: total})
 	}
 	return r, true
@@ -296,8 +298,8 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 		items := []orderJSON{}
 		for range r.IntN(6) {
 			at := time.Date(2020+r.IntN(7), time.Month(1+r.IntN(12)), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(3)*r.IntN(1e9), time.UTC)
-			o := &simulator.Order{ID: str(), UserAccountID: str(), Product: simulator.Products[r.IntN(4)], Side: []simulator.Side{simulator.SideBuy, simulator.SideSell, simulator.Side(str())}[r.IntN(3)],
-				Symbol: str(), Quantity: dec(), Notional: dec(), Fee: dec(), Status: simulator.OrderStatuses[r.IntN(4)], PlacedAt: at,
+			o := &simulator.Order{ID: str(), UserAccountID: str(), Product: append(slices.Clone(simulator.Products), simulator.Product(str()))[r.IntN(5)], Side: []simulator.Side{simulator.SideBuy, simulator.SideSell, simulator.Side(str())}[r.IntN(3)],
+				Symbol: str(), Quantity: dec(), Notional: dec(), Fee: dec(), Status: append(slices.Clone(simulator.OrderStatuses), simulator.OrderStatus(str()))[r.IntN(5)], PlacedAt: at,
 				IsRecurringOrder: r.IntN(2) == 0, RecurringOrderID: str()}
 			if r.IntN(2) == 0 {
 				c := at.Add(time.Duration(r.IntN(1e6)) * time.Millisecond).In(time.FixedZone("x", 7200))
@@ -309,8 +311,39 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 		cursor := new(big.Int).Lsh(big.NewInt(int64(r.IntN(100))), uint(r.IntN(80)))
 		want, err := simulator.EncodeJSON(pageJSON[orderJSON]{Items: items, TotalRecords: page.Total, LastRecordNumber: nextCursor(cursor, len(items)), PerPage: 100})
 		require.NoError(t, err)
-		require.Equal(t, string(want), string(renderOrderPage(nil, page, cursor, 100)), "page %d", i)
+		got, err := renderOrderPage(nil, page, cursor, 100)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "page %d", i)
 	}
+}
+
+// A page whose items are read as it renders (OrderItemPage.Read) renders them as a page that
+// holds them does, and a failed read is the render's error, for the handler to answer with.
+func TestRenderOrderPageReadAsItRenders(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	held := &simulator.OrderItemPage{Total: 7, Items: []simulator.OrderItem{
+		{ID: "ord_1", UserAccountID: "ua_1", Product: simulator.ProductCrypto, Side: simulator.SideBuy, Status: simulator.OrderPending, PlacedAt: at},
+		{ID: "ord_2", UserAccountID: "ua_2", Product: simulator.ProductRobo, Side: simulator.SideSell, Status: simulator.OrderFailed, PlacedAt: at},
+	}}
+	read := func(fail error) *simulator.OrderItemPage {
+		return &simulator.OrderItemPage{Total: 7, Read: func(yield func(*simulator.OrderItem)) error {
+			var it simulator.OrderItem
+			for _, o := range held.Items {
+				it = o
+				yield(&it)
+			}
+			return fail
+		}}
+	}
+	cursor := big.NewInt(3)
+	want, err := renderOrderPage(nil, held, cursor, 25)
+	require.NoError(t, err)
+	got, err := renderOrderPage(nil, read(nil), cursor, 25)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+	assert.Contains(t, string(got), `"last_record_number":5`, "the cursor moves by the items read")
+	_, err = renderOrderPage(nil, read(errors.New("bad entry")), cursor, 25)
+	assert.EqualError(t, err, "bad entry")
 }
 
 // appendJSONString writes a string as the one encoder does, escapes and raw line separators
@@ -320,6 +353,35 @@ func TestAppendJSONStringMatchesEncoder(t *testing.T) {
 		want, err := simulator.EncodeJSON(in)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(appendJSONString(nil, in)), "%q", in)
+	}
+}
+
+// plainJSON, eight bytes at a time, says what a byte at a time says: every byte value at every
+// position of strings of every length up to three words, the rest plain or another byte too.
+func TestPlainJSONMatchesBytewise(t *testing.T) {
+	bytewise := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := range 25 {
+		for at := range n {
+			for c := range 256 {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = byte(0x20 + r.IntN(0x5f)) // printable ASCII, quotes and backslashes too
+				}
+				b[at] = byte(c)
+				if r.IntN(4) == 0 {
+					b[r.IntN(n)] = byte(r.IntN(256))
+				}
+				require.Equal(t, bytewise(string(b)), plainJSON(string(b)), "%q", b)
+			}
+		}
 	}
 }
 

@@ -124,14 +124,22 @@ func objects(o *validate.Object, name string) []*validate.Object {
 	return out
 }
 
+// infallible is a page's render that cannot fail, as handleList takes it.
+func infallible[P any](render func(b []byte, page P, cursor *big.Int, perPage int) []byte) func([]byte, P, *big.Int, int) ([]byte, error) {
+	return func(b []byte, page P, cursor *big.Int, perPage int) ([]byte, error) {
+		return render(b, page, cursor, perPage), nil
+	}
+}
+
 // handleList serves one of the partner API's two lists: read the query (filters, paging,
 // sort) into a filter, fetch the key's institution's page, render it with the cursor and the
-// page size into a recycled buffer.
+// page size into a recycled buffer (a page whose items are read as it renders can still fail:
+// then nothing is written).
 func handleList[F, P any](
 	query func(*validate.Params) (F, *big.Int),
 	perPage func(F) int,
 	list func(ctx context.Context, instID string, f F) (P, error),
-	render func(b []byte, page P, cursor *big.Int, perPage int) []byte,
+	render func(b []byte, page P, cursor *big.Int, perPage int) ([]byte, error),
 ) echo.HandlerFunc {
 	var bodies bodyPool
 	return func(c echo.Context) error {
@@ -143,7 +151,6 @@ func handleList[F, P any](
 		if err != nil {
 			return err
 		}
-		bodies.write(c, func(b []byte) []byte { return render(b, page, cursor, perPage(f)) })
-		return nil
+		return bodies.tryWrite(c, func(b []byte) ([]byte, error) { return render(b, page, cursor, perPage(f)) })
 	}
 }

@@ -42,10 +42,21 @@ func writeRaw(c echo.Context, status int, body []byte) {
 
 // write answers c 200 with the body render appends to a buffer of the pool (bodyPool).
 func (bp *bodyPool) write(c echo.Context, render func([]byte) []byte) {
+	_ = bp.tryWrite(c, func(b []byte) ([]byte, error) { return render(b), nil })
+}
+
+// tryWrite is write for a render that can fail (a page whose items are read as it renders):
+// nothing is written then, and the error is returned for the handler to return.
+func (bp *bodyPool) tryWrite(c echo.Context, render func([]byte) ([]byte, error)) error {
 	body := bp.get()
-	*body = render(*body)
+	defer bp.put(body)
+	b, err := render(*body)
+	if err != nil {
+		return err
+	}
+	*body = b
 	writeRaw(c, http.StatusOK, *body)
-	bp.put(body)
+	return nil
 }
 
 // contentTypeJSON is every JSON answer's Content-Type value, shared (net/http only reads a
