@@ -85,6 +85,32 @@ Feature: Control plane
     And I GET "/transactions/{o1.transaction_id}/"
     Then the JSON at "orders.0.notional" is "2.00"
 
+  @sandbox @rule:D9.7
+  Scenario: Amounts written with exponents far from a cent's are valued exactly, on the detail and on a list page
+    # Cash 1E+10 (+10), a quantity 1E+4 (+4) at a price of 100 (0), a quantity 2.5E+3 (+2) at
+    # 0.50 (−2), and a holding worth 10^-21 (a quantity of 0.00000001 at 0.0000000000001) beside
+    # one worth 1: every value and every total is exact to the cent however finely or coarsely
+    # its terms are written.
+    Given the prices are:
+      | symbol | price           |
+      | AAPL   | 100             |
+      | ETH    | 0.50            |
+      | DOGE   | 0.0000000000001 |
+      | SOL    | 1               |
+    And a user "alice" with accounts:
+      | product    | kyc_status | cash  | holdings                           |
+      | securities | approved   | 1E+10 | AAPL 1E+4                          |
+      | crypto     | approved   | 5E+2  | ETH 2.5E+3; DOGE 0.00000001; SOL 1 |
+    # 10,000,000,000 + 10,000 × 100; 500 + 2,500 × 0.50 + 10^-21 + 1.
+    When I GET "/users/{alice}/?user_account_id_type=platform"
+    Then the JSON at "accounts.#(product==securities).current_market_value" is "10001000000.00"
+    And the JSON at "accounts.#(product==crypto).current_market_value" is "1751.00"
+    And the JSON at "total_current_market_value" is "10001001751.00"
+    When I GET "/users/?user_account_id=alice"
+    Then the JSON at "items.0.total_current_market_value" is "10001001751.00"
+    And the JSON at "items.0.accounts.#(product==securities).current_market_value" is "10001000000.00"
+    And the JSON at "items.0.accounts.#(product==crypto).current_market_value" is "1751.00"
+
   @sandbox @rule:D9.8
   Scenario: A user_account_id and a member's core_id are an institution's once; another institution may have them too
     Given a user "alice"

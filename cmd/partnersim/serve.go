@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -212,19 +211,14 @@ func serve(ctx context.Context, cfg serveConfig, flags *pflag.FlagSet, getenv fu
 	defer sb.Close()
 	token.Store(&sb.Token)
 	// A soft memory limit and the collector's pace for serving, from what the runtime holds
-	// once the store is open (serveGC, decisions D17). Set after the fixture load,
-	// which may need more; GOMEMLIMIT and GOGC override them.
+	// once the store is open and again after every collection (serveGC, heapFollower,
+	// decisions D17). Set after the fixture load, which may need more; GOMEMLIMIT and GOGC
+	// override them.
 	var storeSize int64
 	if st, err := os.Stat(sb.DB.Path()); err == nil {
 		storeSize = st.Size()
 	}
-	limit, gcPercent := serveGC(storeSize)
-	if getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(limit)
-	}
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
+	defer followHeap(storeSize, getenv("GOMEMLIMIT") == "", getenv("GOGC") == "").stop()
 	gate.Ready(wrap(sb.Server), sb.Ready)
 	printBanner(stdout, sb, ln.Addr().String(), cfg, time.Since(start))
 	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("db", cfg.DBPath))
