@@ -79,10 +79,70 @@ type UserPage struct {
 }
 
 // UserItemPage is one page of Get User List as it is shown (UserItem), and the count of every
-// match.
+// match. A store that read every item of the page in int64 cents gives them as Rows instead,
+// Items then empty.
 type UserItemPage struct {
 	Items []UserItem
 	Total int
+	Rows  *UserRows
+}
+
+// AllItems returns the page's items as UserItems, whichever form they were given in.
+func (p *UserItemPage) AllItems() []UserItem {
+	if p.Rows == nil {
+		return p.Items
+	}
+	items := make([]UserItem, len(p.Rows.Items))
+	for i := range items {
+		items[i] = p.Rows.Item(i)
+	}
+	return items
+}
+
+// UserRows is a page of user items without pointers: each account's product and KYC status as
+// their indexes in Products and KYCStatuses, its value in cents, kyc_approved_at in Unix
+// seconds. A page's items as UserItems were a few hundred strings, amounts and times for the
+// collector to zero and scan, and each read back to be rendered; rows are what the store read
+// and what a list item renders (Item gives one as a UserItem).
+type UserRows struct {
+	Items    []UserRow
+	Accounts []AccountRow
+	UAIDs    string // the items' user_account_ids, one after another
+}
+
+// UserRow is an item of UserRows: where its user_account_id and its accounts end in the rows'
+// UAIDs and Accounts (each starts where the item before ends), and its total.
+type UserRow struct {
+	UAIDEnd, AccountsEnd int32
+	Total                Cents
+}
+
+// AccountRow is an account of a UserRow (an AccountItem without pointers): kyc_approved_at is
+// ApprovedSec and ApprovedNsec, shown when Shows.
+type AccountRow struct {
+	Value        Cents
+	ApprovedSec  int64
+	ApprovedNsec int32
+	Product, KYC uint8 // indexes in Products and KYCStatuses
+	Shows        bool
+}
+
+// Item returns item i of the rows as a UserItem.
+func (r *UserRows) Item(i int) UserItem {
+	var from UserRow
+	if i > 0 {
+		from = r.Items[i-1]
+	}
+	row := r.Items[i]
+	it := UserItem{UserAccountID: r.UAIDs[from.UAIDEnd:row.UAIDEnd], Total: CentsAmount(row.Total), Accounts: []AccountItem{}}
+	for _, a := range r.Accounts[from.AccountsEnd:row.AccountsEnd] {
+		ai := AccountItem{Product: Products[a.Product], KYCStatus: KYCStatuses[a.KYC], Value: CentsAmount(a.Value), ShowsApprovedAt: a.Shows}
+		if a.Shows {
+			ai.ApprovedAt = time.Unix(a.ApprovedSec, int64(a.ApprovedNsec)).UTC()
+		}
+		it.Accounts = append(it.Accounts, ai)
+	}
+	return it
 }
 
 // UserItem is a user as a list item shows it (spec §2.2): its user_account_id and each

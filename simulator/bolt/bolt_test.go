@@ -313,7 +313,42 @@ func TestListUsersAgreesWithBruteForce(t *testing.T) {
 		for _, u := range page.Users {
 			wantItems = append(wantItems, u.Item(page.Prices, []simulator.AccountItem{})) // nil and empty render alike
 		}
-		require.Equal(t, wantItems, items.Items, "query %d items: %+v", i, f)
+		require.Equal(t, wantItems, items.AllItems(), "query %d items: %+v", i, f)
+	}
+}
+
+// Pages deep into a list sorted by user_account_id start at the marks earlier walks left
+// (walkMarks): asked again, in either order, they are the same; after a user is added
+// anywhere in the list every later page moves by one, and the pages still agree with the
+// brute force's.
+func TestDeepUserPagesFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpen(t)
+	w := seedWorld(t, db, 700, 0, 5)
+	r := rand.New(rand.NewPCG(5, 5))
+	check := func(i int) {
+		f := simulator.UserFilter{SortKey: simulator.SortUserAccountID, Limit: 1 + r.IntN(40), Offset: r.IntN(400), Desc: r.IntN(2) == 0}
+		if r.IntN(4) == 0 {
+			f.Product = ptr(simulator.Products[r.IntN(4)])
+		}
+		want, total := w.expectUsers("ins_a", f)
+		page, err := db.ListUsers(ctx, "ins_a", f)
+		require.NoError(t, err)
+		got := []string(nil)
+		for _, u := range page.Users {
+			got = append(got, u.PlatformID)
+		}
+		require.Equal(t, want, got, "query %d: %+v", i, f)
+		require.Equal(t, total, page.Total, "query %d total: %+v", i, f)
+	}
+	for i := range 600 {
+		check(i)
+		if i%40 == 39 {
+			u := simulator.User{InstitutionID: "ins_a", UserAccountID: fmt.Sprintf("u%03d_new%d", r.IntN(2100), i), CreatedAt: base,
+				Accounts: []simulator.Account{{Product: simulator.Products[r.IntN(4)], KYCStatus: simulator.KYCApproved, Cash: decimal.New(1, 0)}}}
+			require.NoError(t, db.CreateUser(ctx, &u))
+			w.users = append(w.users, u)
+		}
 	}
 }
 

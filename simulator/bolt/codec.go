@@ -783,89 +783,89 @@ func (d *decoder) userAccounts(it *simulator.UserItem, prices *priceTable, accou
 }
 
 // valueFixedAccounts reads the accounts of a user index value of tag 2 (b: after the tag) as
-// userAccounts reads them with compact and d.fixed set — the item's total into it and each
-// account appended to accounts — in one pass over the bytes, valuing each account at accExp
-// (priceTable.word's scaled prices: a multiplication a holding, no CentsSum). A list page reads
+// userAccounts reads them with compact and d.fixed set — each account appended to accounts as a
+// row (simulator.AccountRow), the item's total returned — in one pass over the bytes, valuing
+// each account at accExp (priceTable.word's scaled prices: a multiplication a holding, no
+// CentsSum). A list page reads
 // a few hundred accounts, and the general reader's steps (a decoder call a field, a sum that
 // moves its exponent term by term, a symbol hashed byte by byte) were most of its store's
 // instructions. ok is false, accounts as given, where it does not answer exactly what
 // userAccounts would: anything malformed, a kyc_approved_at with a zone, a symbol it does not
 // index (empty or longer than 8 bytes), a term it cannot put at accExp exactly — and the caller
 // reads the value with userAccounts, which is exact too (either path's cents are the exact sum's).
-func valueFixedAccounts(b []byte, prices *priceTable, it *simulator.UserItem, accounts []simulator.AccountItem) (_ []simulator.AccountItem, ok bool) {
+func valueFixedAccounts(b []byte, prices *priceTable, accounts []simulator.AccountRow) (_ []simulator.AccountRow, _ simulator.Cents, ok bool) {
 	given := accounts
 	n, i := uvarintAt(b, 0)
 	if i < 0 || n > uint64(len(b)-i)+1 {
-		return given, false
+		return given, 0, false
 	}
 	var total int64
 	for range max(int(n)-1, 0) { // a length is written one more than it is, 0 for nil
 		if len(b)-i < 3+9 {
-			return given, false
+			return given, 0, false
 		}
 		p, k, shows := b[i], b[i+1], b[i+2]
 		if int(p) >= len(simulator.Products) || int(k) >= len(simulator.KYCStatuses) || shows > 1 {
-			return given, false
+			return given, 0, false
 		}
-		a := simulator.AccountItem{Product: simulator.Products[p], KYCStatus: simulator.KYCStatuses[k]}
+		a := simulator.AccountRow{Product: p, KYC: k}
 		i += 3
 		if shows == 1 {
 			sec, j := varintAt(b, i)
 			nsec, j := uvarintAt(b, j)
 			off, j := varintAt(b, j)
 			if j < 0 || nsec >= 1e9 || off != 0 {
-				return given, false
+				return given, 0, false
 			}
-			if a.ShowsApprovedAt = a.KYCStatus.ShowsApprovedAt(); a.ShowsApprovedAt {
-				a.ApprovedAt = time.Unix(sec, int64(nsec)).UTC()
+			if a.Shows = simulator.KYCStatuses[k].ShowsApprovedAt(); a.Shows {
+				a.ApprovedSec, a.ApprovedNsec = sec, int32(nsec)
 			}
 			i = j
 		}
 		if len(b)-i < 9 {
-			return given, false
+			return given, 0, false
 		}
 		sum, ok := simulator.ScaleExact(int64(binary.LittleEndian.Uint64(b[i:])), int64(int8(b[i+8]))-accExp)
 		if !ok {
-			return given, false
+			return given, 0, false
 		}
 		holdings, j := uvarintAt(b, i+9)
 		if j < 0 || holdings > uint64(len(b)-j)+1 {
-			return given, false
+			return given, 0, false
 		}
 		i = j
 		for range max(int(holdings)-1, 0) {
 			if i >= len(b) || b[i] == 0 || b[i] > 8 || len(b)-i-1 < int(b[i])+9 {
-				return given, false // a symbol of a length words does not index, or cut short
+				return given, 0, false // a symbol of a length words does not index, or cut short
 			}
 			sn := int(b[i])
 			q := i + 1 + sn
 			if s := prices.word(b, i+1, sn); s != nil { // no price: the holding is worth nothing
 				e := int(int8(b[q+8])) - minQtyExp
 				if e < 0 || e >= len(s.scaled) || s.scaledOK&(1<<e) == 0 {
-					return given, false
+					return given, 0, false
 				}
 				term, ok := simulator.MulExact(int64(binary.LittleEndian.Uint64(b[q:])), s.scaled[e])
 				if !ok {
-					return given, false
+					return given, 0, false
 				}
 				if sum, ok = simulator.AddExact(sum, term); !ok {
-					return given, false
+					return given, 0, false
 				}
 			}
 			i = q + 9
 		}
 		cents, ok := simulator.RoundCents(sum, accExp)
 		if !ok {
-			return given, false
+			return given, 0, false
 		}
 		if total, ok = simulator.AddExact(total, int64(cents)); !ok {
-			return given, false
+			return given, 0, false
 		}
-		a.Value = simulator.CentsAmount(cents)
+		a.Value = cents
 		accounts = append(accounts, a)
 	}
-	it.Total = simulator.CentsAmount(simulator.Cents(total))
-	return accounts, true
+	return accounts, simulator.Cents(total), true
 }
 
 // uvarintAt reads the uvarint at b[i:] and returns it and the index after it, -1 when there is

@@ -205,7 +205,7 @@ func TestHourCountersFindPagesInTheirHour(t *testing.T) {
 			for _, o := range OrderItemsOf(t, o) {
 				a.orders = append(a.orders, o.ID)
 			}
-			for _, u := range u.Items {
+			for _, u := range u.AllItems() {
 				a.users = append(a.users, u.UserAccountID)
 			}
 			return a

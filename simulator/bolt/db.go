@@ -32,6 +32,8 @@ type DB struct {
 	caches map[string]*readCache
 	// walked remembers the totals of filtered walks (see countCache).
 	walked countCache
+	// marks remembers how far whole-index walks went (see walkMarks).
+	marks walkMarks
 	// gen counts the write transactions committed (and stores swapped in): a value read for
 	// one count is current until it moves (see viewCache).
 	gen atomic.Uint64

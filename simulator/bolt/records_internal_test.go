@@ -441,14 +441,40 @@ func TestUserItemMatchesWholeUser(t *testing.T) {
 // read as an item or its accounts whole.
 func TestCoveredItemMatchesWholeUser(t *testing.T) {
 	g := recordGen{rand.New(rand.NewPCG(34, 4))}
+	asRows, pairs := 0, 0
+	var last []byte
+	var lastWhole simulator.User
 	for i := range 5000 {
 		u, _, whole, prices := g.itemCase(t)
 		want := whole.Item(prices, []simulator.AccountItem{}) // nil and empty render alike
 		in := &pricedInstitution{&simulator.Institution{Prices: prices}, newPriceTable(prices)}
-		got, err := coveredItems([][]byte{userIndexValue(u, true)}, in)
+		v := userIndexValue(u, true)
+		got, err := coveredItems([][]byte{v}, in)
 		require.NoError(t, err)
 		require.Equal(t, []simulator.UserItem{want}, got, "user %d: %+v at %v", i, whole.Accounts, prices)
+		// And as a row, when it is read as one: on a page of its own, and beside another.
+		if rows := coveredRows([][]byte{v}, in); rows != nil {
+			asRows++
+			require.Equal(t, want, rows.Item(0), "user %d as a row: %+v at %v", i, whole.Accounts, prices)
+			// At these prices the user before may not be read as a row: then neither is the page.
+			if last != nil {
+				if two := coveredRows([][]byte{last, v}, in); two != nil {
+					pairs++
+					require.Equal(t, want, two.Item(1), "user %d as a second row", i)
+					require.Equal(t, lastWhole.Item(prices, []simulator.AccountItem{}), two.Item(0), "user %d: the row before it", i)
+				}
+			}
+			last, lastWhole = v, whole
+		}
 	}
+	require.Greater(t, asRows, 500, "some users are read as rows")
+	require.Greater(t, pairs, 100, "some pages of two are read as rows")
+}
+
+// accountItems returns rows as AccountItems (simulator.UserRows.Item's), empty for none.
+func accountItems(rows []simulator.AccountRow) []simulator.AccountItem {
+	r := simulator.UserRows{Accounts: rows, Items: []simulator.UserRow{{AccountsEnd: int32(len(rows))}}}
+	return r.Item(0).Accounts
 }
 
 // A store written before its user index kept list items (no metaUserItems) lists its users from
@@ -495,16 +521,23 @@ func TestUserListsOfAStoreWrittenBeforeItems(t *testing.T) {
 		}
 		queries = append(queries, f)
 	}
+	// pages reads every query's page, its items as UserItems whichever form they came in
+	// (rows counts those that came as rows).
+	rows := 0
 	pages := func() []*simulator.UserItemPage {
 		var out []*simulator.UserItemPage
 		for _, f := range queries {
 			page, err := db.ListUserItems(ctx, "ins_a", f)
 			require.NoError(t, err)
-			out = append(out, page)
+			if page.Rows != nil {
+				rows++
+			}
+			out = append(out, &simulator.UserItemPage{Items: page.AllItems(), Total: page.Total})
 		}
 		return out
 	}
 	since := pages()
+	require.Greater(t, rows, len(queries)/4, "pages read as rows")
 	// What the whole records show.
 	for i, f := range queries {
 		whole, err := db.ListUsers(ctx, "ins_a", f)
@@ -1415,8 +1448,9 @@ func TestFixedItemAccountsMatchTheGeneralReader(t *testing.T) {
 			d := decoder{b: v, fixed: true}
 			var want simulator.UserItem
 			wantAccounts, wantOK := d.userAccounts(&want, table, []simulator.AccountItem{}, nil, true)
-			var got simulator.UserItem
-			gotAccounts, ok := valueFixedAccounts(v, table, &got, []simulator.AccountItem{})
+			rows, total, ok := valueFixedAccounts(v, table, []simulator.AccountRow{})
+			got := simulator.UserItem{Total: simulator.CentsAmount(total)}
+			gotAccounts := accountItems(rows)
 			if cut == len(e.b) && typical {
 				typicalAll++
 				if ok {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"unicode/utf8"
@@ -37,11 +38,27 @@ func prefixEnd(prefix []byte) []byte {
 // of matches in *total. A long walk stops with ctx's error once ctx is
 // done (the client went away: decisions D17), checked every scanCheckEvery entries.
 func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
+	return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, nil)
+}
+
+// pageWalk is pageScan that, given marks (walkMarks: the keys of every markEvery-th entry of
+// the walk, as far as earlier walks in the same state went), starts at the last mark at or
+// before offset instead of at the range's start, and adds to marks.fresh those it passes
+// beyond the known ones.
+func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte, marks *marking) ([][]byte, error) {
 	ids := make([][]byte, 0, limit)
 	var arena []byte // the keys' bytes, copied out of the transaction's pages together
 	c := b.Cursor()
 	var k, v []byte
-	if desc {
+	n := 0
+	if j := marks.before(offset); j > 0 {
+		if k, v = c.Seek(marks.known[j-1]); bytes.Equal(k, marks.known[j-1]) {
+			n = j * markEvery
+		}
+	}
+	switch {
+	case n > 0: // at the mark
+	case desc:
 		if hi == nil {
 			k, v = c.Last()
 		} else if k, _ = c.Seek(hi); k == nil {
@@ -49,15 +66,15 @@ func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 		} else {
 			k, v = c.Prev()
 		}
-	} else {
+	default:
 		k, v = c.Seek(lo)
 	}
 	next := c.Next
 	if desc {
 		next = c.Prev
 	}
-	n := 0
 	walked := 0
+	mark := marks.next() // the entry of the next mark to take
 	for ; k != nil; k, v = next() {
 		if walked++; walked%scanCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -69,6 +86,10 @@ func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 		}
 		if match != nil && !match(v) {
 			continue
+		}
+		if n == mark {
+			marks.fresh = append(marks.fresh, bytes.Clone(k))
+			mark += markEvery
 		}
 		switch {
 		case n < offset || n >= offset+limit:
@@ -128,7 +149,7 @@ func (s *DB) page(ctx context.Context, tx *bbolt.Tx, p indexPage, filter func() 
 		return pageDays(ctx, tx, p.bucket, p.prefix, p.lo, p.hi, p.desc, p.offset, p.limit, known, p.keyOf)
 	case !p.residual && !ranged:
 		total := countOf(tx, p.bucket, p.prefix)
-		ids, err := pageKnown(ctx, tx.Bucket(p.bucket), p.lo, p.hi, p.desc, p.offset, p.limit, total, p.keyOf)
+		ids, err := s.pageKnown(ctx, tx, p.bucket, p.lo, p.hi, p.desc, p.offset, p.limit, total, p.keyOf)
 		return ids, total, err
 	}
 	key, match := filter()
@@ -217,9 +238,46 @@ func userItems(tx *bbolt.Tx, keys [][]byte, instID string, in *pricedInstitution
 	return p.finish(), nil
 }
 
+// coveredRows reads a page's items from the values its index walk found (a store whose user
+// index values carry the accounts: userIndexValue), in the transaction's pages, without a
+// record: as rows (simulator.UserRows) when every value is of tag 2 and valueFixedAccounts
+// values each exactly — every user a fixture set has —, else nil and the page is read by
+// coveredItems.
+func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
+	r := &simulator.UserRows{Items: make([]simulator.UserRow, len(values))}
+	// Room for three accounts a user and 32 bytes a user_account_id: a generated set's users
+	// have 2.2 and 24, on average.
+	r.Accounts = make([]simulator.AccountRow, 0, 3*len(values))
+	uaids := make([]byte, 0, 32*len(values))
+	for i, v := range values {
+		d := decoder{b: v[userSummaryLen:]}
+		uaid := d.raw(d.uvarint())
+		if tag := d.raw(1); !bytes.Equal(tag, fixedTag) { // encoder.itemAccounts's (nil: cut short)
+			return nil
+		}
+		var total simulator.Cents
+		var ok bool
+		if r.Accounts, total, ok = valueFixedAccounts(d.b, in.prices, r.Accounts); !ok {
+			return nil
+		}
+		if utf8.Valid(uaid) {
+			uaids = append(uaids, uaid...)
+		} else {
+			uaids = append(uaids, validUTF8(string(uaid))...) // as the record keeps it
+		}
+		r.Items[i] = simulator.UserRow{UAIDEnd: int32(len(uaids)), AccountsEnd: int32(len(r.Accounts)), Total: total}
+	}
+	r.UAIDs = string(uaids)
+	return r
+}
+
+// fixedTag is the accounts tag of a user index value whose amounts are fixed-width
+// (encoder.itemAccounts).
+var fixedTag = []byte{2}
+
 // coveredItems is userItems for a store whose user index values carry the accounts
 // (userIndexValue): a page's items are read from the values its index walk found, in the
-// transaction's pages, without a record.
+// transaction's pages, without a record — for a page coveredRows does not read.
 func coveredItems(values [][]byte, in *pricedInstitution) ([]simulator.UserItem, error) {
 	p := newItemPage(len(values))
 	defer p.release()
@@ -238,12 +296,7 @@ func coveredItems(values [][]byte, in *pricedInstitution) ([]simulator.UserItem,
 		d.fixed = tag[0] == 2
 		rest := d.b
 		var ok bool
-		if d.fixed {
-			p.accounts, ok = valueFixedAccounts(rest, in.prices, &p.items[i], p.accounts)
-		}
-		if !ok {
-			p.accounts, ok = d.userAccounts(&p.items[i], in.prices, p.accounts, nil, compact)
-		}
+		p.accounts, ok = d.userAccounts(&p.items[i], in.prices, p.accounts, nil, compact)
 		if !ok {
 			// An amount beyond int64 or a value it does not know: the accounts whole.
 			d = decoder{b: rest, fixed: d.fixed}
@@ -369,20 +422,130 @@ func stepTo(c *bbolt.Cursor, at, key []byte) ([]byte, []byte) {
 // scanCheckEvery is how many index entries a walk reads between two looks at its context.
 const scanCheckEvery = 4096
 
-// pageKnown is pageScan for a range whose size is known (from the counters) and that needs no
-// match: a page past the middle is walked from the far end, so a deep offset costs at most
-// half the range.
-func pageKnown(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit, total int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
+// pageKnown is pageScan for a range of bucket whose size is known (from the counters) and that
+// needs no match: a page past the middle is walked from the far end, so a deep offset costs at
+// most half the range; a page markEvery or more from the end it is walked from starts at the
+// walks' last mark before it (walkMarks).
+func (s *DB) pageKnown(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi []byte, desc bool, offset, limit, total int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
 	if offset >= total || limit <= 0 {
 		return [][]byte{}, nil
 	}
-	if offset <= total/2 {
-		return pageScan(ctx, b, lo, hi, desc, offset, limit, nil, nil, keyOf)
+	far := offset > total/2
+	if far {
+		limit = min(limit, total-offset)
+		offset, desc = total-offset-limit, !desc
 	}
-	n := min(limit, total-offset)
-	ids, err := pageScan(ctx, b, lo, hi, !desc, total-offset-n, n, nil, nil, keyOf)
-	slices.Reverse(ids)
+	var marks *marking
+	if offset >= markEvery {
+		marks = s.marks.get(tx, bucket, lo, hi, desc)
+	}
+	ids, err := pageWalk(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, nil, nil, keyOf, marks)
+	if err == nil && marks != nil {
+		s.marks.put(tx, marks)
+	}
+	if far {
+		slices.Reverse(ids)
+	}
 	return ids, err
+}
+
+// markEvery is how many entries apart walkMarks keeps a walk's marks: about what a descent to
+// a mark costs in entries stepped over (seekEntries).
+const markEvery = 64
+
+// walkMarksMax bounds the marks walkMarks keeps, in keys (of under a hundred bytes each).
+const walkMarksMax = 1 << 16
+
+// walkMarks remembers how far whole-index walks (pageKnown) went: for a range walked in one
+// direction, in one store state — the file and its last committed transaction, as a read
+// transaction sees them —, the key of every markEvery-th entry from the range's start, as far
+// as pages have walked it. A page deep into a list that no counter splits (a page sorted by
+// user_account_id: the day counters serve the lists sorted by time) then starts at the mark
+// before its offset, one descent, instead of stepping over every entry before it — the mix
+// asks such pages up to a hundredth of the users deep, ten thousand entries at a million
+// users. Marks are read only in the state they were taken in, so no write has to clear them;
+// at most walkMarksMax keys, and it starts again empty when full.
+type walkMarks struct {
+	mu   sync.Mutex
+	m    map[string]*markList
+	keys int
+}
+
+// markList is the marks of one range and direction in one store state.
+type markList struct {
+	db   *bbolt.DB
+	txid int
+	keys [][]byte // keys[i]: the key of entry (i+1)*markEvery of the walk
+}
+
+// marking is a walk's view of its range's marks: those known when it began and those it
+// passed beyond them.
+type marking struct {
+	name         string
+	known, fresh [][]byte
+}
+
+// before returns how many marks lie at or before entry offset (the walk starts at the last of
+// them), 0 for none or no marking.
+func (m *marking) before(offset int) int {
+	if m == nil {
+		return 0
+	}
+	return min(offset/markEvery, len(m.known))
+}
+
+// next returns the entry of the first mark past the known ones, math.MaxInt for no marking.
+func (m *marking) next() int {
+	if m == nil {
+		return math.MaxInt
+	}
+	return (len(m.known) + 1) * markEvery
+}
+
+// get returns the marks of range [lo, hi) of bucket walked in direction desc, in tx's state.
+func (w *walkMarks) get(tx *bbolt.Tx, bucket, lo, hi []byte, desc bool) *marking {
+	name := make([]byte, 0, len(bucket)+len(lo)+len(hi)+8)
+	for _, part := range [][]byte{bucket, lo, hi} {
+		name = binary.AppendUvarint(name, uint64(len(part)))
+		name = append(name, part...)
+	}
+	if desc {
+		name = append(name, 1)
+	}
+	m := &marking{name: string(name)}
+	w.mu.Lock()
+	if l := w.m[m.name]; l != nil && l.db == tx.DB() && l.txid == int(tx.ID()) {
+		m.known = l.keys[:len(l.keys):len(l.keys)] // only ever appended to
+	}
+	w.mu.Unlock()
+	return m
+}
+
+// put adds the marks a walk took beyond those it knew, in tx's state.
+func (w *walkMarks) put(tx *bbolt.Tx, m *marking) {
+	if len(m.fresh) == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l := w.m[m.name]
+	if l == nil || l.db != tx.DB() || l.txid != int(tx.ID()) {
+		if len(m.known) > 0 {
+			return // its marks are gone: another state's took their place
+		}
+		if l != nil {
+			w.keys -= len(l.keys)
+		}
+		if w.m == nil || w.keys+len(m.fresh) > walkMarksMax {
+			w.m, w.keys = map[string]*markList{}, 0
+		}
+		l = &markList{db: tx.DB(), txid: int(tx.ID())}
+		w.m[m.name] = l
+	}
+	if from := len(l.keys) - len(m.known); from >= 0 && from < len(m.fresh) && w.keys+len(m.fresh) <= walkMarksMax {
+		l.keys = append(l.keys, m.fresh[from:]...)
+		w.keys += len(m.fresh) - from
+	}
 }
 
 // orNil returns the page, or nil with the error when there is one.

@@ -375,7 +375,9 @@ func (s *DB) ListUserItems(ctx context.Context, instID string, f simulator.UserF
 	page := &simulator.UserItemPage{Items: []simulator.UserItem{}}
 	return orNil(page, s.listUsers(ctx, instID, f, true, &page.Total, func(tx *bbolt.Tx, in *pricedInstitution, keys [][]byte, covered bool) (err error) {
 		if covered {
-			page.Items, err = coveredItems(keys, in)
+			if page.Rows = coveredRows(keys, in); page.Rows == nil {
+				page.Items, err = coveredItems(keys, in)
+			}
 		} else {
 			page.Items, err = userItems(tx, keys, instID, in)
 		}

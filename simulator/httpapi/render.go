@@ -167,6 +167,39 @@ func appendUserItemOpen(b []byte, it *simulator.UserItem) []byte {
 	return append(b, ']')
 }
 
+// appendUserRows appends a page's items given as rows (simulator.UserRows), comma-separated, as
+// appendUserItemOpen renders each row's UserItem (UserRows.Item) and closes it.
+func appendUserRows(b []byte, r *simulator.UserRows) []byte {
+	var from simulator.UserRow
+	for i, row := range r.Items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"user_account_id":`...)
+		b = appendJSONString(b, r.UAIDs[from.UAIDEnd:row.UAIDEnd])
+		b = append(b, `,"total_current_market_value":"`...)
+		b = row.Total.AppendTo(b)
+		b = append(b, `","accounts":[`...)
+		for j, a := range r.Accounts[from.AccountsEnd:row.AccountsEnd] {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, accountHeads[a.Product]...)
+			b = a.Value.AppendTo(b)
+			b = append(b, kycTexts[a.KYC]...)
+			if a.Shows {
+				b = append(b, `,"kyc_approved_at":"`...)
+				b = simulator.AppendTime(b, time.Unix(a.ApprovedSec, int64(a.ApprovedNsec)).UTC())
+				b = append(b, '"')
+			}
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+		from = row
+	}
+	return b
+}
+
 // accountHeads and kycTexts are what an account's product and KYC status render to when they
 // are values the spec lists (by their index in simulator.Products and simulator.KYCStatuses),
 // rendered once: `{"product":"robo","current_market_value":"` and `","kyc_status":"approved"`.
@@ -259,6 +292,10 @@ func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, h
 // the next cursor and per_page.
 func renderUserPage(b []byte, page *simulator.UserItemPage, cursor *big.Int, perPage int) []byte {
 	b = append(b, `{"items":[`...)
+	n := len(page.Items)
+	if page.Rows != nil {
+		b, n = appendUserRows(b, page.Rows), len(page.Rows.Items)
+	}
 	for i := range page.Items {
 		if i > 0 {
 			b = append(b, ',')
@@ -269,7 +306,7 @@ func renderUserPage(b []byte, page *simulator.UserItemPage, cursor *big.Int, per
 	b = append(b, `],"total_records":`...)
 	b = strconv.AppendInt(b, int64(page.Total), 10)
 	b = append(b, `,"last_record_number":`...)
-	b = append(b, nextCursor(cursor, len(page.Items))...)
+	b = append(b, nextCursor(cursor, n)...)
 	b = append(b, `,"per_page":`...)
 	b = strconv.AppendInt(b, int64(perPage), 10)
 	return append(b, '}')

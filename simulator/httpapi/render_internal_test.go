@@ -192,6 +192,7 @@ func TestRenderMatchesEncoder(t *testing.T) {
 	}
 
 	// The list page.
+	asRowsN := 0
 	for i := range 200 {
 		page := &simulator.UserItemPage{Total: r.IntN(1000), Items: []simulator.UserItem{}}
 		var items []refUserItem
@@ -207,7 +208,40 @@ func TestRenderMatchesEncoder(t *testing.T) {
 		want, err := simulator.EncodeJSON(pageJSON[refUserItem]{Items: items, TotalRecords: page.Total, LastRecordNumber: nextCursor(cursor, len(items)), PerPage: 25})
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(renderUserPage(nil, page, cursor, 25)), "page %d", i)
+		// The same page given as rows, when its items can be.
+		if rows, ok := asRows(page.Items); ok {
+			asRowsN++
+			require.Equal(t, string(want), string(renderUserPage(nil, &simulator.UserItemPage{Total: page.Total, Rows: rows}, cursor, 25)), "page %d as rows", i)
+		}
 	}
+	require.Greater(t, asRowsN, 20, "some pages are rendered as rows")
+}
+
+// asRows returns items as simulator.UserRows, ok false when one of them has an amount that is
+// not whole cents or a product or KYC status the spec does not list.
+func asRows(items []simulator.UserItem) (_ *simulator.UserRows, ok bool) {
+	r := &simulator.UserRows{Items: []simulator.UserRow{}}
+	cents := func(a simulator.Amount) (simulator.Cents, bool) {
+		return simulator.Cents(a.Coef), a.Big == nil && a.Exp == -2
+	}
+	for _, it := range items {
+		total, ok := cents(it.Total)
+		if !ok {
+			return nil, false
+		}
+		for _, a := range it.Accounts {
+			v, ok := cents(a.Value)
+			p, k := simulator.ProductIndex(a.Product), simulator.KYCIndex(a.KYCStatus)
+			if !ok || p < 0 || k < 0 {
+				return nil, false
+			}
+			r.Accounts = append(r.Accounts, simulator.AccountRow{Value: v, Product: uint8(p), KYC: uint8(k), Shows: a.ShowsApprovedAt,
+				ApprovedSec: a.ApprovedAt.Unix(), ApprovedNsec: int32(a.ApprovedAt.Nanosecond())})
+		}
+		r.UAIDs += it.UserAccountID
+		r.Items = append(r.Items, simulator.UserRow{UAIDEnd: int32(len(r.UAIDs)), AccountsEnd: int32(len(r.Accounts)), Total: total})
+	}
+	return r, true
 }
 
 // The history cache keeps the current hour's series only, of seeds seen more than once, and
