@@ -188,9 +188,8 @@ func appendUserRows(b []byte, r *simulator.UserRows) []byte {
 			b = a.Value.AppendTo(b)
 			b = append(b, kycTexts[a.KYC]...)
 			if a.Shows {
-				b = append(b, `,"kyc_approved_at":"`...)
-				b = simulator.AppendTime(b, time.Unix(a.ApprovedSec, int64(a.ApprovedNsec)).UTC())
-				b = append(b, '"')
+				b = append(b, `,"kyc_approved_at":`...)
+				b = appendTime(b, time.Unix(a.ApprovedSec, int64(a.ApprovedNsec)).UTC())
 			}
 			b = append(b, '}')
 		}
