@@ -158,6 +158,7 @@ type dayRange struct {
 	hp             []byte
 	hpRead         bool
 	tx             *bbolt.Tx
+	reads          *pageReads
 	bucket         []byte
 	prefix, lo, hi []byte // hi is never nil
 	// The whole days first..last (inclusive; none when first > last), between head and tail.
@@ -178,13 +179,13 @@ type partial struct {
 
 const lastDay = 1<<32 - 1
 
-func newDayRange(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte) *dayRange {
+func newDayRange(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, prefix, lo, hi []byte) *dayRange {
 	end := prefixEnd(prefix)
 	if hi == nil {
 		hi = end
 	}
 	r := &dayRange{ctx: ctx, index: tx.Bucket(bucket), counts: tx.Bucket(bCounts), cp: dayCountsPrefix(bucket, prefix),
-		prefix: prefix, lo: lo, hi: hi, first: 0, last: lastDay, tx: tx, bucket: bucket}
+		prefix: prefix, lo: lo, hi: hi, first: 0, last: lastDay, tx: tx, reads: reads, bucket: bucket}
 	loT, hiT := len(lo) > len(prefix), len(hi) > len(prefix) && !bytes.Equal(hi, end)
 	var dLo, dHi uint32
 	if loT {
@@ -241,7 +242,7 @@ func (r *dayRange) dayCount(d uint32) int {
 func (r *dayRange) hoursOf(d uint32) bool {
 	if !r.hpRead {
 		r.hpRead = true
-		if hourly(r.prefix) && hasHours(r.tx) {
+		if hourly(r.prefix) && r.reads.hasHours(r.tx) {
 			r.hp = hourCountsPrefix(r.bucket, r.prefix)
 		}
 	}
@@ -553,8 +554,8 @@ func countKeys(ctx context.Context, b *bbolt.Bucket, from, to []byte) (int, erro
 // the range's size (known, when known >= 0, else counted from the runs) and the page is walked
 // from the start of the run that holds its first entry. A page past the middle is found from
 // the far end, so a deep offset reads at most half the counters.
-func pageDays(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte, desc bool, offset, limit, known int, keyOf func(dst, k, v []byte) []byte) ([][]byte, int, error) {
-	r := newDayRange(ctx, tx, bucket, prefix, lo, hi)
+func pageDays(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, prefix, lo, hi []byte, desc bool, offset, limit, known int, keyOf func(dst, k, v []byte) []byte) ([][]byte, int, error) {
+	r := newDayRange(ctx, tx, reads, bucket, prefix, lo, hi)
 	total := known
 	if total < 0 {
 		var err error
@@ -565,9 +566,9 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte, 
 	if offset >= total || limit <= 0 {
 		return [][]byte{}, total, nil
 	}
+	limit = min(limit, total-offset) // what the range holds past offset: counted walks
 	flip := offset > total/2
 	if flip {
-		limit = min(limit, total-offset)
 		offset, desc = total-offset-limit, !desc
 	}
 	var (
@@ -606,18 +607,19 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte, 
 // pageFrom reads the page of limit entries that starts k entries into run u (in scan order,
 // descending when desc) and runs on past it as far as the range goes. The k entries are
 // stepped over from the nearer end of the run: a page in the second half of a day starts from
-// the day's end, walking at most half the day's entries instead of all but a few of them.
+// the day's end, walking at most half the day's entries instead of all but a few of them. The
+// runs' counts place each walk inside its range (pageCounted).
 func (r *dayRange) pageFrom(u run, desc bool, k, limit int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
 	if k <= u.n/2 {
 		if desc {
-			return pageScan(r.ctx, r.index, r.lo, r.to(u), true, k, limit, nil, nil, keyOf)
+			return pageCounted(r.ctx, r.index, r.lo, r.to(u), true, k, limit, keyOf)
 		}
-		return pageScan(r.ctx, r.index, r.from(u), r.hi, false, k, limit, nil, nil, keyOf)
+		return pageCounted(r.ctx, r.index, r.from(u), r.hi, false, k, limit, keyOf)
 	}
 	// The run's last n entries in scan order, read from its far end, then the rest of the page
 	// from the start of what follows the run.
 	n := min(limit, u.n-k)
-	ids, err := pageScan(r.ctx, r.index, r.from(u), r.to(u), !desc, u.n-k-n, n, nil, nil, keyOf)
+	ids, err := pageCounted(r.ctx, r.index, r.from(u), r.to(u), !desc, u.n-k-n, n, keyOf)
 	if err != nil || limit == n {
 		slices.Reverse(ids)
 		return ids, err
@@ -625,9 +627,9 @@ func (r *dayRange) pageFrom(u run, desc bool, k, limit int, keyOf func(dst, k, v
 	slices.Reverse(ids)
 	var rest [][]byte
 	if desc {
-		rest, err = pageScan(r.ctx, r.index, r.lo, r.from(u), true, 0, limit-n, nil, nil, keyOf)
+		rest, err = pageCounted(r.ctx, r.index, r.lo, r.from(u), true, 0, limit-n, keyOf)
 	} else {
-		rest, err = pageScan(r.ctx, r.index, r.to(u), r.hi, false, 0, limit-n, nil, nil, keyOf)
+		rest, err = pageCounted(r.ctx, r.index, r.to(u), r.hi, false, 0, limit-n, keyOf)
 	}
 	return append(ids, rest...), err
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/bbolt"
 
@@ -218,5 +219,41 @@ func TestHourCountersFindPagesInTheirHour(t *testing.T) {
 		walked := read()
 		require.Equal(t, walked, byDays, "query %d: %+v / %+v", i, of, uf)
 		require.Equal(t, walked, byHours, "query %d: %+v / %+v", i, of, uf)
+	}
+}
+
+// A page the counters place inside its range is walked without comparing each key with the
+// range's bounds (pageCounted); counters that overstate the index (they never should) send the
+// walk past the range's end, and the page is then walked again comparing each key: the same
+// users as a walk that compares, never another list's entries.
+func TestCountedWalkPastItsRangeIsWalkedAgain(t *testing.T) {
+	ctx := context.Background()
+	clock := simulator.NewFrozenClock(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))
+	db := tempStore(t, clock)
+	l, err := db.NewLoader(ctx, true)
+	require.NoError(t, err)
+	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Prices: map[string]decimal.Decimal{"AAPL": decimal.New(19012, -2)}}))
+	for i := range 30 {
+		require.NoError(t, l.User(simulator.User{PlatformID: fmt.Sprintf("usr_%02d", i), InstitutionID: "ins_a", UserAccountID: fmt.Sprintf("u%02d", i),
+			CreatedAt: clock.Now().Add(-time.Duration(i) * 17 * time.Hour),
+			Accounts:  []simulator.Account{{Product: simulator.ProductSecurities, KYCStatus: simulator.KYCApproved, Cash: decimal.New(1e6, 0)}}}))
+	}
+	require.NoError(t, l.Finish("tok"))
+	ids := func(desc bool) []string {
+		page, err := db.ListUserItems(ctx, "ins_a", simulator.UserFilter{Limit: 100, Desc: desc})
+		require.NoError(t, err)
+		var out []string
+		for _, u := range page.AllItems() {
+			out = append(out, u.UserAccountID)
+		}
+		return out
+	}
+	want := map[bool][]string{false: ids(false), true: ids(true)}
+	require.Len(t, want[false], 30)
+
+	all := cat(inst("ins_a"), []byte{kindAll, sortCreated})
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bCounts).Put(countKey(bUserIndex, all), u64(35)) }))
+	for _, desc := range []bool{false, true} {
+		assert.Equal(t, want[desc], ids(desc), "desc %v: got the users of a walk past the list's end", desc)
 	}
 }
