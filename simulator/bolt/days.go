@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"sort"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -476,6 +477,20 @@ func (r *dayRange) eachDay(desc bool, visit func(u run) bool) (stopped bool, err
 	if r.first > r.last {
 		return false, nil
 	}
+	if t := r.reads.dayTable(r.counts, r.cp); t != nil {
+		i, j := t.span(r.first, r.last)
+		for x := range j - i {
+			if desc {
+				x = j - 1 - x
+			} else {
+				x += i
+			}
+			if !visit(run{n: t.upTo[x+1] - t.upTo[x], d: t.days[x]}) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
 	var buf [64]byte
 	c := r.counts.Cursor()
 	seek := func(d uint32) []byte { return binary.BigEndian.AppendUint32(append(buf[:0], r.cp...), d) }
@@ -518,7 +533,10 @@ func (r *dayRange) eachDay(desc bool, visit func(u run) bool) (stopped bool, err
 // whether a partial day's hours are worth reading without reading its day's counter.
 func (r *dayRange) total() (int, error) {
 	n, days := 0, 0
-	if _, err := r.eachDay(false, func(u run) bool { n, days = n+u.n, days+1; return true }); err != nil {
+	if t := r.reads.dayTable(r.counts, r.cp); t != nil && r.first <= r.last {
+		i, j := t.span(r.first, r.last)
+		n, days = t.upTo[j]-t.upTo[i], j-i
+	} else if _, err := r.eachDay(false, func(u run) bool { n, days = n+u.n, days+1; return true }); err != nil {
 		return 0, err
 	}
 	if days > 0 {
@@ -534,6 +552,35 @@ func (r *dayRange) total() (int, error) {
 		n += p.n
 	}
 	return n, nil
+}
+
+// dayTable is the day counters of one time-sorted index prefix read whole, for one store state
+// (pageReads.dayTable): days[i] is the i-th day with a counter, ascending, and upTo[i] the
+// entries of days[:i] (upTo has one element more: the prefix's total). A deep page of a list
+// sorted by time stepped over up to half of its day counters, one cursor step each (a few
+// hundred a page over two years of days), and a time range's total over its whole days; with
+// the table both are a search in memory.
+type dayTable struct {
+	days []uint32
+	upTo []int
+}
+
+// span returns [i, j), the table's days within first..last (inclusive).
+func (t *dayTable) span(first, last uint32) (i, j int) {
+	i, _ = slices.BinarySearch(t.days, first)
+	j = i + sort.Search(len(t.days)-i, func(x int) bool { return t.days[i+x] > last })
+	return i, j
+}
+
+// readDayTable reads the day counters under cp (dayCountsPrefix) of counts whole.
+func readDayTable(counts *bbolt.Bucket, cp []byte) *dayTable {
+	t := &dayTable{upTo: []int{0}}
+	c := counts.Cursor()
+	for k, v := c.Seek(cp); k != nil && bytes.HasPrefix(k, cp) && len(k) == len(cp)+4; k, v = c.Next() {
+		t.days = append(t.days, binary.BigEndian.Uint32(k[len(cp):]))
+		t.upTo = append(t.upTo, t.upTo[len(t.upTo)-1]+int(binary.BigEndian.Uint64(v)))
+	}
+	return t
 }
 
 // countKeys walks [from, to) and counts its keys.

@@ -585,6 +585,52 @@ type pageReads struct {
 
 	mu     sync.Mutex
 	counts map[string]int // countOf by countKey, as far as pages asked
+	// tables holds the day counters of the prefixes read twice in this state, by
+	// dayCountsPrefix: nil after the first ask (a doorkeeper — a state a write ends after a
+	// page or two never reads them all), noTable past pageTableDaysMax days kept.
+	tables    map[string]*dayTable
+	tableDays int // the days the tables hold
+}
+
+// pageTableDaysMax bounds the days a pageReads's tables hold (12 bytes each): a store's
+// prefixes sorted by time over a few years of days hold a few hundred thousand.
+const pageTableDaysMax = 1 << 20
+
+// noTable marks a prefix whose day counters were asked for once the tables held their most.
+var noTable = new(dayTable)
+
+// dayTable returns the day counters under cp (dayCountsPrefix) of counts, read whole the second
+// time cp is asked for in this state (readDayTable); nil before then, past pageTableDaysMax days
+// kept, or for nil r (a write transaction's: it walks the counters).
+func (r *pageReads) dayTable(counts *bbolt.Bucket, cp []byte) *dayTable {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	t, asked := r.tables[string(cp)]
+	if !asked && len(r.tables) < pageReadsMax {
+		r.tables[string(cp)] = nil
+	}
+	r.mu.Unlock()
+	if t == noTable {
+		return nil
+	}
+	if t != nil || !asked {
+		return t
+	}
+	t = readDayTable(counts, cp)
+	r.mu.Lock()
+	if r.tableDays+len(t.days) > pageTableDaysMax {
+		t = noTable
+	} else if r.tables[string(cp)] == nil {
+		r.tableDays += len(t.days)
+	}
+	r.tables[string(cp)] = t
+	r.mu.Unlock()
+	if t == noTable {
+		return nil
+	}
+	return t
 }
 
 // pageReadsMax bounds the counters a pageReads keeps (each a key of under a hundred bytes): an
@@ -601,7 +647,7 @@ func (s *DB) readsOf(tx *bbolt.Tx) *pageReads {
 		return r
 	}
 	meta := tx.Bucket(bMeta)
-	r := &pageReads{db: tx.DB(), txid: tx.ID(), counts: map[string]int{},
+	r := &pageReads{db: tx.DB(), txid: tx.ID(), counts: map[string]int{}, tables: map[string]*dayTable{},
 		days: meta.Get(metaDays) != nil, hours: meta.Get(metaHours) != nil,
 		userItems: meta.Get(metaUserItems) != nil, orderItems: meta.Get(metaOrderItems) != nil}
 	s.reads.Store(r)
