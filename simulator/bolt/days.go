@@ -139,12 +139,6 @@ func (w *writeTx) nameTimeCounts(bucket []byte, byID []string, notes []uint64) e
 	return nil
 }
 
-// hasDays reports whether the store keeps day counters.
-func hasDays(tx *bbolt.Tx) bool { return tx.Bucket(bMeta).Get(metaDays) != nil }
-
-// hasHours reports whether the store keeps hour counters.
-func hasHours(tx *bbolt.Tx) bool { return tx.Bucket(bMeta).Get(metaHours) != nil }
-
 // dayRange is [lo, hi) of a time-sorted index under prefix, seen as the segments a page walk
 // needs: a partial day at each bound that carries a time (head and tail, walked when they are
 // counted) and the whole days between them, counted by their counters. Nothing is allocated
@@ -154,11 +148,10 @@ type dayRange struct {
 	ctx           context.Context
 	index, counts *bbolt.Bucket
 	cp            []byte // dayCountsPrefix
-	// hp is hourCountsPrefix when the index keeps hour counters, else nil; read from tx's
-	// meta when first needed (hoursOf).
+	// hp is hourCountsPrefix when the index keeps hour counters, else nil; set when first
+	// needed (hoursOf), by the store's mark (pageReads).
 	hp             []byte
 	hpRead         bool
-	tx             *bbolt.Tx
 	reads          *pageReads
 	bucket         []byte
 	prefix, lo, hi []byte // hi is never nil
@@ -186,7 +179,7 @@ func newDayRange(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, pr
 		hi = end
 	}
 	r := &dayRange{ctx: ctx, index: tx.Bucket(bucket), counts: tx.Bucket(bCounts), cp: dayCountsPrefix(bucket, prefix),
-		prefix: prefix, lo: lo, hi: hi, first: 0, last: lastDay, tx: tx, reads: reads, bucket: bucket}
+		prefix: prefix, lo: lo, hi: hi, first: 0, last: lastDay, reads: reads, bucket: bucket}
 	loT, hiT := len(lo) > len(prefix), len(hi) > len(prefix) && !bytes.Equal(hi, end)
 	var dLo, dHi uint32
 	if loT {
@@ -243,7 +236,7 @@ func (r *dayRange) dayCount(d uint32) int {
 func (r *dayRange) hoursOf(d uint32) bool {
 	if !r.hpRead {
 		r.hpRead = true
-		if hourly(r.prefix) && r.reads.hasHours(r.tx) {
+		if hourly(r.prefix) && r.reads.hours {
 			r.hp = hourCountsPrefix(r.bucket, r.prefix)
 		}
 	}
@@ -613,7 +606,8 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, prefi
 	if offset >= total || limit <= 0 {
 		return [][]byte{}, total, nil
 	}
-	limit = min(limit, total-offset) // what the range holds past offset: counted walks
+	// At most what the range holds past offset: the runs are walked counted.
+	limit = min(limit, total-offset)
 	flip := offset > total/2
 	if flip {
 		offset, desc = total-offset-limit, !desc

@@ -15,14 +15,13 @@ import (
 	"github.com/partnersim/partnersim/simulator"
 )
 
-// The day counters stay true through the writes that move index entries (orders placed,
-// filled and canceled; KYC moves): every list answered from them equals the same list answered
-// by walking, as a store without them is read.
-func TestDayCountersFollowWrites(t *testing.T) {
-	ctx := context.Background()
+// thirtyUsers is a store of institution ins_a and its thirty users usr_00..usr_29 (u00..u29),
+// created 17 hours apart, each with cash and AAPL to trade, on a frozen clock.
+func thirtyUsers(t *testing.T) (*DB, *simulator.Clock) {
+	t.Helper()
 	clock := simulator.NewFrozenClock(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))
 	db := tempStore(t, clock)
-	l, err := db.NewLoader(ctx, true)
+	l, err := db.NewLoader(context.Background(), true)
 	require.NoError(t, err)
 	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Prices: map[string]decimal.Decimal{"AAPL": decimal.New(19012, -2)},
 		Fees: map[simulator.Product]simulator.FeeRule{simulator.ProductSecurities: {Rate: decimal.Zero, Minimum: decimal.Zero}}}))
@@ -33,6 +32,15 @@ func TestDayCountersFollowWrites(t *testing.T) {
 				Holdings: []simulator.Holding{{Symbol: "AAPL", Quantity: decimal.New(1000, 0)}}}}}))
 	}
 	require.NoError(t, l.Finish("tok"))
+	return db, clock
+}
+
+// The day counters stay true through the writes that move index entries (orders placed,
+// filled and canceled; KYC moves): every list answered from them equals the same list answered
+// by walking, as a store without them is read.
+func TestDayCountersFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	db, clock := thirtyUsers(t)
 
 	r := rand.New(rand.NewPCG(9, 9))
 	var txns []string
@@ -228,17 +236,7 @@ func TestHourCountersFindPagesInTheirHour(t *testing.T) {
 // users as a walk that compares, never another list's entries.
 func TestCountedWalkPastItsRangeIsWalkedAgain(t *testing.T) {
 	ctx := context.Background()
-	clock := simulator.NewFrozenClock(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))
-	db := tempStore(t, clock)
-	l, err := db.NewLoader(ctx, true)
-	require.NoError(t, err)
-	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Prices: map[string]decimal.Decimal{"AAPL": decimal.New(19012, -2)}}))
-	for i := range 30 {
-		require.NoError(t, l.User(simulator.User{PlatformID: fmt.Sprintf("usr_%02d", i), InstitutionID: "ins_a", UserAccountID: fmt.Sprintf("u%02d", i),
-			CreatedAt: clock.Now().Add(-time.Duration(i) * 17 * time.Hour),
-			Accounts:  []simulator.Account{{Product: simulator.ProductSecurities, KYCStatus: simulator.KYCApproved, Cash: decimal.New(1e6, 0)}}}))
-	}
-	require.NoError(t, l.Finish("tok"))
+	db, _ := thirtyUsers(t)
 	ids := func(desc bool) []string {
 		page, err := db.ListUserItems(ctx, "ins_a", simulator.UserFilter{Limit: 100, Desc: desc})
 		require.NoError(t, err)

@@ -296,7 +296,7 @@ func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFil
 			hi = cat(prefix, timeKey(*f.PlacedEnd))
 		}
 		keyOf := func(dst, k, _ []byte) []byte { return append(append(dst, head...), k[len(prefix):]...) } // institution, placed_at, order id
-		covered := items && coveredKind(filter[0]) && reads.coversOrders(tx)
+		covered := items && coveredKind(filter[0]) && reads.orderItems
 		if covered {
 			keyOf = func(dst, k, v []byte) []byte { // the key's placed_at and order id, then the value
 				rest := k[len(prefix):]

@@ -164,7 +164,7 @@ func (s *DB) page(ctx context.Context, tx *bbolt.Tx, p indexPage, filter func() 
 	// counters' descent would cost more than the entries it skips.
 	near := !ranged && p.offset <= seekEntries
 	switch {
-	case !p.residual && p.byTime && !near && reads.hasDays(tx):
+	case !p.residual && p.byTime && !near && reads.days:
 		known := -1
 		if !ranged {
 			known = reads.countOf(tx, p.bucket, p.prefix)
@@ -453,7 +453,8 @@ func (s *DB) pageKnown(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi []byte,
 	if offset >= total || limit <= 0 {
 		return [][]byte{}, nil
 	}
-	limit = min(limit, total-offset) // what the range holds past offset: a counted walk
+	// At most what the range holds past offset: the page is walked counted.
+	limit = min(limit, total-offset)
 	far := offset > total/2
 	if far {
 		offset, desc = total-offset-limit, !desc
@@ -576,7 +577,7 @@ func (w *walkMarks) put(tx *bbolt.Tx, m *marking) {
 // last committed transaction, as a read transaction sees them, as walkMarks keeps its marks.
 // Each of those reads is a descent from the root (a bucket's, then its key's): three to five
 // a page, a tenth of a user page's instructions, for values that only a write moves. A write
-// transaction reads the store itself (readsOf gives it nil), so it sees its own writes.
+// transaction reads its counters from the store itself (readsOf), so it sees its own writes.
 type pageReads struct {
 	db   *bbolt.DB
 	txid int
@@ -601,9 +602,9 @@ var noTable = new(dayTable)
 
 // dayTable returns the day counters under cp (dayCountsPrefix) of counts, read whole the second
 // time cp is asked for in this state (readDayTable); nil before then, past pageTableDaysMax days
-// kept, or for nil r (a write transaction's: it walks the counters).
+// kept, or for a write transaction's r (it walks the counters).
 func (r *pageReads) dayTable(counts *bbolt.Bucket, cp []byte) *dayTable {
-	if r == nil {
+	if r.tables == nil {
 		return nil
 	}
 	r.mu.Lock()
@@ -637,58 +638,28 @@ func (r *pageReads) dayTable(counts *bbolt.Bucket, cp []byte) *dayTable {
 // institution's list pages read a few dozen.
 const pageReadsMax = 4096
 
-// readsOf returns the reads of tx's state, read now when the state is new; nil for a write
-// transaction.
+// readsOf returns the reads of tx's state, its marks read now when the state is new. A write
+// transaction's are its own, read now, and keep no counter: it reads them from tx, which it
+// may be writing.
 func (s *DB) readsOf(tx *bbolt.Tx) *pageReads {
-	if tx.Writable() {
-		return nil
-	}
-	if r := s.reads.Load(); r != nil && r.db == tx.DB() && r.txid == tx.ID() {
+	if r := s.reads.Load(); r != nil && r.db == tx.DB() && r.txid == tx.ID() && !tx.Writable() {
 		return r
 	}
 	meta := tx.Bucket(bMeta)
-	r := &pageReads{db: tx.DB(), txid: tx.ID(), counts: map[string]int{}, tables: map[string]*dayTable{},
+	r := &pageReads{db: tx.DB(), txid: tx.ID(),
 		days: meta.Get(metaDays) != nil, hours: meta.Get(metaHours) != nil,
 		userItems: meta.Get(metaUserItems) != nil, orderItems: meta.Get(metaOrderItems) != nil}
-	s.reads.Store(r)
+	if !tx.Writable() {
+		r.counts, r.tables = map[string]int{}, map[string]*dayTable{}
+		s.reads.Store(r)
+	}
 	return r
 }
 
-// hasDays is hasDays(tx) through r (nil: read from tx).
-func (r *pageReads) hasDays(tx *bbolt.Tx) bool {
-	if r == nil {
-		return hasDays(tx)
-	}
-	return r.days
-}
-
-// hasHours is hasHours(tx) through r (nil: read from tx).
-func (r *pageReads) hasHours(tx *bbolt.Tx) bool {
-	if r == nil {
-		return hasHours(tx)
-	}
-	return r.hours
-}
-
-// coversUsers is coversUsers(tx) through r (nil: read from tx).
-func (r *pageReads) coversUsers(tx *bbolt.Tx) bool {
-	if r == nil {
-		return coversUsers(tx)
-	}
-	return r.userItems
-}
-
-// coversOrders is coversOrders(tx) through r (nil: read from tx).
-func (r *pageReads) coversOrders(tx *bbolt.Tx) bool {
-	if r == nil {
-		return coversOrders(tx)
-	}
-	return r.orderItems
-}
-
-// countOf is countOf(tx, bucket, prefix) through r (nil: read from tx).
+// countOf is countOf(tx, bucket, prefix) through r (nil, or a write transaction's: read from
+// tx).
 func (r *pageReads) countOf(tx *bbolt.Tx, bucket, prefix []byte) int {
-	if r == nil {
+	if r == nil || r.counts == nil {
 		return countOf(tx, bucket, prefix)
 	}
 	var buf [96]byte

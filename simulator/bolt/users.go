@@ -397,7 +397,7 @@ func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilte
 			return err
 		}
 		reads := s.readsOf(tx)
-		match, long := userMatcher(f), reads.coversUsers(tx)
+		match, long := userMatcher(f), reads.userItems
 		if f.UserAccountID != nil {
 			if long && items {
 				if v, n, ok := coveredByUAID(tx, instID, f, match); ok {
