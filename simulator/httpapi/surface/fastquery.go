@@ -1,6 +1,7 @@
 package surface
 
 import (
+	"cmp"
 	"math/big"
 	"slices"
 	"strings"
@@ -27,15 +28,17 @@ type fastQuery struct {
 	sent uint16
 }
 
-// The slots every list shares: the paging parameters.
+// The slots every list shares: the paging parameters, user_account_id and product.
 const (
 	slotPerPage = iota
 	slotOffset
 	slotSortOrder
+	slotID
+	slotProduct
 	slotFilters // the list's own parameters start here
 )
 
-var pageNames = []string{"per_page", "last_record_number", "sort_order"}
+var sharedNames = []string{"per_page", "last_record_number", "sort_order", "user_account_id", "product"}
 
 // scan reads raw as ParseQuery does (fields split on '&', empty ones skipped, a field without
 // '=' an empty value) keeping the last value of each of names; it declines (false) a field
@@ -146,14 +149,57 @@ func need(t **targets) *targets {
 	return *t
 }
 
+// shared is what both lists read alike: paging, user_account_id and product.
+type shared struct {
+	limit, offset int
+	cursor        *big.Int
+	desc          bool
+	userAccountID *string
+	product       *simulator.Product
+	t             *targets
+}
+
+// read scans raw for names (sharedNames first) and reads the parameters both lists share; ok
+// is false when the fast path declines.
+func (q *fastQuery) read(raw string, names []string) (s shared, ok bool) {
+	if !q.scan(raw, names) {
+		return s, false
+	}
+	if s.limit, s.offset, s.cursor, s.desc, ok = q.page(); !ok {
+		return s, false
+	}
+	if id, sent := q.value(slotID); sent {
+		t := need(&s.t)
+		t.userAccountID = id
+		s.userAccountID = &t.userAccountID
+	}
+	product, ok := q.choice(slotProduct, Products)
+	if product != "" {
+		t := need(&s.t)
+		t.product = simulator.Product(product)
+		s.product = &t.product
+	}
+	return s, ok
+}
+
+// window reads a time window's two parameters into *t; ok is false when either is invalid.
+func (q *fastQuery) window(startSlot, endSlot int, t **targets) (start, end *time.Time, ok bool) {
+	from, hasStart, ok1 := q.time(startSlot)
+	to, hasEnd, ok2 := q.time(endSlot)
+	if hasStart || hasEnd {
+		at := need(t)
+		at.start, at.end = from, to
+		start, end = pick(hasStart, &at.start), pick(hasEnd, &at.end)
+	}
+	return start, end, ok1 && ok2
+}
+
 // userNames are Get User List's parameters by slot.
-var userNames = append(slices.Clone(pageNames), "user_account_id", "product", "created_at_start", "created_at_end", "sort_key",
+var userNames = append(slices.Clone(sharedNames), "created_at_start", "created_at_end", "sort_key",
 	string(kycFilters[0])+"_kyc_status", string(kycFilters[1])+"_kyc_status", string(kycFilters[2])+"_kyc_status", string(kycFilters[3])+"_kyc_status")
 
 const (
-	userSlotID = slotFilters + iota
-	userSlotProduct
-	userSlotStart
+	userSlotStart = slotFilters + iota
 	userSlotEnd
 	userSlotSortKey
 	userSlotKYC // one a product of kycFilters, in its order
@@ -161,31 +207,32 @@ const (
 
 var userSortKeys = []string{"created_at", "user_account_id"}
 
-// fastUserList reads Get User List's query as UserListQuery does, or declines (false).
-func fastUserList(raw string) (f simulator.UserFilter, cursor *big.Int, ok bool) {
+// fastList reads raw for a list of names (sharedNames first): what the lists share, then the
+// list's own parameters with own; ok is false when either declines.
+func fastList[F any](raw string, names []string, own func(q *fastQuery, s *shared) (F, bool)) (f F, cursor *big.Int, ok bool) {
 	var q fastQuery
-	if !q.scan(raw, userNames) {
+	s, ok := q.read(raw, names)
+	if !ok {
 		return f, nil, false
 	}
-	if f.Limit, f.Offset, cursor, f.Desc, ok = q.page(); !ok {
+	if f, ok = own(&q, &s); !ok {
 		return f, nil, false
 	}
-	var t *targets
-	if s, sent := q.value(userSlotID); sent {
-		t = need(&t)
-		t.userAccountID = s
-		f.UserAccountID = &t.userAccountID
-	}
-	product, ok1 := q.choice(userSlotProduct, Products)
-	if product != "" {
-		t = need(&t)
-		t.product = simulator.Product(product)
-		f.Product = &t.product
-	}
+	return f, s.cursor, true
+}
+
+// fastUserList reads Get User List's query as UserListQuery does, or declines (false).
+func fastUserList(raw string) (simulator.UserFilter, *big.Int, bool) {
+	return fastList(raw, userNames, userFilter)
+}
+
+// userFilter reads Get User List's own parameters onto what both lists share.
+func userFilter(q *fastQuery, s *shared) (f simulator.UserFilter, ok bool) {
+	f.Limit, f.Offset, f.Desc, f.UserAccountID, f.Product = s.limit, s.offset, s.desc, s.userAccountID, s.product
 	for i, p := range kycFilters {
 		st, valid := q.choice(userSlotKYC+i, KYCStatuses)
 		if !valid {
-			return f, nil, false
+			return f, false
 		}
 		if st != "" {
 			if f.KYC == nil {
@@ -194,16 +241,10 @@ func fastUserList(raw string) (f simulator.UserFilter, cursor *big.Int, ok bool)
 			f.KYC[p] = simulator.KYCStatus(st)
 		}
 	}
-	start, hasStart, ok2 := q.time(userSlotStart)
-	end, hasEnd, ok3 := q.time(userSlotEnd)
-	if hasStart || hasEnd {
-		t = need(&t)
-		t.start, t.end = start, end
-		f.CreatedStart, f.CreatedEnd = pick(hasStart, &t.start), pick(hasEnd, &t.end)
-	}
-	key, ok4 := q.choice(userSlotSortKey, userSortKeys)
-	f.SortKey = simulator.UserSortKey(cmpOr(key, "created_at"))
-	return f, cursor, ok1 && ok2 && ok3 && ok4
+	f.CreatedStart, f.CreatedEnd, ok = q.window(userSlotStart, userSlotEnd, &s.t)
+	key, valid := q.choice(userSlotSortKey, userSortKeys)
+	f.SortKey = simulator.UserSortKey(cmp.Or(key, "created_at"))
+	return f, ok && valid
 }
 
 // pick is to when sent, else nil.
@@ -214,57 +255,33 @@ func pick(sent bool, to *time.Time) *time.Time {
 	return to
 }
 
-// cmpOr is s, or def when s is empty.
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // orderNames are Get Order List's parameters by slot.
-var orderNames = append(slices.Clone(pageNames), "user_account_id", "product", "side", "status", "placed_at_start", "placed_at_end")
+var orderNames = append(slices.Clone(sharedNames), "side", "status", "placed_at_start", "placed_at_end")
 
 const (
-	orderSlotID = slotFilters + iota
-	orderSlotProduct
-	orderSlotSide
+	orderSlotSide = slotFilters + iota
 	orderSlotStatus
 	orderSlotStart
 	orderSlotEnd
 )
 
 // fastOrderList reads Get Order List's query as OrderListQuery does, or declines (false).
-func fastOrderList(raw string) (f simulator.OrderFilter, cursor *big.Int, ok bool) {
-	var q fastQuery
-	if !q.scan(raw, orderNames) {
-		return f, nil, false
+func fastOrderList(raw string) (simulator.OrderFilter, *big.Int, bool) {
+	return fastList(raw, orderNames, orderFilter)
+}
+
+// orderFilter reads Get Order List's own parameters onto what both lists share.
+func orderFilter(q *fastQuery, s *shared) (f simulator.OrderFilter, ok bool) {
+	f.Limit, f.Offset, f.Desc, f.UserAccountID, f.Product = s.limit, s.offset, s.desc, s.userAccountID, s.product
+	side, ok1 := q.choice(orderSlotSide, Sides)
+	status, ok2 := q.choice(orderSlotStatus, OrderStatuses)
+	if side != "" || status != "" {
+		t := need(&s.t)
+		t.side, t.status = simulator.Side(side), simulator.OrderStatus(status)
+		f.Side, f.Status = pickStr(side, &t.side), pickStr(status, &t.status)
 	}
-	if f.Limit, f.Offset, cursor, f.Desc, ok = q.page(); !ok {
-		return f, nil, false
-	}
-	var t *targets
-	if s, sent := q.value(orderSlotID); sent {
-		t = need(&t)
-		t.userAccountID = s
-		f.UserAccountID = &t.userAccountID
-	}
-	product, ok1 := q.choice(orderSlotProduct, Products)
-	side, ok2 := q.choice(orderSlotSide, Sides)
-	status, ok3 := q.choice(orderSlotStatus, OrderStatuses)
-	if product != "" || side != "" || status != "" {
-		t = need(&t)
-		t.product, t.side, t.status = simulator.Product(product), simulator.Side(side), simulator.OrderStatus(status)
-		f.Product, f.Side, f.Status = pickStr(product, &t.product), pickStr(side, &t.side), pickStr(status, &t.status)
-	}
-	start, hasStart, ok4 := q.time(orderSlotStart)
-	end, hasEnd, ok5 := q.time(orderSlotEnd)
-	if hasStart || hasEnd {
-		t = need(&t)
-		t.start, t.end = start, end
-		f.PlacedStart, f.PlacedEnd = pick(hasStart, &t.start), pick(hasEnd, &t.end)
-	}
-	return f, cursor, ok1 && ok2 && ok3 && ok4 && ok5
+	f.PlacedStart, f.PlacedEnd, ok = q.window(orderSlotStart, orderSlotEnd, &s.t)
+	return f, ok && ok1 && ok2
 }
 
 // pickStr is to when s is set, else nil.

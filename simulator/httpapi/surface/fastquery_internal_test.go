@@ -4,6 +4,8 @@ import (
 	"math/big"
 	"reflect"
 	"testing"
+
+	"github.com/partnersim/partnersim/simulator/validate"
 )
 
 // taken are the queries a partner's lists send (the load generator's forms among them): the
@@ -83,21 +85,15 @@ func FuzzFastListAgrees(f *testing.F) {
 
 // agreeUsers reports whether the user list's fast path read q, failing t when ParseList reads
 // it otherwise.
-func agreeUsers(t *testing.T, q string) bool {
-	t.Helper()
-	f, cursor, ok := fastUserList(q)
-	if ok {
-		want, wantCursor, err := ParseList(q, UserListQuery)
-		same(t, q, f, cursor, want, wantCursor, err)
-	}
-	return ok
-}
+func agreeUsers(t *testing.T, q string) bool { return agree(t, q, fastUserList, UserListQuery) }
 
-func agreeOrders(t *testing.T, q string) bool {
+func agreeOrders(t *testing.T, q string) bool { return agree(t, q, fastOrderList, OrderListQuery) }
+
+func agree[F any](t *testing.T, q string, fast func(string) (F, *big.Int, bool), query func(*validate.Params) (F, *big.Int)) bool {
 	t.Helper()
-	f, cursor, ok := fastOrderList(q)
+	f, cursor, ok := fast(q)
 	if ok {
-		want, wantCursor, err := ParseList(q, OrderListQuery)
+		want, wantCursor, err := ParseList(q, query)
 		same(t, q, f, cursor, want, wantCursor, err)
 	}
 	return ok
