@@ -208,14 +208,15 @@ const (
 var userSortKeys = []string{"created_at", "user_account_id"}
 
 // fastList reads raw for a list of names (sharedNames first): what the lists share, then the
-// list's own parameters with own; ok is false when either declines.
-func fastList[F any](raw string, names []string, own func(q *fastQuery, s *shared) (F, bool)) (f F, cursor *big.Int, ok bool) {
+// list's own parameters with own; ok is false when either declines. own takes the query and
+// what was read by value: through a pointer both would escape to the heap.
+func fastList[F any](raw string, names []string, own func(q fastQuery, s shared) (F, bool)) (f F, cursor *big.Int, ok bool) {
 	var q fastQuery
 	s, ok := q.read(raw, names)
 	if !ok {
 		return f, nil, false
 	}
-	if f, ok = own(&q, &s); !ok {
+	if f, ok = own(q, s); !ok {
 		return f, nil, false
 	}
 	return f, s.cursor, true
@@ -227,7 +228,7 @@ func fastUserList(raw string) (simulator.UserFilter, *big.Int, bool) {
 }
 
 // userFilter reads Get User List's own parameters onto what both lists share.
-func userFilter(q *fastQuery, s *shared) (f simulator.UserFilter, ok bool) {
+func userFilter(q fastQuery, s shared) (f simulator.UserFilter, ok bool) {
 	f.Limit, f.Offset, f.Desc, f.UserAccountID, f.Product = s.limit, s.offset, s.desc, s.userAccountID, s.product
 	for i, p := range kycFilters {
 		st, valid := q.choice(userSlotKYC+i, KYCStatuses)
@@ -271,7 +272,7 @@ func fastOrderList(raw string) (simulator.OrderFilter, *big.Int, bool) {
 }
 
 // orderFilter reads Get Order List's own parameters onto what both lists share.
-func orderFilter(q *fastQuery, s *shared) (f simulator.OrderFilter, ok bool) {
+func orderFilter(q fastQuery, s shared) (f simulator.OrderFilter, ok bool) {
 	f.Limit, f.Offset, f.Desc, f.UserAccountID, f.Product = s.limit, s.offset, s.desc, s.userAccountID, s.product
 	side, ok1 := q.choice(orderSlotSide, Sides)
 	status, ok2 := q.choice(orderSlotStatus, OrderStatuses)

@@ -112,3 +112,20 @@ func same[F any](t *testing.T, q string, got F, cursor *big.Int, want F, wantCur
 		t.Errorf("%q: the fast path's cursor %v, the general parser's %v", q, cursor, wantCursor)
 	}
 }
+
+// BenchmarkListQuery reads the common queries of both lists the general way and the fast way.
+func BenchmarkListQuery(b *testing.B) {
+	users, orders := taken[:10], taken[10:]
+	b.Run("general", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			_, _, _ = ParseList(users[i%len(users)], UserListQuery)
+			_, _, _ = ParseList(orders[i%len(orders)], OrderListQuery)
+		}
+	})
+	b.Run("fast", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			_, _, _ = ParseUserListQuery(users[i%len(users)])
+			_, _, _ = ParseOrderListQuery(orders[i%len(orders)])
+		}
+	})
+}
