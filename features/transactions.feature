@@ -88,6 +88,8 @@ Feature: Get Transaction
       | securities | approved   | 1000.00 |
       | robo       | approved   | 0.00    |
     And "alice" makes a robo deposit of "1000.00" as "d1"
+    And I GET "/orders/?status=<status>"
+    And the JSON at "total_records" is the JSON "0"
     When the transaction of "d1" <ends>
     And I GET "/transactions/{d1}/"
     Then the JSON at "status" is "<status>"
