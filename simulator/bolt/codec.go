@@ -468,34 +468,34 @@ func (d *decoder) fail(err error) {
 	d.b = nil
 }
 
+// uvarint reads a uvarint as binary.Uvarint does: lengths, counts and small numbers take one
+// byte, an amount's coefficient or a time's seconds two to five, read here without the loop.
 func (d *decoder) uvarint() uint64 {
-	if len(d.b) > 0 && d.b[0] < 0x80 { // one byte: most lengths and numbers a record holds
-		n := d.b[0]
-		d.b = d.b[1:]
-		return uint64(n)
+	b := d.b
+	switch {
+	case len(b) > 0 && b[0] < 0x80:
+		d.b = b[1:]
+		return uint64(b[0])
+	case len(b) > 1 && b[1] < 0x80:
+		d.b = b[2:]
+		return uint64(b[0]&0x7f) | uint64(b[1])<<7
+	case len(b) > 2 && b[2] < 0x80:
+		d.b = b[3:]
+		return uint64(b[0]&0x7f) | uint64(b[1]&0x7f)<<7 | uint64(b[2])<<14
 	}
-	n, k := binary.Uvarint(d.b)
+	n, k := binary.Uvarint(b)
 	if k <= 0 {
 		d.fail(errShort)
 		return 0
 	}
-	d.b = d.b[k:]
+	d.b = b[k:]
 	return n
 }
 
+// varint reads a varint (zigzag-encoded) as binary.Varint does.
 func (d *decoder) varint() int64 {
-	if len(d.b) > 0 && d.b[0] < 0x80 { // one byte, zigzag-encoded as binary.Varint reads it
-		u := int64(d.b[0])
-		d.b = d.b[1:]
-		return u>>1 ^ -(u & 1)
-	}
-	n, k := binary.Varint(d.b)
-	if k <= 0 {
-		d.fail(errShort)
-		return 0
-	}
-	d.b = d.b[k:]
-	return n
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 // raw returns the next n bytes (aliasing the record: callers copy).
@@ -1115,6 +1115,17 @@ var orderSides = []simulator.Side{simulator.SideBuy, simulator.SideSell}
 // amount reads a decimal as an Amount: its stored coefficient and exponent, or a decimal for
 // one stored as text.
 func (d *decoder) amount() simulator.Amount {
+	if len(d.b) > 0 && d.b[0] == 0 && !d.fixed { // smallDecimal's, inline: three an order item
+		d.b = d.b[1:]
+		c, exp := d.varint(), d.varint()
+		if exp < math.MinInt32 || exp > math.MaxInt32 {
+			d.fail(errors.New("binary record: bad exponent"))
+		}
+		if d.err != nil {
+			return simulator.Amount{}
+		}
+		return simulator.Amount{Coef: c, Exp: int32(exp)}
+	}
 	if len(d.b) > 0 && d.b[0] == 0 {
 		if c, exp, ok := d.smallDecimal(); ok {
 			return simulator.Amount{Coef: c, Exp: exp}
