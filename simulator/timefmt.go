@@ -22,7 +22,7 @@ func AppendTime(b []byte, t time.Time) []byte {
 // civil date of each was a third of writing it. The zero value is ready; one TimeAppender is
 // one writer's.
 type TimeAppender struct {
-	day  int64    // the day of date since 1970-01-01, plus one; zero: no date yet
+	day  int64    // ^ the day of date since 1970-01-01 (never zero, so the zero value has none)
 	date [11]byte // "YYYY-MM-DDT"
 }
 
@@ -37,9 +37,8 @@ func (w *TimeAppender) Append(b []byte, t time.Time) []byte {
 		return t.AppendFormat(b, timeLayoutMicro)
 	}
 	days, rem := sec/86400, int(sec%86400)
-	if days+1 != w.day {
-		w.day = days + 1
-		w.date = civilDate(days)
+	if key := ^days; key != w.day {
+		w.day, w.date = key, civilDate(days)
 	}
 	var buf [len(timeLayoutMicro) - len("07:00")]byte // "YYYY-MM-DDThh:mm:ss.ffffffZ"
 	copy(buf[:], w.date[:])

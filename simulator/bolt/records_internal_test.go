@@ -1476,7 +1476,7 @@ func TestFixedItemAccountsMatchTheGeneralReader(t *testing.T) {
 	require.Greater(t, fast, typicalFast, "some other users are too")
 }
 
-// decoder.uvarint and decoder.varint read what binary.Uvarint and binary.Varint read — the value
+// decoder.uvarint, decoder.varint and uvarintAt read what binary.Uvarint and binary.Varint read — the value
 // and the bytes taken, or an error for a cut or overflowing one — one to ten bytes long, written
 // short or padded with continuation bytes.
 func TestDecoderVarintsAreBinarys(t *testing.T) {
@@ -1503,6 +1503,8 @@ func TestDecoderVarintsAreBinarys(t *testing.T) {
 			got := d.uvarint()
 			if k <= 0 {
 				require.ErrorIs(t, d.err, errShort, "uvarint % x", in)
+				_, next := uvarintAt(in, 0)
+				require.Equal(t, -1, next, "uvarintAt % x", in)
 				continue
 			}
 			require.NoError(t, d.err, "uvarint % x", in)
@@ -1511,6 +1513,8 @@ func TestDecoderVarintsAreBinarys(t *testing.T) {
 			v, _ := binary.Varint(in)
 			d = decoder{b: in}
 			require.Equal(t, v, d.varint(), "varint % x", in)
+			at, next := uvarintAt(append([]byte{0xff}, in...), 1)
+			require.Equal(t, [2]uint64{u, uint64(1 + k)}, [2]uint64{at, uint64(next)}, "uvarintAt % x", in)
 		}
 	}
 }

@@ -596,15 +596,15 @@ func appendOrder(b []byte, o *simulator.OrderItem, times *simulator.TimeAppender
 		b = append(b, `","completed_at":"`...)
 		b = times.Append(b, o.CompletedAt)
 	}
-	switch {
-	case !o.IsRecurringOrder:
-		return append(b, `","is_recurring_order":false}`...)
-	case o.RecurringOrderID == "":
+	if o.IsRecurringOrder && o.RecurringOrderID != "" {
+		b = append(b, `","is_recurring_order":true,"recurring_order_id":`...)
+		b = appendJSONString(b, o.RecurringOrderID)
+		return append(b, '}')
+	}
+	if o.IsRecurringOrder {
 		return append(b, `","is_recurring_order":true}`...)
 	}
-	b = append(b, `","is_recurring_order":true,"recurring_order_id":`...)
-	b = appendJSONString(b, o.RecurringOrderID)
-	return append(b, '}')
+	return append(b, `","is_recurring_order":false}`...)
 }
 
 // productTexts and statusTexts are what an order's product and status render to when they are
@@ -635,7 +635,7 @@ func renderOrderPage(b []byte, page *simulator.OrderItemPage, cursor *big.Int, p
 	b = append(b, `],"total_records":`...)
 	b = strconv.AppendInt(b, int64(page.Total), 10)
 	b = append(b, `,"last_record_number":`...)
-	if c := cursor.Int64(); cursor.IsInt64() && c >= 0 && c <= math.MaxInt64-int64(w.n) {
+	if c := cursor.Int64(); cursor.IsInt64() && c <= math.MaxInt64-int64(w.n) { // no big.Int to allocate
 		b = strconv.AppendInt(b, c+int64(w.n), 10)
 	} else {
 		b = append(b, nextCursor(cursor, w.n)...)
