@@ -12,9 +12,13 @@ func FormatTime(t time.Time) string {
 // AppendTime appends FormatTime(t) to b. An instant of the years 1970–9999 is written digit by
 // digit from its Unix seconds (a list page writes a few hundred times, and AppendFormat's
 // layout walk was most of that); any other goes through AppendFormat.
-func AppendTime(b []byte, t time.Time) []byte {
+func AppendTime(b []byte, t time.Time) []byte { return AppendUnix(b, t.Unix(), int32(t.Nanosecond())) }
+
+// AppendUnix appends FormatTime(time.Unix(sec, nsec)) to b, nsec in [0, 1e9), without making
+// the time first: a list page keeps kyc_approved_at as Unix seconds (UserRows).
+func AppendUnix(b []byte, sec int64, nsec int32) []byte {
 	var w TimeAppender
-	return w.Append(b, t)
+	return w.AppendUnix(b, sec, nsec)
 }
 
 // TimeAppender appends times as AppendTime does, keeping the date of the last day it wrote: a
@@ -28,9 +32,14 @@ type TimeAppender struct {
 
 // Append appends FormatTime(t) to b.
 func (w *TimeAppender) Append(b []byte, t time.Time) []byte {
-	sec, micros := t.Unix(), t.Nanosecond()/1000
+	return w.AppendUnix(b, t.Unix(), int32(t.Nanosecond()))
+}
+
+// AppendUnix appends FormatTime(time.Unix(sec, nsec)) to b, nsec in [0, 1e9).
+func (w *TimeAppender) AppendUnix(b []byte, sec int64, nsec int32) []byte {
+	micros := nsec / 1000
 	if sec < 0 || sec > maxFastUnix {
-		t = t.UTC().Truncate(time.Microsecond)
+		t := time.Unix(sec, int64(nsec)).UTC().Truncate(time.Microsecond)
 		if t.Nanosecond() == 0 {
 			return t.AppendFormat(b, timeLayout)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -104,11 +105,27 @@ func (p *UserItemPage) AllItems() []UserItem {
 // seconds. A page's items as UserItems were a few hundred strings, amounts and times for the
 // collector to zero and scan, and each read back to be rendered; rows are what the store read
 // and what a list item renders (Item gives one as a UserItem).
+//
+// A page's rows are taken from those released before (NewUserRows) and given back by their
+// last reader (Release): their three slices were most of a page's allocated bytes.
 type UserRows struct {
 	Items    []UserRow
 	Accounts []AccountRow
-	UAIDs    string // the items' user_account_ids, one after another
+	UAIDs    []byte // the items' user_account_ids, one after another
 }
+
+// NewUserRows returns empty rows, with the room of rows released before.
+func NewUserRows() *UserRows {
+	r := userRows.Get().(*UserRows)
+	r.Items, r.Accounts, r.UAIDs = r.Items[:0], r.Accounts[:0], r.UAIDs[:0]
+	return r
+}
+
+// Release gives the rows back for a later page: neither they nor anything cut from them may be
+// used after.
+func (r *UserRows) Release() { userRows.Put(r) }
+
+var userRows = sync.Pool{New: func() any { return new(UserRows) }}
 
 // UserRow is an item of UserRows: where its user_account_id and its accounts end in the rows'
 // UAIDs and Accounts (each starts where the item before ends), and its total.
@@ -134,7 +151,7 @@ func (r *UserRows) Item(i int) UserItem {
 		from = r.Items[i-1]
 	}
 	row := r.Items[i]
-	it := UserItem{UserAccountID: r.UAIDs[from.UAIDEnd:row.UAIDEnd], Total: CentsAmount(row.Total), Accounts: []AccountItem{}}
+	it := UserItem{UserAccountID: string(r.UAIDs[from.UAIDEnd:row.UAIDEnd]), Total: CentsAmount(row.Total), Accounts: []AccountItem{}}
 	for _, a := range r.Accounts[from.AccountsEnd:row.AccountsEnd] {
 		ai := AccountItem{Product: Products[a.Product], KYCStatus: KYCStatuses[a.KYC], Value: CentsAmount(a.Value), ShowsApprovedAt: a.Shows}
 		if a.Shows {

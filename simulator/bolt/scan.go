@@ -240,34 +240,32 @@ func userItems(tx *bbolt.Tx, keys [][]byte, instID string, in *pricedInstitution
 
 // coveredRows reads a page's items from the values its index walk found (a store whose user
 // index values carry the accounts: userIndexValue), in the transaction's pages, without a
-// record: as rows (simulator.UserRows) when every value is of tag 2 and valueFixedAccounts
-// values each exactly — every user a fixture set has —, else nil and the page is read by
-// coveredItems.
+// record: as rows (simulator.UserRows, from those released before) when every value is of tag
+// 2 and valueFixedAccounts values each exactly — every user a fixture set has —, else nil and
+// the page is read by coveredItems.
 func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
-	r := &simulator.UserRows{Items: make([]simulator.UserRow, len(values))}
-	// Room for three accounts a user and 32 bytes a user_account_id: a generated set's users
-	// have 2.2 and 24, on average.
-	r.Accounts = make([]simulator.AccountRow, 0, 3*len(values))
-	uaids := make([]byte, 0, 32*len(values))
+	r := simulator.NewUserRows()
+	r.Items = slices.Grow(r.Items, len(values))[:len(values)]
 	for i, v := range values {
 		d := decoder{b: v[userSummaryLen:]}
 		uaid := d.raw(d.uvarint())
 		if tag := d.raw(1); !bytes.Equal(tag, fixedTag) { // encoder.itemAccounts's (nil: cut short)
+			r.Release()
 			return nil
 		}
 		var total simulator.Cents
 		var ok bool
 		if r.Accounts, total, ok = valueFixedAccounts(d.b, in.prices, r.Accounts); !ok {
+			r.Release()
 			return nil
 		}
 		if utf8.Valid(uaid) {
-			uaids = append(uaids, uaid...)
+			r.UAIDs = append(r.UAIDs, uaid...)
 		} else {
-			uaids = append(uaids, validUTF8(string(uaid))...) // as the record keeps it
+			r.UAIDs = append(r.UAIDs, validUTF8(string(uaid))...) // as the record keeps it
 		}
-		r.Items[i] = simulator.UserRow{UAIDEnd: int32(len(uaids)), AccountsEnd: int32(len(r.Accounts)), Total: total}
+		r.Items[i] = simulator.UserRow{UAIDEnd: int32(len(r.UAIDs)), AccountsEnd: int32(len(r.Accounts)), Total: total}
 	}
-	r.UAIDs = string(uaids)
 	return r
 }
 

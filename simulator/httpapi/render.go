@@ -83,9 +83,9 @@ func newPageJSON[T any](items []T, total int, cursor *big.Int, perPage int) page
 // appendJSONString appends s as simulator.EncodeJSON renders a string: as is when every byte is printable
 // ASCII other than '"' and '\\', else through the encoder itself (escapes, invalid UTF-8,
 // U+2028 — exact by construction).
-func appendJSONString(b []byte, s string) []byte {
+func appendJSONString[S ~string | ~[]byte](b []byte, s S) []byte {
 	if !plainJSON(s) {
-		raw, _ := simulator.EncodeJSON(s) // a string always encodes
+		raw, _ := simulator.EncodeJSON(string(s)) // a string always encodes
 		return append(b, raw...)
 	}
 	b = append(b, '"')
@@ -96,7 +96,7 @@ func appendJSONString(b []byte, s string) []byte {
 // plainJSON reports whether every byte of s is printable ASCII other than '"' and '\\' (what
 // the encoder writes as is), eight bytes at a time: a list page checks a few thousand bytes of
 // ids, and a byte at a time was a sixth of an order page's instructions.
-func plainJSON(s string) bool {
+func plainJSON[S ~string | ~[]byte](s S) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	// In a word of bytes below 0x80, (w - ones*n) &^ w & highs is nonzero exactly when a byte is
 	// below n: a borrow only starts at such a byte. A byte is c where w^(ones*c) has a zero byte.
@@ -104,7 +104,7 @@ func plainJSON(s string) bool {
 	plain := func(w uint64) bool {
 		return w&highs == 0 && (w-ones*0x20)&^w&highs == 0 && !zero(w^(ones*'"')) && !zero(w^(ones*'\\')) && !zero(w^(ones*0x7f))
 	}
-	word := func(s string) uint64 { // s's first eight bytes, in one load
+	word := func(s S) uint64 { // s's first eight bytes, in one load
 		_ = s[7]
 		return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
@@ -126,9 +126,12 @@ func plainJSON(s string) bool {
 }
 
 // appendTime appends simulator.FormatTime(t) inside quotes.
-func appendTime(b []byte, t time.Time) []byte {
+func appendTime(b []byte, t time.Time) []byte { return appendUnix(b, t.Unix(), int32(t.Nanosecond())) }
+
+// appendUnix is appendTime of time.Unix(sec, nsec), nsec in [0, 1e9) (simulator.AppendUnix).
+func appendUnix(b []byte, sec int64, nsec int32) []byte {
 	b = append(b, '"')
-	b = simulator.AppendTime(b, t)
+	b = simulator.AppendUnix(b, sec, nsec)
 	return append(b, '"')
 }
 
@@ -190,7 +193,7 @@ func appendUserRows(b []byte, r *simulator.UserRows) []byte {
 			b = append(b, kycTexts[a.KYC]...)
 			if a.Shows {
 				b = append(b, `,"kyc_approved_at":`...)
-				b = appendTime(b, time.Unix(a.ApprovedSec, int64(a.ApprovedNsec)).UTC())
+				b = appendUnix(b, a.ApprovedSec, a.ApprovedNsec)
 			}
 			b = append(b, '}')
 		}
@@ -310,6 +313,16 @@ func renderUserPage(b []byte, page *simulator.UserItemPage, cursor *big.Int, per
 	b = append(b, `,"per_page":`...)
 	b = strconv.AppendInt(b, int64(perPage), 10)
 	return append(b, '}')
+}
+
+// renderUserList is renderUserPage for Get User List's handler, the page's last reader: the
+// page's rows go back for a later page once rendered (simulator.UserRows.Release).
+func renderUserList(b []byte, page *simulator.UserItemPage, cursor *big.Int, perPage int) []byte {
+	b = renderUserPage(b, page, cursor, perPage)
+	if page.Rows != nil {
+		page.Rows.Release()
+	}
+	return b
 }
 
 // bodyPool recycles response buffers of the hand-rendered bodies: a detail is 5–15 KB, and

@@ -238,7 +238,7 @@ func asRows(items []simulator.UserItem) (_ *simulator.UserRows, ok bool) {
 			r.Accounts = append(r.Accounts, simulator.AccountRow{Value: v, Product: uint8(p), KYC: uint8(k), Shows: a.ShowsApprovedAt,
 				ApprovedSec: a.ApprovedAt.Unix(), ApprovedNsec: int32(a.ApprovedAt.Nanosecond())})
 		}
-		r.UAIDs += it.UserAccountID
+		r.UAIDs = append(r.UAIDs, it.UserAccountID...)
 		r.Items = append(r.Items, simulator.UserRow{UAIDEnd: int32(len(r.UAIDs)), AccountsEnd: int32(len(r.Accounts)), Total: total})
 	}
 	return r, true
