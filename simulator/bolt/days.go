@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"sort"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -138,12 +139,6 @@ func (w *writeTx) nameTimeCounts(bucket []byte, byID []string, notes []uint64) e
 	return nil
 }
 
-// hasDays reports whether the store keeps day counters.
-func hasDays(tx *bbolt.Tx) bool { return tx.Bucket(bMeta).Get(metaDays) != nil }
-
-// hasHours reports whether the store keeps hour counters.
-func hasHours(tx *bbolt.Tx) bool { return tx.Bucket(bMeta).Get(metaHours) != nil }
-
 // dayRange is [lo, hi) of a time-sorted index under prefix, seen as the segments a page walk
 // needs: a partial day at each bound that carries a time (head and tail, walked when they are
 // counted) and the whole days between them, counted by their counters. Nothing is allocated
@@ -153,11 +148,11 @@ type dayRange struct {
 	ctx           context.Context
 	index, counts *bbolt.Bucket
 	cp            []byte // dayCountsPrefix
-	// hp is hourCountsPrefix when the index keeps hour counters, else nil; read from tx's
-	// meta when first needed (hoursOf).
+	// hp is hourCountsPrefix when the index keeps hour counters, else nil; set when first
+	// needed (hoursOf), by the store's mark (pageReads).
 	hp             []byte
 	hpRead         bool
-	tx             *bbolt.Tx
+	reads          *pageReads
 	bucket         []byte
 	prefix, lo, hi []byte // hi is never nil
 	// The whole days first..last (inclusive; none when first > last), between head and tail.
@@ -178,13 +173,13 @@ type partial struct {
 
 const lastDay = 1<<32 - 1
 
-func newDayRange(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte) *dayRange {
+func newDayRange(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, prefix, lo, hi []byte) *dayRange {
 	end := prefixEnd(prefix)
 	if hi == nil {
 		hi = end
 	}
 	r := &dayRange{ctx: ctx, index: tx.Bucket(bucket), counts: tx.Bucket(bCounts), cp: dayCountsPrefix(bucket, prefix),
-		prefix: prefix, lo: lo, hi: hi, first: 0, last: lastDay, tx: tx, bucket: bucket}
+		prefix: prefix, lo: lo, hi: hi, first: 0, last: lastDay, reads: reads, bucket: bucket}
 	loT, hiT := len(lo) > len(prefix), len(hi) > len(prefix) && !bytes.Equal(hi, end)
 	var dLo, dHi uint32
 	if loT {
@@ -241,7 +236,7 @@ func (r *dayRange) dayCount(d uint32) int {
 func (r *dayRange) hoursOf(d uint32) bool {
 	if !r.hpRead {
 		r.hpRead = true
-		if hourly(r.prefix) && hasHours(r.tx) {
+		if hourly(r.prefix) && r.reads.hours {
 			r.hp = hourCountsPrefix(r.bucket, r.prefix)
 		}
 	}
@@ -475,6 +470,20 @@ func (r *dayRange) eachDay(desc bool, visit func(u run) bool) (stopped bool, err
 	if r.first > r.last {
 		return false, nil
 	}
+	if t := r.reads.dayTable(r.counts, r.cp); t != nil {
+		i, j := t.span(r.first, r.last)
+		for x := range j - i {
+			if desc {
+				x = j - 1 - x
+			} else {
+				x += i
+			}
+			if !visit(run{n: t.upTo[x+1] - t.upTo[x], d: t.days[x]}) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
 	var buf [64]byte
 	c := r.counts.Cursor()
 	seek := func(d uint32) []byte { return binary.BigEndian.AppendUint32(append(buf[:0], r.cp...), d) }
@@ -517,7 +526,10 @@ func (r *dayRange) eachDay(desc bool, visit func(u run) bool) (stopped bool, err
 // whether a partial day's hours are worth reading without reading its day's counter.
 func (r *dayRange) total() (int, error) {
 	n, days := 0, 0
-	if _, err := r.eachDay(false, func(u run) bool { n, days = n+u.n, days+1; return true }); err != nil {
+	if t := r.reads.dayTable(r.counts, r.cp); t != nil && r.first <= r.last {
+		i, j := t.span(r.first, r.last)
+		n, days = t.upTo[j]-t.upTo[i], j-i
+	} else if _, err := r.eachDay(false, func(u run) bool { n, days = n+u.n, days+1; return true }); err != nil {
 		return 0, err
 	}
 	if days > 0 {
@@ -533,6 +545,35 @@ func (r *dayRange) total() (int, error) {
 		n += p.n
 	}
 	return n, nil
+}
+
+// dayTable is the day counters of one time-sorted index prefix read whole, for one store state
+// (pageReads.dayTable): days[i] is the i-th day with a counter, ascending, and upTo[i] the
+// entries of days[:i] (upTo has one element more: the prefix's total). A deep page of a list
+// sorted by time stepped over up to half of its day counters, one cursor step each (a few
+// hundred a page over two years of days), and a time range's total over its whole days; with
+// the table both are a search in memory.
+type dayTable struct {
+	days []uint32
+	upTo []int
+}
+
+// span returns [i, j), the table's days within first..last (inclusive).
+func (t *dayTable) span(first, last uint32) (i, j int) {
+	i, _ = slices.BinarySearch(t.days, first)
+	j = i + sort.Search(len(t.days)-i, func(x int) bool { return t.days[i+x] > last })
+	return i, j
+}
+
+// readDayTable reads the day counters under cp (dayCountsPrefix) of counts whole.
+func readDayTable(counts *bbolt.Bucket, cp []byte) *dayTable {
+	t := &dayTable{upTo: []int{0}}
+	c := counts.Cursor()
+	for k, v := c.Seek(cp); k != nil && bytes.HasPrefix(k, cp) && len(k) == len(cp)+4; k, v = c.Next() {
+		t.days = append(t.days, binary.BigEndian.Uint32(k[len(cp):]))
+		t.upTo = append(t.upTo, t.upTo[len(t.upTo)-1]+int(binary.BigEndian.Uint64(v)))
+	}
+	return t
 }
 
 // countKeys walks [from, to) and counts its keys.
@@ -553,8 +594,8 @@ func countKeys(ctx context.Context, b *bbolt.Bucket, from, to []byte) (int, erro
 // the range's size (known, when known >= 0, else counted from the runs) and the page is walked
 // from the start of the run that holds its first entry. A page past the middle is found from
 // the far end, so a deep offset reads at most half the counters.
-func pageDays(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte, desc bool, offset, limit, known int, keyOf func(dst, k, v []byte) []byte) ([][]byte, int, error) {
-	r := newDayRange(ctx, tx, bucket, prefix, lo, hi)
+func pageDays(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, prefix, lo, hi []byte, desc bool, offset, limit, known int, keyOf func(dst, k, v []byte) []byte) ([][]byte, int, error) {
+	r := newDayRange(ctx, tx, reads, bucket, prefix, lo, hi)
 	total := known
 	if total < 0 {
 		var err error
@@ -565,9 +606,10 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte, 
 	if offset >= total || limit <= 0 {
 		return [][]byte{}, total, nil
 	}
+	// At most what the range holds past offset: the runs are walked counted.
+	limit = min(limit, total-offset)
 	flip := offset > total/2
 	if flip {
-		limit = min(limit, total-offset)
 		offset, desc = total-offset-limit, !desc
 	}
 	var (
@@ -606,18 +648,19 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, bucket, prefix, lo, hi []byte, 
 // pageFrom reads the page of limit entries that starts k entries into run u (in scan order,
 // descending when desc) and runs on past it as far as the range goes. The k entries are
 // stepped over from the nearer end of the run: a page in the second half of a day starts from
-// the day's end, walking at most half the day's entries instead of all but a few of them.
+// the day's end, walking at most half the day's entries instead of all but a few of them. The
+// runs' counts place each walk inside its range (pageCounted).
 func (r *dayRange) pageFrom(u run, desc bool, k, limit int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
 	if k <= u.n/2 {
 		if desc {
-			return pageScan(r.ctx, r.index, r.lo, r.to(u), true, k, limit, nil, nil, keyOf)
+			return pageCounted(r.ctx, r.index, r.lo, r.to(u), true, k, limit, keyOf)
 		}
-		return pageScan(r.ctx, r.index, r.from(u), r.hi, false, k, limit, nil, nil, keyOf)
+		return pageCounted(r.ctx, r.index, r.from(u), r.hi, false, k, limit, keyOf)
 	}
 	// The run's last n entries in scan order, read from its far end, then the rest of the page
 	// from the start of what follows the run.
 	n := min(limit, u.n-k)
-	ids, err := pageScan(r.ctx, r.index, r.from(u), r.to(u), !desc, u.n-k-n, n, nil, nil, keyOf)
+	ids, err := pageCounted(r.ctx, r.index, r.from(u), r.to(u), !desc, u.n-k-n, n, keyOf)
 	if err != nil || limit == n {
 		slices.Reverse(ids)
 		return ids, err
@@ -625,9 +668,9 @@ func (r *dayRange) pageFrom(u run, desc bool, k, limit int, keyOf func(dst, k, v
 	slices.Reverse(ids)
 	var rest [][]byte
 	if desc {
-		rest, err = pageScan(r.ctx, r.index, r.lo, r.from(u), true, 0, limit-n, nil, nil, keyOf)
+		rest, err = pageCounted(r.ctx, r.index, r.lo, r.from(u), true, 0, limit-n, keyOf)
 	} else {
-		rest, err = pageScan(r.ctx, r.index, r.to(u), r.hi, false, 0, limit-n, nil, nil, keyOf)
+		rest, err = pageCounted(r.ctx, r.index, r.to(u), r.hi, false, 0, limit-n, keyOf)
 	}
 	return append(ids, rest...), err
 }

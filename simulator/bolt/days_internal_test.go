@@ -8,20 +8,20 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/bbolt"
 
 	"github.com/partnersim/partnersim/simulator"
 )
 
-// The day counters stay true through the writes that move index entries (orders placed,
-// filled and canceled; KYC moves): every list answered from them equals the same list answered
-// by walking, as a store without them is read.
-func TestDayCountersFollowWrites(t *testing.T) {
-	ctx := context.Background()
+// thirtyUsers is a store of institution ins_a and its thirty users usr_00..usr_29 (u00..u29),
+// created 17 hours apart, each with cash and AAPL to trade, on a frozen clock.
+func thirtyUsers(t *testing.T) (*DB, *simulator.Clock) {
+	t.Helper()
 	clock := simulator.NewFrozenClock(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))
 	db := tempStore(t, clock)
-	l, err := db.NewLoader(ctx, true)
+	l, err := db.NewLoader(context.Background(), true)
 	require.NoError(t, err)
 	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Prices: map[string]decimal.Decimal{"AAPL": decimal.New(19012, -2)},
 		Fees: map[simulator.Product]simulator.FeeRule{simulator.ProductSecurities: {Rate: decimal.Zero, Minimum: decimal.Zero}}}))
@@ -32,6 +32,15 @@ func TestDayCountersFollowWrites(t *testing.T) {
 				Holdings: []simulator.Holding{{Symbol: "AAPL", Quantity: decimal.New(1000, 0)}}}}}))
 	}
 	require.NoError(t, l.Finish("tok"))
+	return db, clock
+}
+
+// The day counters stay true through the writes that move index entries (orders placed,
+// filled and canceled; KYC moves): every list answered from them equals the same list answered
+// by walking, as a store without them is read.
+func TestDayCountersFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	db, clock := thirtyUsers(t)
 
 	r := rand.New(rand.NewPCG(9, 9))
 	var txns []string
@@ -218,5 +227,31 @@ func TestHourCountersFindPagesInTheirHour(t *testing.T) {
 		walked := read()
 		require.Equal(t, walked, byDays, "query %d: %+v / %+v", i, of, uf)
 		require.Equal(t, walked, byHours, "query %d: %+v / %+v", i, of, uf)
+	}
+}
+
+// A page the counters place inside its range is walked without comparing each key with the
+// range's bounds (pageCounted); counters that overstate the index (they never should) send the
+// walk past the range's end, and the page is then walked again comparing each key: the same
+// users as a walk that compares, never another list's entries.
+func TestCountedWalkPastItsRangeIsWalkedAgain(t *testing.T) {
+	ctx := context.Background()
+	db, _ := thirtyUsers(t)
+	ids := func(desc bool) []string {
+		page, err := db.ListUserItems(ctx, "ins_a", simulator.UserFilter{Limit: 100, Desc: desc})
+		require.NoError(t, err)
+		var out []string
+		for _, u := range page.AllItems() {
+			out = append(out, u.UserAccountID)
+		}
+		return out
+	}
+	want := map[bool][]string{false: ids(false), true: ids(true)}
+	require.Len(t, want[false], 30)
+
+	all := cat(inst("ins_a"), []byte{kindAll, sortCreated})
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bCounts).Put(countKey(bUserIndex, all), u64(35)) }))
+	for _, desc := range []bool{false, true} {
+		assert.Equal(t, want[desc], ids(desc), "desc %v: got the users of a walk past the list's end", desc)
 	}
 }

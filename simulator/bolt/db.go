@@ -34,6 +34,9 @@ type DB struct {
 	walked countCache
 	// marks remembers how far whole-index walks went (see walkMarks).
 	marks walkMarks
+	// reads keeps what list pages read of the marks and counters, for the last store state a
+	// page read (see pageReads).
+	reads atomic.Pointer[pageReads]
 	// gen counts the write transactions committed (and stores swapped in): a value read for
 	// one count is current until it moves (see viewCache).
 	gen atomic.Uint64

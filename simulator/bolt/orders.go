@@ -284,7 +284,8 @@ func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFil
 		if _, err := s.readInstitution(tx, instID); err != nil || f.MatchesNothing() {
 			return err
 		}
-		filter, residual := planOrders(tx, instID, f)
+		reads := s.readsOf(tx)
+		filter, residual := planOrders(tx, reads, instID, f)
 		head := inst(instID)
 		prefix := cat(head, filter, []byte{sortCreated})
 		lo, hi := prefix, prefixEnd(prefix)
@@ -295,7 +296,7 @@ func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFil
 			hi = cat(prefix, timeKey(*f.PlacedEnd))
 		}
 		keyOf := func(dst, k, _ []byte) []byte { return append(append(dst, head...), k[len(prefix):]...) } // institution, placed_at, order id
-		covered := items && coveredKind(filter[0]) && coversOrders(tx)
+		covered := items && coveredKind(filter[0]) && reads.orderItems
 		if covered {
 			keyOf = func(dst, k, v []byte) []byte { // the key's placed_at and order id, then the value
 				rest := k[len(prefix):]
@@ -338,9 +339,9 @@ func orderFilter(f simulator.OrderFilter) ([]byte, func(v []byte) bool) {
 
 // planOrders picks the order index for a query: the user's own index when a user is named
 // (a user has few orders), else the index covering the most of status, product and side, the
-// smallest by its counter on a tie. residual reports a filter the index does not cover, which
+// smallest by its counter (through reads; nil reads it from tx) on a tie. residual reports a filter the index does not cover, which
 // the scan must check (and count) itself.
-func planOrders(tx *bbolt.Tx, instID string, f simulator.OrderFilter) (filter []byte, residual bool) {
+func planOrders(tx *bbolt.Tx, reads *pageReads, instID string, f simulator.OrderFilter) (filter []byte, residual bool) {
 	if f.UserAccountID != nil {
 		return cat([]byte{kindUser}, []byte(*f.UserAccountID), []byte{0}), f.Status != nil || f.Product != nil || f.Side != nil
 	}
@@ -385,7 +386,7 @@ func planOrders(tx *bbolt.Tx, instID string, f simulator.OrderFilter) (filter []
 	if len(cands) > 1 { // a tie: the smallest by its counter (read only then)
 		bestN := -1
 		for _, c := range cands {
-			if n := countOf(tx, bOrderIndex, cat(inst(instID), c.filter, []byte{sortCreated})); bestN < 0 || n < bestN {
+			if n := reads.countOf(tx, bOrderIndex, cat(inst(instID), c.filter, []byte{sortCreated})); bestN < 0 || n < bestN {
 				best, bestN = c, n
 			}
 		}

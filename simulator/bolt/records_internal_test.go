@@ -1364,7 +1364,7 @@ func TestPlanOrdersPicksTheNarrowestIndex(t *testing.T) {
 		{simulator.OrderFilter{UserAccountID: ptrTo("u1"), Side: &sell}, []byte("Uu1\x00"), true},
 	} {
 		require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
-			filter, residual := planOrders(tx, "ins_a", c.f)
+			filter, residual := planOrders(tx, nil, "ins_a", c.f)
 			assert.Equal(t, c.filter, filter, "%+v", c.f)
 			assert.Equal(t, c.residual, residual, "%+v", c.f)
 			return nil

@@ -38,14 +38,27 @@ func prefixEnd(prefix []byte) []byte {
 // of matches in *total. A long walk stops with ctx's error once ctx is
 // done (the client went away: decisions D17), checked every scanCheckEvery entries.
 func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
-	return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, nil)
+	return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, nil, false)
+}
+
+// pageCounted is pageScan of a page the counters place inside its range — [lo, hi) holds at
+// least offset+limit entries from where the walk starts, every one a match — read with
+// pageWalk's counted walk.
+func pageCounted(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
+	return pageWalk(ctx, b, lo, hi, desc, offset, limit, nil, nil, keyOf, nil, true)
 }
 
 // pageWalk is pageScan that, given marks (walkMarks: the keys of every markEvery-th entry of
 // the walk, as far as earlier walks in the same state went), starts at the last mark at or
 // before offset instead of at the range's start, and adds to marks.fresh those it passes
 // beyond the known ones.
-func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte, marks *marking) ([][]byte, error) {
+//
+// counted says the counters place the page inside the range (pageCounted; match and total are
+// nil then): the walk does not compare each key with the range's bounds — two comparisons of
+// keys of forty bytes and more an entry, a tenth of a page's walk — but only the last it
+// reads; were that outside the range (counters that do not match the index: they never
+// should), the page is walked again comparing each key, as it would have been.
+func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte, marks *marking, counted bool) ([][]byte, error) {
 	ids := make([][]byte, 0, limit)
 	var arena []byte // the keys' bytes, copied out of the transaction's pages together
 	c := b.Cursor()
@@ -75,13 +88,16 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 	}
 	walked := 0
 	mark := marks.next() // the entry of the next mark to take
+	var last []byte      // the last key read, in a counted walk
 	for ; k != nil; k, v = next() {
 		if walked++; walked%scanCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		if desc && bytes.Compare(k, lo) < 0 || !desc && hi != nil && bytes.Compare(k, hi) >= 0 {
+		if counted {
+			last = k
+		} else if desc && bytes.Compare(k, lo) < 0 || !desc && hi != nil && bytes.Compare(k, hi) >= 0 {
 			break
 		}
 		if match != nil && !match(v) {
@@ -110,6 +126,12 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 			break
 		}
 	}
+	if counted && last != nil && (bytes.Compare(last, lo) < 0 || hi != nil && bytes.Compare(last, hi) >= 0) {
+		if marks != nil {
+			marks.fresh = marks.fresh[:0]
+		}
+		return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, marks, false)
+	}
 	if total != nil {
 		*total = n
 	}
@@ -136,19 +158,20 @@ type indexPage struct {
 // counter when the range is all of it,
 // else by walking it with the filter (its key and match, made only then).
 func (s *DB) page(ctx context.Context, tx *bbolt.Tx, p indexPage, filter func() ([]byte, func(v []byte) bool)) ([][]byte, int, error) {
+	reads := s.readsOf(tx)
 	ranged := !bytes.Equal(p.lo, p.prefix) || p.hi != nil && !bytes.Equal(p.hi, prefixEnd(p.prefix))
 	// A page at most seekEntries into a whole index is walked to from its end: the day
 	// counters' descent would cost more than the entries it skips.
 	near := !ranged && p.offset <= seekEntries
 	switch {
-	case !p.residual && p.byTime && !near && hasDays(tx):
+	case !p.residual && p.byTime && !near && reads.days:
 		known := -1
 		if !ranged {
-			known = countOf(tx, p.bucket, p.prefix)
+			known = reads.countOf(tx, p.bucket, p.prefix)
 		}
-		return pageDays(ctx, tx, p.bucket, p.prefix, p.lo, p.hi, p.desc, p.offset, p.limit, known, p.keyOf)
+		return pageDays(ctx, tx, reads, p.bucket, p.prefix, p.lo, p.hi, p.desc, p.offset, p.limit, known, p.keyOf)
 	case !p.residual && !ranged:
-		total := countOf(tx, p.bucket, p.prefix)
+		total := reads.countOf(tx, p.bucket, p.prefix)
 		ids, err := s.pageKnown(ctx, tx, p.bucket, p.lo, p.hi, p.desc, p.offset, p.limit, total, p.keyOf)
 		return ids, total, err
 	}
@@ -428,16 +451,17 @@ func (s *DB) pageKnown(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi []byte,
 	if offset >= total || limit <= 0 {
 		return [][]byte{}, nil
 	}
+	// At most what the range holds past offset: the page is walked counted.
+	limit = min(limit, total-offset)
 	far := offset > total/2
 	if far {
-		limit = min(limit, total-offset)
 		offset, desc = total-offset-limit, !desc
 	}
 	var marks *marking
 	if offset >= markEvery {
 		marks = s.marks.get(tx, bucket, lo, hi, desc)
 	}
-	ids, err := pageWalk(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, nil, nil, keyOf, marks)
+	ids, err := pageWalk(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, nil, nil, keyOf, marks, true)
 	if err == nil && marks != nil {
 		s.marks.put(tx, marks)
 	}
@@ -544,6 +568,113 @@ func (w *walkMarks) put(tx *bbolt.Tx, m *marking) {
 		l.keys = append(l.keys, m.fresh[from:]...)
 		w.keys += len(m.fresh) - from
 	}
+}
+
+// pageReads is what list pages read of the store's marks (metaDays, metaHours, metaUserItems,
+// metaOrderItems) and of its per-prefix counters, kept for one store state — the file and its
+// last committed transaction, as a read transaction sees them, as walkMarks keeps its marks.
+// Each of those reads is a descent from the root (a bucket's, then its key's): three to five
+// a page, a tenth of a user page's instructions, for values that only a write moves. A write
+// transaction reads its counters from the store itself (readsOf), so it sees its own writes.
+type pageReads struct {
+	db   *bbolt.DB
+	txid int
+	// The store's marks, read when the state is first seen.
+	days, hours, userItems, orderItems bool
+
+	mu     sync.Mutex
+	counts map[string]int // countOf by countKey, as far as pages asked
+	// tables holds the day counters of the prefixes read twice in this state, by
+	// dayCountsPrefix: nil after the first ask (a doorkeeper — a state a write ends after a
+	// page or two never reads them all), noTable past pageTableDaysMax days kept.
+	tables    map[string]*dayTable
+	tableDays int // the days the tables hold
+}
+
+// pageTableDaysMax bounds the days a pageReads's tables hold (12 bytes each): a store's
+// prefixes sorted by time over a few years of days hold a few hundred thousand.
+const pageTableDaysMax = 1 << 20
+
+// noTable marks a prefix whose day counters were asked for once the tables held their most.
+var noTable = new(dayTable)
+
+// dayTable returns the day counters under cp (dayCountsPrefix) of counts, read whole the second
+// time cp is asked for in this state (readDayTable); nil before then, past pageTableDaysMax days
+// kept, or for a write transaction's r (it walks the counters).
+func (r *pageReads) dayTable(counts *bbolt.Bucket, cp []byte) *dayTable {
+	if r.tables == nil {
+		return nil
+	}
+	r.mu.Lock()
+	t, asked := r.tables[string(cp)]
+	if !asked && len(r.tables) < pageReadsMax {
+		r.tables[string(cp)] = nil
+	}
+	r.mu.Unlock()
+	if t == noTable {
+		return nil
+	}
+	if t != nil || !asked {
+		return t
+	}
+	t = readDayTable(counts, cp)
+	r.mu.Lock()
+	if r.tableDays+len(t.days) > pageTableDaysMax {
+		t = noTable
+	} else if r.tables[string(cp)] == nil {
+		r.tableDays += len(t.days)
+	}
+	r.tables[string(cp)] = t
+	r.mu.Unlock()
+	if t == noTable {
+		return nil
+	}
+	return t
+}
+
+// pageReadsMax bounds the counters a pageReads keeps (each a key of under a hundred bytes): an
+// institution's list pages read a few dozen.
+const pageReadsMax = 4096
+
+// readsOf returns the reads of tx's state, its marks read now when the state is new. A write
+// transaction's are its own, read now, and keep no counter: it reads them from tx, which it
+// may be writing.
+func (s *DB) readsOf(tx *bbolt.Tx) *pageReads {
+	if r := s.reads.Load(); r != nil && r.db == tx.DB() && r.txid == tx.ID() && !tx.Writable() {
+		return r
+	}
+	meta := tx.Bucket(bMeta)
+	r := &pageReads{db: tx.DB(), txid: tx.ID(),
+		days: meta.Get(metaDays) != nil, hours: meta.Get(metaHours) != nil,
+		userItems: meta.Get(metaUserItems) != nil, orderItems: meta.Get(metaOrderItems) != nil}
+	if !tx.Writable() {
+		r.counts, r.tables = map[string]int{}, map[string]*dayTable{}
+		s.reads.Store(r)
+	}
+	return r
+}
+
+// countOf is countOf(tx, bucket, prefix) through r (nil, or a write transaction's: read from
+// tx).
+func (r *pageReads) countOf(tx *bbolt.Tx, bucket, prefix []byte) int {
+	if r == nil || r.counts == nil {
+		return countOf(tx, bucket, prefix)
+	}
+	var buf [96]byte
+	key := append(append(append(buf[:0], bucket...), 0), prefix...) // countKey, on the stack
+	r.mu.Lock()
+	n, ok := r.counts[string(key)]
+	r.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = countOf(tx, bucket, prefix)
+	r.mu.Lock()
+	if len(r.counts) < pageReadsMax {
+		r.counts[string(key)] = n
+	}
+	r.mu.Unlock()
+	return n
 }
 
 // orNil returns the page, or nil with the error when there is one.

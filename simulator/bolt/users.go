@@ -396,7 +396,8 @@ func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilte
 		if err != nil || f.MatchesNothing() {
 			return err
 		}
-		match, long := userMatcher(f), coversUsers(tx)
+		reads := s.readsOf(tx)
+		match, long := userMatcher(f), reads.userItems
 		if f.UserAccountID != nil {
 			if long && items {
 				if v, n, ok := coveredByUAID(tx, instID, f, match); ok {
@@ -411,7 +412,7 @@ func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilte
 			*total = n
 			return read(tx, in, keys, false)
 		}
-		filter, residual := userIndexFor(tx, instID, f)
+		filter, residual := userIndexFor(tx, reads, instID, f)
 		sortKind := byte(sortCreated)
 		if f.SortKey == simulator.SortUserAccountID {
 			sortKind = sortUAID
@@ -496,15 +497,15 @@ func coveredByUAID(tx *bbolt.Tx, instID string, f simulator.UserFilter, match fu
 }
 
 // userIndexFor chooses the narrowest user index for f: the KYC filter with the fewest entries
-// (the counters say), else a product filter, else all users. residual says whether f filters
+// (the counters say, through reads: nil reads them from tx), else a product filter, else all users. residual says whether f filters
 // on more than the index answers.
-func userIndexFor(tx *bbolt.Tx, instID string, f simulator.UserFilter) (filter []byte, residual bool) {
+func userIndexFor(tx *bbolt.Tx, reads *pageReads, instID string, f simulator.UserFilter) (filter []byte, residual bool) {
 	filter, residual = []byte{kindAll}, len(f.KYC) > 1
 	best := -1
 	for _, p := range simulator.Products {
 		if st, ok := f.KYC[p]; ok {
 			cand := []byte{kindKYC, byte(simulator.ProductIndex(p)), byte(simulator.KYCIndex(st))}
-			if n := countOf(tx, bUserIndex, cat(inst(instID), cand, []byte{sortCreated})); best < 0 || n < best {
+			if n := reads.countOf(tx, bUserIndex, cat(inst(instID), cand, []byte{sortCreated})); best < 0 || n < best {
 				filter, best = cand, n
 			}
 		}
