@@ -10,7 +10,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/partnersim/partnersim/simulator"
-	"github.com/partnersim/partnersim/simulator/httpapi/surface"
 	"github.com/partnersim/partnersim/simulator/validate"
 )
 
@@ -131,19 +130,19 @@ func infallible[P any](render func(b []byte, page P, cursor *big.Int, perPage in
 	}
 }
 
-// handleList serves one of the partner API's two lists: read the query (filters, paging,
-// sort) into a filter, fetch the key's institution's page, render it with the cursor and the
+// handleList serves one of the partner API's two lists: parse the raw query (filters, paging,
+// sort) into a filter and the cursor, fetch the key's institution's page, render it with the cursor and the
 // page size into a recycled buffer (a page whose items are read as it renders can still fail:
 // then nothing is written).
 func handleList[F, P any](
-	query func(*validate.Params) (F, *big.Int),
+	parse func(rawQuery string) (F, *big.Int, error),
 	perPage func(F) int,
 	list func(ctx context.Context, instID string, f F) (P, error),
 	render func(b []byte, page P, cursor *big.Int, perPage int) ([]byte, error),
 ) echo.HandlerFunc {
 	var bodies bodyPool
 	return func(c echo.Context) error {
-		f, cursor, err := surface.ParseList(c.Request().URL.RawQuery, query)
+		f, cursor, err := parse(c.Request().URL.RawQuery)
 		if err != nil {
 			return err
 		}

@@ -47,5 +47,5 @@ func handleUserDetail(users UserReader, clock *simulator.Clock) echo.HandlerFunc
 
 // handleUserList serves GET /{v}/users/ (spec §4.2, decisions D6).
 func handleUserList(users UserReader) echo.HandlerFunc {
-	return handleList(surface.UserListQuery, func(f simulator.UserFilter) int { return f.Limit }, users.ListUserItems, infallible(renderUserList))
+	return handleList(surface.ParseUserListQuery, func(f simulator.UserFilter) int { return f.Limit }, users.ListUserItems, infallible(renderUserList))
 }

@@ -121,6 +121,13 @@ func (p *Params) DateTime(name string) (time.Time, bool) {
 	return v.datetime()
 }
 
+// QueryDateTime is the time a `datetime | None = None` parameter sent as s validates to (as
+// DateTime gives it), and whether s is valid; wording the error of an invalid one is DateTime's.
+func QueryDateTime(s string) (time.Time, bool) {
+	t, it := validateDateTime(nil, s)
+	return t, it == nil
+}
+
 // Decimal validates an optional `Decimal | None = None` parameter.
 func (p *Params) Decimal(name string, bounds ...Bound) (decimal.Decimal, bool) {
 	v, ok := p.get(name)

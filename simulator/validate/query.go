@@ -49,6 +49,10 @@ func QueryValue(raw, name string) (value string, ok bool) {
 	return pyUnquotePlus(last), true
 }
 
+// UnquoteQuery is a query field's name or value as ParseQuery decodes it: a reader of the raw
+// query that keeps only some fields decodes them with it, as ParseQuery would.
+func UnquoteQuery(s string) string { return pyUnquotePlus(s) }
+
 // pyUnquotePlus is urllib.parse.unquote_plus on a latin-1 decoded string.
 func pyUnquotePlus(s string) string {
 	if plainASCII(s) {

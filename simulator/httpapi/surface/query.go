@@ -56,7 +56,7 @@ func UserListQuery(q *validate.Params) (f simulator.UserFilter, cursor *big.Int)
 
 // ParseUserList reads Get User List's query string (the API's own validation) into a filter.
 func ParseUserList(rawQuery string) (simulator.UserFilter, error) {
-	f, _, err := ParseList(rawQuery, UserListQuery)
+	f, _, err := ParseUserListQuery(rawQuery)
 	return f, err
 }
 
@@ -75,7 +75,7 @@ func OrderListQuery(q *validate.Params) (f simulator.OrderFilter, cursor *big.In
 
 // ParseOrderList reads Get Order List's query string (the API's own validation) into a filter.
 func ParseOrderList(rawQuery string) (simulator.OrderFilter, error) {
-	f, _, err := ParseList(rawQuery, OrderListQuery)
+	f, _, err := ParseOrderListQuery(rawQuery)
 	return f, err
 }
 
@@ -141,4 +141,22 @@ func ParseList[F any](rawQuery string, query func(*validate.Params) (F, *big.Int
 	v := validate.New()
 	f, cursor := query(v.Query(validate.ParseQuery(rawQuery)))
 	return f, cursor, v.Err()
+}
+
+// ParseUserListQuery reads Get User List's raw query into its filter and cursor: a common
+// well-formed query in one pass, anything else through ParseList (the same answer, errors and
+// odd forms included).
+func ParseUserListQuery(rawQuery string) (simulator.UserFilter, *big.Int, error) {
+	if f, cursor, ok := fastUserList(rawQuery); ok {
+		return f, cursor, nil
+	}
+	return ParseList(rawQuery, UserListQuery)
+}
+
+// ParseOrderListQuery is ParseUserListQuery for Get Order List.
+func ParseOrderListQuery(rawQuery string) (simulator.OrderFilter, *big.Int, error) {
+	if f, cursor, ok := fastOrderList(rawQuery); ok {
+		return f, cursor, nil
+	}
+	return ParseList(rawQuery, OrderListQuery)
 }
