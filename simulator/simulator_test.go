@@ -246,5 +246,30 @@ func TestAppendTimeMatchesTimeFormat(t *testing.T) {
 		}
 		require.Equal(t, want(tm), string(simulator.AppendTime(nil, tm)), "%d: %s", tm.Unix(), tm.Format(time.RFC3339Nano))
 		require.Equal(t, "x"+want(tm), string(w.Append([]byte("x"), tm)), "TimeAppender, %d: %s", tm.Unix(), tm.Format(time.RFC3339Nano))
+		require.Equal(t, want(tm), string(simulator.AppendUnix(nil, tm.Unix(), int32(tm.Nanosecond()))), "%d: %s from its seconds", tm.Unix(), tm.Format(time.RFC3339Nano))
 	}
+}
+
+// Rows given back are handed out again empty, their room kept: what a page left in them is
+// never read as the next page's.
+func TestUserRowsGivenBackComeBackEmpty(t *testing.T) {
+	for range 100 { // a pool may drop what it was given: ask until it hands one back
+		r := simulator.NewUserRows()
+		require.Empty(t, r.Items)
+		require.Empty(t, r.Accounts)
+		require.Empty(t, r.UAIDs)
+		r.UAIDs = append(r.UAIDs, "GEN-1"...)
+		r.Accounts = append(r.Accounts, simulator.AccountRow{Value: 1})
+		r.Items = append(r.Items, simulator.UserRow{UAIDEnd: 5, AccountsEnd: 1, Total: 1})
+		assert.Equal(t, simulator.UserItem{UserAccountID: "GEN-1", Total: simulator.CentsAmount(1),
+			Accounts: []simulator.AccountItem{{Product: simulator.Products[0], KYCStatus: simulator.KYCStatuses[0], Value: simulator.CentsAmount(1)}}}, r.Item(0))
+		r.Release()
+		if again := simulator.NewUserRows(); cap(again.UAIDs) > 0 {
+			require.Empty(t, again.Items, "a given-back row is not the next page's")
+			require.Empty(t, again.Accounts)
+			require.Empty(t, again.UAIDs)
+			return
+		}
+	}
+	t.Fatal("rows given back are never handed out again")
 }

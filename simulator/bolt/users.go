@@ -429,18 +429,19 @@ func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilte
 			}
 		}
 		// A user's key in user_records: the institution, created_at (from the key, or the
-		// summary of a user_account_id index) and platform id.
-		head := inst(instID)
-		keyOf := func(dst, k, v []byte) []byte {
-			dst = append(dst, head...)
-			if sortKind == sortCreated {
-				return append(dst, k[len(prefix):]...)
-			}
-			return append(append(dst, v[:8]...), k[len(prefix)+summaryUAIDLen(v, long)+1:]...)
-		}
+		// summary of a user_account_id index) and platform id — or, covered, no key: the values
+		// themselves.
+		var keyOf func(dst, k, v []byte) []byte
 		covered := long && items
-		if covered { // the values themselves
-			keyOf = nil
+		if !covered {
+			head := inst(instID)
+			keyOf = func(dst, k, v []byte) []byte {
+				dst = append(dst, head...)
+				if sortKind == sortCreated {
+					return append(dst, k[len(prefix):]...)
+				}
+				return append(append(dst, v[:8]...), k[len(prefix)+summaryUAIDLen(v, long)+1:]...)
+			}
 		}
 		keys, n, err := s.page(ctx, tx, indexPage{bucket: bUserIndex, prefix: prefix, lo: lo, hi: hi,
 			byTime: sortKind == sortCreated, residual: residual, desc: f.Desc, offset: f.Offset, limit: f.Limit, keyOf: keyOf},
