@@ -219,7 +219,8 @@ func TestErrorCodeAndMessage(t *testing.T) {
 
 // AppendTime's digit-by-digit path (the years 1970–9999) writes what time's own formatting
 // writes, at random instants, the days around every year's end and February's, the path's
-// two bounds and either side of them, in UTC and in other zones.
+// two bounds and either side of them, in UTC and in other zones; and so does one TimeAppender
+// writing them all in turn (neighbours share a day, or not, or a day's date but not its zone).
 func TestAppendTimeMatchesTimeFormat(t *testing.T) {
 	want := func(tm time.Time) string {
 		tm = tm.UTC().Truncate(time.Microsecond)
@@ -238,11 +239,13 @@ func TestAppendTimeMatchesTimeFormat(t *testing.T) {
 		}
 	}
 	times = append(times, time.Unix(0, 0), time.Unix(-1, 999_999_999), time.Unix(253402300799, 999_999_999), time.Unix(253402300800, 0), time.Time{})
+	var w simulator.TimeAppender
 	for i, tm := range times {
 		if i%3 == 0 {
 			tm = tm.In(time.FixedZone("", 60*(i%1500-750)))
 		}
 		require.Equal(t, want(tm), string(simulator.AppendTime(nil, tm)), "%d: %s", tm.Unix(), tm.Format(time.RFC3339Nano))
+		require.Equal(t, "x"+want(tm), string(w.Append([]byte("x"), tm)), "TimeAppender, %d: %s", tm.Unix(), tm.Format(time.RFC3339Nano))
 		require.Equal(t, want(tm), string(simulator.AppendUnix(nil, tm.Unix(), int32(tm.Nanosecond()))), "%d: %s from its seconds", tm.Unix(), tm.Format(time.RFC3339Nano))
 	}
 }

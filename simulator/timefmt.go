@@ -17,6 +17,26 @@ func AppendTime(b []byte, t time.Time) []byte { return AppendUnix(b, t.Unix(), i
 // AppendUnix appends FormatTime(time.Unix(sec, nsec)) to b, nsec in [0, 1e9), without making
 // the time first: a list page keeps kyc_approved_at as Unix seconds (UserRows).
 func AppendUnix(b []byte, sec int64, nsec int32) []byte {
+	var w TimeAppender
+	return w.AppendUnix(b, sec, nsec)
+}
+
+// TimeAppender appends times as AppendTime does, keeping the date of the last day it wrote: a
+// page of orders, sorted by placed_at, writes dozens of times of the same day or two, and the
+// civil date of each was a third of writing it. The zero value is ready; one TimeAppender is
+// one writer's.
+type TimeAppender struct {
+	day  int64    // ^ the day of date since 1970-01-01 (never zero, so the zero value has none)
+	date [11]byte // "YYYY-MM-DDT"
+}
+
+// Append appends FormatTime(t) to b.
+func (w *TimeAppender) Append(b []byte, t time.Time) []byte {
+	return w.AppendUnix(b, t.Unix(), int32(t.Nanosecond()))
+}
+
+// AppendUnix appends FormatTime(time.Unix(sec, nsec)) to b, nsec in [0, 1e9).
+func (w *TimeAppender) AppendUnix(b []byte, sec int64, nsec int32) []byte {
 	micros := nsec / 1000
 	if sec < 0 || sec > maxFastUnix {
 		t := time.Unix(sec, int64(nsec)).UTC().Truncate(time.Microsecond)
@@ -25,9 +45,27 @@ func AppendUnix(b []byte, sec int64, nsec int32) []byte {
 		}
 		return t.AppendFormat(b, timeLayoutMicro)
 	}
-	// The civil date of a day count (Howard Hinnant's days_from_civil, inverted), with eras
-	// of 400 years starting on March 1st.
-	days, rem := sec/86400, sec%86400
+	days, rem := sec/86400, int(sec%86400)
+	if key := ^days; key != w.day {
+		w.day, w.date = key, civilDate(days)
+	}
+	var buf [len(timeLayoutMicro) - len("07:00")]byte // "YYYY-MM-DDThh:mm:ss.ffffffZ"
+	copy(buf[:], w.date[:])
+	h, m, s := rem/3600*2, rem/60%60*2, rem%60*2
+	buf[11], buf[12], buf[13], buf[14], buf[15], buf[16], buf[17], buf[18] = digitPairs[h], digitPairs[h+1], ':', digitPairs[m], digitPairs[m+1], ':', digitPairs[s], digitPairs[s+1]
+	n := 19
+	if micros != 0 {
+		a, c, e := micros/10000*2, micros/100%100*2, micros%100*2
+		buf[19], buf[20], buf[21], buf[22], buf[23], buf[24], buf[25] = '.', digitPairs[a], digitPairs[a+1], digitPairs[c], digitPairs[c+1], digitPairs[e], digitPairs[e+1]
+		n = 26
+	}
+	buf[n] = 'Z'
+	return append(b, buf[:n+1]...)
+}
+
+// civilDate is "YYYY-MM-DDT" of a day count since 1970-01-01 of the years 1970–9999 (Howard
+// Hinnant's days_from_civil, inverted), with eras of 400 years starting on March 1st.
+func civilDate(days int64) (date [11]byte) {
 	z := days + 719468
 	era := z / 146097
 	doe := z - era*146097
@@ -43,16 +81,8 @@ func AppendUnix(b []byte, sec int64, nsec int32) []byte {
 	if month <= 2 {
 		year++
 	}
-	b = append(b, digitPairs[year/100*2:year/100*2+2]...)
-	b = append(b, digitPairs[year%100*2:year%100*2+2]...)
-	b = append(b, '-', digitPairs[month*2], digitPairs[month*2+1], '-', digitPairs[day*2], digitPairs[day*2+1], 'T')
-	h, m, s := rem/3600, rem/60%60, rem%60
-	b = append(b, digitPairs[h*2], digitPairs[h*2+1], ':', digitPairs[m*2], digitPairs[m*2+1], ':', digitPairs[s*2], digitPairs[s*2+1])
-	if micros != 0 {
-		b = append(b, '.', digitPairs[micros/10000*2], digitPairs[micros/10000*2+1],
-			digitPairs[micros/100%100*2], digitPairs[micros/100%100*2+1], digitPairs[micros%100*2], digitPairs[micros%100*2+1])
-	}
-	return append(b, 'Z')
+	c, y, mo, d := year/100*2, year%100*2, month*2, day*2
+	return [11]byte{digitPairs[c], digitPairs[c+1], digitPairs[y], digitPairs[y+1], '-', digitPairs[mo], digitPairs[mo+1], '-', digitPairs[d], digitPairs[d+1], 'T'}
 }
 
 // maxFastUnix is the last second of the year 9999, the last AppendTime writes digit by digit.

@@ -468,34 +468,34 @@ func (d *decoder) fail(err error) {
 	d.b = nil
 }
 
+// uvarint reads a uvarint as binary.Uvarint does: lengths, counts and small numbers take one
+// byte, an amount's coefficient or a time's seconds two to five, read here without the loop.
 func (d *decoder) uvarint() uint64 {
-	if len(d.b) > 0 && d.b[0] < 0x80 { // one byte: most lengths and numbers a record holds
-		n := d.b[0]
-		d.b = d.b[1:]
-		return uint64(n)
+	b := d.b
+	switch {
+	case len(b) > 0 && b[0] < 0x80:
+		d.b = b[1:]
+		return uint64(b[0])
+	case len(b) > 1 && b[1] < 0x80:
+		d.b = b[2:]
+		return uint64(b[0]&0x7f) | uint64(b[1])<<7
+	case len(b) > 2 && b[2] < 0x80:
+		d.b = b[3:]
+		return uint64(b[0]&0x7f) | uint64(b[1]&0x7f)<<7 | uint64(b[2])<<14
 	}
-	n, k := binary.Uvarint(d.b)
+	n, k := binary.Uvarint(b)
 	if k <= 0 {
 		d.fail(errShort)
 		return 0
 	}
-	d.b = d.b[k:]
+	d.b = b[k:]
 	return n
 }
 
+// varint reads a varint (zigzag-encoded) as binary.Varint does.
 func (d *decoder) varint() int64 {
-	if len(d.b) > 0 && d.b[0] < 0x80 { // one byte, zigzag-encoded as binary.Varint reads it
-		u := int64(d.b[0])
-		d.b = d.b[1:]
-		return u>>1 ^ -(u & 1)
-	}
-	n, k := binary.Varint(d.b)
-	if k <= 0 {
-		d.fail(errShort)
-		return 0
-	}
-	d.b = d.b[k:]
-	return n
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 // raw returns the next n bytes (aliasing the record: callers copy).
@@ -871,11 +871,13 @@ func valueFixedAccounts(b []byte, prices *priceTable, accounts []simulator.Accou
 // uvarintAt reads the uvarint at b[i:] and returns it and the index after it, -1 when there is
 // none (i < 0 passes through).
 func uvarintAt(b []byte, i int) (uint64, int) {
-	if i < 0 || i >= len(b) {
+	switch {
+	case i < 0 || i >= len(b):
 		return 0, -1
-	}
-	if b[i] < 0x80 {
+	case b[i] < 0x80:
 		return uint64(b[i]), i + 1
+	case i+1 < len(b) && b[i+1] < 0x80:
+		return uint64(b[i]&0x7f) | uint64(b[i+1])<<7, i + 2
 	}
 	v, k := binary.Uvarint(b[i:])
 	if k <= 0 {
@@ -1075,38 +1077,140 @@ func (e *encoder) orderItemTail(o *simulator.Order) {
 // coveredOrder reads an order's list item from a covered index entry as a page's walk copies
 // it (listOrders: the length of the key's rest, the rest — placed_at's timeKey and the order
 // id — and the value, orderItemValue), its strings cut from d.shared (the entry's copy); the
-// product, side and status are the values the summary's bytes name, or their own strings.
+// product, side and status are the values the summary's bytes name, or their own strings. It
+// reads at an index into the entry rather than through the decoder's steps (a page reads a
+// few hundred numbers and strings, and each step's store of d.b was most of reading one); a
+// decimal stored as text goes through the decoder.
 func (d *decoder) coveredOrder(o *simulator.OrderItem) {
-	rest := d.raw(d.uvarint())
-	if len(rest) < 8 {
+	b, base := d.b, len(d.shared)-len(d.b)
+	cut := func(i, j int) string { return d.shared[base+i : base+j] }
+	n, i := uvarintAt(b, 0)
+	if i < 0 || n > uint64(len(b)-i) || n < 8 {
 		d.fail(errShort)
 		return
 	}
-	o.PlacedAt = timeFromKey(rest[:8])
-	if o.ID = d.cut(rest[8:]); !utf8.ValidString(o.ID) {
+	o.PlacedAt = timeFromKey(b[i : i+8])
+	if o.ID = cut(i+8, i+int(n)); !utf8.ValidString(o.ID) {
 		o.ID = validUTF8(o.ID) // as the record keeps it
 	}
-	head := d.raw(orderSummaryLen)
-	o.UserAccountID = d.str()
-	switch tag := d.raw(1); {
-	case len(tag) == 0:
-	case tag[0] == 1:
-		o.Product, o.Side, o.Status = simulator.Product(d.str()), simulator.Side(d.str()), simulator.OrderStatus(d.str())
-	case tag[0] == 0 && int(head[0]) < len(simulator.Products) && int(head[1]) < len(orderSides) && int(head[2]) < len(simulator.OrderStatuses):
+	i += int(n)
+	if len(b)-i < orderSummaryLen+2 { // the summary, the user_account_id's length, the tag
+		d.fail(errShort)
+		return
+	}
+	head := b[i : i+orderSummaryLen]
+	var j int
+	if i, j = strAt(b, i+orderSummaryLen); i >= 0 {
+		o.UserAccountID = cut(i, j)
+	}
+	switch {
+	case j < 0 || j >= len(b):
+		d.fail(errShort)
+		return
+	case b[j] == 1:
+		var p, sd, st [2]int
+		p[0], p[1] = strAt(b, j+1)
+		sd[0], sd[1] = strAt(b, p[1])
+		st[0], st[1] = strAt(b, sd[1])
+		if st[0] < 0 {
+			d.fail(errShort)
+			return
+		}
+		o.Product, o.Side, o.Status = simulator.Product(cut(p[0], p[1])), simulator.Side(cut(sd[0], sd[1])), simulator.OrderStatus(cut(st[0], st[1]))
+		j = st[1]
+	case b[j] == 0 && int(head[0]) < len(simulator.Products) && int(head[1]) < len(orderSides) && int(head[2]) < len(simulator.OrderStatuses):
 		o.Product, o.Side, o.Status = simulator.Products[head[0]], orderSides[head[1]], simulator.OrderStatuses[head[2]]
+		j++
 	default:
 		d.fail(errors.New("binary record: bad order item"))
+		return
 	}
-	o.Symbol = d.str()
-	o.Quantity, o.Notional, o.Fee = d.amount(), d.amount(), d.amount()
-	if o.HasCompletedAt = d.bool(); o.HasCompletedAt {
-		o.CompletedAt = d.time()
+	if i, j = strAt(b, j); i < 0 {
+		d.fail(errShort)
+		return
 	}
-	o.IsRecurringOrder = d.bool()
-	o.RecurringOrderID = d.str()
-	if d.err == nil && len(d.b) != 0 {
-		d.err = errors.New("trailing bytes")
+	o.Symbol = cut(i, j)
+	if o.Quantity, j = d.amountAt(b, j); j >= 0 {
+		if o.Notional, j = d.amountAt(b, j); j >= 0 {
+			o.Fee, j = d.amountAt(b, j)
+		}
 	}
+	if j < 0 || j >= len(b) {
+		d.fail(errShort) // unless an amount failed first
+		return
+	}
+	if o.HasCompletedAt = b[j] == 1; o.HasCompletedAt {
+		var sec, off int64
+		var nsec uint64
+		sec, j = varintAt(b, j+1)
+		nsec, j = uvarintAt(b, j)
+		if off, j = varintAt(b, j); j < 0 {
+			d.fail(errShort)
+			return
+		}
+		if nsec >= 1e9 || off < -86400*2 || off > 86400*2 {
+			d.fail(errors.New("binary record: bad time"))
+			return
+		}
+		if o.CompletedAt = time.Unix(sec, int64(nsec)); off == 0 {
+			o.CompletedAt = o.CompletedAt.UTC()
+		} else {
+			o.CompletedAt = o.CompletedAt.In(time.FixedZone("", int(off)))
+		}
+	} else {
+		j++
+	}
+	if j >= len(b) {
+		d.fail(errShort)
+		return
+	}
+	o.IsRecurringOrder = b[j] == 1
+	if i, j = strAt(b, j+1); i < 0 {
+		d.fail(errShort)
+		return
+	}
+	o.RecurringOrderID = cut(i, j)
+	if j != len(b) {
+		d.fail(errors.New("trailing bytes"))
+		return
+	}
+	d.b = b[j:]
+}
+
+// strAt returns where the string written by encoder.str at b[i:] starts and ends, -1 when there
+// is none (i < 0 passes through).
+func strAt(b []byte, i int) (start, end int) {
+	n, i := uvarintAt(b, i)
+	if i < 0 || n > uint64(len(b)-i) {
+		return -1, -1
+	}
+	return i, i + int(n)
+}
+
+// amountAt reads the amount written by encoder.decimal at b[i:] as decoder.amount does and
+// returns the index after it, -1 when it fails (d's error then says why, a cut one aside).
+func (d *decoder) amountAt(b []byte, i int) (simulator.Amount, int) {
+	if i >= 0 && i < len(b) && b[i] == 0 {
+		c, j := varintAt(b, i+1)
+		exp, j := varintAt(b, j)
+		switch {
+		case j < 0:
+			return simulator.Amount{}, -1
+		case exp < math.MinInt32 || exp > math.MaxInt32:
+			d.fail(errors.New("binary record: bad exponent"))
+			return simulator.Amount{}, -1
+		}
+		return simulator.Amount{Coef: c, Exp: int32(exp)}, j
+	}
+	if i < 0 || i >= len(b) {
+		return simulator.Amount{}, -1
+	}
+	r := decoder{b: b[i:]} // a decimal stored as text
+	if a := r.amount(); r.err == nil {
+		return a, len(b) - len(r.b)
+	}
+	d.fail(r.err)
+	return simulator.Amount{}, -1
 }
 
 // orderSides are the sides an order item names without a string of its own.
@@ -1115,6 +1219,17 @@ var orderSides = []simulator.Side{simulator.SideBuy, simulator.SideSell}
 // amount reads a decimal as an Amount: its stored coefficient and exponent, or a decimal for
 // one stored as text.
 func (d *decoder) amount() simulator.Amount {
+	if len(d.b) > 0 && d.b[0] == 0 && !d.fixed { // smallDecimal's, inline: three an order item
+		d.b = d.b[1:]
+		c, exp := d.varint(), d.varint()
+		if exp < math.MinInt32 || exp > math.MaxInt32 {
+			d.fail(errors.New("binary record: bad exponent"))
+		}
+		if d.err != nil {
+			return simulator.Amount{}
+		}
+		return simulator.Amount{Coef: c, Exp: int32(exp)}
+	}
 	if len(d.b) > 0 && d.b[0] == 0 {
 		if c, exp, ok := d.smallDecimal(); ok {
 			return simulator.Amount{Coef: c, Exp: exp}

@@ -1475,3 +1475,46 @@ func TestFixedItemAccountsMatchTheGeneralReader(t *testing.T) {
 	require.Equal(t, typicalAll, typicalFast, "typical users are valued in one pass")
 	require.Greater(t, fast, typicalFast, "some other users are too")
 }
+
+// decoder.uvarint, decoder.varint and uvarintAt read what binary.Uvarint and binary.Varint read — the value
+// and the bytes taken, or an error for a cut or overflowing one — one to ten bytes long, written
+// short or padded with continuation bytes.
+func TestDecoderVarintsAreBinarys(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 11))
+	var cases [][]byte
+	for _, n := range []uint64{0, 1, 63, 64, 127, 128, 255, 16383, 16384, 1<<21 - 1, 1 << 21, 1<<28 - 1, 1 << 28, 1<<63 - 1, 1 << 63, math.MaxUint64} {
+		cases = append(cases, binary.AppendUvarint(nil, n), []byte{0x80, 0x00}, []byte{0xff, 0x80, 0x00})
+	}
+	for range 20000 {
+		b := make([]byte, 1+r.IntN(11))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+			if r.IntN(3) == 0 {
+				b[i] &= 0x7f
+			}
+		}
+		cases = append(cases, b)
+	}
+	for _, b := range cases {
+		for cut := 0; cut <= len(b); cut++ {
+			in := b[:cut]
+			u, k := binary.Uvarint(in)
+			d := decoder{b: in}
+			got := d.uvarint()
+			if k <= 0 {
+				require.ErrorIs(t, d.err, errShort, "uvarint % x", in)
+				_, next := uvarintAt(in, 0)
+				require.Equal(t, -1, next, "uvarintAt % x", in)
+				continue
+			}
+			require.NoError(t, d.err, "uvarint % x", in)
+			require.Equal(t, u, got, "uvarint % x", in)
+			require.Len(t, d.b, len(in)-k, "uvarint % x takes %d bytes", in, k)
+			v, _ := binary.Varint(in)
+			d = decoder{b: in}
+			require.Equal(t, v, d.varint(), "varint % x", in)
+			at, next := uvarintAt(append([]byte{0xff}, in...), 1)
+			require.Equal(t, [2]uint64{u, uint64(1 + k)}, [2]uint64{at, uint64(next)}, "uvarintAt % x", in)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash/maphash"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -566,8 +567,9 @@ func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 	return b
 }
 
-// appendOrder appends an order (spec §2.5) as simulator.EncodeJSON renders renderOrder's struct.
-func appendOrder(b []byte, o *simulator.OrderItem) []byte {
+// appendOrder appends an order (spec §2.5) as simulator.EncodeJSON renders renderOrder's struct,
+// its times through times (a page's writer keeps the date it wrote last).
+func appendOrder(b []byte, o *simulator.OrderItem, times *simulator.TimeAppender) []byte {
 	b = append(b, `{"order_id":`...)
 	b = appendJSONString(b, o.ID)
 	b = append(b, `,"user_account_id":`...)
@@ -580,18 +582,18 @@ func appendOrder(b []byte, o *simulator.OrderItem) []byte {
 	}
 	switch o.Side {
 	case simulator.SideBuy:
-		b = append(b, `,"side":"buy"`...)
+		b = append(b, `,"side":"buy","symbol":`...)
 	case simulator.SideSell:
-		b = append(b, `,"side":"sell"`...)
+		b = append(b, `,"side":"sell","symbol":`...)
 	default:
 		b = append(b, `,"side":`...)
 		b = appendJSONString(b, string(o.Side))
+		b = append(b, `,"symbol":`...)
 	}
-	b = append(b, `,"symbol":`...)
 	b = appendJSONString(b, o.Symbol)
-	b = append(b, `,"quantity":`...)
-	b = append(o.Quantity.AppendQuantity(append(b, '"')), '"')
-	b = append(b, `,"notional":"`...)
+	b = append(b, `,"quantity":"`...)
+	b = o.Quantity.AppendQuantity(b)
+	b = append(b, `","notional":"`...)
 	b = o.Notional.AppendMoney(b)
 	b = append(b, `","fee":"`...)
 	b = o.Fee.AppendMoney(b)
@@ -600,32 +602,34 @@ func appendOrder(b []byte, o *simulator.OrderItem) []byte {
 	} else {
 		b = append(b, `","status":`...)
 		b = appendJSONString(b, string(o.Status))
+		b = append(b, `,"placed_at":"`...)
 	}
-	b = append(b, `,"placed_at":`...)
-	b = appendTime(b, o.PlacedAt)
+	b = times.Append(b, o.PlacedAt)
 	if o.Status == simulator.OrderCompleted && o.HasCompletedAt {
-		b = append(b, `,"completed_at":`...)
-		b = appendTime(b, o.CompletedAt)
+		b = append(b, `","completed_at":"`...)
+		b = times.Append(b, o.CompletedAt)
 	}
-	b = append(b, `,"is_recurring_order":`...)
-	b = strconv.AppendBool(b, o.IsRecurringOrder)
 	if o.IsRecurringOrder && o.RecurringOrderID != "" {
-		b = append(b, `,"recurring_order_id":`...)
+		b = append(b, `","is_recurring_order":true,"recurring_order_id":`...)
 		b = appendJSONString(b, o.RecurringOrderID)
+		return append(b, '}')
 	}
-	return append(b, '}')
+	if o.IsRecurringOrder {
+		return append(b, `","is_recurring_order":true}`...)
+	}
+	return append(b, `","is_recurring_order":false}`...)
 }
 
 // productTexts and statusTexts are what an order's product and status render to when they are
 // values the spec lists (by their index in simulator.Products and simulator.OrderStatuses),
 // rendered once, as accountHeads and kycTexts are: `,"product":"robo"` and
-// `","status":"completed"`.
+// `","status":"completed","placed_at":"` (the next field's opening with it).
 var productTexts, statusTexts = func() (products, statuses []string) {
 	for _, p := range simulator.Products {
 		products = append(products, string(appendJSONString([]byte(`,"product":`), string(p))))
 	}
 	for _, k := range simulator.OrderStatuses {
-		statuses = append(statuses, string(appendJSONString([]byte(`","status":`), string(k))))
+		statuses = append(statuses, string(appendJSONString([]byte(`","status":`), string(k)))+`,"placed_at":"`)
 	}
 	return products, statuses
 }()
@@ -633,26 +637,49 @@ var productTexts, statusTexts = func() (products, statuses []string) {
 // renderOrderPage renders Get Order List's body (spec §2.5), its items as the page gives them
 // (OrderItemPage.Each: read one at a time from the store's bytes), or the error of reading one.
 func renderOrderPage(b []byte, page *simulator.OrderItemPage, cursor *big.Int, perPage int) ([]byte, error) {
-	b = append(b, `{"items":[`...)
-	n := 0
-	err := page.Each(func(o *simulator.OrderItem) {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = appendOrder(b, o)
-		n++
-	})
+	w := orderWriters.Get().(*orderWriter)
+	defer orderWriters.Put(w)
+	w.b, w.n = append(b, `{"items":[`...), 0
+	err := page.Each(w.each)
+	b, w.b = w.b, nil
 	if err != nil {
 		return b, err
 	}
 	b = append(b, `],"total_records":`...)
 	b = strconv.AppendInt(b, int64(page.Total), 10)
 	b = append(b, `,"last_record_number":`...)
-	b = append(b, nextCursor(cursor, n)...)
+	if c := cursor.Int64(); cursor.IsInt64() && c <= math.MaxInt64-int64(w.n) { // no big.Int to allocate
+		b = strconv.AppendInt(b, c+int64(w.n), 10)
+	} else {
+		b = append(b, nextCursor(cursor, w.n)...)
+	}
 	b = append(b, `,"per_page":`...)
 	b = strconv.AppendInt(b, int64(perPage), 10)
 	return append(b, '}'), nil
 }
+
+// orderWriter renders a page's items as OrderItemPage.Each gives them (each, its item method
+// made once): kept between pages (orderWriters), a page's render allocates nothing of its own.
+type orderWriter struct {
+	b     []byte
+	n     int
+	times simulator.TimeAppender
+	each  func(*simulator.OrderItem)
+}
+
+func (w *orderWriter) item(o *simulator.OrderItem) {
+	if w.n > 0 {
+		w.b = append(w.b, ',')
+	}
+	w.b = appendOrder(w.b, o, &w.times)
+	w.n++
+}
+
+var orderWriters = sync.Pool{New: func() any {
+	w := new(orderWriter)
+	w.each = w.item
+	return w
+}}
 
 func renderOrder(o *simulator.Order) orderJSON {
 	oj := orderJSON{OrderID: o.ID, UserAccountID: o.UserAccountID, Product: o.Product, Side: o.Side, Symbol: o.Symbol,
