@@ -558,6 +558,12 @@ func (d *decoder) time() time.Time {
 	if d.err != nil {
 		return time.Time{}
 	}
+	return unixTime(sec, nsec, off)
+}
+
+// unixTime is the time of fields encoder.time wrote (timeFieldsOK): UTC for a zero offset, a
+// fixed zone of that offset otherwise.
+func unixTime(sec int64, nsec uint64, off int64) time.Time {
 	t := time.Unix(sec, int64(nsec))
 	if off == 0 {
 		return t.UTC()
@@ -565,11 +571,17 @@ func (d *decoder) time() time.Time {
 	return t.In(time.FixedZone("", int(off)))
 }
 
+// timeFieldsOK reports whether a stored time's nanoseconds and zone offset are ones
+// encoder.time writes.
+func timeFieldsOK(nsec uint64, off int64) bool {
+	return nsec < 1e9 && off >= -86400*2 && off <= 86400*2
+}
+
 // skipTime reads a time's fields and checks them as time does, without making the time (a list
 // item steps over two times a user).
 func (d *decoder) skipTime() (sec int64, nsec uint64, off int64) {
 	sec, nsec, off = d.varint(), d.uvarint(), d.varint()
-	if nsec >= 1e9 || off < -86400*2 || off > 86400*2 {
+	if !timeFieldsOK(nsec, off) {
 		d.fail(errors.New("binary record: bad time"))
 	}
 	return sec, nsec, off
@@ -1148,15 +1160,11 @@ func (d *decoder) coveredOrder(o *simulator.OrderItem) {
 			d.fail(errShort)
 			return
 		}
-		if nsec >= 1e9 || off < -86400*2 || off > 86400*2 {
+		if !timeFieldsOK(nsec, off) {
 			d.fail(errors.New("binary record: bad time"))
 			return
 		}
-		if o.CompletedAt = time.Unix(sec, int64(nsec)); off == 0 {
-			o.CompletedAt = o.CompletedAt.UTC()
-		} else {
-			o.CompletedAt = o.CompletedAt.In(time.FixedZone("", int(off)))
-		}
+		o.CompletedAt = unixTime(sec, nsec, off)
 	} else {
 		j++
 	}
