@@ -242,15 +242,22 @@ type OrderPage struct {
 type OrderItemPage struct {
 	Items []OrderItem
 	Total int
-	// Read, when set, gives the page's items in order, each in the same OrderItem (valid until
+	// Read, when set, gives the page's items as it is rendered.
+	Read OrderItemReader
+}
+
+// OrderItemReader reads a page's items as it is rendered (OrderItemPage.Read). An interface
+// rather than a func, so that the store's reader, its item and the page are one allocation.
+type OrderItemReader interface {
+	// ReadItems gives yield the page's items in order, each in the same OrderItem (valid until
 	// the next; its strings are the page's own bytes), and returns the error of reading one.
-	Read func(yield func(*OrderItem)) error
+	ReadItems(yield func(*OrderItem)) error
 }
 
 // Each gives fn the page's items in order (Items, or Read's) and returns Read's error.
 func (p *OrderItemPage) Each(fn func(*OrderItem)) error {
 	if p.Read != nil {
-		return p.Read(fn)
+		return p.Read.ReadItems(fn)
 	}
 	for i := range p.Items {
 		fn(&p.Items[i])

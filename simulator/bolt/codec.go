@@ -1092,7 +1092,8 @@ func (e *encoder) orderItemTail(o *simulator.Order) {
 // product, side and status are the values the summary's bytes name, or their own strings. It
 // reads at an index into the entry rather than through the decoder's steps (a page reads a
 // few hundred numbers and strings, and each step's store of d.b was most of reading one); a
-// decimal stored as text goes through the decoder.
+// decimal stored as text goes through the decoder. It sets every field of o: a page reads its
+// items into one (coveredOrders), not cleared between them.
 func (d *decoder) coveredOrder(o *simulator.OrderItem) {
 	b, base := d.b, len(d.shared)-len(d.b)
 	cut := func(i, j int) string { return d.shared[base+i : base+j] }
@@ -1166,6 +1167,7 @@ func (d *decoder) coveredOrder(o *simulator.OrderItem) {
 		}
 		o.CompletedAt = unixTime(sec, nsec, off)
 	} else {
+		o.CompletedAt = time.Time{} // the item is reused: every field is set
 		j++
 	}
 	if j >= len(b) {

@@ -172,10 +172,12 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 // it: read from the index entries the page's walk found when they carry it, one at a time as
 // the page is rendered (coveredOrderItems), else decoded from its record (orderItems).
 func (s *DB) ListOrderItems(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderItemPage, error) {
-	page := &simulator.OrderItemPage{Items: []simulator.OrderItem{}}
+	l := &orderItemPage{page: simulator.OrderItemPage{Items: []simulator.OrderItem{}}}
+	page := &l.page
 	return orNil(page, s.listOrders(ctx, instID, f, true, &page.Total, func(tx *bbolt.Tx, keys [][]byte, covered bool) (err error) {
 		if covered {
-			page.Items, page.Read = nil, coveredOrderItems(keys)
+			l.covered.entries = keys
+			page.Items, page.Read = nil, &l.covered
 		} else {
 			page.Items, err = orderItems(tx, keys, instID)
 		}
@@ -183,23 +185,32 @@ func (s *DB) ListOrderItems(ctx context.Context, instID string, f simulator.Orde
 	}))
 }
 
-// coveredOrderItems reads a page's items from its covered index entries as the walk copied
-// them (decoder.coveredOrder), one at a time into one item: each item's strings are cut from
-// its entry's bytes, which nothing writes after the walk (pageScan's arena is the page's own),
-// so a page allocates no item and no string.
-func coveredOrderItems(entries [][]byte) func(yield func(*simulator.OrderItem)) error {
-	return func(yield func(*simulator.OrderItem)) error {
-		var it simulator.OrderItem
-		for _, e := range entries {
-			d := decoder{b: e, shared: unsafe.String(unsafe.SliceData(e), len(e))}
-			it = simulator.OrderItem{}
-			if d.coveredOrder(&it); d.err != nil {
-				return fmt.Errorf("decode %s value: %w", bOrderIndex, d.err)
-			}
-			yield(&it)
+// orderItemPage is a page of ListOrderItems with the reader of its covered entries: one
+// allocation a page.
+type orderItemPage struct {
+	page    simulator.OrderItemPage
+	covered coveredOrders
+}
+
+// coveredOrders reads a page's items from its covered index entries as the walk copied them
+// (decoder.coveredOrder), one at a time into one item, which each read sets whole: each item's
+// strings are cut from its entry's bytes, which nothing writes after the walk (pageScan's arena
+// is the page's own), so a page allocates no item and no string.
+type coveredOrders struct {
+	entries [][]byte
+	it      simulator.OrderItem
+}
+
+// ReadItems gives yield the page's items in order (simulator.OrderItemReader).
+func (c *coveredOrders) ReadItems(yield func(*simulator.OrderItem)) error {
+	for _, e := range c.entries {
+		d := decoder{b: e, shared: unsafe.String(unsafe.SliceData(e), len(e))}
+		if d.coveredOrder(&c.it); d.err != nil {
+			return fmt.Errorf("decode %s value: %w", bOrderIndex, d.err)
 		}
-		return nil
+		yield(&c.it)
 	}
+	return nil
 }
 
 // cutOrderStrings gives each item its id, user_account_id, symbol and recurring order id, cut

@@ -1161,9 +1161,12 @@ func TestOrderItemsMatchWholeOrders(t *testing.T) {
 // An order's list item read from a covered index entry as a page's walk copies it
 // (orderItemValue, decoder.coveredOrder) is the item of the order decoded whole — products,
 // sides and statuses an item knows and ones it does not, every amount size, a non-UTF-8 id
-// (kept as the record keeps it), placed_at as its instant — and a cut entry is an error.
+// (kept as the record keeps it), placed_at as its instant — and a cut entry is an error. A page
+// of them, read into one item, gives each item whole: nothing of the item before it is left.
 func TestCoveredOrderItemMatchesWholeOrder(t *testing.T) {
 	g := recordGen{rand.New(rand.NewPCG(34, 7))}
+	var entries [][]byte
+	var wants []simulator.OrderItem
 	for i := range 3000 {
 		o := g.order()
 		if g.r.IntN(4) > 0 {
@@ -1183,15 +1186,22 @@ func TestCoveredOrderItemMatchesWholeOrder(t *testing.T) {
 		require.NoError(t, err)
 		var whole simulator.Order
 		require.NoError(t, decodeRecord(raw, &whole))
-		items := OrderItemsOf(t, &simulator.OrderItemPage{Read: coveredOrderItems([][]byte{entry})})
+		items := OrderItemsOf(t, &simulator.OrderItemPage{Read: &coveredOrders{entries: [][]byte{entry}}})
 		want := whole.Item()
 		want.PlacedAt = want.PlacedAt.UTC()
 		require.Equal(t, sameForm([]simulator.OrderItem{want}), sameForm(items), "order %d", i)
+		entries, wants = append(entries, entry), append(wants, want)
 		require.Equal(t, orderSummary(o)[:orderSummaryLen], orderItemValue(o)[:orderSummaryLen], "a filter reads either form alike")
 		for n := 1; n < len(entry); n += 1 + len(entry)/20 {
-			page := &simulator.OrderItemPage{Read: coveredOrderItems([][]byte{entry[:n]})}
+			page := &simulator.OrderItemPage{Read: &coveredOrders{entries: [][]byte{entry[:n]}}}
 			require.Error(t, page.Each(func(*simulator.OrderItem) {}), "order %d cut at %d bytes", i, n)
 		}
+	}
+	page := &simulator.OrderItemPage{Read: &coveredOrders{entries: entries}}
+	got := sameForm(OrderItemsOf(t, page))
+	require.Len(t, got, len(wants))
+	for i, want := range sameForm(wants) {
+		require.Equal(t, want, got[i], "order %d of them as one page", i)
 	}
 }
 

@@ -317,6 +317,11 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 	}
 }
 
+// readItems is a function as a simulator.OrderItemReader.
+type readItems func(yield func(*simulator.OrderItem)) error
+
+func (f readItems) ReadItems(yield func(*simulator.OrderItem)) error { return f(yield) }
+
 // A page whose items are read as it renders (OrderItemPage.Read) renders them as a page that
 // holds them does, and a failed read is the render's error, for the handler to answer with.
 func TestRenderOrderPageReadAsItRenders(t *testing.T) {
@@ -326,14 +331,14 @@ func TestRenderOrderPageReadAsItRenders(t *testing.T) {
 		{ID: "ord_2", UserAccountID: "ua_2", Product: simulator.ProductRobo, Side: simulator.SideSell, Status: simulator.OrderFailed, PlacedAt: at},
 	}}
 	read := func(fail error) *simulator.OrderItemPage {
-		return &simulator.OrderItemPage{Total: 7, Read: func(yield func(*simulator.OrderItem)) error {
+		return &simulator.OrderItemPage{Total: 7, Read: readItems(func(yield func(*simulator.OrderItem)) error {
 			var it simulator.OrderItem
 			for _, o := range held.Items {
 				it = o
 				yield(&it)
 			}
 			return fail
-		}}
+		})}
 	}
 	cursor := big.NewInt(3)
 	want, err := renderOrderPage(nil, held, cursor, 25)
