@@ -280,6 +280,11 @@ type OrderItem struct {
 	HasCompletedAt          bool
 	IsRecurringOrder        bool
 	RecurringOrderID        string
+	// PlainStrings, when set, says that the ID, UserAccountID, Symbol and RecurringOrderID
+	// need no escaping (PlainJSON of each): the store notes it when it writes an order's
+	// covered entries, so a page renders them without checking them again. Unset says
+	// nothing: they are checked.
+	PlainStrings bool
 }
 
 // Item returns the order as a list item shows it.

@@ -1066,16 +1066,22 @@ func (d *decoder) orderItemStrings(o *simulator.OrderItem, arena []byte, ends *[
 // orderItemTail writes what an order's list item shows beside its index entry's key
 // (placed_at, the order id), summary and user_account_id, for its covered entries
 // (orderItemValue): tag 0 when the summary's bytes name its product, side and status, else tag
-// 1 and the three strings; then the symbol, the amounts, completed_at, whether it recurs and
-// the recurring order id, each as the record keeps it.
-func (e *encoder) orderItemTail(o *simulator.Order) {
+// 1 and the three strings, plus plainTag when marks (the store notes it, metaOrderPlain) and
+// the id, user_account_id, symbol and recurring order id all need no JSON escaping; then the
+// symbol, the amounts, completed_at, whether it recurs and the recurring order id, each as the
+// record keeps it.
+func (e *encoder) orderItemTail(o *simulator.Order, marks bool) {
+	var plain byte
+	if marks && simulator.PlainJSON(o.ID) && simulator.PlainJSON(o.UserAccountID) && simulator.PlainJSON(o.Symbol) && simulator.PlainJSON(o.RecurringOrderID) {
+		plain = plainTag
+	}
 	if simulator.ProductIndex(o.Product) < 0 || o.Side != simulator.SideBuy && o.Side != simulator.SideSell || simulator.OrderStatusIndex(o.Status) < 0 {
-		e.b = append(e.b, 1)
+		e.b = append(e.b, 1|plain)
 		e.str(string(o.Product))
 		e.str(string(o.Side))
 		e.str(string(o.Status))
 	} else {
-		e.b = append(e.b, 0)
+		e.b = append(e.b, plain)
 	}
 	e.str(o.Symbol)
 	e.decimal(o.Quantity)
@@ -1085,6 +1091,10 @@ func (e *encoder) orderItemTail(o *simulator.Order) {
 	e.bool(o.IsRecurringOrder)
 	e.str(o.RecurringOrderID)
 }
+
+// plainTag is the bit of a covered order value's tag that says its strings need no JSON
+// escaping (orderItemTail, metaOrderPlain).
+const plainTag = 2
 
 // coveredOrder reads an order's list item from a covered index entry as a page's walk copies
 // it (listOrders: the length of the key's rest, the rest — placed_at's timeKey and the order
@@ -1116,11 +1126,14 @@ func (d *decoder) coveredOrder(o *simulator.OrderItem) {
 	if i, j = strAt(b, i+orderSummaryLen); i >= 0 {
 		o.UserAccountID = cut(i, j)
 	}
+	if j >= 0 && j < len(b) {
+		o.PlainStrings = b[j]&plainTag != 0
+	}
 	switch {
 	case j < 0 || j >= len(b):
 		d.fail(errShort)
 		return
-	case b[j] == 1:
+	case b[j]&^plainTag == 1:
 		var p, sd, st [2]int
 		p[0], p[1] = strAt(b, j+1)
 		sd[0], sd[1] = strAt(b, p[1])
@@ -1131,7 +1144,7 @@ func (d *decoder) coveredOrder(o *simulator.OrderItem) {
 		}
 		o.Product, o.Side, o.Status = simulator.Product(cut(p[0], p[1])), simulator.Side(cut(sd[0], sd[1])), simulator.OrderStatus(cut(st[0], st[1]))
 		j = st[1]
-	case b[j] == 0 && int(head[0]) < len(simulator.Products) && int(head[1]) < len(orderSides) && int(head[2]) < len(simulator.OrderStatuses):
+	case b[j]&^plainTag == 0 && int(head[0]) < len(simulator.Products) && int(head[1]) < len(orderSides) && int(head[2]) < len(simulator.OrderStatuses):
 		o.Product, o.Side, o.Status = simulator.Products[head[0]], orderSides[head[1]], simulator.OrderStatuses[head[2]]
 		j++
 	default:

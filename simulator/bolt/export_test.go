@@ -50,10 +50,16 @@ func (s *DB) EmitAll(ctx context.Context, evs []*simulator.Event) error {
 func (s *DB) RehearseWrites() { s.rehearse = true }
 
 // OrderItemsOf returns a page's items as a list, each copied: a page read from covered index
-// entries gives them one at a time, in one item (OrderItemPage.Read).
+// entries gives them one at a time, in one item (OrderItemPage.Read). An item's PlainStrings is
+// a rendering hint that a store from before does not give: it is cleared when it is right, and
+// kept to differ when it is wrong (strings that need escaping).
 func OrderItemsOf(tb testing.TB, p *simulator.OrderItemPage) []simulator.OrderItem {
 	tb.Helper()
 	items := []simulator.OrderItem{}
-	require.NoError(tb, p.Each(func(o *simulator.OrderItem) { items = append(items, *o) }))
+	require.NoError(tb, p.Each(func(o *simulator.OrderItem) {
+		it := *o
+		it.PlainStrings = it.PlainStrings && !plainItem(&it)
+		items = append(items, it)
+	}))
 	return items
 }

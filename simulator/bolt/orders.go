@@ -44,6 +44,20 @@ func coversOrders(tx *bbolt.Tx) bool { return tx.Bucket(bMeta).Get(metaOrderItem
 // (metaOrderItems). A build's spools always do: a build writes into an emptied store.
 func (w *writeTx) coversOrders() bool { return w.sink != nil || coversOrders(w.Tx) }
 
+// metaOrderPlain marks a store whose covered order index values say, in their tag
+// (orderItemTail's bit plainTag), when the order's id, user_account_id, symbol and recurring
+// order id all need no JSON escaping (simulator.PlainJSON), so that a page renders them without
+// checking each again: every store created or emptied since they do. A store written before
+// has no entry with the bit, its pages check the strings as they always did, and its writers
+// keep it so (a binary of the format before would refuse an entry with it).
+var metaOrderPlain = []byte("order_plain")
+
+// marksPlain reports whether the store written notes plain strings in its covered order
+// values (metaOrderPlain). A build's spools always do: a build writes into an emptied store.
+func (w *writeTx) marksPlain() bool {
+	return w.sink != nil || w.Tx.Bucket(bMeta).Get(metaOrderPlain) != nil
+}
+
 // coveredKind reports whether the entries of an order index of kind carry list items in a store
 // that covers orders. The index of all orders does not: it lists the orders in order_records'
 // own order (both by placed_at, then id), so a page of it steps from one record to the next,
@@ -53,12 +67,12 @@ func coveredKind(kind byte) bool { return kind != kindAll }
 // orderItemValue is the value of a covered order index entry: the summary's bytes
 // (orderSummaryLen), the user_account_id's length and the user_account_id, then the rest of
 // what a list item shows and the entry's key does not (encoder.orderItemTail; the key holds
-// placed_at and the order id).
-func orderItemValue(o *simulator.Order) []byte {
+// placed_at and the order id); marks: the store notes plain strings (metaOrderPlain).
+func orderItemValue(o *simulator.Order, marks bool) []byte {
 	e := encoder{b: make([]byte, 0, 64)}
 	e.b = append(e.b, orderSummaryHead(o)...)
 	e.str(o.UserAccountID)
-	e.orderItemTail(o)
+	e.orderItemTail(o, marks)
 	return e.b
 }
 
@@ -100,7 +114,7 @@ func (w *writeTx) putOrder(old, o *simulator.Order) error {
 		return err
 	}
 	if len(covered) > 0 {
-		if err := w.reindex(bOrderIndex, nil, covered, orderItemValue(o)); err != nil {
+		if err := w.reindex(bOrderIndex, nil, covered, orderItemValue(o, w.marksPlain())); err != nil {
 			return err
 		}
 	}

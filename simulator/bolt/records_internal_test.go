@@ -1167,6 +1167,7 @@ func TestCoveredOrderItemMatchesWholeOrder(t *testing.T) {
 	g := recordGen{rand.New(rand.NewPCG(34, 7))}
 	var entries [][]byte
 	var wants []simulator.OrderItem
+	plain := 0
 	for i := range 3000 {
 		o := g.order()
 		if g.r.IntN(4) > 0 {
@@ -1181,24 +1182,33 @@ func TestCoveredOrderItemMatchesWholeOrder(t *testing.T) {
 			o.ID = "ord_\xff" + o.ID
 		}
 		rest := cat(timeKey(o.PlacedAt), []byte(o.ID))
-		entry := append(append(binary.AppendUvarint(nil, uint64(len(rest))), rest...), orderItemValue(o)...)
+		marks := i%2 == 0 // a store that notes plain strings (metaOrderPlain), or one from before
+		entry := append(append(binary.AppendUvarint(nil, uint64(len(rest))), rest...), orderItemValue(o, marks)...)
 		raw, err := encodeRecord(o)
 		require.NoError(t, err)
 		var whole simulator.Order
 		require.NoError(t, decodeRecord(raw, &whole))
-		items := OrderItemsOf(t, &simulator.OrderItemPage{Read: &coveredOrders{entries: [][]byte{entry}}})
+		var items []simulator.OrderItem // as read, the mark of plain strings too
+		require.NoError(t, (&coveredOrders{entries: [][]byte{entry}}).ReadItems(func(it *simulator.OrderItem) { items = append(items, *it) }))
 		want := whole.Item()
 		want.PlacedAt = want.PlacedAt.UTC()
+		want.PlainStrings = marks && plainItem(&want)
+		if want.PlainStrings {
+			plain++
+		}
 		require.Equal(t, sameForm([]simulator.OrderItem{want}), sameForm(items), "order %d", i)
+		require.Equal(t, want.PlainStrings, items[0].PlainStrings, "order %d: %q %q %q %q", i, o.ID, o.UserAccountID, o.Symbol, o.RecurringOrderID)
 		entries, wants = append(entries, entry), append(wants, want)
-		require.Equal(t, orderSummary(o)[:orderSummaryLen], orderItemValue(o)[:orderSummaryLen], "a filter reads either form alike")
+		require.Equal(t, orderSummary(o)[:orderSummaryLen], orderItemValue(o, marks)[:orderSummaryLen], "a filter reads either form alike")
 		for n := 1; n < len(entry); n += 1 + len(entry)/20 {
 			page := &simulator.OrderItemPage{Read: &coveredOrders{entries: [][]byte{entry[:n]}}}
 			require.Error(t, page.Each(func(*simulator.OrderItem) {}), "order %d cut at %d bytes", i, n)
 		}
 	}
-	page := &simulator.OrderItemPage{Read: &coveredOrders{entries: entries}}
-	got := sameForm(OrderItemsOf(t, page))
+	assert.Greater(t, plain, 20, "orders of plain strings in a store that notes them")
+	var got []simulator.OrderItem
+	require.NoError(t, (&coveredOrders{entries: entries}).ReadItems(func(it *simulator.OrderItem) { got = append(got, *it) }))
+	got = sameForm(got)
 	require.Len(t, got, len(wants))
 	for i, want := range sameForm(wants) {
 		require.Equal(t, want, got[i], "order %d of them as one page", i)
@@ -1261,7 +1271,7 @@ func TestOrderListsOfAStoreWrittenBeforeItems(t *testing.T) {
 			}
 			page, err := db.ListOrderItems(ctx, "ins_a", f)
 			require.NoError(t, err)
-			out[i] = &simulator.OrderItemPage{Items: OrderItemsOf(t, page), Total: page.Total}
+			out[i] = &simulator.OrderItemPage{Items: sameForm(OrderItemsOf(t, page)), Total: page.Total}
 			require.Equal(t, whole.Total, out[i].Total, "query %d: %+v", i, f)
 			require.Equal(t, sameForm(want), sameForm(out[i].Items), "query %d: %+v", i, f)
 		}
@@ -1277,7 +1287,7 @@ func TestOrderListsOfAStoreWrittenBeforeItems(t *testing.T) {
 		return v
 	}
 	o := orders[7]
-	require.Equal(t, orderItemValue(o), entry(o, kindStatus, byte(simulator.OrderStatusIndex(o.Status))), "a covered entry")
+	require.Equal(t, orderItemValue(o, true), entry(o, kindStatus, byte(simulator.OrderStatusIndex(o.Status))), "a covered entry")
 	require.Equal(t, orderSummary(o), entry(o, kindAll), "the index of all orders is never covered")
 	pages()
 
@@ -1295,23 +1305,45 @@ func TestOrderListsOfAStoreWrittenBeforeItems(t *testing.T) {
 	change(orders[11])
 	covered := pages()
 
-	// The same store as written before: no mark, each value the summary alone.
-	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
-		require.NoError(t, tx.Bucket(bMeta).Delete(metaOrderItems))
-		b := tx.Bucket(bOrderIndex)
-		var keys, summaries [][]byte
-		c := b.Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if coveredKind(k[len(inst("ins_a"))]) {
-				d := decoder{b: v[orderSummaryLen:]}
-				keys, summaries = append(keys, bytes.Clone(k)), append(summaries, cat(v[:orderSummaryLen], d.raw(d.uvarint())))
+	// rewrite deletes a mark and gives each covered value what form makes of it, given its
+	// user_account_id and where its tag is.
+	rewrite := func(mark []byte, form func(v, uaid []byte, tag int) []byte) {
+		require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+			require.NoError(t, tx.Bucket(bMeta).Delete(mark))
+			b := tx.Bucket(bOrderIndex)
+			var keys, values [][]byte
+			c := b.Cursor()
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				if coveredKind(k[len(inst("ins_a"))]) {
+					d := decoder{b: v[orderSummaryLen:]}
+					uaid := d.raw(d.uvarint())
+					keys, values = append(keys, bytes.Clone(k)), append(values, form(bytes.Clone(v), uaid, len(v)-len(d.b)))
+				}
 			}
-		}
-		for i, k := range keys {
-			require.NoError(t, b.Put(k, summaries[i]))
-		}
-		return nil
-	}))
+			for i, k := range keys {
+				require.NoError(t, b.Put(k, values[i]))
+			}
+			return nil
+		}))
+	}
+
+	// The same store as written before covered values noted plain strings: no mark, no entry
+	// with the bit. Its pages are the same, and a write keeps that form.
+	rewrite(metaOrderPlain, func(v, _ []byte, tag int) []byte {
+		v[tag] &^= plainTag
+		return v
+	})
+	require.Equal(t, covered, pages(), "the strings checked as they are rendered")
+	o2 := orders[slices.IndexFunc(orders, func(o *simulator.Order) bool {
+		return simulator.PlainJSON(o.Symbol) && simulator.PlainJSON(o.RecurringOrderID)
+	})]
+	change(o2)
+	require.Equal(t, orderItemValue(o2, false), entry(o2, kindStatus, byte(simulator.OrderStatusIndex(o2.Status))), "a write keeps the form the store has")
+	require.NotEqual(t, orderItemValue(o2, false), orderItemValue(o2, true), "the order's strings are plain")
+	covered = pages()
+
+	// The same store as written before: no mark, each value the summary alone.
+	rewrite(metaOrderItems, func(v, uaid []byte, _ int) []byte { return cat(v[:orderSummaryLen], uaid) })
 	require.Equal(t, covered, pages(), "the records read as the index was")
 	change(orders[7])
 	require.Equal(t, orderSummary(o), entry(o, kindStatus, byte(simulator.OrderStatusIndex(o.Status))), "a write keeps the form the store has")
@@ -1329,6 +1361,12 @@ func sameForm(items []simulator.OrderItem) []simulator.OrderItem {
 		}
 	}
 	return out
+}
+
+// plainItem reports whether an item's id, user_account_id, symbol and recurring order id all
+// need no JSON escaping.
+func plainItem(it *simulator.OrderItem) bool {
+	return simulator.PlainJSON(it.ID) && simulator.PlainJSON(it.UserAccountID) && simulator.PlainJSON(it.Symbol) && simulator.PlainJSON(it.RecurringOrderID)
 }
 
 // planOrders walks the index covering the most of a query's status, product and side, the one

@@ -84,45 +84,27 @@ func newPageJSON[T any](items []T, total int, cursor *big.Int, perPage int) page
 // ASCII other than '"' and '\\', else through the encoder itself (escapes, invalid UTF-8,
 // U+2028 — exact by construction).
 func appendJSONString[S ~string | ~[]byte](b []byte, s S) []byte {
-	if !plainJSON(s) {
+	if !simulator.PlainJSON(s) {
 		raw, _ := simulator.EncodeJSON(string(s)) // a string always encodes
 		return append(b, raw...)
 	}
+	return appendQuoted(b, s)
+}
+
+// appendQuoted appends s between quotes, as is: appendJSONString of a string known to need no
+// escaping (simulator.PlainJSON).
+func appendQuoted[S ~string | ~[]byte](b []byte, s S) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
 }
 
-// plainJSON reports whether every byte of s is printable ASCII other than '"' and '\\' (what
-// the encoder writes as is), eight bytes at a time: a list page checks a few thousand bytes of
-// ids, and a byte at a time was a sixth of an order page's instructions.
-func plainJSON[S ~string | ~[]byte](s S) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	// In a word of bytes below 0x80, (w - ones*n) &^ w & highs is nonzero exactly when a byte is
-	// below n: a borrow only starts at such a byte. A byte is c where w^(ones*c) has a zero byte.
-	zero := func(w uint64) bool { return (w-ones)&^w&highs != 0 }
-	plain := func(w uint64) bool {
-		return w&highs == 0 && (w-ones*0x20)&^w&highs == 0 && !zero(w^(ones*'"')) && !zero(w^(ones*'\\')) && !zero(w^(ones*0x7f))
+// appendString is appendJSONString(b, s), s's check skipped when plain says it needs none.
+func appendString(b []byte, s string, plain bool) []byte {
+	if plain {
+		return appendQuoted(b, s)
 	}
-	word := func(s S) uint64 { // s's first eight bytes, in one load
-		_ = s[7]
-		return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	}
-	if n := len(s); n >= 8 {
-		for i := 0; i < n-8; i += 8 {
-			if !plain(word(s[i:])) {
-				return false
-			}
-		}
-		return plain(word(s[n-8:])) // the last eight, overlapping the words before
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
-			return false
-		}
-	}
-	return true
+	return appendJSONString(b, s)
 }
 
 // appendTime appends simulator.FormatTime(t) inside quotes.
@@ -570,10 +552,11 @@ func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 // appendOrder appends an order (spec §2.5) as simulator.EncodeJSON renders renderOrder's struct,
 // its times through times (a page's writer keeps the date it wrote last).
 func appendOrder(b []byte, o *simulator.OrderItem, times *simulator.TimeAppender) []byte {
+	plain := o.PlainStrings // the store checked them (decisions D6)
 	b = append(b, `{"order_id":`...)
-	b = appendJSONString(b, o.ID)
+	b = appendString(b, o.ID, plain)
 	b = append(b, `,"user_account_id":`...)
-	b = appendJSONString(b, o.UserAccountID)
+	b = appendString(b, o.UserAccountID, plain)
 	if p := simulator.ProductIndex(o.Product); p >= 0 {
 		b = append(b, productTexts[p]...)
 	} else {
@@ -590,7 +573,7 @@ func appendOrder(b []byte, o *simulator.OrderItem, times *simulator.TimeAppender
 		b = appendJSONString(b, string(o.Side))
 		b = append(b, `,"symbol":`...)
 	}
-	b = appendJSONString(b, o.Symbol)
+	b = appendString(b, o.Symbol, plain)
 	b = append(b, `,"quantity":"`...)
 	b = o.Quantity.AppendQuantity(b)
 	b = append(b, `","notional":"`...)
@@ -611,7 +594,7 @@ func appendOrder(b []byte, o *simulator.OrderItem, times *simulator.TimeAppender
 	}
 	if o.IsRecurringOrder && o.RecurringOrderID != "" {
 		b = append(b, `","is_recurring_order":true,"recurring_order_id":`...)
-		b = appendJSONString(b, o.RecurringOrderID)
+		b = appendString(b, o.RecurringOrderID, plain)
 		return append(b, '}')
 	}
 	if o.IsRecurringOrder {

@@ -282,7 +282,8 @@ func TestHistoryCacheBounded(t *testing.T) {
 	assert.Len(t, c.m, 1, "seen twice in the new hour: kept")
 }
 
-// Orders and order pages, hand-rendered, match what simulator.EncodeJSON renders from renderOrder's structs.
+// Orders and order pages, hand-rendered, match what simulator.EncodeJSON renders from renderOrder's structs,
+// whether the store noted plain strings (OrderItem.PlainStrings) or not.
 func TestRenderOrdersMatchEncoder(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 15))
 	str := func() string { return renderStrings[r.IntN(len(renderStrings))] }
@@ -305,7 +306,11 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 				c := at.Add(time.Duration(r.IntN(1e6)) * time.Millisecond).In(time.FixedZone("x", 7200))
 				o.CompletedAt = &c
 			}
-			page.Items = append(page.Items, o.Item())
+			it := o.Item()
+			if r.IntN(2) == 0 { // as a store that notes plain strings gives it
+				it.PlainStrings = simulator.PlainJSON(o.ID) && simulator.PlainJSON(o.UserAccountID) && simulator.PlainJSON(o.Symbol) && simulator.PlainJSON(o.RecurringOrderID)
+			}
+			page.Items = append(page.Items, it)
 			items = append(items, renderOrder(o))
 		}
 		cursor := new(big.Int).Lsh(big.NewInt(int64(r.IntN(100))), uint(r.IntN(80)))
@@ -361,7 +366,7 @@ func TestAppendJSONStringMatchesEncoder(t *testing.T) {
 	}
 }
 
-// plainJSON, eight bytes at a time, says what a byte at a time says: every byte value at every
+// simulator.PlainJSON, eight bytes at a time, says what a byte at a time says: every byte value at every
 // position of strings of every length up to three words, the rest plain or another byte too.
 func TestPlainJSONMatchesBytewise(t *testing.T) {
 	bytewise := func(s string) bool {
@@ -384,7 +389,7 @@ func TestPlainJSONMatchesBytewise(t *testing.T) {
 				if r.IntN(4) == 0 {
 					b[r.IntN(n)] = byte(r.IntN(256))
 				}
-				require.Equal(t, bytewise(string(b)), plainJSON(string(b)), "%q", b)
+				require.Equal(t, bytewise(string(b)), simulator.PlainJSON(string(b)), "%q", b)
 			}
 		}
 	}
