@@ -565,33 +565,38 @@ func TestUserListsOfAStoreWrittenBeforeItems(t *testing.T) {
 	for _, u := range users {
 		byUAID[u.UserAccountID] = u
 	}
-	// The same store as written before values were kept (no metaUserValues): every value's
-	// accounts of tag 3 (valuedItemAccounts) in tag 2, and a user written to it keeps tag 2.
-	valued := 0
-	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
-		require.NoError(t, tx.Bucket(bMeta).Delete(metaUserValues))
-		b := tx.Bucket(bUserIndex)
-		type kv struct{ k, v []byte }
-		var old []kv
-		require.NoError(t, b.ForEach(func(k, v []byte) error {
-			n := summaryUAIDLen(v, true)
-			head := userSummaryLen + uvarintLen(uint64(n)) + n
-			if v[head] != 3 {
+	// rewriteAccounts rewrites every user index value whose accounts are of tag from with what
+	// write writes for its user after the user_account_id, and returns how many it rewrote.
+	rewriteAccounts := func(from byte, write func(e *encoder, u *simulator.User)) (rewritten int) {
+		require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+			b := tx.Bucket(bUserIndex)
+			type kv struct{ k, v []byte }
+			var old []kv
+			require.NoError(t, b.ForEach(func(k, v []byte) error {
+				n := summaryUAIDLen(v, true)
+				head := userSummaryLen + uvarintLen(uint64(n)) + n
+				if v[head] != from {
+					return nil
+				}
+				rewritten++
+				u := byUAID[string(v[head-n:head])]
+				require.NotNil(t, u, "the user of %q", v[head-n:head])
+				e := encoder{b: bytes.Clone(v[:head])}
+				write(&e, u)
+				old = append(old, kv{bytes.Clone(k), e.b})
 				return nil
+			}))
+			for _, e := range old {
+				require.NoError(t, b.Put(e.k, e.v))
 			}
-			valued++
-			u := byUAID[string(v[head-n:head])]
-			require.NotNil(t, u, "the user of %q", v[head-n:head])
-			e := encoder{b: bytes.Clone(v[:head])}
-			require.True(t, e.fixedItemAccounts(u.Accounts))
-			old = append(old, kv{bytes.Clone(k), e.b})
 			return nil
 		}))
-		for _, e := range old {
-			require.NoError(t, b.Put(e.k, e.v))
-		}
-		return nil
-	}))
+		return rewritten
+	}
+	// The same store as written before values were kept (no metaUserValues): every value's
+	// accounts of tag 3 (valuedItemAccounts) in tag 2, and a user written to it keeps tag 2.
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bMeta).Delete(metaUserValues) }))
+	valued := rewriteAccounts(3, func(e *encoder, u *simulator.User) { require.True(t, e.fixedItemAccounts(u.Accounts)) })
 	require.Greater(t, valued, 100, "values that keep each account's value")
 	require.Equal(t, since, pages(), "the values of tag 2 read as those of tag 3")
 	was := *users[3]
@@ -616,30 +621,7 @@ func TestUserListsOfAStoreWrittenBeforeItems(t *testing.T) {
 
 	// The same store as written before fixed-width amounts: every value's accounts of tag 2
 	// (fixedItemAccounts) in tag 0, as encoder.decimal writes amounts.
-	fixed := 0
-	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bUserIndex)
-		type kv struct{ k, v []byte }
-		var old []kv
-		require.NoError(t, b.ForEach(func(k, v []byte) error {
-			n := summaryUAIDLen(v, true)
-			head := userSummaryLen + uvarintLen(uint64(n)) + n
-			if v[head] != 2 {
-				return nil
-			}
-			fixed++
-			u := byUAID[string(v[head-n:head])]
-			require.NotNil(t, u, "the user of %q", v[head-n:head])
-			e := encoder{b: bytes.Clone(v[:head])}
-			e.compactItemAccounts(u.Accounts)
-			old = append(old, kv{bytes.Clone(k), e.b})
-			return nil
-		}))
-		for _, e := range old {
-			require.NoError(t, b.Put(e.k, e.v))
-		}
-		return nil
-	}))
+	fixed := rewriteAccounts(2, func(e *encoder, u *simulator.User) { e.compactItemAccounts(u.Accounts) })
 	require.Greater(t, fixed, 100, "values with fixed-width amounts")
 	require.Equal(t, since, pages(), "the values of tag 0 read as those of tag 2")
 
