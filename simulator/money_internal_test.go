@@ -133,3 +133,13 @@ func TestCentsAppendToMatchesDecimal(t *testing.T) {
 		require.Equal(t, decimal.New(n, -2).StringFixed(2), string(Cents(n).AppendTo([]byte("x"))[1:]), "%d cents", n)
 	}
 }
+
+// civilDate writes the date time's own formatting writes, for every day of the years 1970–9999.
+func TestCivilDateEveryDay(t *testing.T) {
+	last := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	for day := int64(0); day <= last; day++ {
+		if got := civilDate(day); string(got[:]) != time.Unix(day*86400, 0).UTC().Format("2006-01-02T") {
+			require.Equal(t, time.Unix(day*86400, 0).UTC().Format("2006-01-02T"), string(got[:]), "day %d", day)
+		}
+	}
+}
