@@ -9,15 +9,16 @@ import (
 
 // newMarks are the marks of what a store keeps since a version of the format, set on a store
 // created or emptied since (markNew); a store written before lacks them and is read as before.
-var newMarks = [][]byte{metaDays, metaUserItems, metaOrderItems, metaHours, metaUsersByID, metaOrderPlain}
+var newMarks = [][]byte{metaDays, metaUserItems, metaOrderItems, metaHours, metaUsersByID, metaUserValues, metaOrderPlain}
 
 // storeFormat is the format of the stores this code creates: one more with each mark of
-// newMarks (decisions D17); 6 came with order_plain (metaOrderPlain: covered order values
-// note strings that need no JSON escaping). A store keeps the format it was created or emptied with
-// (metaFormat), and one of a later format is refused (checkFormat): this code would write to
-// it without keeping what that format keeps — an order written without the list item or the
-// hour counter its readers trust — and the later code would read wrong pages from it. A store
-// from before the format was kept has none, and is read as its marks say.
+// newMarks (decisions D17) up to 5; 6 came with two, user_values (metaUserValues) and
+// order_plain (metaOrderPlain: covered order values note strings that need no JSON escaping).
+// A store keeps the format it was created or emptied with (metaFormat), and one of a later
+// format is refused (checkFormat): this code would write to it without keeping what that
+// format keeps — an order written without the list item or the hour counter its readers trust
+// — and the later code would read wrong pages from it. A store from before the format was kept
+// has none, and is read as its marks say.
 const storeFormat = 6
 
 // metaFormat keeps a store's format, in decimal.
