@@ -56,30 +56,47 @@ func (c Cents) AppendTo(b []byte) []byte { return appendCents(b, int64(c)) }
 func formatCents(n int64) string { return string(appendCents(nil, n)) }
 
 // appendCents appends n cents as "units.cc" (no allocation: the history's ~280 amounts per
-// Get User Detail are appended straight into the response), two digits a step.
+// Get User Detail and a list page's few hundred are appended straight into the response),
+// written in place two digits a step once its digits are counted.
 func appendCents(b []byte, n int64) []byte {
 	u := uint64(n)
 	if n < 0 {
 		b = append(b, '-')
 		u = -u
 	}
-	var buf [24]byte
-	i := len(buf) - 3
+	d := 3 // digits, "0.cc" at least
+	for d < len(pow10s) && u >= uint64(pow10s[d]) {
+		d++
+	}
+	at := len(b)
+	b = grow(b, 20) // room for any amount; d+1 bytes kept
+	out := (*[20]byte)(b[at:])
 	c := u % 100 * 2
-	buf[i], buf[i+1], buf[i+2] = '.', digitPairs[c], digitPairs[c+1]
-	for u /= 100; u >= 100; u /= 100 {
+	out[d-2], out[d-1], out[d] = '.', digitPairs[c], digitPairs[c+1]
+	putDigits(out[:d-2], u/100)
+	return b[:at+d+1]
+}
+
+// putDigits writes u's last len(dst) decimal digits into dst, two a step.
+func putDigits(dst []byte, u uint64) {
+	i := len(dst) - 1
+	for ; i >= 1; i -= 2 {
 		c := u % 100 * 2
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[c], digitPairs[c+1]
+		dst[i-1], dst[i] = digitPairs[c], digitPairs[c+1]
+		u /= 100
 	}
-	if u >= 10 {
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[u*2], digitPairs[u*2+1]
-	} else {
-		i--
-		buf[i] = byte('0' + u)
+	if i == 0 {
+		dst[0] = byte('0' + u%10)
 	}
-	return append(b, buf[i:]...)
+}
+
+// grow returns b lengthened by n bytes, to be written.
+func grow(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		b = append(b, make([]byte, n)...)
+		return b
+	}
+	return b[:len(b)+n]
 }
 
 // digitPairs holds "00" to "99": two decimal digits at 2k.
@@ -161,8 +178,13 @@ func (a Amount) Decimal() decimal.Decimal {
 // small reports whether the amount has at most 18 digits, the int64 fast paths' domain.
 func (a Amount) small() bool { return a.Big == nil && absInt64(a.Coef) < uint64(pow10s[18]) }
 
-// AppendMoney appends FormatMoney of the amount (AppendMoney).
+// AppendMoney appends FormatMoney of the amount (AppendMoney). An amount kept in cents
+// (exponent -2, as nearly every stored notional and fee is) is its coefficient in cents, of
+// any size: nothing to round or check (decisions D5).
 func (a Amount) AppendMoney(b []byte) []byte {
+	if a.Exp == -2 && a.Big == nil {
+		return appendCents(b, a.Coef)
+	}
 	if a.small() {
 		if c, ok := RoundCents(a.Coef, a.Exp); ok {
 			return c.AppendTo(b)
@@ -190,32 +212,53 @@ func AppendQuantity(b []byte, d decimal.Decimal) []byte {
 	return appendQuantity(b, d.CoefficientInt64(), exp)
 }
 
-// appendQuantity appends the quantity c×10^exp (exp in [-8, 0]): its digits with the point
-// placed and trailing fractional zeros dropped.
+// appendQuantity appends the quantity c×10^exp (exp in [-8, 0]): its whole part, then the
+// point and its fraction's digits when the fraction is not zero, trailing zeros dropped. The
+// parts come from one division by a constant power of ten (quantityParts), the fraction's
+// digits two at a time: a list page writes a quantity an order, and formatting the whole
+// coefficient before trimming it was most of an item's amounts.
 func appendQuantity(b []byte, c int64, exp int32) []byte {
-	var buf [24]byte
-	digits := strconv.AppendInt(buf[:0], c, 10)
-	if digits[0] == '-' {
-		b, digits = append(b, '-'), digits[1:]
+	u := absInt64(c)
+	if c < 0 {
+		b = append(b, '-')
 	}
-	point := len(digits) + int(exp) // digits before the point; <= 0: "0." and zeros first
-	frac := digits[max(point, 0):]
-	for len(frac) > 0 && frac[len(frac)-1] == '0' {
-		frac = frac[:len(frac)-1]
+	whole, frac, k := quantityParts(u, exp)
+	b = strconv.AppendUint(b, whole, 10)
+	if frac == 0 {
+		return b
 	}
-	if point > 0 {
-		b = append(b, digits[:point]...)
-	} else {
-		b = append(b, '0')
+	for frac%100 == 0 {
+		frac, k = frac/100, k-2
 	}
-	if len(frac) > 0 {
-		b = append(b, '.')
-		for range -point {
-			b = append(b, '0')
-		}
-		b = append(b, frac...)
+	if frac%10 == 0 {
+		frac, k = frac/10, k-1
 	}
-	return b
+	at := len(b)
+	b = grow(b, 9) // '.' and up to 8 digits; k+1 bytes kept
+	out := (*[9]byte)(b[at:])
+	out[0] = '.'
+	putDigits(out[1:k+1], frac)
+	return b[:at+k+1]
+}
+
+// quantityParts splits u×10^exp (exp in [-8, 0]) into its whole part and its fraction's k =
+// -exp digits, dividing by a constant power of ten for each of k's bits.
+func quantityParts(u uint64, exp int32) (whole, frac uint64, k int) {
+	k = int(-exp)
+	whole = u
+	if k&8 != 0 {
+		whole /= 1e8
+	}
+	if k&4 != 0 {
+		whole /= 1e4
+	}
+	if k&2 != 0 {
+		whole /= 100
+	}
+	if k&1 != 0 {
+		whole /= 10
+	}
+	return whole, u - whole*uint64(pow10s[k&15]), k
 }
 
 // Whole-cent arithmetic for the read path. Every list item and Get User Detail shows market

@@ -133,3 +133,91 @@ func TestCentsAppendToMatchesDecimal(t *testing.T) {
 		require.Equal(t, decimal.New(n, -2).StringFixed(2), string(Cents(n).AppendTo([]byte("x"))[1:]), "%d cents", n)
 	}
 }
+
+// randomStoredAmounts draws amounts as the store keeps them (Amount): cents (exponent -2, the
+// form of nearly every notional and fee), quantities of 0 to 8 decimals with and without
+// trailing zeros, both signs, int64's edges, exponents outside the fast paths' and a few kept
+// as decimals (Big).
+func randomStoredAmounts(r *rand.Rand) func() Amount {
+	edges := []int64{0, 1, -1, 9, 10, 99, 100, -100, 101, 1e8, -1e8, 1e8 + 1, 999999999999999999, -999999999999999999,
+		1e18, -1e18, math.MaxInt64, math.MinInt64, math.MinInt64 + 1}
+	return func() Amount {
+		switch r.IntN(8) {
+		case 0:
+			return Amount{Coef: edges[r.IntN(len(edges))], Exp: int32(r.IntN(13) - 10)}
+		case 1:
+			d := decimal.RequireFromString("123456789012345678901234.56789")
+			if r.IntN(2) == 0 {
+				d = d.Neg()
+			}
+			return Amount{Big: &d}
+		case 2, 3:
+			return Amount{Coef: r.Int64N(1<<(1+r.IntN(62))) * int64(1-2*r.IntN(2)), Exp: -2}
+		}
+		c := r.Int64N(1 << (1 + r.IntN(62)))
+		for range r.IntN(4) { // trailing zeros
+			c -= c % 10
+		}
+		return Amount{Coef: c * int64(1-2*r.IntN(2)), Exp: -int32(r.IntN(9))}
+	}
+}
+
+// An Amount renders as its decimal does (FormatMoney, FormatQuantity): the fast paths for cents
+// and for quantities of up to 8 decimals agree with decimal's arithmetic on every amount.
+func TestAmountAppendMatchesDecimal(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 29))
+	amount := randomStoredAmounts(r)
+	for range 300000 {
+		a := amount()
+		d := a.Decimal()
+		require.Equal(t, FormatMoney(d), string(a.AppendMoney([]byte("x"))[1:]), "money %s (%d, %d)", d, a.Coef, a.Exp)
+		require.Equal(t, FormatQuantity(d), string(a.AppendQuantity([]byte("x"))[1:]), "quantity %s (%d, %d)", d, a.Coef, a.Exp)
+	}
+}
+
+// FuzzAmountAppend holds an Amount's money and quantity to its decimal's on any coefficient
+// and exponent.
+func FuzzAmountAppend(f *testing.F) {
+	for _, s := range []struct {
+		c   int64
+		exp int32
+	}{{0, -2}, {61600, -2}, {1684649837, -8}, {15, 0}, {math.MinInt64, -2}, {math.MaxInt64, -8}, {5, -3}, {-25, -3}} {
+		f.Add(s.c, s.exp)
+	}
+	f.Fuzz(func(t *testing.T, c int64, exp int32) {
+		exp = exp%24 - 4 // decimal's own arithmetic is slow far from the point
+		a := Amount{Coef: c, Exp: exp}
+		d := a.Decimal()
+		require.Equal(t, FormatMoney(d), string(a.AppendMoney(nil)), "money (%d, %d)", c, exp)
+		require.Equal(t, FormatQuantity(d), string(a.AppendQuantity(nil)), "quantity (%d, %d)", c, exp)
+	})
+}
+
+// BenchmarkAmountAppend renders an order item's amounts as a list page stores them: a
+// quantity of 0 to 8 decimals, a notional and a fee in cents.
+func BenchmarkAmountAppend(b *testing.B) {
+	items := []struct{ q, n, f Amount }{
+		{Amount{Coef: 15}, Amount{Coef: 0, Exp: -2}, Amount{Coef: 0, Exp: -2}},
+		{Amount{Coef: 1684649837, Exp: -8}, Amount{Coef: 61600, Exp: -2}, Amount{Coef: 99, Exp: -2}},
+		{Amount{Coef: 170221169, Exp: -7}, Amount{Coef: 24250, Exp: -2}, Amount{Coef: 0, Exp: -2}},
+		{Amount{Coef: 834, Exp: -4}, Amount{Coef: 198700, Exp: -2}, Amount{Coef: 0, Exp: -2}},
+	}
+	buf := make([]byte, 0, 256)
+	for b.Loop() {
+		for _, it := range items {
+			buf = it.q.AppendQuantity(buf[:0])
+			buf = it.n.AppendMoney(buf)
+			buf = it.f.AppendMoney(buf)
+		}
+	}
+}
+
+// civilDate writes the date time's own formatting writes, for every day of the years 1970–9999.
+func TestCivilDateEveryDay(t *testing.T) {
+	last := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	for day := int64(0); day <= last; day++ {
+		if got := civilDate(day); string(got[:]) != time.Unix(day*86400, 0).UTC().Format("2006-01-02T") {
+			require.Equal(t, time.Unix(day*86400, 0).UTC().Format("2006-01-02T"), string(got[:]), "day %d", day)
+		}
+	}
+}
