@@ -151,6 +151,40 @@ type indexPage struct {
 	// names: the page's keys are made in one arena, ready to read. Nil: the page is the
 	// entries' values (the transaction's bytes), for an index that carries what a page shows.
 	keyOf func(dst, k, v []byte) []byte
+	// records, when set, is a bucket holding a record for each entry under prefix, in the
+	// index's order, keyed by head and the entry's key past prefix (the index of all orders
+	// and order_records: clustered.go). The page is walked there instead of in the index —
+	// the records it shows, without an entry's step and a record's step each — and keyOf
+	// reads records. The index still counts. Never with residual: a filter reads the index's
+	// values.
+	records, head []byte
+}
+
+// walked returns the bucket the page's entries are read from: records, else the index.
+func (p *indexPage) walked() []byte {
+	if p.records != nil {
+		return p.records
+	}
+	return p.bucket
+}
+
+// walkKey returns the key in the walked bucket of k, a key under the page's prefix, the
+// prefix itself or its end (prefixEnd; nil for the index's end).
+func (p *indexPage) walkKey(k []byte) []byte {
+	if p.records == nil {
+		return k
+	}
+	return recordKey(p.prefix, p.head, k)
+}
+
+// recordKey returns the key in a bucket of records keyed by head and the rest of their index
+// entries' keys past prefix (indexPage.records) of k, a key under prefix, prefix itself or
+// its end (prefixEnd; nil for the index's end).
+func recordKey(prefix, head, k []byte) []byte {
+	if k == nil || len(k) == len(prefix) && !bytes.Equal(k, prefix) {
+		return prefixEnd(head)
+	}
+	return cat(head, k[len(prefix):])
 }
 
 // page reads the page's ids and the range's total: by the day counters when nothing is left to
@@ -169,14 +203,17 @@ func (s *DB) page(ctx context.Context, tx *bbolt.Tx, p indexPage, filter func() 
 		if !ranged {
 			known = reads.countOf(tx, p.bucket, p.prefix)
 		}
-		return pageDays(ctx, tx, reads, p.bucket, p.prefix, p.lo, p.hi, p.desc, p.offset, p.limit, known, p.keyOf)
+		return pageDays(ctx, tx, reads, &p, known)
 	case !p.residual && !ranged:
 		total := reads.countOf(tx, p.bucket, p.prefix)
-		ids, err := s.pageKnown(ctx, tx, p.bucket, p.lo, p.hi, p.desc, p.offset, p.limit, total, p.keyOf)
+		ids, err := s.pageKnown(ctx, tx, p.walked(), p.walkKey(p.lo), p.walkKey(p.hi), p.desc, p.offset, p.limit, total, p.keyOf)
 		return ids, total, err
 	}
 	key, match := filter()
-	return s.pageFiltered(ctx, tx, p.bucket, p.lo, p.hi, key, p.desc, p.offset, p.limit, match, p.keyOf)
+	if p.records != nil {
+		match = nil // nothing is left to filter (records are walked only then): a range of a store without day counters
+	}
+	return s.pageFiltered(ctx, tx, p.walked(), p.walkKey(p.lo), p.walkKey(p.hi), key, p.desc, p.offset, p.limit, match, p.keyOf)
 }
 
 // pageFiltered is pageScan over a range with a filter its index does not cover, which the walk
@@ -589,23 +626,25 @@ type pageReads struct {
 	mu     sync.Mutex
 	counts map[string]int // countOf by countKey, as far as pages asked
 	// tables holds the day counters of the prefixes read twice in this state, by
-	// dayCountsPrefix: nil after the first ask (a doorkeeper — a state a write ends after a
-	// page or two never reads them all), noTable past pageTableDaysMax days kept.
+	// dayCountsPrefix, and their hour counters by hourCountsPrefix (dayRange.hourTable): nil
+	// after the first ask (a doorkeeper — a state a write ends after a page or two never reads
+	// them all), noTable past pageTableDaysMax days (or hours) kept.
 	tables    map[string]*dayTable
 	tableDays int // the days the tables hold
 }
 
-// pageTableDaysMax bounds the days a pageReads's tables hold (12 bytes each): a store's
-// prefixes sorted by time over a few years of days hold a few hundred thousand.
+// pageTableDaysMax bounds the days (and hours) a pageReads's tables hold (12 bytes each): a
+// store's prefixes sorted by time over a few years of days hold a few hundred thousand, an
+// institution's whole lists' hours 8,760 a year each.
 const pageTableDaysMax = 1 << 20
 
 // noTable marks a prefix whose day counters were asked for once the tables held their most.
 var noTable = new(dayTable)
 
-// dayTable returns the day counters under cp (dayCountsPrefix) of counts, read whole the second
-// time cp is asked for in this state (readDayTable); nil before then, past pageTableDaysMax days
-// kept, or for a write transaction's r (it walks the counters).
-func (r *pageReads) dayTable(counts *bbolt.Bucket, cp []byte) *dayTable {
+// dayTable returns the day counters under cp (dayCountsPrefix) of tx's bCounts, read whole the
+// second time cp is asked for in this state (readDayTable); nil before then, past
+// pageTableDaysMax days kept, or for a write transaction's r (it walks the counters).
+func (r *pageReads) dayTable(tx *bbolt.Tx, cp []byte) *dayTable {
 	if r.tables == nil {
 		return nil
 	}
@@ -621,7 +660,7 @@ func (r *pageReads) dayTable(counts *bbolt.Bucket, cp []byte) *dayTable {
 	if t != nil || !asked {
 		return t
 	}
-	t = readDayTable(counts, cp)
+	t = readDayTable(tx.Bucket(bCounts), cp)
 	r.mu.Lock()
 	if r.tableDays+len(t.days) > pageTableDaysMax {
 		t = noTable
