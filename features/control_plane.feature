@@ -80,6 +80,13 @@ Feature: Control plane
     Then the JSON at "accounts.#(product==securities).current_market_value" is "556.90"
     And the JSON at "accounts.#(product==crypto).current_market_value" is "63202.73"
     And the JSON at "total_current_market_value" is "63759.63"
+    # A list page values alice at the prices set since she was written, as the detail does.
+    When I GET "/users/?user_account_id=alice"
+    Then the JSON at "items.0.accounts.#(product==securities).current_market_value" is "556.90"
+    And the JSON at "items.0.accounts.#(product==crypto).current_market_value" is "63202.73"
+    And the JSON at "items.0.total_current_market_value" is "63759.63"
+    When I GET "/users/?product=crypto"
+    Then the JSON at "items.#(user_account_id==alice).total_current_market_value" is "63759.63"
     When "alice" buys 4 shares of "VTI" in "securities" as "o1"
     And the transaction of "o1" fills
     And I GET "/transactions/{o1.transaction_id}/"

@@ -211,3 +211,13 @@ func BenchmarkAmountAppend(b *testing.B) {
 		}
 	}
 }
+
+// civilDate writes the date time's own formatting writes, for every day of the years 1970–9999.
+func TestCivilDateEveryDay(t *testing.T) {
+	last := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	for day := int64(0); day <= last; day++ {
+		if got := civilDate(day); string(got[:]) != time.Unix(day*86400, 0).UTC().Format("2006-01-02T") {
+			require.Equal(t, time.Unix(day*86400, 0).UTC().Format("2006-01-02T"), string(got[:]), "day %d", day)
+		}
+	}
+}

@@ -69,11 +69,13 @@ func (s *DB) NewBuilder(ctx context.Context) (*Builder, error) {
 			os.Remove(f)
 		}
 	}
-	return &Builder{s: s, ctx: ctx, w: newSpoolTx(s), spills: map[string][]spillRun{}}, nil
+	return &Builder{s: s, ctx: ctx, w: newSpoolTx(s, map[string]*pricedInstitution{}), spills: map[string][]spillRun{}}, nil
 }
 
-func newSpoolTx(s *DB) *writeTx {
-	return &writeTx{db: s, counts: map[string]*int64{}, sink: &spools{by: map[string]*spool{}}}
+// newSpoolTx returns a build's writer, valuing users at prices (the build's institutions,
+// shared by its writers: Builder.Institution registers each before any user is spooled).
+func newSpoolTx(s *DB, prices map[string]*pricedInstitution) *writeTx {
+	return &writeTx{db: s, counts: map[string]*int64{}, sink: &spools{by: map[string]*spool{}}, prices: prices}
 }
 
 // spools are a build's sink (db.go): every put of a writeTx goes to its bucket's spool, and
@@ -97,7 +99,7 @@ type BuildShard struct {
 func (b *Builder) Shard() *BuildShard {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	sh := &BuildShard{b: b, w: newSpoolTx(b.s)}
+	sh := &BuildShard{b: b, w: newSpoolTx(b.s, b.w.prices)}
 	b.shards = append(b.shards, sh)
 	return sh
 }
@@ -151,7 +153,8 @@ func (b *Builder) spool(w *writeTx, fn func(*writeTx) error) error {
 	return b.err
 }
 
-// Institution spools an institution.
+// Institution spools an institution. Its users are valued at its prices as they are spooled
+// (userIndexValue): write it before them.
 func (b *Builder) Institution(in simulator.Institution) error { return b.w.putInstitution(&in) }
 
 // Key spools a key (already hashed).

@@ -47,12 +47,14 @@ func TestBuildInRoundsEqualsLoad(t *testing.T) {
 		runsLeft = len(runs)
 	}
 	at := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a"}))
-	require.NoError(t, b.Institution(simulator.Institution{ID: "ins_a"}))
+	prices := map[string]decimal.Decimal{"AAPL": decimal.New(19012, -2)}
+	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Prices: prices}))
+	require.NoError(t, b.Institution(simulator.Institution{ID: "ins_a", Prices: prices}))
 	for i := range 300 {
 		u := simulator.User{PlatformID: fmt.Sprintf("usr_%03d", (i*37)%300), InstitutionID: "ins_a", UserAccountID: fmt.Sprintf("u%03d", (i*11)%300),
 			CreatedAt: at.Add(time.Duration(i*13%97) * 5 * time.Hour),
-			Accounts:  []simulator.Account{{Product: simulator.ProductSecurities, KYCStatus: simulator.KYCStatuses[i%6], Cash: decimal.New(int64(i), 0)}}}
+			Accounts: []simulator.Account{{Product: simulator.ProductSecurities, KYCStatus: simulator.KYCStatuses[i%6], Cash: decimal.New(int64(i), 0),
+				Holdings: []simulator.Holding{{Symbol: "AAPL", Quantity: decimal.New(int64(i), -1)}}}}}
 		require.NoError(t, l.User(u))
 		require.NoError(t, b.User(u))
 		o := simulator.Order{ID: fmt.Sprintf("ord_%04d", (i*53)%300), InstitutionID: "ins_a", UserAccountID: u.UserAccountID, Product: simulator.ProductSecurities,
@@ -83,6 +85,7 @@ func TestBuildInRoundsEqualsLoad(t *testing.T) {
 	}
 	assert.Equal(t, dump(loaded), dump(built))
 	checkFile(t, built)
+	assert.Equal(t, map[uint64]int{0: 300 * 6}, valueVersions(t, built), "every user's values kept at its institution's prices")
 }
 
 // checkFile runs bbolt's own page-by-page check over a store.

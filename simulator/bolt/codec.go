@@ -259,10 +259,11 @@ func (e *encoder) account(a *simulator.Account) {
 // itemAccounts writes a user's accounts as far as a list item shows them, for its user index
 // entries' values (userIndexValue): a tag, and, an account, its product's and KYC status's
 // indexes, kyc_approved_at when the item shows it, its cash and holdings — about two thirds of
-// the record's form. Tag 2 (fixedItemAccounts) when every amount has at most 18 digits, tag 0
-// (compactItemAccounts) otherwise; the record's form (tag 1, encoder.accounts) is kept for a
-// product or status the indexes do not know.
-func (e *encoder) itemAccounts(accounts []simulator.Account) {
+// the record's form. Tag 3 (valuedItemAccounts) when at is given and the accounts are valued
+// exactly at its prices in one pass, else tag 2 (fixedItemAccounts) when every amount has at
+// most 18 digits, tag 0 (compactItemAccounts) otherwise; the record's form (tag 1,
+// encoder.accounts) is kept for a product or status the indexes do not know.
+func (e *encoder) itemAccounts(accounts []simulator.Account, at *pricedInstitution) {
 	for i := range accounts {
 		if simulator.ProductIndex(accounts[i].Product) < 0 || simulator.KYCIndex(accounts[i].KYCStatus) < 0 {
 			e.b = append(e.b, 1)
@@ -271,6 +272,10 @@ func (e *encoder) itemAccounts(accounts []simulator.Account) {
 		}
 	}
 	start := len(e.b)
+	if at != nil && e.valuedItemAccounts(accounts, at) {
+		return
+	}
+	e.b = e.b[:start]
 	if !e.fixedItemAccounts(accounts) {
 		e.b = e.b[:start]
 		e.compactItemAccounts(accounts)
@@ -296,18 +301,63 @@ func (e *encoder) fixedItemAccounts(accounts []simulator.Account) bool {
 	e.b = append(e.b, 2)
 	e.length(len(accounts), accounts == nil)
 	for i := range accounts {
-		a := &accounts[i]
-		e.itemAccountHead(a)
-		if !e.fixedAmount(a.Cash) {
+		e.itemAccountHead(&accounts[i])
+		if !e.fixedAccountAmounts(&accounts[i]) {
 			return false
 		}
-		e.length(len(a.Holdings), a.Holdings == nil)
-		for _, h := range a.Holdings {
-			e.str(h.Symbol)
-			if !e.fixedAmount(h.Quantity) {
-				return false
-			}
+	}
+	return true
+}
+
+// fixedAccountAmounts writes an account's cash and holdings as tag 2 does, each amount
+// fixed-width; it is false, what it wrote unspecified, when an amount has more than 18 digits.
+func (e *encoder) fixedAccountAmounts(a *simulator.Account) bool {
+	if !e.fixedAmount(a.Cash) {
+		return false
+	}
+	e.length(len(a.Holdings), a.Holdings == nil)
+	for _, h := range a.Holdings {
+		e.str(h.Symbol)
+		if !e.fixedAmount(h.Quantity) {
+			return false
 		}
+	}
+	return true
+}
+
+// valuedItemAccounts writes tag 3: the version of the institution's prices (at.version) and
+// the accounts as tag 2 writes them, each with, after its head, its value in cents at those
+// prices (8 bytes of int64, little-endian) and the length of its amounts, so that a page of an
+// institution whose prices are still at that version reads each account's value and steps over
+// its holdings (valueFixedAccounts, valuedStored): valuing every holding of every account at
+// every page was a quarter of a user page's CPU. The values are valueFixedAccounts' own, read
+// from what is written (valuedExact): one rule for what an account is worth. It is false, what
+// it wrote unspecified, where tag 2 cannot be written or valueFixedAccounts declines.
+func (e *encoder) valuedItemAccounts(accounts []simulator.Account, at *pricedInstitution) bool {
+	e.b = append(e.b, 3)
+	e.uvarint(at.version)
+	start := len(e.b)
+	e.length(len(accounts), accounts == nil)
+	var room [4]int
+	slots := room[:0] // where each account's value goes
+	var amounts encoder
+	for i := range accounts {
+		e.itemAccountHead(&accounts[i])
+		slots = append(slots, len(e.b))
+		e.b = append(e.b, make([]byte, 8)...)
+		amounts.b = amounts.b[:0]
+		if !amounts.fixedAccountAmounts(&accounts[i]) {
+			return false
+		}
+		e.uvarint(uint64(len(amounts.b)))
+		e.b = append(e.b, amounts.b...)
+	}
+	rows, _, ok := valueFixedAccounts(e.b[start:], valuedExact, at.prices, make([]simulator.AccountRow, 0, len(accounts)))
+	if !ok {
+		return false
+	}
+	for i, at := range slots {
+		binary.LittleEndian.PutUint64(e.b[at:], uint64(rows[i].Value))
 	}
 	return true
 }
@@ -450,8 +500,18 @@ type decoder struct {
 	// from it instead of each being allocated (a list page decodes ~10 strings a record).
 	shared string
 	// fixed: the amounts are fixed-width (encoder.fixedAmount), as in a user index value's
-	// accounts of tag 2.
-	fixed bool
+	// accounts of tag 2 and 3; valued: each account's head is followed by its value and the
+	// length of its amounts (tag 3, encoder.valuedItemAccounts), which are stepped over.
+	fixed, valued bool
+}
+
+// skipValue steps over an account's value and the length of its amounts after its head in
+// accounts of tag 3 (d.valued).
+func (d *decoder) skipValue() {
+	if d.valued {
+		d.raw(8)
+		d.uvarint()
+	}
 }
 
 // share makes the record's strings slices of one copy of it. Used for the small records read
@@ -632,7 +692,7 @@ func (d *decoder) user(u *simulator.User) {
 }
 
 // accounts reads what encoder.accounts wrote, or, compact, what encoder.itemAccounts wrote
-// after its tag 0 (their portfolios, which no item shows, empty).
+// after its tag 0, 2 or 3 (d.fixed, d.valued; their portfolios, which no item shows, empty).
 func (d *decoder) accounts(compact bool) []simulator.Account {
 	n := d.length()
 	if n < 0 {
@@ -647,6 +707,7 @@ func (d *decoder) accounts(compact bool) []simulator.Account {
 			a.Product, a.KYCStatus = simulator.Product(d.str()), simulator.KYCStatus(d.str())
 		}
 		a.KYCApprovedAt = d.timePtr()
+		d.skipValue()
 		a.Cash = d.decimal()
 		if n := d.length(); n >= 0 {
 			a.Holdings = make([]simulator.Holding, n)
@@ -745,6 +806,7 @@ func (d *decoder) userAccounts(it *simulator.UserItem, prices *priceTable, accou
 				a.ApprovedAt = at
 			}
 		}
+		d.skipValue()
 		var value simulator.CentsSum
 		hint, hints := simulator.CostBasisSum(), (*simulator.CentsSum)(nil)
 		if basis != nil {
@@ -794,18 +856,29 @@ func (d *decoder) userAccounts(it *simulator.UserItem, prices *priceTable, accou
 	return accounts, true
 }
 
-// valueFixedAccounts reads the accounts of a user index value of tag 2 (b: after the tag) as
-// userAccounts reads them with compact and d.fixed set — each account appended to accounts as a
-// row (simulator.AccountRow), the item's total returned — in one pass over the bytes, valuing
-// each account at accExp (priceTable.word's scaled prices: a multiplication a holding, no
-// CentsSum). A list page reads
-// a few hundred accounts, and the general reader's steps (a decoder call a field, a sum that
-// moves its exponent term by term, a symbol hashed byte by byte) were most of its store's
-// instructions. ok is false, accounts as given, where it does not answer exactly what
-// userAccounts would: anything malformed, a kyc_approved_at with a zone, a symbol it does not
-// index (empty or longer than 8 bytes), a term it cannot put at accExp exactly — and the caller
-// reads the value with userAccounts, which is exact too (either path's cents are the exact sum's).
-func valueFixedAccounts(b []byte, prices *priceTable, accounts []simulator.AccountRow) (_ []simulator.AccountRow, _ simulator.Cents, ok bool) {
+// accountsForm is which accounts of a user index value valueFixedAccounts reads, and how.
+type accountsForm uint8
+
+const (
+	fixedAmounts accountsForm = iota // tag 2 (encoder.fixedItemAccounts): valued at the prices
+	valuedExact                      // tag 3 (encoder.valuedItemAccounts), valued at the prices as tag 2, its values not read
+	valuedStored                     // tag 3 at the prices' version: its values read as stored, holdings stepped over
+)
+
+// valueFixedAccounts reads the accounts of a user index value of tag 2 or 3 (b: after the tag
+// and, for tag 3, the version; form says which and how) as userAccounts reads them with compact
+// and d.fixed set — each account appended to accounts as a row (simulator.AccountRow), the
+// item's total returned — in one pass over the bytes, valuing each account at accExp
+// (priceTable.word's scaled prices: a multiplication a holding, no CentsSum), or, valuedStored,
+// reading the value tag 3 keeps (which is this function's, valuedExact, at the prices of that
+// version: encoder.valuedItemAccounts). A list page reads a few hundred accounts, and the
+// general reader's steps (a decoder call a field, a sum that moves its exponent term by term, a
+// symbol hashed byte by byte) were most of its store's instructions. ok is false, accounts as
+// given, where it does not answer exactly what userAccounts would: anything malformed, a
+// kyc_approved_at with a zone, a symbol it does not index (empty or longer than 8 bytes), a term
+// it cannot put at accExp exactly — and the caller reads the value with userAccounts, which is
+// exact too (either path's cents are the exact sum's).
+func valueFixedAccounts(b []byte, form accountsForm, prices *priceTable, accounts []simulator.AccountRow) (_ []simulator.AccountRow, _ simulator.Cents, ok bool) {
 	given := accounts
 	n, i := uvarintAt(b, 0)
 	if i < 0 || n > uint64(len(b)-i)+1 {
@@ -834,42 +907,26 @@ func valueFixedAccounts(b []byte, prices *priceTable, accounts []simulator.Accou
 			}
 			i = j
 		}
-		if len(b)-i < 9 {
-			return given, 0, false
-		}
-		sum, ok := simulator.ScaleExact(int64(binary.LittleEndian.Uint64(b[i:])), int64(int8(b[i+8]))-accExp)
-		if !ok {
-			return given, 0, false
-		}
-		holdings, j := uvarintAt(b, i+9)
-		if j < 0 || holdings > uint64(len(b)-j)+1 {
-			return given, 0, false
-		}
-		i = j
-		for range max(int(holdings)-1, 0) {
-			if i >= len(b) || b[i] == 0 || b[i] > 8 || len(b)-i-1 < int(b[i])+9 {
-				return given, 0, false // a symbol of a length words does not index, or cut short
+		var cents simulator.Cents
+		if form == fixedAmounts {
+			if cents, i, ok = valueFixedAmounts(b, i, prices); !ok {
+				return given, 0, false
 			}
-			sn := int(b[i])
-			q := i + 1 + sn
-			if s := prices.word(b, i+1, sn); s != nil { // no price: the holding is worth nothing
-				e := int(int8(b[q+8])) - minQtyExp
-				if e < 0 || e >= len(s.scaled) || s.scaledOK&(1<<e) == 0 {
-					return given, 0, false
-				}
-				term, ok := simulator.MulExact(int64(binary.LittleEndian.Uint64(b[q:])), s.scaled[e])
-				if !ok {
-					return given, 0, false
-				}
-				if sum, ok = simulator.AddExact(sum, term); !ok {
-					return given, 0, false
-				}
+		} else {
+			if len(b)-i < 8 {
+				return given, 0, false
 			}
-			i = q + 9
-		}
-		cents, ok := simulator.RoundCents(sum, accExp)
-		if !ok {
-			return given, 0, false
+			stored := simulator.Cents(binary.LittleEndian.Uint64(b[i:]))
+			size, j := uvarintAt(b, i+8)
+			if j < 0 || size > uint64(len(b)-j) {
+				return given, 0, false
+			}
+			end := j + int(size)
+			if form == valuedStored {
+				cents, i = stored, end
+			} else if cents, i, ok = valueFixedAmounts(b[:end], j, prices); !ok || i != end {
+				return given, 0, false
+			}
 		}
 		if total, ok = simulator.AddExact(total, int64(cents)); !ok {
 			return given, 0, false
@@ -878,6 +935,46 @@ func valueFixedAccounts(b []byte, prices *priceTable, accounts []simulator.Accou
 		accounts = append(accounts, a)
 	}
 	return accounts, simulator.Cents(total), true
+}
+
+// valueFixedAmounts values an account's amounts as tag 2 writes them (encoder.fixedAccountAmounts),
+// at b[i:], for valueFixedAccounts: its value in cents and the index after them.
+func valueFixedAmounts(b []byte, i int, prices *priceTable) (_ simulator.Cents, next int, ok bool) {
+	if len(b)-i < 9 {
+		return 0, 0, false
+	}
+	sum, ok := simulator.ScaleExact(int64(binary.LittleEndian.Uint64(b[i:])), int64(int8(b[i+8]))-accExp)
+	if !ok {
+		return 0, 0, false
+	}
+	holdings, j := uvarintAt(b, i+9)
+	if j < 0 || holdings > uint64(len(b)-j)+1 {
+		return 0, 0, false
+	}
+	i = j
+	for range max(int(holdings)-1, 0) {
+		if i >= len(b) || b[i] == 0 || b[i] > 8 || len(b)-i-1 < int(b[i])+9 {
+			return 0, 0, false // a symbol of a length words does not index, or cut short
+		}
+		sn := int(b[i])
+		q := i + 1 + sn
+		if s := prices.word(b, i+1, sn); s != nil { // no price: the holding is worth nothing
+			e := int(int8(b[q+8])) - minQtyExp
+			if e < 0 || e >= len(s.scaled) || s.scaledOK&(1<<e) == 0 {
+				return 0, 0, false
+			}
+			term, ok := simulator.MulExact(int64(binary.LittleEndian.Uint64(b[q:])), s.scaled[e])
+			if !ok {
+				return 0, 0, false
+			}
+			if sum, ok = simulator.AddExact(sum, term); !ok {
+				return 0, 0, false
+			}
+		}
+		i = q + 9
+	}
+	cents, ok := simulator.RoundCents(sum, accExp)
+	return cents, i, ok
 }
 
 // uvarintAt reads the uvarint at b[i:] and returns it and the index after it, -1 when there is

@@ -323,6 +323,9 @@ type writeTx struct {
 	written map[string]bool
 	// deliveries lists the ids of the deliveries this transaction enqueued.
 	deliveries []string
+	// prices are the institutions this writer values users at (writeTx.pricing), by id: a
+	// build's and a load's, shared by all their writers, are registered as they are written.
+	prices map[string]*pricedInstitution
 }
 
 // sink takes a write transaction's puts in place of bbolt: a build's spools (build.go).
@@ -491,10 +494,12 @@ func (s *DB) readInstitution(tx *bbolt.Tx, id string) (*simulator.Institution, e
 }
 
 // pricedInstitution is an institution as the read cache keeps it: with its prices as a
-// priceTable, made once for every list page read until the institution is written again.
+// priceTable, made once for every list page read until the institution is written again, and
+// their version (priceVersion).
 type pricedInstitution struct {
 	*simulator.Institution
-	prices *priceTable
+	prices  *priceTable
+	version uint64
 }
 
 // readPriced is readInstitution with the institution's price table.
@@ -504,7 +509,7 @@ func (s *DB) readPriced(tx *bbolt.Tx, id string) (*pricedInstitution, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &pricedInstitution{in, newPriceTable(in.Prices)}, nil
+		return &pricedInstitution{in, newPriceTable(in.Prices), priceVersion(tx, id)}, nil
 	})
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 
 // newMarks are the marks of what a store keeps since a version of the format, set on a store
 // created or emptied since (markNew); a store written before lacks them and is read as before.
-var newMarks = [][]byte{metaDays, metaUserItems, metaOrderItems, metaHours, metaUsersByID}
+var newMarks = [][]byte{metaDays, metaUserItems, metaOrderItems, metaHours, metaUsersByID, metaUserValues}
 
 // storeFormat is the format of the stores this code creates: one more with each mark of
 // newMarks (decisions D17). A store keeps the format it was created or emptied with
@@ -17,7 +17,7 @@ var newMarks = [][]byte{metaDays, metaUserItems, metaOrderItems, metaHours, meta
 // it without keeping what that format keeps — an order written without the list item or the
 // hour counter its readers trust — and the later code would read wrong pages from it. A store
 // from before the format was kept has none, and is read as its marks say.
-const storeFormat = 5
+const storeFormat = 6
 
 // metaFormat keeps a store's format, in decimal.
 var metaFormat = []byte("format")

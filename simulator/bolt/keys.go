@@ -14,6 +14,7 @@ import (
 var (
 	bMeta          = []byte("meta")           // name → value
 	bInstitutions  = []byte("institutions")   // institution id → Institution JSON
+	bPriceVersions = []byte("price_versions") // institution id → uvarint version of its prices (prices.go)
 	bKeys          = []byte("keys")           // sha256 hex of key → APIKey JSON
 	bKeyIDs        = []byte("key_ids")        // key id → sha256 hex
 	bUsers         = []byte("user_records")   // inst + created_at timeKey + platform id → User (codec.go); clustered.go
@@ -40,7 +41,7 @@ var (
 	bSnapshots     = []byte("snapshots")      // reserved for control-plane snapshots
 	bScenarioRuns  = []byte("scenario_runs")  // run id → ScenarioRun JSON (scenarioruns.go)
 
-	allBuckets = [][]byte{bMeta, bInstitutions, bKeys, bKeyIDs, bUsers, bUserKeys, bUserUAID, bUserIndex,
+	allBuckets = [][]byte{bMeta, bInstitutions, bPriceVersions, bKeys, bKeyIDs, bUsers, bUserKeys, bUserUAID, bUserIndex,
 		bMembers, bMemberDBP, bMemberUser, bOrders, bOrderKeys, bOrderIndex, bTransactions, bCounts, bSubs,
 		bSubsByInst, bSecrets, bEvents, bDeliveries, bDeliveryEvent, bOutbox, bDeliveryLog, bDeliveryTime, bSnapshots, bScenarioRuns}
 )

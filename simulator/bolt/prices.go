@@ -2,9 +2,11 @@ package bolt
 
 import (
 	"encoding/binary"
+	"maps"
 	"math"
 
 	"github.com/shopspring/decimal"
+	"go.etcd.io/bbolt"
 
 	"github.com/partnersim/partnersim/simulator"
 )
@@ -145,4 +147,70 @@ func (t *priceTable) addHolding(value, hint *simulator.CentsSum, symbol []byte, 
 		hint.AddHoldingAt(c, exp, pc, pexp)
 	}
 	return true
+}
+
+// priceVersion is the version of institution id's prices (bPriceVersions): 0 until they first
+// change, one more at each change (putInstitution), kept in the store so that a restart, a
+// snapshot and its restore keep it with the index values valued at it. A user index value of
+// tag 3 keeps its accounts' values at a version of its institution's prices
+// (encoder.valuedItemAccounts), read as stored only while the prices are still at it.
+func priceVersion(tx *bbolt.Tx, id string) uint64 {
+	n, k := binary.Uvarint(tx.Bucket(bPriceVersions).Get([]byte(id)))
+	if k <= 0 {
+		return 0
+	}
+	return n
+}
+
+// nextPriceVersion returns the version of institution in's prices once written: the stored
+// version, one more when its prices differ from the stored institution's (a price of the same
+// value at another exponent values every holding alike: no change). A new institution's (or a
+// build's, whose store is empty) is 0. changed reports a version to write.
+func (w *writeTx) nextPriceVersion(in *simulator.Institution) (version uint64, changed bool, err error) {
+	if w.Tx == nil {
+		return 0, false, nil
+	}
+	raw := w.Bucket(bInstitutions).Get([]byte(in.ID))
+	if raw == nil {
+		return 0, false, nil
+	}
+	var was simulator.Institution
+	if err := decodeRecord(raw, &was); err != nil {
+		return 0, false, err
+	}
+	version = priceVersion(w.Tx, in.ID)
+	if maps.EqualFunc(was.Prices, in.Prices, decimal.Decimal.Equal) {
+		return version, false, nil
+	}
+	return version + 1, true, nil
+}
+
+// pricing returns the institution whose users this transaction writes valued at its prices
+// (userIndexValue), or nil when it has none to value them at: a build's or a load's writer
+// knows the institutions it wrote (putInstitution registers them in w.prices), any other reads
+// the institution (through the read cache unless this transaction wrote institutions). Any
+// institution with its version will do — values are read as stored only at the version they
+// were written at — so a cached one a little older than the transaction's is no error.
+func (w *writeTx) pricing(id string) *pricedInstitution {
+	if p, ok := w.prices[id]; ok {
+		return p
+	}
+	if w.Tx == nil || w.bulk != nil {
+		return nil
+	}
+	if !w.written[string(bInstitutions)] {
+		if v, ok := w.db.caches[string(bInstitutions)].peek(id); ok {
+			return v.(*pricedInstitution)
+		}
+	}
+	in, err := getInstitution(w.Tx, id)
+	if err != nil {
+		return nil
+	}
+	p := &pricedInstitution{in, newPriceTable(in.Prices), priceVersion(w.Tx, id)}
+	if w.prices == nil {
+		w.prices = map[string]*pricedInstitution{}
+	}
+	w.prices[id] = p
+	return p
 }

@@ -441,21 +441,31 @@ func TestUserItemMatchesWholeUser(t *testing.T) {
 // read as an item or its accounts whole.
 func TestCoveredItemMatchesWholeUser(t *testing.T) {
 	g := recordGen{rand.New(rand.NewPCG(34, 4))}
-	asRows, pairs := 0, 0
+	asRows, pairs, stored := 0, 0, 0
 	var last []byte
 	var lastWhole simulator.User
 	for i := range 5000 {
 		u, _, whole, prices := g.itemCase(t)
 		want := whole.Item(prices, []simulator.AccountItem{}) // nil and empty render alike
-		in := &pricedInstitution{&simulator.Institution{Prices: prices}, newPriceTable(prices)}
-		v := userIndexValue(u, true)
-		got, err := coveredItems([][]byte{v}, in)
-		require.NoError(t, err)
-		require.Equal(t, []simulator.UserItem{want}, got, "user %d: %+v at %v", i, whole.Accounts, prices)
-		// And as a row, when it is read as one: on a page of its own, and beside another.
-		if rows := coveredRows([][]byte{v}, in); rows != nil {
+		in := &pricedInstitution{&simulator.Institution{Prices: prices}, newPriceTable(prices), 7}
+		_, _, _, before := g.itemCase(t)
+		// The value as a store without values writes it, valued at the prices of its version,
+		// and valued at other prices (a version before): each reads as the whole user does.
+		for form, at := range []*pricedInstitution{nil, in, {&simulator.Institution{Prices: before}, newPriceTable(before), 6}} {
+			v := userIndexValue(u, true, at)
+			got, err := coveredItems([][]byte{v}, in)
+			require.NoError(t, err)
+			require.Equal(t, []simulator.UserItem{want}, got, "user %d, form %d: %+v at %v", i, form, whole.Accounts, prices)
+			// And as a row, when it is read as one: on a page of its own, and beside another.
+			rows := coveredRows([][]byte{v}, in)
+			if rows == nil {
+				continue
+			}
 			asRows++
-			require.Equal(t, want, rows.Item(0), "user %d as a row: %+v at %v", i, whole.Accounts, prices)
+			require.Equal(t, want, rows.Item(0), "user %d as a row, form %d: %+v at %v", i, form, whole.Accounts, prices)
+			if form == 1 && v[userSummaryLen+1+len(u.UserAccountID)] == 3 {
+				stored++
+			}
 			// At these prices the user before may not be read as a row: then neither is the page.
 			if last != nil {
 				if two := coveredRows([][]byte{last, v}, in); two != nil {
@@ -467,8 +477,9 @@ func TestCoveredItemMatchesWholeUser(t *testing.T) {
 			last, lastWhole = v, whole
 		}
 	}
-	require.Greater(t, asRows, 500, "some users are read as rows")
-	require.Greater(t, pairs, 100, "some pages of two are read as rows")
+	require.Greater(t, asRows, 1500, "some users are read as rows")
+	require.Greater(t, stored, 200, "some rows are read from the values they keep")
+	require.Greater(t, pairs, 300, "some pages of two are read as rows")
 }
 
 // accountItems returns rows as AccountItems (simulator.UserRows.Item's), empty for none.
@@ -550,36 +561,67 @@ func TestUserListsOfAStoreWrittenBeforeItems(t *testing.T) {
 		require.Equal(t, want, since[i].Items, "query %d: %+v", i, f)
 	}
 
-	// The same store as written before fixed-width amounts: every value's accounts of tag 2
-	// (fixedItemAccounts) in tag 0, as encoder.decimal writes amounts.
 	byUAID := map[string]*simulator.User{}
 	for _, u := range users {
 		byUAID[u.UserAccountID] = u
 	}
-	fixed := 0
-	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bUserIndex)
-		type kv struct{ k, v []byte }
-		var old []kv
-		require.NoError(t, b.ForEach(func(k, v []byte) error {
-			n := summaryUAIDLen(v, true)
-			head := userSummaryLen + uvarintLen(uint64(n)) + n
-			if v[head] != 2 {
+	// rewriteAccounts rewrites every user index value whose accounts are of tag from with what
+	// write writes for its user after the user_account_id, and returns how many it rewrote.
+	rewriteAccounts := func(from byte, write func(e *encoder, u *simulator.User)) (rewritten int) {
+		require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+			b := tx.Bucket(bUserIndex)
+			type kv struct{ k, v []byte }
+			var old []kv
+			require.NoError(t, b.ForEach(func(k, v []byte) error {
+				n := summaryUAIDLen(v, true)
+				head := userSummaryLen + uvarintLen(uint64(n)) + n
+				if v[head] != from {
+					return nil
+				}
+				rewritten++
+				u := byUAID[string(v[head-n:head])]
+				require.NotNil(t, u, "the user of %q", v[head-n:head])
+				e := encoder{b: bytes.Clone(v[:head])}
+				write(&e, u)
+				old = append(old, kv{bytes.Clone(k), e.b})
 				return nil
+			}))
+			for _, e := range old {
+				require.NoError(t, b.Put(e.k, e.v))
 			}
-			fixed++
-			u := byUAID[string(v[head-n:head])]
-			require.NotNil(t, u, "the user of %q", v[head-n:head])
-			e := encoder{b: bytes.Clone(v[:head])}
-			e.compactItemAccounts(u.Accounts)
-			old = append(old, kv{bytes.Clone(k), e.b})
 			return nil
 		}))
-		for _, e := range old {
-			require.NoError(t, b.Put(e.k, e.v))
-		}
+		return rewritten
+	}
+	// The same store as written before values were kept (no metaUserValues): every value's
+	// accounts of tag 3 (valuedItemAccounts) in tag 2, and a user written to it keeps tag 2.
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bMeta).Delete(metaUserValues) }))
+	valued := rewriteAccounts(3, func(e *encoder, u *simulator.User) { require.True(t, e.fixedItemAccounts(u.Accounts)) })
+	require.Greater(t, valued, 100, "values that keep each account's value")
+	require.Equal(t, since, pages(), "the values of tag 2 read as those of tag 3")
+	was := *users[3]
+	require.NoError(t, db.update(ctx, func(w *writeTx) error {
+		u := *users[3]
+		u.LiveSessions++
+		return w.putUser(&was, &u)
+	}))
+	require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
+		prefix := cat(inst("ins_a"), []byte{kindAll, sortCreated})
+		v := tx.Bucket(bUserIndex).Get(cat(prefix, timeKey(was.CreatedAt), []byte(was.PlatformID)))
+		u := was
+		u.LiveSessions++
+		require.Equal(t, userIndexValue(&u, true, nil), v, "a store without the mark keeps its form")
 		return nil
 	}))
+	require.NoError(t, db.update(ctx, func(w *writeTx) error {
+		u := was
+		u.LiveSessions++
+		return w.putUser(&u, &was)
+	}))
+
+	// The same store as written before fixed-width amounts: every value's accounts of tag 2
+	// (fixedItemAccounts) in tag 0, as encoder.decimal writes amounts.
+	fixed := rewriteAccounts(2, func(e *encoder, u *simulator.User) { e.compactItemAccounts(u.Accounts) })
 	require.Greater(t, fixed, 100, "values with fixed-width amounts")
 	require.Equal(t, since, pages(), "the values of tag 0 read as those of tag 2")
 
@@ -612,7 +654,7 @@ func TestUserListsOfAStoreWrittenBeforeItems(t *testing.T) {
 	require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
 		prefix := cat(inst("ins_a"), []byte{kindAll, sortCreated})
 		v := tx.Bucket(bUserIndex).Get(cat(prefix, timeKey(u.CreatedAt), []byte(u.PlatformID)))
-		require.Equal(t, userIndexValue(u, false), v)
+		require.Equal(t, userIndexValue(u, false, nil), v)
 		return nil
 	}))
 	require.Equal(t, since, pages(), "after a write")
@@ -1423,19 +1465,23 @@ func TestFixedItemAccountsMatchTheGeneralReader(t *testing.T) {
 		unit, _ := simulator.ScaleExact(1, int64(places))
 		return decimal.New(r.Int64N(2e3*unit)-1e3*unit, -int32(places))
 	}
-	fast, typicalFast, typicalAll := 0, 0, 0
+	fast, typicalFast, typicalAll, valued := 0, 0, 0, 0
 	for i := range 20000 {
 		typical := i%2 == 0
-		prices := map[string]decimal.Decimal{}
-		for _, s := range symbols {
-			switch {
-			case s == "NOPRICE":
-			case typical:
-				prices[s] = decimal.New(r.Int64N(1e7), -2)
-			case r.IntN(4) > 0:
-				prices[s] = amount(r.IntN(2) == 0)
+		somePrices := func() map[string]decimal.Decimal {
+			prices := map[string]decimal.Decimal{}
+			for _, s := range symbols {
+				switch {
+				case s == "NOPRICE":
+				case typical:
+					prices[s] = decimal.New(r.Int64N(1e7), -2)
+				case r.IntN(4) > 0:
+					prices[s] = amount(r.IntN(2) == 0)
+				}
 			}
+			return prices
 		}
+		prices := somePrices()
 		var accounts []simulator.Account
 		for p := range r.IntN(5) {
 			a := simulator.Account{Product: simulator.Products[p], KYCStatus: simulator.KYCStatuses[r.IntN(len(simulator.KYCStatuses))], Cash: amount(typical)}
@@ -1462,18 +1508,21 @@ func TestFixedItemAccountsMatchTheGeneralReader(t *testing.T) {
 			accounts = append(accounts, a)
 		}
 		var e encoder
-		e.itemAccounts(accounts)
+		e.itemAccounts(accounts, nil)
 		if e.b[0] != 2 {
 			require.False(t, typical, "a typical user's amounts are fixed-width")
 			continue
 		}
 		table := newPriceTable(prices)
+		if valuedLikeFixed(t, e.b[1:], accounts, table, newPriceTable(somePrices())) {
+			valued++
+		}
 		for cut := len(e.b); cut >= 1; cut-- {
 			v := e.b[1:cut]
 			d := decoder{b: v, fixed: true}
 			var want simulator.UserItem
 			wantAccounts, wantOK := d.userAccounts(&want, table, []simulator.AccountItem{}, nil, true)
-			rows, total, ok := valueFixedAccounts(v, table, []simulator.AccountRow{})
+			rows, total, ok := valueFixedAccounts(v, fixedAmounts, table, []simulator.AccountRow{})
 			got := simulator.UserItem{Total: simulator.CentsAmount(total)}
 			gotAccounts := accountItems(rows)
 			if cut == len(e.b) && typical {
@@ -1499,6 +1548,59 @@ func TestFixedItemAccountsMatchTheGeneralReader(t *testing.T) {
 	}
 	require.Equal(t, typicalAll, typicalFast, "typical users are valued in one pass")
 	require.Greater(t, fast, typicalFast, "some other users are too")
+	require.Greater(t, valued, fast*9/10, "users valued in one pass keep their values")
+}
+
+// valuedLikeFixed checks the accounts of tag 3 (encoder.valuedItemAccounts) against those of
+// tag 2 (fixed, after the tag), the same accounts: written at prices exactly where tag 2 is
+// valued in one pass; read as stored at their version (the values never read at prices again)
+// they are what tag 2 is valued at at those prices, read at other prices (a later version) what
+// tag 2 is valued at at those — by valueFixedAccounts and by the general reader — and cut short
+// they are declined. It reports whether tag 3 was written.
+func valuedLikeFixed(t *testing.T, fixed []byte, accounts []simulator.Account, prices, later *priceTable) bool {
+	t.Helper()
+	wantRows, wantTotal, wantOK := valueFixedAccounts(fixed, fixedAmounts, prices, []simulator.AccountRow{})
+	var e encoder
+	e.itemAccounts(accounts, &pricedInstitution{prices: prices, version: 300})
+	require.Equal(t, wantOK, e.b[0] == 3, "valued (tag 3) exactly where tag 2 is valued in one pass: %+v", accounts)
+	if !wantOK {
+		return false
+	}
+	version, j := uvarintAt(e.b, 1)
+	require.Equal(t, uint64(300), version)
+	v := e.b[j:]
+	rows, total, ok := valueFixedAccounts(v, valuedStored, nil, []simulator.AccountRow{})
+	require.True(t, ok, "read as stored: %+v", accounts)
+	require.Equal(t, wantRows, rows, "as stored: %+v", accounts)
+	require.Equal(t, wantTotal, total, "as stored: %+v", accounts)
+
+	wantRows, wantTotal, wantOK = valueFixedAccounts(fixed, fixedAmounts, later, []simulator.AccountRow{})
+	rows, total, ok = valueFixedAccounts(v, valuedExact, later, []simulator.AccountRow{})
+	require.Equal(t, wantOK, ok, "at later prices: %+v", accounts)
+	if ok {
+		require.Equal(t, wantRows, rows, "at later prices: %+v", accounts)
+		require.Equal(t, wantTotal, total, "at later prices: %+v", accounts)
+	}
+	var want, got simulator.UserItem
+	df, dv := decoder{b: fixed, fixed: true}, decoder{b: v, fixed: true, valued: true}
+	wantAccounts, wantOK := df.userAccounts(&want, later, []simulator.AccountItem{}, nil, true)
+	gotAccounts, ok := dv.userAccounts(&got, later, []simulator.AccountItem{}, nil, true)
+	require.Equal(t, wantOK, ok, "the general reader at later prices: %+v", accounts)
+	require.Equal(t, wantAccounts, gotAccounts, "the general reader at later prices: %+v", accounts)
+	require.Equal(t, want, got, "the general reader at later prices: %+v", accounts)
+	df, dv = decoder{b: fixed, fixed: true}, decoder{b: v, fixed: true, valued: true}
+	require.Equal(t, df.accounts(true), dv.accounts(true), "read whole: %+v", accounts)
+	require.Equal(t, df.err, dv.err)
+
+	for cut := range len(v) {
+		for _, form := range []accountsForm{valuedStored, valuedExact} {
+			kept := []simulator.AccountRow{{Value: 1}}
+			rows, _, ok := valueFixedAccounts(v[:cut], form, later, kept)
+			require.False(t, ok, "cut at %d of %d, form %d: declined", cut, len(v), form)
+			require.Equal(t, kept, rows, "declined: the accounts as given")
+		}
+	}
+	return true
 }
 
 // decoder.uvarint, decoder.varint and uvarintAt read what binary.Uvarint and binary.Varint read — the value

@@ -301,8 +301,9 @@ func userItems(tx *bbolt.Tx, keys [][]byte, instID string, in *pricedInstitution
 // coveredRows reads a page's items from the values its index walk found (a store whose user
 // index values carry the accounts: userIndexValue), in the transaction's pages, without a
 // record: as rows (simulator.UserRows, from those released before) when every value is of tag
-// 2 and valueFixedAccounts values each exactly — every user a fixture set has —, else nil and
-// the page is read by coveredItems.
+// 2 or 3 and valueFixedAccounts values each exactly — every user a fixture set has —, else nil
+// and the page is read by coveredItems. A value of tag 3 valued at the institution's current
+// price version is read as stored.
 func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
 	r := simulator.NewUserRows()
 	r.Items = slices.Grow(r.Items, len(values))[:len(values)]
@@ -313,13 +314,25 @@ func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
 	for i, v := range values {
 		d := decoder{b: v[userSummaryLen:]}
 		uaid := d.raw(d.uvarint())
-		if tag := d.raw(1); !bytes.Equal(tag, fixedTag) { // encoder.itemAccounts's (nil: cut short)
+		var form accountsForm
+		switch tag := d.raw(1); { // encoder.itemAccounts's (nil: cut short)
+		case bytes.Equal(tag, valuedTag):
+			version, j := uvarintAt(d.b, 0)
+			if j < 0 {
+				r.Release()
+				return nil
+			}
+			d.b, form = d.b[j:], valuedExact
+			if version == in.version {
+				form = valuedStored
+			}
+		case !bytes.Equal(tag, fixedTag):
 			r.Release()
 			return nil
 		}
 		var total simulator.Cents
 		var ok bool
-		if r.Accounts, total, ok = valueFixedAccounts(d.b, in.prices, r.Accounts); !ok {
+		if r.Accounts, total, ok = valueFixedAccounts(d.b, form, in.prices, r.Accounts); !ok {
 			r.Release()
 			return nil
 		}
@@ -333,9 +346,9 @@ func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
 	return r
 }
 
-// fixedTag is the accounts tag of a user index value whose amounts are fixed-width
-// (encoder.itemAccounts).
-var fixedTag = []byte{2}
+// fixedTag and valuedTag are the accounts tags of a user index value whose amounts are
+// fixed-width, and of one that also keeps each account's value (encoder.itemAccounts).
+var fixedTag, valuedTag = []byte{2}, []byte{3}
 
 // coveredItems is userItems for a store whose user index values carry the accounts
 // (userIndexValue): a page's items are read from the values its index walk found, in the
@@ -351,17 +364,20 @@ func coveredItems(values [][]byte, in *pricedInstitution) ([]simulator.UserItem,
 			uaid = []byte(validUTF8(string(uaid))) // as the record keeps it
 		}
 		tag := d.raw(1) // encoder.itemAccounts's
-		if len(tag) != 1 || tag[0] > 2 {
+		if len(tag) != 1 || tag[0] > 3 {
 			return nil, fmt.Errorf("decode %s value: bad accounts tag", bUserIndex)
 		}
 		compact := tag[0] != 1
-		d.fixed = tag[0] == 2
+		d.fixed, d.valued = tag[0] >= 2, tag[0] == 3
+		if d.valued {
+			d.uvarint() // the price version: the values are not read here
+		}
 		rest := d.b
 		var ok bool
 		p.accounts, ok = d.userAccounts(&p.items[i], in.prices, p.accounts, nil, compact)
 		if !ok {
 			// An amount beyond int64 or a value it does not know: the accounts whole.
-			d = decoder{b: rest, fixed: d.fixed}
+			d = decoder{b: rest, fixed: d.fixed, valued: d.valued}
 			u := simulator.User{Accounts: d.accounts(compact)}
 			if d.err != nil {
 				return nil, fmt.Errorf("decode %s value: %w", bUserIndex, d.err)

@@ -24,6 +24,8 @@ type Loader struct {
 	Batch int
 	// atomic loads write everything in Finish's transaction.
 	atomic bool
+	// prices are the institutions written, their users valued at them (writeTx.pricing).
+	prices map[string]*pricedInstitution
 }
 
 // NewLoader returns a loader for a fixture set that replaces the store's contents. With
@@ -31,7 +33,7 @@ type Loader struct {
 // skip fsync and one sync ends the load; otherwise the load is atomic (see Loader).
 func (s *DB) NewLoader(ctx context.Context, exclusive bool) (*Loader, error) {
 	if !exclusive {
-		return &Loader{s: s, ctx: ctx, atomic: true}, nil
+		return &Loader{s: s, ctx: ctx, atomic: true, prices: map[string]*pricedInstitution{}}, nil
 	}
 	if err := s.wipe(ctx); err != nil {
 		return nil, err
@@ -41,7 +43,7 @@ func (s *DB) NewLoader(ctx context.Context, exclusive bool) (*Loader, error) {
 	// load skips fsync per batch (NoSync) and syncs once at Finish: a crash mid-load leaves the
 	// store unmarked, and the next start wipes and reloads it.
 	s.db.NoSync = true
-	return &Loader{s: s, ctx: ctx, Batch: 10000}, nil
+	return &Loader{s: s, ctx: ctx, Batch: 10000, prices: map[string]*pricedInstitution{}}, nil
 }
 
 func (l *Loader) add(fn func(w *writeTx) error) error {
@@ -63,7 +65,7 @@ func (l *Loader) flush() error {
 
 // write runs the queued records in w as one bulk write.
 func (l *Loader) write(w *writeTx) error {
-	w.bulk = map[string][]kv{}
+	w.bulk, w.prices = map[string][]kv{}, l.prices
 	for _, fn := range l.pending {
 		if err := fn(w); err != nil {
 			return err

@@ -54,14 +54,15 @@ func (s *DB) build(ctx context.Context, fsys fs.FS, progress Progress, configure
 	defer debug.SetGCPercent(debug.SetGCPercent(buildGCPercent))
 	// Checking the JSON and encoding the store's entries are both CPU-bound: each goroutine
 	// that checks records spools them into a shard of its own, so the pass runs on every core.
+	// The institutions go first: users are valued at their prices as they are spooled.
 	var n atomic.Int64
-	set, err := fixtures.OpenSpooled(fsys, func() fixtures.Spool {
+	set, err := fixtures.OpenSpooled(fsys, func(ins []simulator.Institution) error { return writeInstitutions(b, ins) }, func() fixtures.Spool {
 		return &shardSpool{sh: b.Shard(), n: &n, progress: progress}
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := writeTenants(b, set); err != nil {
+	if err := writeAccess(b, set); err != nil {
 		return nil, err
 	}
 	if progress != nil {
@@ -100,13 +101,26 @@ type tenantWriter interface {
 }
 
 // writeTenants writes the set's institutions, keys and members, in that order (a key and a
-// member name their institution).
+// member name their institution, and a user is valued at its institution's prices).
 func writeTenants(w tenantWriter, set *fixtures.Set) error {
-	for _, in := range set.Institutions {
+	if err := writeInstitutions(w, set.Institutions); err != nil {
+		return err
+	}
+	return writeAccess(w, set)
+}
+
+// writeInstitutions writes institutions.
+func writeInstitutions(w tenantWriter, institutions []simulator.Institution) error {
+	for _, in := range institutions {
 		if err := w.Institution(in); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// writeAccess writes the set's keys and members, once its institutions are written.
+func writeAccess(w tenantWriter, set *fixtures.Set) error {
 	for _, k := range set.Keys {
 		if err := w.Key(k.APIKey); err != nil {
 			return err

@@ -124,6 +124,9 @@ func (d *tenantDelete) step(ctx context.Context, batch int) (bool, error) {
 			return err
 		}
 		done = true
+		if err := w.del(bPriceVersions, []byte(d.id)); err != nil {
+			return err
+		}
 		return w.del(bInstitutions, []byte(d.id))
 	})
 	if err == nil {

@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"slices"
 	"strings"
 	"sync"
@@ -74,8 +75,26 @@ func (c *keyHashes) hash(plaintext string) string {
 	return h
 }
 
-// putInstitution writes an institution.
+// putInstitution writes an institution and keeps the version of its prices (priceVersion).
+// A build's or a load's writer registers it for valuing its users (writeTx.pricing); any other
+// forgets what it knew of it.
 func (w *writeTx) putInstitution(in *simulator.Institution) error {
+	version, changed, err := w.nextPriceVersion(in)
+	if err != nil {
+		return err
+	}
+	if changed {
+		if err := w.put(bPriceVersions, []byte(in.ID), binary.AppendUvarint(nil, version)); err != nil {
+			return err
+		}
+	}
+	if w.Tx == nil || w.bulk != nil {
+		if w.prices != nil {
+			w.prices[in.ID] = &pricedInstitution{in, newPriceTable(in.Prices), version}
+		}
+	} else {
+		delete(w.prices, in.ID)
+	}
 	return w.putRecord(bInstitutions, []byte(in.ID), in)
 }
 

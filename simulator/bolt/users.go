@@ -51,10 +51,17 @@ var metaUserItems = []byte("user_items")
 // coversUsers reports whether the store's user index values carry the list items.
 func coversUsers(tx *bbolt.Tx) bool { return tx.Bucket(bMeta).Get(metaUserItems) != nil }
 
+// metaUserValues marks a store whose user index values may keep each account's value at a
+// version of its institution's prices (tag 3, encoder.valuedItemAccounts; priceVersion): every
+// store emptied, created or built since. A store without it (written before) keeps tags 0-2,
+// read and written as before.
+var metaUserValues = []byte("user_values")
+
 // userIndexValue is the value of every index entry of a user: the summary (userSummaryLen
 // bytes, then the user_account_id) and, when covered, the user_account_id's length before it
-// and the accounts after it as far as a list item shows them (encoder.itemAccounts).
-func userIndexValue(u *simulator.User, covered bool) []byte {
+// and the accounts after it as far as a list item shows them (encoder.itemAccounts), valued at
+// at's prices when at is not nil.
+func userIndexValue(u *simulator.User, covered bool, at *pricedInstitution) []byte {
 	s := summarize(u)
 	if !covered {
 		return s.encode()
@@ -63,7 +70,7 @@ func userIndexValue(u *simulator.User, covered bool) []byte {
 	e.b = append(append(e.b, timeKey(s.created)...), s.statuses[:]...)
 	e.uvarint(uint64(len(s.uaid)))
 	e.b = append(e.b, s.uaid...)
-	e.itemAccounts(u.Accounts)
+	e.itemAccounts(u.Accounts, at)
 	return e.b
 }
 
@@ -110,7 +117,12 @@ func (w *writeTx) putUser(old, u *simulator.User) error {
 			}
 		}
 	}
-	if err := w.reindex(bUserIndex, olds, userIndexEntries(u), userIndexValue(u, w.coversUsers())); err != nil {
+	covered := w.coversUsers()
+	var at *pricedInstitution
+	if covered && w.keeps(metaUserValues) {
+		at = w.pricing(u.InstitutionID)
+	}
+	if err := w.reindex(bUserIndex, olds, userIndexEntries(u), userIndexValue(u, covered, at)); err != nil {
 		return err
 	}
 	if err := w.put(bUserUAID, cat(inst(u.InstitutionID), []byte(u.UserAccountID)), []byte(u.PlatformID)); err != nil {

@@ -175,6 +175,9 @@ func appendUserItemOpen(b []byte, it *simulator.UserItem) []byte {
 // appendUserItemOpen renders each row's UserItem (UserRows.Item) and closes it.
 func appendUserRows(b []byte, r *simulator.UserRows) []byte {
 	var from simulator.UserRow
+	// A page sorted by created_at shows the approvals of a few days (a user's accounts are
+	// approved days after it is created): the appender's last date saves most civil dates.
+	var times simulator.TimeAppender
 	for i, row := range r.Items {
 		if i > 0 {
 			b = append(b, ',')
@@ -192,8 +195,8 @@ func appendUserRows(b []byte, r *simulator.UserRows) []byte {
 			b = a.Value.AppendTo(b)
 			b = append(b, kycTexts[a.KYC]...)
 			if a.Shows {
-				b = append(b, `,"kyc_approved_at":`...)
-				b = appendUnix(b, a.ApprovedSec, a.ApprovedNsec)
+				b = append(b, `,"kyc_approved_at":"`...)
+				b = append(times.AppendUnix(b, a.ApprovedSec, a.ApprovedNsec), '"')
 			}
 			b = append(b, '}')
 		}
