@@ -447,11 +447,11 @@ func TestCoveredItemMatchesWholeUser(t *testing.T) {
 	for i := range 5000 {
 		u, _, whole, prices := g.itemCase(t)
 		want := whole.Item(prices, []simulator.AccountItem{}) // nil and empty render alike
-		in := &pricedInstitution{&simulator.Institution{Prices: prices}, newPriceTable(prices), 7}
+		in := &pricedInstitution{&simulator.Institution{Prices: prices}, newPriceTable(prices), 7, nil}
 		_, _, _, before := g.itemCase(t)
 		// The value as a store without values writes it, valued at the prices of its version,
 		// and valued at other prices (a version before): each reads as the whole user does.
-		for form, at := range []*pricedInstitution{nil, in, {&simulator.Institution{Prices: before}, newPriceTable(before), 6}} {
+		for form, at := range []*pricedInstitution{nil, in, {&simulator.Institution{Prices: before}, newPriceTable(before), 6, nil}} {
 			v := userIndexValue(u, true, at)
 			got, err := coveredItems([][]byte{v}, in)
 			require.NoError(t, err)
