@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
+	"syscall"
+	"unsafe"
 
 	"go.etcd.io/bbolt"
 )
@@ -58,33 +61,43 @@ func newFileWriter(path string, pageSize int) (*fileWriter, error) {
 		f.Close()
 		return nil, err
 	}
-	return &fileWriter{f: f, w: newAsyncWriter(f), pageSize: pageSize, next: 2}, nil
+	return &fileWriter{f: f, w: newAsyncWriter(f, asyncWriterBuf, false), pageSize: pageSize, next: 2}, nil
 }
 
 // asyncWriter writes to a file from a goroutine of its own, so that assembling pages (reads
 // from the spools all over memory) and the kernel's copying of them run on two cores.
 type asyncWriter struct {
+	f      *os.File
 	buf    []byte
 	full   chan []byte
 	free   chan []byte
 	done   chan error
 	failed atomic.Pointer[error]
 	closed bool
+	// direct: the file is open for direct I/O (a spilled run, directIO): each write is of
+	// whole directAlign blocks from an aligned buffer, the last one padded, and Close cuts the
+	// file back to the n bytes written.
+	direct bool
+	n      int64
+	// indirect: a direct write was refused, and it and the rest went through the page cache.
+	indirect atomic.Bool
 }
 
 const asyncWriterBuf = 4 << 20
 
-func newAsyncWriter(f *os.File) *asyncWriter {
-	w := &asyncWriter{full: make(chan []byte, 2), free: make(chan []byte, 3), done: make(chan error, 1)}
+// newAsyncWriter returns a writer to f with three buffers of size bytes (a multiple of
+// directAlign when direct).
+func newAsyncWriter(f *os.File, size int, direct bool) *asyncWriter {
+	w := &asyncWriter{f: f, full: make(chan []byte, 2), free: make(chan []byte, 3), done: make(chan error, 1), direct: direct}
 	for range 3 {
-		w.free <- make([]byte, 0, asyncWriterBuf)
+		w.free <- alignedBuffer(size)
 	}
 	w.buf = <-w.free
 	go func() {
 		var err error
 		for b := range w.full {
 			if err == nil {
-				if _, err = f.Write(b); err != nil {
+				if err = w.writeAll(b); err != nil {
 					w.failed.Store(&err)
 				}
 			}
@@ -95,9 +108,21 @@ func newAsyncWriter(f *os.File) *asyncWriter {
 	return w
 }
 
+// writeAll writes b to the file. A file system that refuses a direct write (EINVAL: it takes direct
+// I/O only in some cases, or not at all) gets it, and every later one, through the page cache.
+func (w *asyncWriter) writeAll(b []byte) error {
+	n, err := w.f.Write(b)
+	if err != nil && w.direct && !w.indirect.Load() && errors.Is(err, syscall.EINVAL) && directIO(w.f, false) == nil {
+		w.indirect.Store(true)
+		_, err = w.f.Write(b[n:])
+	}
+	return err
+}
+
 // Write buffers p; a write that failed is returned by a later call.
 func (w *asyncWriter) Write(p []byte) (int, error) {
 	n := len(p)
+	w.n += int64(n)
 	for len(p) > 0 {
 		if len(w.buf) == cap(w.buf) {
 			if err := w.failed.Load(); err != nil {
@@ -118,9 +143,29 @@ func (w *asyncWriter) Close() error {
 		return nil
 	}
 	w.closed = true
+	if w.direct {
+		n := len(w.buf)
+		w.buf = w.buf[:(n+directAlign-1)&^(directAlign-1)]
+		clear(w.buf[n:])
+	}
 	w.full <- w.buf
 	close(w.full)
-	return <-w.done
+	err := <-w.done
+	if err == nil && w.direct {
+		err = w.f.Truncate(w.n)
+	}
+	return err
+}
+
+// directAlign is the alignment direct I/O asks of a buffer's address, a write's length and a
+// file offset (the file system's block; 4 KiB covers the disks' logical blocks too).
+const directAlign = 4096
+
+// alignedBuffer returns an empty buffer of capacity size that starts on a directAlign boundary.
+func alignedBuffer(size int) []byte {
+	b := make([]byte, size+directAlign)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (directAlign - 1))
+	return b[off : off : off+size]
 }
 
 // elem is one element of a page being assembled: a leaf's key and value (flags for a bucket
@@ -424,13 +469,13 @@ func (b *Builder) writeBucket(ctx context.Context, fw *fileWriter, name string, 
 // bucketSource is a bucket's entries in key order: first (the last round's sorted spools, nil
 // when it spooled none of the bucket) merged with the runs earlier rounds spilled (n entries;
 // then an entry is valid only until the next, as is every entry of bCounts, whose counters
-// are summed). close closes the runs' files.
+// are summed). close closes the runs' readers.
 func (b *Builder) bucketSource(name string, first source) (next source, n int, close func(), err error) {
 	var srcs []source
-	var files []*os.File
+	var readers []*runReader
 	close = func() {
-		for _, f := range files {
-			f.Close()
+		for _, rr := range readers {
+			rr.close()
 		}
 	}
 	if first != nil {
@@ -442,7 +487,7 @@ func (b *Builder) bucketSource(name string, first source) (next source, n int, c
 			close()
 			return nil, 0, nil, err
 		}
-		files = append(files, rr.f)
+		readers = append(readers, rr)
 		srcs = append(srcs, rr.next)
 		n += r.n
 	}

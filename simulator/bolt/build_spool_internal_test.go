@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -101,23 +102,15 @@ func TestCompareSplitIsCompareOfTheJoinedKeys(t *testing.T) {
 // A spilled run keeps each key as its difference from the key before and reads back exactly
 // what was spilled: keys sharing nothing with the one before, keys that are all of the one
 // before and more, keys sharing all but their last byte, entries larger than the run's
-// buffers (so that keys and values cross where a buffer ends), empty values.
+// buffers (so that keys and values cross where a buffer ends), empty values. Where the file
+// system has direct I/O, the run is written and read with it all the way (nothing refused),
+// and the file holds the entries only (the last block's padding cut off).
 func TestSpilledRunReadsBackWhatWasSpilled(t *testing.T) {
 	db := tempStore(t, nil)
 	b, err := db.NewBuilder(t.Context())
 	require.NoError(t, err)
 	defer b.removeSpills()
-	type kv struct{ k, v string }
-	var want []kv
-	for i := range 3000 {
-		want = append(want, kv{fmt.Sprintf("ins_%d\x00U%05d\x00c%08d", i%3, i%71, i), fmt.Sprint(i)})
-	}
-	want = append(want,
-		kv{"a", ""}, kv{"aa", "1"}, kv{"aaa", ""}, kv{"aab", "2"}, kv{"b", "3"}, kv{"\xff", ""}, kv{"\xff\xff", "4"},
-		kv{"z" + string(bytes.Repeat([]byte{'k'}, 30000)), string(bytes.Repeat([]byte{'v'}, 3*spillBuffer/2))},
-		kv{"z" + string(bytes.Repeat([]byte{'k'}, 30001)), string(bytes.Repeat([]byte{'w'}, spillBuffer))},
-		kv{"zz", "5"})
-	slices.SortFunc(want, func(a, b kv) int { return bytes.Compare([]byte(a.k), []byte(b.k)) })
+	want := spilledEntries()
 	sp := &spool{name: string(bOrderIndex)}
 	for _, i := range rand.New(rand.NewPCG(3, 4)).Perm(len(want)) {
 		plen := 0
@@ -140,20 +133,212 @@ func TestSpilledRunReadsBackWhatWasSpilled(t *testing.T) {
 		raw += len(e.k) + len(e.v)
 	}
 	assert.Less(t, info.Size(), int64(raw-30000), "the long keys' shared bytes are not written twice")
+	direct := directIOWorksIn(t, filepath.Dir(runs[0].path))
+	assert.Equal(t, direct, runs[0].direct, "written with direct I/O all the way where the file system has it")
 
 	rr, err := openRun(runs[0])
 	require.NoError(t, err)
-	defer rr.f.Close()
-	var got []kv
+	got := readRun(t, rr)
+	assert.Equal(t, len(want), len(got))
+	assert.True(t, slices.Equal(want, got), "the run reads back what was spilled, in order")
+	require.NoError(t, rr.close())
+	assert.False(t, rr.indirect.Load(), "read without direct I/O refused")
+}
+
+type runKV struct{ k, v string }
+
+// spilledEntries are the entries of the spilled-run tests, in key order (see
+// TestSpilledRunReadsBackWhatWasSpilled).
+func spilledEntries() []runKV {
+	var want []runKV
+	for i := range 3000 {
+		want = append(want, runKV{fmt.Sprintf("ins_%d\x00U%05d\x00c%08d", i%3, i%71, i), fmt.Sprint(i)})
+	}
+	want = append(want,
+		runKV{"a", ""}, runKV{"aa", "1"}, runKV{"aaa", ""}, runKV{"aab", "2"}, runKV{"b", "3"}, runKV{"\xff", ""}, runKV{"\xff\xff", "4"},
+		runKV{"z" + string(bytes.Repeat([]byte{'k'}, 30000)), string(bytes.Repeat([]byte{'v'}, 3*spillBuffer/2))},
+		runKV{"z" + string(bytes.Repeat([]byte{'k'}, 30001)), string(bytes.Repeat([]byte{'w'}, spillBuffer))},
+		runKV{"zz", "5"})
+	slices.SortFunc(want, func(a, b runKV) int { return bytes.Compare([]byte(a.k), []byte(b.k)) })
+	return want
+}
+
+// readRun reads a run to its end.
+func readRun(t *testing.T, rr *runReader) []runKV {
+	var got []runKV
 	for {
 		p, k, v, ok, err := rr.next()
 		require.NoError(t, err)
 		if !ok {
-			break
+			return got
 		}
 		assert.Nil(t, p)
-		got = append(got, kv{string(k), string(v)})
+		got = append(got, runKV{string(k), string(v)})
 	}
-	assert.Equal(t, len(want), len(got))
-	assert.True(t, slices.Equal(want, got), "the run reads back what was spilled, in order")
+}
+
+// directIOWorksIn says whether the file system of dir takes direct I/O.
+func directIOWorksIn(t *testing.T, dir string) bool {
+	f, err := os.CreateTemp(dir, "direct-*")
+	require.NoError(t, err)
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if directIO(f, true) != nil {
+		return false
+	}
+	_, err = f.Write(alignedBuffer(directAlign)[:directAlign])
+	return err == nil
+}
+
+// A file system that refuses a direct write or read (here: a buffer not on a block boundary,
+// refused with EINVAL as a file system without direct I/O refuses any) gets it, and the rest,
+// through the page cache: the run is written and read back whole.
+func TestDirectIORefusedGoesThroughThePageCache(t *testing.T) {
+	dir := t.TempDir()
+	if !directIOWorksIn(t, dir) {
+		t.Skip("no direct I/O here: nothing to refuse")
+	}
+	f, err := os.Create(filepath.Join(dir, "refused"))
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, directIO(f, true))
+	w := &asyncWriter{f: f, direct: true}
+	off := alignedBuffer(2 * directAlign)[1 : 1+directAlign] // off its block's boundary
+	copy(off, "written")
+	require.NoError(t, w.writeAll(off), "a direct write refused, then written through the page cache")
+	assert.True(t, w.indirect.Load())
+	require.NoError(t, w.writeAll(off[:7]), "and the next")
+	written, err := os.ReadFile(f.Name())
+	require.NoError(t, err)
+	assert.Equal(t, append(slices.Clone(off), "written"...), written)
+
+	f, err = os.Create(filepath.Join(dir, "run"))
+	require.NoError(t, err)
+	require.NoError(t, directIO(f, true))
+	aw := newAsyncWriter(f, spillBuffer, true)
+	want := spilledEntries()
+	var prev []byte
+	for _, e := range want {
+		shared := sharedPrefix(prev, nil, []byte(e.k))
+		_, err := aw.Write(binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(nil, uint64(shared)),
+			uint64(len(e.k)-shared)), uint64(len(e.v))))
+		require.NoError(t, err)
+		_, err = aw.Write([]byte(e.k[shared:] + e.v))
+		require.NoError(t, err)
+		prev = []byte(e.k)
+	}
+	require.NoError(t, aw.Close())
+	assert.False(t, aw.indirect.Load())
+	require.NoError(t, f.Close())
+	info, err := os.Stat(f.Name())
+	require.NoError(t, err)
+	assert.Equal(t, aw.n, info.Size(), "the last block's padding cut off")
+
+	rr, err := openRunWith(spillRun{path: f.Name()}, func(size int) []byte { return alignedBuffer(size + 1)[1:1] })
+	require.NoError(t, err)
+	got := readRun(t, rr)
+	require.NoError(t, rr.close())
+	assert.True(t, rr.indirect.Load(), "the direct read was refused")
+	assert.True(t, slices.Equal(want, got), "read back whole through the page cache")
+}
+
+// commonPrefix counts the first bytes two slices share, wherever they differ (within or past
+// a word of 8) and whichever is shorter; sharedPrefix counts them across a key's two parts.
+func TestCommonPrefixCountsTheSharedFirstBytes(t *testing.T) {
+	naive := func(a, b []byte) int {
+		i := 0
+		for i < len(a) && i < len(b) && a[i] == b[i] {
+			i++
+		}
+		return i
+	}
+	base := []byte("ins_gen_full\x00Ac\x98z+'U\x13\b\x00ord_EI9tLdRqv76qHgrI0000671W")
+	for n := 0; n <= len(base); n++ {
+		for _, cut := range []int{n, len(base)} {
+			a, b := base[:cut], slices.Clone(base)
+			if n < len(b) {
+				b[n]++
+			}
+			require.Equal(t, naive(a, b), commonPrefix(a, b), "%d, cut at %d", n, cut)
+			require.Equal(t, naive(a, b), commonPrefix(b, a), "%d, cut at %d", n, cut)
+			for split := 0; split <= len(b); split += 7 {
+				require.Equal(t, naive(a, b), sharedPrefix(a, b[:split], b[split:]), "%d, cut at %d, split at %d", n, cut, split)
+			}
+		}
+	}
+}
+
+// mergeSources merges any number of sorted streams (none, one, empty ones, more than a power of
+// two) into their keys in order; a key in two streams is refused, or, for the counters, one
+// entry with the values summed.
+func TestMergeSourcesMergesInKeyOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := range 18 {
+		var all []string
+		streams := make([][]string, n)
+		for i := range 40 * n {
+			k := fmt.Sprintf("k%06d", i*7%1000+1000*(i%3))
+			s := rng.IntN(n)
+			if rng.IntN(5) == 0 {
+				s = n - 1 // some streams empty
+			}
+			streams[s] = append(streams[s], k)
+			all = append(all, k)
+		}
+		slices.Sort(all)
+		srcs := make([]source, n)
+		for i := range streams {
+			slices.Sort(streams[i])
+			srcs[i] = sliceSource(streams[i], "v")
+		}
+		next := mergeSources("b", srcs, false)
+		var got []string
+		for {
+			_, k, v, ok, err := next()
+			require.NoError(t, err)
+			if !ok {
+				break
+			}
+			assert.Equal(t, "v", string(v))
+			got = append(got, string(k))
+		}
+		require.Equal(t, all, got, "%d streams", n)
+	}
+
+	_, _, err := drain(mergeSources("b", []source{sliceSource([]string{"a", "c"}, "v"), sliceSource([]string{"b", "c"}, "v")}, false))
+	assert.ErrorContains(t, err, `key "c" spooled twice`)
+
+	var one [8]byte
+	binary.BigEndian.PutUint64(one[:], 1)
+	keys, vals, err := drain(mergeSources("counts", []source{sliceSource([]string{"a", "c"}, string(one[:])),
+		sliceSource([]string{"b", "c"}, string(one[:])), sliceSource([]string{"c"}, string(one[:]))}, true))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b", "c"}, keys)
+	assert.Equal(t, []uint64{1, 1, 3}, vals)
+}
+
+// sliceSource is a source of keys, each with the value v.
+func sliceSource(keys []string, v string) source {
+	return func() ([]byte, []byte, []byte, bool, error) {
+		if len(keys) == 0 {
+			return nil, nil, nil, false, nil
+		}
+		k := keys[0]
+		keys = keys[1:]
+		return nil, []byte(k), []byte(v), true, nil
+	}
+}
+
+// drain reads a source to its end or its first failure: its keys, and its values as counters.
+func drain(src source) (keys []string, vals []uint64, err error) {
+	for {
+		p, k, v, ok, err := src()
+		if err != nil || !ok {
+			return keys, vals, err
+		}
+		keys = append(keys, string(joined(p, k)))
+		if len(v) == 8 {
+			vals = append(vals, binary.BigEndian.Uint64(v))
+		}
+	}
 }
