@@ -318,7 +318,7 @@ func TestListUsersAgreesWithBruteForce(t *testing.T) {
 }
 
 // Pages deep into a list sorted by user_account_id start at the marks earlier walks left
-// (walkMarks): asked again, in either order, they are the same; after a user is added
+// (pageReads.walks): asked again, in either order, they are the same; after a user is added
 // anywhere in the list every later page moves by one, and the pages still agree with the
 // brute force's.
 func TestDeepUserPagesFollowWrites(t *testing.T) {

@@ -1111,24 +1111,68 @@ func (d *decoder) order(o *simulator.Order) {
 
 // orderItem reads an order record of version 1 (after its version byte, shared) as its list
 // item shows it, and returns its institution: decoder.order less the fields no item shows, its
-// amounts as stored (a decimal only for one stored as text, beyond 18 digits).
+// amounts as stored (a decimal only for one stored as text, beyond 18 digits). It reads at an
+// index into the record, as coveredOrder reads an entry, not through the decoder's steps (a
+// page of the index of all orders reads each of its orders here: recordOrderItems).
 func (d *decoder) orderItem(o *simulator.OrderItem) (instID string) {
-	o.ID = d.str()
-	instID = d.str()
-	d.raw(d.uvarint()) // transaction id
-	d.raw(d.uvarint()) // platform id
-	o.UserAccountID, o.Product, o.Side, o.Symbol = d.str(), simulator.Product(d.str()), simulator.Side(d.str()), d.str()
-	o.Quantity, o.Notional, o.Fee = d.amount(), d.amount(), d.amount()
-	o.Status, o.PlacedAt = simulator.OrderStatus(d.str()), d.time()
-	if o.HasCompletedAt = d.bool(); o.HasCompletedAt {
-		o.CompletedAt = d.time()
+	b, base := d.b, len(d.shared)-len(d.b)
+	j := 0
+	str := func() string { // the next string, cut from shared; none once j < 0
+		i, k := strAt(b, j)
+		if j = k; i < 0 {
+			return ""
+		}
+		return d.shared[base+i : base+k]
 	}
-	o.IsRecurringOrder, o.RecurringOrderID = d.bool(), d.str()
-	d.bool() // by notional
-	if d.err == nil && len(d.b) != 0 {
-		d.err = errors.New("trailing bytes")
+	o.ID = str()
+	instID = str()
+	str() // transaction id
+	str() // platform id
+	o.UserAccountID, o.Product, o.Side, o.Symbol = str(), simulator.Product(str()), simulator.Side(str()), str()
+	if o.Quantity, j = d.amountAt(b, j); j >= 0 {
+		if o.Notional, j = d.amountAt(b, j); j >= 0 {
+			o.Fee, j = d.amountAt(b, j)
+		}
+	}
+	o.Status = simulator.OrderStatus(str())
+	o.PlacedAt, j = d.timeAt(b, j)
+	if j >= 0 && j < len(b) {
+		if o.HasCompletedAt = b[j] == 1; o.HasCompletedAt {
+			o.CompletedAt, j = d.timeAt(b, j+1)
+		} else {
+			j++
+		}
+	}
+	if j >= 0 && j < len(b) {
+		o.IsRecurringOrder = b[j] == 1
+		j++
+		o.RecurringOrderID = str()
+	}
+	switch {
+	case j < 0 || j >= len(b): // the by-notional byte is the last
+		d.fail(errShort) // unless a time or an amount failed first
+	case j+1 != len(b):
+		d.fail(errors.New("trailing bytes"))
+	default:
+		d.b = b[len(b):]
 	}
 	return instID
+}
+
+// timeAt reads the time written by encoder.time at b[i:] as decoder.time does and returns the
+// index after it, -1 when it fails (d's error then says why, a cut one aside).
+func (d *decoder) timeAt(b []byte, i int) (time.Time, int) {
+	sec, i := varintAt(b, i)
+	nsec, i := uvarintAt(b, i)
+	off, i := varintAt(b, i)
+	switch {
+	case i < 0:
+		return time.Time{}, -1
+	case !timeFieldsOK(nsec, off):
+		d.fail(errors.New("binary record: bad time"))
+		return time.Time{}, -1
+	}
+	return unixTime(sec, nsec, off), i
 }
 
 // orderItemStrings reads an order record of version 1 (after its version byte, not shared) as

@@ -145,9 +145,20 @@ func (w *writeTx) nameTimeCounts(bucket []byte, byID []string, notes []uint64) e
 // per day: the counters are read in place, in either direction, and a walk stops at the day
 // holding its page.
 type dayRange struct {
-	ctx           context.Context
-	index, counts *bbolt.Bucket
-	cp            []byte // dayCountsPrefix
+	ctx   context.Context
+	tx    *bbolt.Tx
+	index *bbolt.Bucket
+	// ic is a cursor of index, made when first needed and reused by every count's walk
+	// (indexCursor): a cursor grows its stack on its first descent, an allocation a level.
+	ic *bbolt.Cursor
+	// counts is bCounts, opened when first needed (countsBucket): a range whose counters are
+	// read whole (dayTable) does not open it.
+	counts *bbolt.Bucket
+	// walk is the bucket a page is read from: the index, or records keyed by recordHead and
+	// each entry's key past prefix (indexPage.records; recordHead nil for the index).
+	walk       *bbolt.Bucket
+	recordHead []byte
+	cp         []byte // dayCountsPrefix
 	// hp is hourCountsPrefix when the index keeps hour counters, else nil; set when first
 	// needed (hoursOf), by the store's mark (pageReads).
 	hp             []byte
@@ -178,7 +189,7 @@ func newDayRange(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, pr
 	if hi == nil {
 		hi = end
 	}
-	r := &dayRange{ctx: ctx, index: tx.Bucket(bucket), counts: tx.Bucket(bCounts), cp: dayCountsPrefix(bucket, prefix),
+	r := &dayRange{ctx: ctx, tx: tx, index: tx.Bucket(bucket), cp: dayCountsPrefix(bucket, prefix),
 		prefix: prefix, lo: lo, hi: hi, first: 0, last: lastDay, reads: reads, bucket: bucket}
 	loT, hiT := len(lo) > len(prefix), len(hi) > len(prefix) && !bytes.Equal(hi, end)
 	var dLo, dHi uint32
@@ -210,6 +221,22 @@ func newDayRange(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, pr
 	return r
 }
 
+// indexCursor returns the range's cursor of its index.
+func (r *dayRange) indexCursor() *bbolt.Cursor {
+	if r.ic == nil {
+		r.ic = r.index.Cursor()
+	}
+	return r.ic
+}
+
+// countsBucket returns bCounts, opened now if it is not yet.
+func (r *dayRange) countsBucket() *bbolt.Bucket {
+	if r.counts == nil {
+		r.counts = r.tx.Bucket(bCounts)
+	}
+	return r.counts
+}
+
 // dayStart is the first key of day d (the end of the index past the last day).
 func (r *dayRange) dayStart(d uint32) []byte { return cat(r.prefix, dayKey(d)) }
 
@@ -221,11 +248,15 @@ func (r *dayRange) dayEnd(d uint32) []byte {
 	return r.dayStart(d + 1)
 }
 
-// dayCount returns day d's counter.
+// dayCount returns day d's counter: from the prefix's table when it is read whole, else a
+// lookup (a descent).
 func (r *dayRange) dayCount(d uint32) int {
+	if t := r.reads.dayTable(r.tx, r.cp); t != nil {
+		return t.of(d)
+	}
 	var k [64]byte
 	key := binary.BigEndian.AppendUint32(append(k[:0], r.cp...), d)
-	if v := r.counts.Get(key); v != nil {
+	if v := r.countsBucket().Get(key); v != nil {
 		return int(binary.BigEndian.Uint64(v))
 	}
 	return 0
@@ -243,6 +274,15 @@ func (r *dayRange) hoursOf(d uint32) bool {
 	return r.hp != nil && d != lastDay && (uint64(d)+1)*24 <= math.MaxUint64/hourWidth
 }
 
+// hourTable returns the index's hour counters read whole in this state (pageReads.dayTable),
+// when day d is counted by hour and they are; else nil.
+func (r *dayRange) hourTable(d uint32) *dayTable {
+	if !r.hoursOf(d) {
+		return nil
+	}
+	return r.reads.dayTable(r.tx, r.hp)
+}
+
 // hourStart is the first key of hour h.
 func (r *dayRange) hourStart(h uint32) []byte { return cat(r.prefix, u64(uint64(h)*hourWidth)) }
 
@@ -251,7 +291,7 @@ func (r *dayRange) hourStart(h uint32) []byte { return cat(r.prefix, u64(uint64(
 func (r *dayRange) eachHour(a, b uint32, desc bool, visit func(h uint32, n int) bool) {
 	var buf [64]byte
 	key := func(h uint32) []byte { return binary.BigEndian.AppendUint32(append(buf[:0], r.hp...), h) }
-	c := r.counts.Cursor()
+	c := r.countsBucket().Cursor()
 	var k, v []byte
 	step := c.Next
 	if desc {
@@ -278,7 +318,7 @@ func (r *dayRange) eachHour(a, b uint32, desc bool, visit func(h uint32, n int) 
 func (r *dayRange) inHour(u run, desc bool, k int) (run, int) {
 	first, skipped := u.d*24, 0
 	out, at := u, k
-	r.eachHour(first, first+24, desc, func(h uint32, n int) bool {
+	visit := func(h uint32, n int) bool {
 		if skipped+n <= k {
 			skipped += n
 			return true
@@ -286,7 +326,12 @@ func (r *dayRange) inHour(u run, desc bool, k int) (run, int) {
 		out = run{n: n, p: &partial{on: true, day: u.d, from: r.hourStart(h), to: r.hourStart(h + 1), n: n}}
 		at = k - skipped
 		return false
-	})
+	}
+	if t := r.hourTable(u.d); t != nil {
+		t.each(first, first+23, desc, visit)
+	} else {
+		r.eachHour(first, first+24, desc, visit)
+	}
 	return out, at
 }
 
@@ -336,15 +381,18 @@ func (r *dayRange) countByHours(p *partial, day, walk int) (n int, ok bool, err 
 func (r *dayRange) partHour(from, to []byte, n int) (int, error) {
 	at := func(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(r.prefix):]) }
 	tf, tt := at(from), at(to)
+	if tf == tt {
+		return 0, nil // nothing: no walk (its descent would find nothing)
+	}
 	if tt-tf <= hourWidth/2 {
-		return countKeys(r.ctx, r.index, from, to)
+		return countKeys(r.ctx, r.indexCursor(), from, to)
 	}
 	h := tf / hourWidth
 	if tf%hourWidth == 0 { // the hour's start: the rest is its end
-		rest, err := countKeys(r.ctx, r.index, to, r.hourStart(uint32(h)+1))
+		rest, err := countKeys(r.ctx, r.indexCursor(), to, r.hourStart(uint32(h)+1))
 		return n - rest, err
 	}
-	rest, err := countKeys(r.ctx, r.index, r.hourStart(uint32(h)), from)
+	rest, err := countKeys(r.ctx, r.indexCursor(), r.hourStart(uint32(h)), from)
 	return n - rest, err
 }
 
@@ -361,6 +409,11 @@ func (r *dayRange) count(p *partial) error {
 		return nil
 	}
 	if p.day != lastDay {
+		if t := r.hourTable(p.day); t != nil && len(p.from) == len(r.prefix)+8 && len(p.to) == len(r.prefix)+8 {
+			n, err := r.countInHours(t, p.from, p.to)
+			p.n = n
+			return err
+		}
 		start, end := r.dayStart(p.day), r.dayEnd(p.day)
 		fromIn, toIn := bytes.Compare(p.from, start) > 0, bytes.Compare(p.to, end) < 0
 		// The share of the day the part covers, by time.
@@ -383,14 +436,14 @@ func (r *dayRange) count(p *partial) error {
 				}
 			}
 			if fromIn {
-				k, err := countKeys(r.ctx, r.index, start, p.from)
+				k, err := countKeys(r.ctx, r.indexCursor(), start, p.from)
 				if err != nil {
 					return err
 				}
 				n -= k
 			}
 			if toIn {
-				k, err := countKeys(r.ctx, r.index, p.to, end)
+				k, err := countKeys(r.ctx, r.indexCursor(), p.to, end)
 				if err != nil {
 					return err
 				}
@@ -410,9 +463,56 @@ func (r *dayRange) count(p *partial) error {
 			}
 		}
 	}
-	n, err := countKeys(r.ctx, r.index, p.from, p.to)
+	n, err := countKeys(r.ctx, r.indexCursor(), p.from, p.to)
 	p.n = n
 	return err
+}
+
+// countInHours counts [from, to), a part of one day of an index whose hour counters t holds:
+// its whole hours from t, the partial hours at its ends walked on their shorter sides
+// (partHour) — no walk at all for bounds on the hour —, or the part walked whole when that
+// steps over fewer entries, a descent counted as seekEntries of them (a part within one
+// hour, or a few entries short of one).
+func (r *dayRange) countInHours(t *dayTable, from, to []byte) (int, error) {
+	at := func(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(r.prefix):]) }
+	tf, tt := at(from), at(to)
+	a, b := uint32(tf/hourWidth), uint32(tt/hourWidth) // the hours from and to fall in
+	if tf%hourWidth != 0 {
+		a++ // from's hour is partial: the whole hours start after it
+	}
+	if a > b {
+		return countKeys(r.ctx, r.indexCursor(), from, to)
+	}
+	n := 0
+	if a < b {
+		n = t.sum(a, b-1)
+	}
+	// What walking the part costs, and walking its partial hours' shorter sides, in entries:
+	// each side's share of its hour's entries by time.
+	var nh, nt int
+	var fh, ft float64 // the shares of hours a-1 and b the part covers
+	if tf%hourWidth != 0 {
+		nh, fh = t.of(a-1), float64(uint64(a)*hourWidth-tf)/float64(hourWidth)
+	}
+	if tt%hourWidth != 0 {
+		nt, ft = t.of(b), float64(tt-uint64(b)*hourWidth)/float64(hourWidth)
+	}
+	walk := float64(seekEntries+n) + fh*float64(nh) + ft*float64(nt)
+	byHours := min(fh, 1-fh)*float64(nh) + min(ft, 1-ft)*float64(nt)
+	for _, f := range []float64{fh, ft} {
+		if f > 0 {
+			byHours += seekEntries
+		}
+	}
+	if walk <= byHours {
+		return countKeys(r.ctx, r.indexCursor(), from, to)
+	}
+	head, err := r.partHour(from, r.hourStart(a), nh)
+	if err != nil {
+		return 0, err
+	}
+	tail, err := r.partHour(r.hourStart(b), to, nt)
+	return n + head + tail, err
 }
 
 // run is one run of a range in scan order: a partial day (p) or the whole day d, of n entries.
@@ -470,22 +570,15 @@ func (r *dayRange) eachDay(desc bool, visit func(u run) bool) (stopped bool, err
 	if r.first > r.last {
 		return false, nil
 	}
-	if t := r.reads.dayTable(r.counts, r.cp); t != nil {
-		i, j := t.span(r.first, r.last)
-		for x := range j - i {
-			if desc {
-				x = j - 1 - x
-			} else {
-				x += i
-			}
-			if !visit(run{n: t.upTo[x+1] - t.upTo[x], d: t.days[x]}) {
-				return true, nil
-			}
-		}
-		return false, nil
+	if t := r.reads.dayTable(r.tx, r.cp); t != nil {
+		t.each(r.first, r.last, desc, func(d uint32, n int) bool {
+			stopped = !visit(run{n: n, d: d})
+			return !stopped
+		})
+		return stopped, nil
 	}
 	var buf [64]byte
-	c := r.counts.Cursor()
+	c := r.countsBucket().Cursor()
 	seek := func(d uint32) []byte { return binary.BigEndian.AppendUint32(append(buf[:0], r.cp...), d) }
 	var k, v []byte
 	step := c.Next
@@ -526,7 +619,7 @@ func (r *dayRange) eachDay(desc bool, visit func(u run) bool) (stopped bool, err
 // whether a partial day's hours are worth reading without reading its day's counter.
 func (r *dayRange) total() (int, error) {
 	n, days := 0, 0
-	if t := r.reads.dayTable(r.counts, r.cp); t != nil && r.first <= r.last {
+	if t := r.reads.dayTable(r.tx, r.cp); t != nil && r.first <= r.last {
 		i, j := t.span(r.first, r.last)
 		n, days = t.upTo[j]-t.upTo[i], j-i
 	} else if _, err := r.eachDay(false, func(u run) bool { n, days = n+u.n, days+1; return true }); err != nil {
@@ -552,10 +645,38 @@ func (r *dayRange) total() (int, error) {
 // entries of days[:i] (upTo has one element more: the prefix's total). A deep page of a list
 // sorted by time stepped over up to half of its day counters, one cursor step each (a few
 // hundred a page over two years of days), and a time range's total over its whole days; with
-// the table both are a search in memory.
+// the table both are a search in memory. An index that keeps hour counters has a table of
+// them too (hourTable: the same form, hours for days, under hourCountsPrefix): a range's
+// partial day is then its whole hours from memory and at most two partial hours walked, where
+// each partial day cost a day counter's descent, an hour counters' and up to two walks.
 type dayTable struct {
 	days []uint32
 	upTo []int
+}
+
+// sum returns the entries of the table's days within first..last (inclusive).
+func (t *dayTable) sum(first, last uint32) int {
+	i, j := t.span(first, last)
+	return t.upTo[j] - t.upTo[i]
+}
+
+// of returns day d's entries (0 without a counter).
+func (t *dayTable) of(d uint32) int { return t.sum(d, d) }
+
+// each visits the table's days within first..last (inclusive) in order (descending when desc)
+// with their entries, until visit returns false.
+func (t *dayTable) each(first, last uint32, desc bool, visit func(d uint32, n int) bool) {
+	i, j := t.span(first, last)
+	for x := range j - i {
+		if desc {
+			x = j - 1 - x
+		} else {
+			x += i
+		}
+		if !visit(t.days[x], t.upTo[x+1]-t.upTo[x]) {
+			return
+		}
+	}
 }
 
 // span returns [i, j), the table's days within first..last (inclusive).
@@ -576,10 +697,9 @@ func readDayTable(counts *bbolt.Bucket, cp []byte) *dayTable {
 	return t
 }
 
-// countKeys walks [from, to) and counts its keys.
-func countKeys(ctx context.Context, b *bbolt.Bucket, from, to []byte) (int, error) {
+// countKeys walks [from, to) with c and counts its keys.
+func countKeys(ctx context.Context, c *bbolt.Cursor, from, to []byte) (int, error) {
 	n := 0
-	c := b.Cursor()
 	for k, _ := c.Seek(from); k != nil && bytes.Compare(k, to) < 0; k, _ = c.Next() {
 		if n++; n%scanCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -594,8 +714,12 @@ func countKeys(ctx context.Context, b *bbolt.Bucket, from, to []byte) (int, erro
 // the range's size (known, when known >= 0, else counted from the runs) and the page is walked
 // from the start of the run that holds its first entry. A page past the middle is found from
 // the far end, so a deep offset reads at most half the counters.
-func pageDays(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, prefix, lo, hi []byte, desc bool, offset, limit, known int, keyOf func(dst, k, v []byte) []byte) ([][]byte, int, error) {
-	r := newDayRange(ctx, tx, reads, bucket, prefix, lo, hi)
+func pageDays(ctx context.Context, tx *bbolt.Tx, reads *pageReads, p *indexPage, known int) ([][]byte, int, error) {
+	r := newDayRange(ctx, tx, reads, p.bucket, p.prefix, p.lo, p.hi)
+	if r.walk = r.index; p.records != nil {
+		r.walk, r.recordHead = tx.Bucket(p.records), p.head
+	}
+	desc, offset, limit, keyOf := p.desc, p.offset, p.limit, p.keyOf
 	total := known
 	if total < 0 {
 		var err error
@@ -625,9 +749,14 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, prefi
 		}
 		found = true
 		k := offset - skipped
-		// By days the page's start is min(k, u.n-k) entries into the day; by hours, after a
-		// descent and up to 24 counters, about a quarter of an hour's on average.
-		if u.p == nil && min(k, u.n-k) > seekEntries+24+u.n/96 && r.hoursOf(u.d) {
+		// By days the page's start is min(k, u.n-k) entries into the day; by hours, about a
+		// quarter of an hour's on average, after a descent and up to 24 counters — none when
+		// the hours are read whole (hourTable).
+		hours := seekEntries + 24
+		if r.hourTable(u.d) != nil {
+			hours = 0
+		}
+		if u.p == nil && min(k, u.n-k) > hours+u.n/96 && r.hoursOf(u.d) {
 			u, k = r.inHour(u, desc, k)
 		}
 		ids, err = r.pageFrom(u, desc, k, limit, keyOf)
@@ -651,16 +780,22 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, prefi
 // the day's end, walking at most half the day's entries instead of all but a few of them. The
 // runs' counts place each walk inside its range (pageCounted).
 func (r *dayRange) pageFrom(u run, desc bool, k, limit int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
+	at := func(k []byte) []byte { // the key in the walked bucket of an index key
+		if r.recordHead == nil {
+			return k
+		}
+		return recordKey(r.prefix, r.recordHead, k)
+	}
 	if k <= u.n/2 {
 		if desc {
-			return pageCounted(r.ctx, r.index, r.lo, r.to(u), true, k, limit, keyOf)
+			return pageCounted(r.ctx, r.walk, at(r.lo), at(r.to(u)), true, k, limit, keyOf)
 		}
-		return pageCounted(r.ctx, r.index, r.from(u), r.hi, false, k, limit, keyOf)
+		return pageCounted(r.ctx, r.walk, at(r.from(u)), at(r.hi), false, k, limit, keyOf)
 	}
 	// The run's last n entries in scan order, read from its far end, then the rest of the page
 	// from the start of what follows the run.
 	n := min(limit, u.n-k)
-	ids, err := pageCounted(r.ctx, r.index, r.from(u), r.to(u), !desc, u.n-k-n, n, keyOf)
+	ids, err := pageCounted(r.ctx, r.walk, at(r.from(u)), at(r.to(u)), !desc, u.n-k-n, n, keyOf)
 	if err != nil || limit == n {
 		slices.Reverse(ids)
 		return ids, err
@@ -668,9 +803,9 @@ func (r *dayRange) pageFrom(u run, desc bool, k, limit int, keyOf func(dst, k, v
 	slices.Reverse(ids)
 	var rest [][]byte
 	if desc {
-		rest, err = pageCounted(r.ctx, r.index, r.lo, r.from(u), true, 0, limit-n, keyOf)
+		rest, err = pageCounted(r.ctx, r.walk, at(r.lo), at(r.from(u)), true, 0, limit-n, keyOf)
 	} else {
-		rest, err = pageCounted(r.ctx, r.index, r.to(u), r.hi, false, 0, limit-n, keyOf)
+		rest, err = pageCounted(r.ctx, r.walk, at(r.to(u)), at(r.hi), false, 0, limit-n, keyOf)
 	}
 	return append(ids, rest...), err
 }

@@ -32,8 +32,6 @@ type DB struct {
 	caches map[string]*readCache
 	// walked remembers the totals of filtered walks (see countCache).
 	walked countCache
-	// marks remembers how far whole-index walks went (see walkMarks).
-	marks walkMarks
 	// reads keeps what list pages read of the marks and counters, for the last store state a
 	// page read (see pageReads).
 	reads atomic.Pointer[pageReads]

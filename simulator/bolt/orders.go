@@ -162,25 +162,71 @@ func (s *DB) Transaction(ctx context.Context, instID, id string) (*simulator.Tra
 // empty page when the placed_at window matches nothing.
 func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
 	page := &simulator.OrderPage{Orders: []*simulator.Order{}}
-	return orNil(page, s.listOrders(ctx, instID, f, false, &page.Total, func(tx *bbolt.Tx, keys [][]byte, _ bool) (err error) {
+	return orNil(page, s.listOrders(ctx, instID, f, false, &page.Total, func(tx *bbolt.Tx, keys [][]byte, _ orderForm) (err error) {
 		page.Orders, err = pageRecords(tx, bOrders, keys, instID, func(o *simulator.Order) string { return o.InstitutionID }, "order")
 		return err
 	}))
 }
 
 // ListOrderItems answers Get Order List as ListOrders does, each order as its list item shows
-// it: read from the index entries the page's walk found when they carry it, one at a time as
-// the page is rendered (coveredOrderItems), else decoded from its record (orderItems).
+// it: read from the index entries the page's walk found when they carry it, or from the
+// records a walk of order_records found (a page of the index of all orders), one at a time as
+// the page is rendered (coveredOrderItems, recordOrderItems), else decoded from its record
+// (orderItems).
 func (s *DB) ListOrderItems(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderItemPage, error) {
 	page := &simulator.OrderItemPage{Items: []simulator.OrderItem{}}
-	return orNil(page, s.listOrders(ctx, instID, f, true, &page.Total, func(tx *bbolt.Tx, keys [][]byte, covered bool) (err error) {
-		if covered {
+	return orNil(page, s.listOrders(ctx, instID, f, true, &page.Total, func(tx *bbolt.Tx, keys [][]byte, form orderForm) (err error) {
+		switch form {
+		case orderEntries:
 			page.Items, page.Read = nil, coveredOrderItems(keys)
-		} else {
+		case orderRecordsRead:
+			page.Items, page.Read = nil, recordOrderItems(keys, instID)
+		default:
 			page.Items, err = orderItems(tx, keys, instID)
 		}
 		return err
 	}))
+}
+
+// orderForm is what a page's walk found for each of its orders (listOrders).
+type orderForm int
+
+const (
+	orderKeys        orderForm = iota // its key in order_records
+	orderEntries                      // its covered index entry, copied (coveredOrder)
+	orderRecordsRead                  // its record, copied from a walk of order_records
+)
+
+// recordOrderItems reads a page's items from the records a walk of order_records copied
+// (listOrders), one at a time into one item as the page is rendered, as coveredOrderItems
+// reads entries: each record's strings are cut from its copy (decoder.orderItem, shared), so
+// a page makes no item, string or time to keep, and reaches no record by its key.
+func recordOrderItems(records [][]byte, instID string) func(yield func(*simulator.OrderItem)) error {
+	return func(yield func(*simulator.OrderItem)) error {
+		var it simulator.OrderItem
+		for _, raw := range records {
+			it = simulator.OrderItem{}
+			if len(raw) > 0 && raw[0] == recordV1 {
+				d := decoder{b: raw[1:], shared: unsafe.String(unsafe.SliceData(raw[1:]), len(raw)-1)}
+				if inst := d.orderItem(&it); d.err != nil {
+					return fmt.Errorf("decode %s record: %w", bOrders, d.err)
+				} else if inst != instID {
+					return staleIndex("order")
+				}
+			} else { // the JSON form
+				var o simulator.Order
+				if err := decodeRecord(raw, &o); err != nil {
+					return fmt.Errorf("decode %s record: %w", bOrders, err)
+				}
+				if o.InstitutionID != instID {
+					return staleIndex("order")
+				}
+				it = o.Item()
+			}
+			yield(&it)
+		}
+		return nil
+	}
 }
 
 // coveredOrderItems reads a page's items from its covered index entries as the walk copied
@@ -277,9 +323,11 @@ var orderScratch = sync.Pool{New: func() any { return new(orderRoom) }}
 
 // listOrders finds Get Order List's page in the order indexes, stores the count of every match
 // in *total and hands the page's keys in order_records to read, which decodes them — or, when
-// items are wanted and the index walked carries them (coversOrders, coveredKind), the page's
-// entries as coveredOrder reads them, and covered.
-func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFilter, items bool, total *int, read func(tx *bbolt.Tx, keys [][]byte, covered bool) error) error {
+// items are wanted, the index walked carries them (coversOrders, coveredKind), the page's
+// entries as coveredOrder reads them (orderEntries); or, items wanted from the index of all
+// orders with no filter left to check, the page's records, walked in order_records itself
+// (indexPage.records: it lists them in that index's order) and copied (orderRecordsRead).
+func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFilter, items bool, total *int, read func(tx *bbolt.Tx, keys [][]byte, form orderForm) error) error {
 	return s.view(ctx, func(tx *bbolt.Tx) error {
 		if _, err := s.readInstitution(tx, instID); err != nil || f.MatchesNothing() {
 			return err
@@ -296,21 +344,25 @@ func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFil
 			hi = cat(prefix, timeKey(*f.PlacedEnd))
 		}
 		keyOf := func(dst, k, _ []byte) []byte { return append(append(dst, head...), k[len(prefix):]...) } // institution, placed_at, order id
-		covered := items && coveredKind(filter[0]) && reads.orderItems
-		if covered {
-			keyOf = func(dst, k, v []byte) []byte { // the key's placed_at and order id, then the value
+		p := indexPage{bucket: bOrderIndex, prefix: prefix, lo: lo, hi: hi, byTime: true, residual: residual,
+			desc: f.Desc, offset: f.Offset, limit: f.Limit, keyOf: keyOf}
+		form := orderKeys
+		switch {
+		case items && coveredKind(filter[0]) && reads.orderItems:
+			form, p.keyOf = orderEntries, func(dst, k, v []byte) []byte { // the key's placed_at and order id, then the value
 				rest := k[len(prefix):]
 				return append(append(binary.AppendUvarint(dst, uint64(len(rest))), rest...), v...)
 			}
+		case items && filter[0] == kindAll && !residual:
+			form, p.keyOf = orderRecordsRead, func(dst, _, v []byte) []byte { return append(dst, v...) }
+			p.records, p.head = bOrders, head
 		}
-		ids, n, err := s.page(ctx, tx, indexPage{bucket: bOrderIndex, prefix: prefix, lo: lo, hi: hi, byTime: true, residual: residual,
-			desc: f.Desc, offset: f.Offset, limit: f.Limit, keyOf: keyOf,
-		}, func() ([]byte, func(v []byte) bool) { return orderFilter(f) })
+		ids, n, err := s.page(ctx, tx, p, func() ([]byte, func(v []byte) bool) { return orderFilter(f) })
 		*total = n
 		if err != nil {
 			return err
 		}
-		return read(tx, ids, covered)
+		return read(tx, ids, form)
 	})
 }
 

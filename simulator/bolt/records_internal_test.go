@@ -686,12 +686,20 @@ func TestOrderItemMatchesWholeOrder(t *testing.T) {
 			*a = simulator.Amount{Big: &d}
 		}
 		require.Equal(t, want, got, "order %d", i)
-		for n := 1; n < len(raw); n += 1 + len(raw)/20 {
+		step := 1 + len(raw)/20
+		if i < 300 {
+			step = 1 // every cut
+		}
+		for n := 1; n < len(raw); n += step {
 			d := decoder{b: raw[1:n]}
 			d.share()
 			d.orderItem(&got)
 			require.Error(t, d.err, "order %d cut at %d bytes", i, n)
 		}
+		long := decoder{b: append(raw[1:len(raw):len(raw)], 0)}
+		long.share()
+		long.orderItem(&got)
+		require.Error(t, long.err, "order %d with a byte more", i)
 	}
 }
 
@@ -1122,9 +1130,10 @@ func TestEarlierLayoutMovesInLinearTime(t *testing.T) {
 
 // Order list items read from covered index values (orderItemValue) against whole orders.
 // A page of orders read with their strings cut from one arena (orderItems,
-// decoder.orderItemStrings) holds each order's item as the whole order gives it — orders whose
-// product, side or status an item knows beside ones it does not (read on their own), and
-// records of the JSON form, in any mix on one page.
+// decoder.orderItemStrings), or from copies of their records (recordOrderItems), holds each
+// order's item as the whole order gives it — orders whose product, side or status an item
+// knows beside ones it does not (read on their own), and records of the JSON form, in any mix
+// on one page; a cut record is an error.
 func TestOrderItemsMatchWholeOrders(t *testing.T) {
 	g := recordGen{rand.New(rand.NewPCG(34, 4))}
 	db := tempStore(t, nil)
@@ -1171,6 +1180,12 @@ func TestOrderItemsMatchWholeOrders(t *testing.T) {
 			}
 			items, err := orderItems(tx, pageKeys, instID)
 			require.NoError(t, err)
+			copies := make([][]byte, len(page)) // the records as a walk of order_records copies them
+			for i, k := range page {
+				copies[i] = bytes.Clone(raws[k])
+			}
+			require.Equal(t, sameForm(items), sameForm(OrderItemsOf(t, &simulator.OrderItemPage{Read: recordOrderItems(copies, instID)})),
+				"the page at %d read from its records' copies", start)
 			for i, k := range page {
 				var whole simulator.Order
 				require.NoError(t, decodeRecord(raws[k], &whole))
@@ -1194,8 +1209,18 @@ func TestOrderItemsMatchWholeOrders(t *testing.T) {
 				require.Error(t, d.err, "cut at %d bytes", n)
 			}
 		}
+		for _, raw := range raws[:50] {
+			for n := 1; n < len(raw); n += 1 + len(raw)/20 {
+				page := &simulator.OrderItemPage{Read: recordOrderItems([][]byte{raw[:n]}, instID)}
+				require.Error(t, page.Each(func(*simulator.OrderItem) {}), "a record's copy cut at %d bytes", n)
+			}
+		}
 		_, err := orderItems(tx, keys[:1], "ins_other")
 		require.Error(t, err, "another institution's order: a stale index")
+		for _, raw := range raws[:8] { // a record of either form
+			page := &simulator.OrderItemPage{Read: recordOrderItems([][]byte{raw}, "ins_other")}
+			require.Error(t, page.Each(func(*simulator.OrderItem) {}), "another institution's order")
+		}
 		return nil
 	}))
 }
@@ -1627,6 +1652,104 @@ func TestDecoderVarintsAreBinarys(t *testing.T) {
 			require.Equal(t, v, d.varint(), "varint % x", in)
 			at, next := uvarintAt(append([]byte{0xff}, in...), 1)
 			require.Equal(t, [2]uint64{u, uint64(1 + k)}, [2]uint64{at, uint64(next)}, "uvarintAt % x", in)
+		}
+	}
+}
+
+// A page of an institution's whole order list (no filter but a placed_at range) is walked in
+// order_records, which lists its orders in that index's order, and its items read from the
+// records' copies (recordOrderItems): between two institutions whose orders lie on either
+// side of its own there, every such page — at any depth, in either order, with ranges whose
+// bounds fall anywhere, read by its day and hour counters, before them (by walking) and with
+// its counters read whole — holds the items and total of the same page of whole orders
+// (ListOrders, which reads each record by the key its index entry names).
+func TestAllOrdersPagesWalkTheirRecords(t *testing.T) {
+	start, g := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), recordGen{rand.New(rand.NewPCG(34, 11))}
+	ctx, db := context.Background(), tempStore(t, nil)
+	l, err := db.NewLoader(ctx, true)
+	require.NoError(t, err)
+	for _, id := range []string{"ins_a", "ins_b", "ins_c"} {
+		require.NoError(t, l.Institution(simulator.Institution{ID: id, Name: id}))
+		for i := range 600 {
+			o := g.order()
+			o.ID, o.InstitutionID, o.UserAccountID = fmt.Sprintf("ord_%s_%04d", id, i), id, fmt.Sprintf("u%02d", i%30)
+			o.Product, o.Side = simulator.Products[g.r.IntN(4)], orderSides[g.r.IntN(2)]
+			o.Status = simulator.OrderStatuses[g.r.IntN(4)]
+			o.PlacedAt = start.Add(time.Duration(g.r.Int64N(int64(72 * time.Hour))))
+			require.NoError(t, l.Transaction(simulator.Transaction{ID: "txn_" + o.ID, InstitutionID: id, OrderIDs: []string{o.ID}}, []simulator.Order{*o}))
+		}
+	}
+	require.NoError(t, l.Finish("tok"))
+	setMarks := func(on bool) {
+		require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+			for _, m := range [][]byte{metaDays, metaHours} {
+				var err error
+				if on {
+					err = tx.Bucket(bMeta).Put(m, []byte("1"))
+				} else {
+					err = tx.Bucket(bMeta).Delete(m)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+	r := rand.New(rand.NewPCG(34, 12))
+	instant := func() *time.Time {
+		at := start.Add(-time.Hour + time.Duration(r.Int64N(int64(75*time.Hour))))
+		if r.IntN(3) == 0 {
+			at = at.Truncate(time.Hour)
+		}
+		return &at
+	}
+	for i := range 200 {
+		f := simulator.OrderFilter{Limit: 1 + r.IntN(60), Offset: r.IntN(650), Desc: r.IntN(2) == 0}
+		if r.IntN(2) == 0 {
+			f.PlacedStart, f.Offset = instant(), r.IntN(100)
+		}
+		if r.IntN(2) == 0 {
+			f.PlacedEnd = instant()
+		}
+		whole, err := db.ListOrders(ctx, "ins_b", f)
+		require.NoError(t, err)
+		want := make([]simulator.OrderItem, len(whole.Orders))
+		for j, o := range whole.Orders {
+			want[j] = o.Item()
+		}
+		setMarks(i%4 != 0) // one query in four read as a store without counters is
+		for range 3 {      // a state's first page, then its counters read whole
+			page, err := db.ListOrderItems(ctx, "ins_b", f)
+			require.NoError(t, err)
+			require.Equal(t, whole.Total, page.Total, "query %d: %+v", i, f)
+			require.Equal(t, sameForm(want), sameForm(OrderItemsOf(t, page)), "query %d: %+v", i, f)
+		}
+	}
+
+	// Counters that overstate the index (they never should) send a counted walk past the end
+	// of the institution's records, into the next one's: it is walked again comparing keys,
+	// and the page holds the range's orders alone.
+	setMarks(true)
+	latest, err := db.ListOrders(ctx, "ins_b", simulator.OrderFilter{Limit: 1, Desc: true})
+	require.NoError(t, err)
+	h := hourOf(timeKey(latest.Orders[0].PlacedAt))
+	from := timeFromKey(u64(uint64(h) * uint64(hourWidth))) // the start of its counter's hour
+	tail := func(desc bool) []simulator.OrderItem {
+		page, err := db.ListOrderItems(ctx, "ins_b", simulator.OrderFilter{Limit: 100, PlacedStart: &from, Desc: desc})
+		require.NoError(t, err)
+		return sameForm(OrderItemsOf(t, page))
+	}
+	want := map[bool][]simulator.OrderItem{false: tail(false), true: tail(true)}
+	require.NotEmpty(t, want[false])
+	all := cat(inst("ins_b"), []byte{kindAll, sortCreated})
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+		b, k := tx.Bucket(bCounts), hourCountKey(bOrderIndex, all, h)
+		return b.Put(k, u64(binary.BigEndian.Uint64(b.Get(k))+5))
+	}))
+	for range 2 { // a state's first page, then its counters read whole
+		for _, desc := range []bool{false, true} {
+			assert.Equal(t, want[desc], tail(desc), "desc %v: got the orders of a walk past the range", desc)
 		}
 	}
 }

@@ -48,7 +48,7 @@ func pageCounted(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool,
 	return pageWalk(ctx, b, lo, hi, desc, offset, limit, nil, nil, keyOf, nil, true)
 }
 
-// pageWalk is pageScan that, given marks (walkMarks: the keys of every markEvery-th entry of
+// pageWalk is pageScan that, given marks (pageReads.walks: the keys of every markEvery-th entry of
 // the walk, as far as earlier walks in the same state went), starts at the last mark at or
 // before offset instead of at the range's start, and adds to marks.fresh those it passes
 // beyond the known ones.
@@ -151,6 +151,40 @@ type indexPage struct {
 	// names: the page's keys are made in one arena, ready to read. Nil: the page is the
 	// entries' values (the transaction's bytes), for an index that carries what a page shows.
 	keyOf func(dst, k, v []byte) []byte
+	// records, when set, is a bucket holding a record for each entry under prefix, in the
+	// index's order, keyed by head and the entry's key past prefix (the index of all orders
+	// and order_records: clustered.go). The page is walked there instead of in the index —
+	// the records it shows, without an entry's step and a record's step each — and keyOf
+	// reads records. The index still counts. Never with residual: a filter reads the index's
+	// values.
+	records, head []byte
+}
+
+// walked returns the bucket the page's entries are read from: records, else the index.
+func (p *indexPage) walked() []byte {
+	if p.records != nil {
+		return p.records
+	}
+	return p.bucket
+}
+
+// walkKey returns the key in the walked bucket of k, a key under the page's prefix, the
+// prefix itself or its end (prefixEnd; nil for the index's end).
+func (p *indexPage) walkKey(k []byte) []byte {
+	if p.records == nil {
+		return k
+	}
+	return recordKey(p.prefix, p.head, k)
+}
+
+// recordKey returns the key in a bucket of records keyed by head and the rest of their index
+// entries' keys past prefix (indexPage.records) of k, a key under prefix, prefix itself or
+// its end (prefixEnd; nil for the index's end).
+func recordKey(prefix, head, k []byte) []byte {
+	if k == nil || len(k) == len(prefix) && !bytes.Equal(k, prefix) {
+		return prefixEnd(head)
+	}
+	return cat(head, k[len(prefix):])
 }
 
 // page reads the page's ids and the range's total: by the day counters when nothing is left to
@@ -169,14 +203,17 @@ func (s *DB) page(ctx context.Context, tx *bbolt.Tx, p indexPage, filter func() 
 		if !ranged {
 			known = reads.countOf(tx, p.bucket, p.prefix)
 		}
-		return pageDays(ctx, tx, reads, p.bucket, p.prefix, p.lo, p.hi, p.desc, p.offset, p.limit, known, p.keyOf)
+		return pageDays(ctx, tx, reads, &p, known)
 	case !p.residual && !ranged:
 		total := reads.countOf(tx, p.bucket, p.prefix)
-		ids, err := s.pageKnown(ctx, tx, p.bucket, p.lo, p.hi, p.desc, p.offset, p.limit, total, p.keyOf)
+		ids, err := pageKnown(ctx, tx, reads, p.walked(), p.walkKey(p.lo), p.walkKey(p.hi), p.desc, p.offset, p.limit, total, p.keyOf)
 		return ids, total, err
 	}
 	key, match := filter()
-	return s.pageFiltered(ctx, tx, p.bucket, p.lo, p.hi, key, p.desc, p.offset, p.limit, match, p.keyOf)
+	if p.records != nil {
+		match = nil // nothing is left to filter (records are walked only then): a range of a store without day counters
+	}
+	return s.pageFiltered(ctx, tx, p.walked(), p.walkKey(p.lo), p.walkKey(p.hi), key, p.desc, p.offset, p.limit, match, p.keyOf)
 }
 
 // pageFiltered is pageScan over a range with a filter its index does not cover, which the walk
@@ -466,8 +503,8 @@ const scanCheckEvery = 4096
 // pageKnown is pageScan for a range of bucket whose size is known (from the counters) and that
 // needs no match: a page past the middle is walked from the far end, so a deep offset costs at
 // most half the range; a page markEvery or more from the end it is walked from starts at the
-// walks' last mark before it (walkMarks).
-func (s *DB) pageKnown(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi []byte, desc bool, offset, limit, total int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
+// walks' last mark before it (pageReads.walks).
+func pageKnown(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, lo, hi []byte, desc bool, offset, limit, total int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
 	if offset >= total || limit <= 0 {
 		return [][]byte{}, nil
 	}
@@ -479,11 +516,11 @@ func (s *DB) pageKnown(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi []byte,
 	}
 	var marks *marking
 	if offset >= markEvery {
-		marks = s.marks.get(tx, bucket, lo, hi, desc)
+		marks = reads.marks(bucket, lo, hi, desc)
 	}
 	ids, err := pageWalk(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, nil, nil, keyOf, marks, true)
 	if err == nil && marks != nil {
-		s.marks.put(tx, marks)
+		reads.putMarks(marks)
 	}
 	if far {
 		slices.Reverse(ids)
@@ -491,34 +528,12 @@ func (s *DB) pageKnown(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi []byte,
 	return ids, err
 }
 
-// markEvery is how many entries apart walkMarks keeps a walk's marks: about what a descent to
+// markEvery is how many entries apart pageReads keeps a walk's marks: about what a descent to
 // a mark costs in entries stepped over (seekEntries).
 const markEvery = 64
 
-// walkMarksMax bounds the marks walkMarks keeps, in keys (of under a hundred bytes each).
+// walkMarksMax bounds the marks a pageReads keeps, in keys (of under a hundred bytes each).
 const walkMarksMax = 1 << 16
-
-// walkMarks remembers how far whole-index walks (pageKnown) went: for a range walked in one
-// direction, in one store state — the file and its last committed transaction, as a read
-// transaction sees them —, the key of every markEvery-th entry from the range's start, as far
-// as pages have walked it. A page deep into a list that no counter splits (a page sorted by
-// user_account_id: the day counters serve the lists sorted by time) then starts at the mark
-// before its offset, one descent, instead of stepping over every entry before it — the mix
-// asks such pages up to a hundredth of the users deep, ten thousand entries at a million
-// users. Marks are read only in the state they were taken in, so no write has to clear them;
-// at most walkMarksMax keys, and it starts again empty when full.
-type walkMarks struct {
-	mu   sync.Mutex
-	m    map[string]*markList
-	keys int
-}
-
-// markList is the marks of one range and direction in one store state.
-type markList struct {
-	db   *bbolt.DB
-	txid int
-	keys [][]byte // keys[i]: the key of entry (i+1)*markEvery of the walk
-}
 
 // marking is a walk's view of its range's marks: those known when it began and those it
 // passed beyond them.
@@ -544,8 +559,9 @@ func (m *marking) next() int {
 	return (len(m.known) + 1) * markEvery
 }
 
-// get returns the marks of range [lo, hi) of bucket walked in direction desc, in tx's state.
-func (w *walkMarks) get(tx *bbolt.Tx, bucket, lo, hi []byte, desc bool) *marking {
+// marks returns the marks of range [lo, hi) of bucket walked in direction desc in r's state
+// (none for a write transaction's r).
+func (r *pageReads) marks(bucket, lo, hi []byte, desc bool) *marking {
 	name := make([]byte, 0, len(bucket)+len(lo)+len(hi)+8)
 	for _, part := range [][]byte{bucket, lo, hi} {
 		name = binary.AppendUvarint(name, uint64(len(part)))
@@ -555,44 +571,40 @@ func (w *walkMarks) get(tx *bbolt.Tx, bucket, lo, hi []byte, desc bool) *marking
 		name = append(name, 1)
 	}
 	m := &marking{name: string(name)}
-	w.mu.Lock()
-	if l := w.m[m.name]; l != nil && l.db == tx.DB() && l.txid == int(tx.ID()) {
-		m.known = l.keys[:len(l.keys):len(l.keys)] // only ever appended to
+	r.mu.Lock()
+	if l := r.walks[m.name]; l != nil {
+		m.known = l[:len(l):len(l)] // only ever appended to
 	}
-	w.mu.Unlock()
+	r.mu.Unlock()
 	return m
 }
 
-// put adds the marks a walk took beyond those it knew, in tx's state.
-func (w *walkMarks) put(tx *bbolt.Tx, m *marking) {
-	if len(m.fresh) == 0 {
+// putMarks adds the marks a walk took beyond those it knew.
+func (r *pageReads) putMarks(m *marking) {
+	if len(m.fresh) == 0 || r.walks == nil {
 		return
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	l := w.m[m.name]
-	if l == nil || l.db != tx.DB() || l.txid != int(tx.ID()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.walks[m.name]
+	if !ok {
 		if len(m.known) > 0 {
-			return // its marks are gone: another state's took their place
+			return // its marks are gone: the walks were emptied, full
 		}
-		if l != nil {
-			w.keys -= len(l.keys)
+		if r.markKeys+len(m.fresh) > walkMarksMax {
+			clear(r.walks)
+			r.markKeys = 0
 		}
-		if w.m == nil || w.keys+len(m.fresh) > walkMarksMax {
-			w.m, w.keys = map[string]*markList{}, 0
-		}
-		l = &markList{db: tx.DB(), txid: int(tx.ID())}
-		w.m[m.name] = l
 	}
-	if from := len(l.keys) - len(m.known); from >= 0 && from < len(m.fresh) && w.keys+len(m.fresh) <= walkMarksMax {
-		l.keys = append(l.keys, m.fresh[from:]...)
-		w.keys += len(m.fresh) - from
+	if from := len(l) - len(m.known); from >= 0 && from < len(m.fresh) && r.markKeys+len(m.fresh) <= walkMarksMax {
+		r.walks[m.name] = append(l, m.fresh[from:]...)
+		r.markKeys += len(m.fresh) - from
 	}
 }
 
 // pageReads is what list pages read of the store's marks (metaDays, metaHours, metaUserItems,
-// metaOrderItems) and of its per-prefix counters, kept for one store state — the file and its
-// last committed transaction, as a read transaction sees them, as walkMarks keeps its marks.
+// metaOrderItems) and of its per-prefix counters, and how far their walks went, kept for one
+// store state — the file and its last committed transaction, as a read transaction sees them.
 // Each of those reads is a descent from the root (a bucket's, then its key's): three to five
 // a page, a tenth of a user page's instructions, for values that only a write moves. A write
 // transaction reads its counters from the store itself (readsOf), so it sees its own writes.
@@ -605,23 +617,36 @@ type pageReads struct {
 	mu     sync.Mutex
 	counts map[string]int // countOf by countKey, as far as pages asked
 	// tables holds the day counters of the prefixes read twice in this state, by
-	// dayCountsPrefix: nil after the first ask (a doorkeeper — a state a write ends after a
-	// page or two never reads them all), noTable past pageTableDaysMax days kept.
+	// dayCountsPrefix, and their hour counters by hourCountsPrefix (dayRange.hourTable): nil
+	// after the first ask (a doorkeeper — a state a write ends after a page or two never reads
+	// them all), noTable past pageTableDaysMax days (or hours) kept.
 	tables    map[string]*dayTable
 	tableDays int // the days the tables hold
+	// walks remembers how far whole-index walks (pageKnown) went in this state: for a range
+	// walked in one direction (by its name, marks), the key of every markEvery-th entry from
+	// the range's start, as far as pages have walked it. A page deep into a list that no
+	// counter splits (a page sorted by user_account_id: the day counters serve the lists
+	// sorted by time) then starts at the mark before its offset, one descent, instead of
+	// stepping over every entry before it — the mix asks such pages up to a hundredth of the
+	// users deep, ten thousand entries at a million users. Marks are read only in the state
+	// they were taken in, so no write has to clear them; at most walkMarksMax keys
+	// (markKeys), and it starts again empty when full.
+	walks    map[string][][]byte
+	markKeys int
 }
 
-// pageTableDaysMax bounds the days a pageReads's tables hold (12 bytes each): a store's
-// prefixes sorted by time over a few years of days hold a few hundred thousand.
+// pageTableDaysMax bounds the days (and hours) a pageReads's tables hold (12 bytes each): a
+// store's prefixes sorted by time over a few years of days hold a few hundred thousand, an
+// institution's whole lists' hours 8,760 a year each.
 const pageTableDaysMax = 1 << 20
 
 // noTable marks a prefix whose day counters were asked for once the tables held their most.
 var noTable = new(dayTable)
 
-// dayTable returns the day counters under cp (dayCountsPrefix) of counts, read whole the second
-// time cp is asked for in this state (readDayTable); nil before then, past pageTableDaysMax days
-// kept, or for a write transaction's r (it walks the counters).
-func (r *pageReads) dayTable(counts *bbolt.Bucket, cp []byte) *dayTable {
+// dayTable returns the day counters under cp (dayCountsPrefix) of tx's bCounts, read whole the
+// second time cp is asked for in this state (readDayTable); nil before then, past
+// pageTableDaysMax days kept, or for a write transaction's r (it walks the counters).
+func (r *pageReads) dayTable(tx *bbolt.Tx, cp []byte) *dayTable {
 	if r.tables == nil {
 		return nil
 	}
@@ -637,7 +662,7 @@ func (r *pageReads) dayTable(counts *bbolt.Bucket, cp []byte) *dayTable {
 	if t != nil || !asked {
 		return t
 	}
-	t = readDayTable(counts, cp)
+	t = readDayTable(tx.Bucket(bCounts), cp)
 	r.mu.Lock()
 	if r.tableDays+len(t.days) > pageTableDaysMax {
 		t = noTable
@@ -668,7 +693,7 @@ func (s *DB) readsOf(tx *bbolt.Tx) *pageReads {
 		days: meta.Get(metaDays) != nil, hours: meta.Get(metaHours) != nil,
 		userItems: meta.Get(metaUserItems) != nil, orderItems: meta.Get(metaOrderItems) != nil}
 	if !tx.Writable() {
-		r.counts, r.tables = map[string]int{}, map[string]*dayTable{}
+		r.counts, r.tables, r.walks = map[string]int{}, map[string]*dayTable{}, map[string][][]byte{}
 		s.reads.Store(r)
 	}
 	return r
