@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -338,21 +339,31 @@ func (e *encoder) valuedItemAccounts(accounts []simulator.Account, at *pricedIns
 	e.uvarint(at.version)
 	start := len(e.b)
 	e.length(len(accounts), accounts == nil)
-	var room [4]int
-	slots := room[:0] // where each account's value goes
-	var amounts encoder
+	// Room on the stack for a typical user's: where each account's value goes, the accounts
+	// valued.
+	var slotRoom [4]int
+	var rowRoom [4]simulator.AccountRow
+	slots := slotRoom[:0]
 	for i := range accounts {
 		e.itemAccountHead(&accounts[i])
 		slots = append(slots, len(e.b))
 		e.b = append(e.b, make([]byte, 8)...)
-		amounts.b = amounts.b[:0]
-		if !amounts.fixedAccountAmounts(&accounts[i]) {
+		// The amounts' length, one byte when under 128 (every typical account's), else moved up.
+		size := len(e.b)
+		e.b = append(e.b, 0)
+		if !e.fixedAccountAmounts(&accounts[i]) {
 			return false
 		}
-		e.uvarint(uint64(len(amounts.b)))
-		e.b = append(e.b, amounts.b...)
+		if n := len(e.b) - size - 1; n < 0x80 {
+			e.b[size] = byte(n)
+		} else {
+			var l [binary.MaxVarintLen64]byte
+			k := binary.PutUvarint(l[:], uint64(n))
+			e.b = slices.Insert(e.b, size+1, l[1:k]...)
+			copy(e.b[size:], l[:k])
+		}
 	}
-	rows, _, ok := valueFixedAccounts(e.b[start:], valuedExact, at.prices, make([]simulator.AccountRow, 0, len(accounts)))
+	rows, _, ok := valueFixedAccounts(e.b[start:], valuedExact, at.prices, rowRoom[:0])
 	if !ok {
 		return false
 	}

@@ -500,16 +500,18 @@ type pricedInstitution struct {
 	*simulator.Institution
 	prices  *priceTable
 	version uint64
+	raw     []byte // the stored record it was read from (writeTx.pricing), nil for one written
 }
 
 // readPriced is readInstitution with the institution's price table.
 func (s *DB) readPriced(tx *bbolt.Tx, id string) (*pricedInstitution, error) {
 	v, err := s.caches[string(bInstitutions)].get(tx, id, func() (any, error) {
+		raw := tx.Bucket(bInstitutions).Get([]byte(id))
 		in, err := getInstitution(tx, id)
 		if err != nil {
 			return nil, err
 		}
-		return &pricedInstitution{in, newPriceTable(in.Prices), priceVersion(tx, id)}, nil
+		return &pricedInstitution{in, newPriceTable(in.Prices), priceVersion(tx, id), bytes.Clone(raw)}, nil
 	})
 	if err != nil {
 		return nil, err

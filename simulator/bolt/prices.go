@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"encoding/binary"
 	"maps"
 	"math"
@@ -188,9 +189,11 @@ func (w *writeTx) nextPriceVersion(in *simulator.Institution) (version uint64, c
 // pricing returns the institution whose users this transaction writes valued at its prices
 // (userIndexValue), or nil when it has none to value them at: a build's or a load's writer
 // knows the institutions it wrote (putInstitution registers them in w.prices), any other reads
-// the institution (through the read cache unless this transaction wrote institutions). Any
-// institution with its version will do — values are read as stored only at the version they
-// were written at — so a cached one a little older than the transaction's is no error.
+// the institution as this transaction sees it — its price table from the read cache when the
+// cached one was read from the same stored record, and always the transaction's price version:
+// a value is read as stored only at the version it keeps, so the pair must be this state's (a
+// cached one a moment old, after a restore or a reset, could name a version the store gives
+// other prices later).
 func (w *writeTx) pricing(id string) *pricedInstitution {
 	if p, ok := w.prices[id]; ok {
 		return p
@@ -198,16 +201,21 @@ func (w *writeTx) pricing(id string) *pricedInstitution {
 	if w.Tx == nil || w.bulk != nil {
 		return nil
 	}
-	if !w.written[string(bInstitutions)] {
-		if v, ok := w.db.caches[string(bInstitutions)].peek(id); ok {
-			return v.(*pricedInstitution)
-		}
-	}
-	in, err := getInstitution(w.Tx, id)
-	if err != nil {
+	raw := w.Bucket(bInstitutions).Get([]byte(id))
+	if raw == nil {
 		return nil
 	}
-	p := &pricedInstitution{in, newPriceTable(in.Prices), priceVersion(w.Tx, id)}
+	version := priceVersion(w.Tx, id)
+	var p *pricedInstitution
+	if v, ok := w.db.caches[string(bInstitutions)].peek(id); ok && bytes.Equal(v.(*pricedInstitution).raw, raw) {
+		p = &pricedInstitution{v.(*pricedInstitution).Institution, v.(*pricedInstitution).prices, version, nil}
+	} else {
+		var in simulator.Institution
+		if err := decodeRecord(raw, &in); err != nil {
+			return nil
+		}
+		p = &pricedInstitution{&in, newPriceTable(in.Prices), version, nil}
+	}
 	if w.prices == nil {
 		w.prices = map[string]*pricedInstitution{}
 	}

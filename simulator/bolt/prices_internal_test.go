@@ -162,3 +162,38 @@ func TestUserValuesFollowPriceVersions(t *testing.T) {
 	setPrice("VTI", decimal.New(1, 0))
 	check(2, "a price changed after the restore")
 }
+
+// A write values a user at the prices and price version its own transaction sees, even when the
+// read cache still holds the institution as an earlier state had it (as it may for a moment
+// after a restore or a reset, whose versions start again).
+func TestUserValuedAtItsTransactionsPrices(t *testing.T) {
+	ctx := context.Background()
+	db := tempStore(t, nil)
+	l, err := db.NewLoader(ctx, true)
+	require.NoError(t, err)
+	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Name: "a", Prices: map[string]decimal.Decimal{"AAPL": decimal.New(19012, -2)}}))
+	u := simulator.User{PlatformID: "usr_1", InstitutionID: "ins_a", UserAccountID: "u1", CreatedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
+		Accounts: []simulator.Account{{Product: simulator.ProductSecurities, KYCStatus: simulator.KYCApproved, Cash: decimal.New(100, 0),
+			Holdings: []simulator.Holding{{Symbol: "AAPL", Quantity: decimal.New(3, 0)}}}}}
+	require.NoError(t, l.User(u))
+	require.NoError(t, l.Finish("tok"))
+	require.NoError(t, db.view(ctx, func(tx *bbolt.Tx) error { _, err := db.readPriced(tx, "ins_a"); return err })) // cached
+	// Another state's institution behind the cache's back: other prices at version 5.
+	later := map[string]decimal.Decimal{"AAPL": decimal.New(2, 0)}
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+		raw, err := encodeRecord(&simulator.Institution{ID: "ins_a", Name: "a", Prices: later})
+		require.NoError(t, err)
+		require.NoError(t, tx.Bucket(bInstitutions).Put([]byte("ins_a"), raw))
+		return tx.Bucket(bPriceVersions).Put([]byte("ins_a"), []byte{5})
+	}))
+	require.NoError(t, db.update(ctx, func(w *writeTx) error {
+		was := u
+		u.LiveSessions++
+		return w.putUser(&was, &u)
+	}))
+	require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
+		v := tx.Bucket(bUserIndex).Get(cat(inst("ins_a"), []byte{kindAll, sortCreated}, timeKey(u.CreatedAt), []byte(u.PlatformID)))
+		require.Equal(t, userIndexValue(&u, true, &pricedInstitution{prices: newPriceTable(later), version: 5}), v, "valued at the transaction's prices and version")
+		return nil
+	}))
+}

@@ -447,11 +447,11 @@ func TestCoveredItemMatchesWholeUser(t *testing.T) {
 	for i := range 5000 {
 		u, _, whole, prices := g.itemCase(t)
 		want := whole.Item(prices, []simulator.AccountItem{}) // nil and empty render alike
-		in := &pricedInstitution{&simulator.Institution{Prices: prices}, newPriceTable(prices), 7}
+		in := &pricedInstitution{&simulator.Institution{Prices: prices}, newPriceTable(prices), 7, nil}
 		_, _, _, before := g.itemCase(t)
 		// The value as a store without values writes it, valued at the prices of its version,
 		// and valued at other prices (a version before): each reads as the whole user does.
-		for form, at := range []*pricedInstitution{nil, in, {&simulator.Institution{Prices: before}, newPriceTable(before), 6}} {
+		for form, at := range []*pricedInstitution{nil, in, {&simulator.Institution{Prices: before}, newPriceTable(before), 6, nil}} {
 			v := userIndexValue(u, true, at)
 			got, err := coveredItems([][]byte{v}, in)
 			require.NoError(t, err)
@@ -1513,7 +1513,7 @@ func TestFixedItemAccountsMatchTheGeneralReader(t *testing.T) {
 		unit, _ := simulator.ScaleExact(1, int64(places))
 		return decimal.New(r.Int64N(2e3*unit)-1e3*unit, -int32(places))
 	}
-	fast, typicalFast, typicalAll, valued := 0, 0, 0, 0
+	fast, typicalFast, typicalAll, valued, longAmounts := 0, 0, 0, 0, 0
 	for i := range 20000 {
 		typical := i%2 == 0
 		somePrices := func() map[string]decimal.Decimal {
@@ -1543,7 +1543,11 @@ func TestFixedItemAccountsMatchTheGeneralReader(t *testing.T) {
 				}
 				a.KYCApprovedAt = &at
 			}
-			for range r.IntN(6) {
+			holdings := r.IntN(6)
+			if r.IntN(8) == 0 {
+				holdings += 8 // amounts of 128 bytes or more: their length takes two bytes
+			}
+			for range holdings {
 				s := symbols[r.IntN(len(symbols))]
 				if typical {
 					s = symbols[r.IntN(5)]
@@ -1564,6 +1568,11 @@ func TestFixedItemAccountsMatchTheGeneralReader(t *testing.T) {
 		table := newPriceTable(prices)
 		if valuedLikeFixed(t, e.b[1:], accounts, table, newPriceTable(somePrices())) {
 			valued++
+			for _, a := range accounts {
+				if len(a.Holdings) >= 8 {
+					longAmounts++
+				}
+			}
 		}
 		for cut := len(e.b); cut >= 1; cut-- {
 			v := e.b[1:cut]
@@ -1597,6 +1606,7 @@ func TestFixedItemAccountsMatchTheGeneralReader(t *testing.T) {
 	require.Equal(t, typicalAll, typicalFast, "typical users are valued in one pass")
 	require.Greater(t, fast, typicalFast, "some other users are too")
 	require.Greater(t, valued, fast*9/10, "users valued in one pass keep their values")
+	require.Greater(t, longAmounts, 100, "accounts whose amounts' length takes two bytes")
 }
 
 // valuedLikeFixed checks the accounts of tag 3 (encoder.valuedItemAccounts) against those of

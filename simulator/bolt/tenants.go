@@ -90,7 +90,7 @@ func (w *writeTx) putInstitution(in *simulator.Institution) error {
 	}
 	if w.Tx == nil || w.bulk != nil {
 		if w.prices != nil {
-			w.prices[in.ID] = &pricedInstitution{in, newPriceTable(in.Prices), version}
+			w.prices[in.ID] = &pricedInstitution{in, newPriceTable(in.Prices), version, nil}
 		}
 	} else {
 		delete(w.prices, in.ID)

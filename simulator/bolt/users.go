@@ -66,7 +66,7 @@ func userIndexValue(u *simulator.User, covered bool, at *pricedInstitution) []by
 	if !covered {
 		return s.encode()
 	}
-	e := encoder{b: make([]byte, 0, 64)}
+	e := encoder{b: make([]byte, 0, 192)} // a generated set's users' values are 100-190 bytes
 	e.b = append(append(e.b, timeKey(s.created)...), s.statuses[:]...)
 	e.uvarint(uint64(len(s.uaid)))
 	e.b = append(e.b, s.uaid...)
