@@ -7,18 +7,21 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-// newMarks are the marks of what a store keeps since a version of the format, set on a store
-// created or emptied since (markNew); a store written before lacks them and is read as before.
-var newMarks = [][]byte{metaDays, metaUserItems, metaOrderItems, metaHours, metaUsersByID, metaUserValues, metaOrderPlain}
+// newMarks are the marks of what a store keeps since a version of the format (since), set on a
+// store created or emptied since (markNew); a store written before lacks them and is read as
+// before. Format 6 came with two: user_values (a user's account values kept at a price version)
+// and order_plain (covered order values note strings that need no JSON escaping).
+var newMarks = []struct {
+	key   []byte
+	since int
+}{{metaDays, 1}, {metaUserItems, 2}, {metaOrderItems, 3}, {metaHours, 4}, {metaUsersByID, 5}, {metaUserValues, 6}, {metaOrderPlain, 6}}
 
-// storeFormat is the format of the stores this code creates: one more with each mark of
-// newMarks (decisions D17) up to 5; 6 came with two, user_values (metaUserValues) and
-// order_plain (metaOrderPlain: covered order values note strings that need no JSON escaping).
-// A store keeps the format it was created or emptied with (metaFormat), and one of a later
-// format is refused (checkFormat): this code would write to it without keeping what that
-// format keeps — an order written without the list item or the hour counter its readers trust
-// — and the later code would read wrong pages from it. A store from before the format was kept
-// has none, and is read as its marks say.
+// storeFormat is the format of the stores this code creates: the format of newMarks' latest
+// mark (decisions D17). A store keeps the format it was created or emptied with (metaFormat),
+// and one of a later format is refused (checkFormat): this code would write to it without
+// keeping what that format keeps — an order written without the list item or the hour counter
+// its readers trust — and the later code would read wrong pages from it. A store from before the
+// format was kept has none, and is read as its marks say.
 const storeFormat = 6
 
 // metaFormat keeps a store's format, in decimal.
@@ -28,7 +31,7 @@ var metaFormat = []byte("format")
 func markNew(tx *bbolt.Tx) error {
 	meta := tx.Bucket(bMeta)
 	for _, mark := range newMarks {
-		if err := meta.Put(mark, []byte("1")); err != nil {
+		if err := meta.Put(mark.key, []byte("1")); err != nil {
 			return err
 		}
 	}

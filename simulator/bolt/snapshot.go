@@ -71,8 +71,8 @@ func (s *DB) RestoreSnapshot(ctx context.Context, path string) error {
 			// A snapshot of a store without day counters, or without list items in its user
 			// index, restores one without them.
 			for _, mark := range newMarks {
-				if m := stx.Bucket(bMeta); m == nil || m.Get(mark) == nil {
-					if err := w.Bucket(bMeta).Delete(mark); err != nil {
+				if m := stx.Bucket(bMeta); m == nil || m.Get(mark.key) == nil {
+					if err := w.Bucket(bMeta).Delete(mark.key); err != nil {
 						return err
 					}
 				}
