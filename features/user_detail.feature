@@ -345,6 +345,7 @@ Feature: Get User Detail
     Given a user "odd" whose user_account_id is the text "\"q\" back\\slash\ttab\nline\r\b\f\u0001\u001f é ü 中 <&> \u007f \u2028\u2029 end"
     And a user "quote" whose user_account_id is the text "\""
     And a user "backslash" whose user_account_id is the text "\\"
+    And a user "printable" whose user_account_id is the text "say \"hi\" to a\\b"
     When I GET "/users/{odd}/?user_account_id_type=platform"
     Then the response status is 200
     And the response body writes "{odd.user_account_id}" as FastAPI's JSON encoder does
@@ -358,6 +359,10 @@ Feature: Get User Detail
     Then the response body writes "{odd.user_account_id}" as FastAPI's JSON encoder does
     And the response body writes "{quote.user_account_id}" as FastAPI's JSON encoder does
     And the response body writes "{backslash.user_account_id}" as FastAPI's JSON encoder does
+    And the response body writes "{printable.user_account_id}" as FastAPI's JSON encoder does
+    When I GET "/users/{printable}/?user_account_id_type=platform"
+    Then the response status is 200
+    And the response body writes "{printable.user_account_id}" as FastAPI's JSON encoder does
 
   @assumed @sandbox @rule:D5.7 @rule:D5.8
   Scenario: Values stay exact where quantity × price no longer fits 64-bit integers
