@@ -1318,19 +1318,10 @@ func (d *decoder) coveredOrder(o *simulator.OrderItem) {
 		return
 	}
 	if o.HasCompletedAt = b[j] == 1; o.HasCompletedAt {
-		var sec, off int64
-		var nsec uint64
-		sec, j = varintAt(b, j+1)
-		nsec, j = uvarintAt(b, j)
-		if off, j = varintAt(b, j); j < 0 {
-			d.fail(errShort)
+		if o.CompletedAt, j = d.timeAt(b, j+1); j < 0 {
+			d.fail(errShort) // unless the time's fields failed first
 			return
 		}
-		if !timeFieldsOK(nsec, off) {
-			d.fail(errors.New("binary record: bad time"))
-			return
-		}
-		o.CompletedAt = unixTime(sec, nsec, off)
 	} else {
 		o.CompletedAt = time.Time{} // the item is reused: every field is set
 		j++
