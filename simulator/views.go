@@ -244,6 +244,34 @@ type OrderItemPage struct {
 	Total int
 	// Read, when set, gives the page's items as it is rendered.
 	Read OrderItemReader
+	// Room, when set, is what Read reads the items from, taken from a pool for this page: the
+	// page's last reader gives it back (Release) once it has read every item, never before.
+	Room Releaser
+}
+
+// Releaser is room a page is read from, given back for a later page once its last reader is
+// done with it.
+type Releaser interface{ Release() }
+
+// Release gives the page's room back for a later page (Room), once the page's last reader has
+// read every item: neither the page nor anything read from it may be used after — the page
+// then reads no item, and Each says so. A page without room (one whose store pooled nothing,
+// or released already) is left as it is: callers that keep a page simply never release it.
+func (p *OrderItemPage) Release() {
+	if p.Room == nil {
+		return
+	}
+	room := p.Room
+	p.Items, p.Read, p.Room = nil, releasedPage{}, nil
+	room.Release()
+}
+
+// releasedPage is the reader of a page released (OrderItemPage.Release): a read after it is a
+// bug of the caller's, an internal error rather than another page's bytes.
+type releasedPage struct{}
+
+func (releasedPage) ReadItems(func(*OrderItem)) error {
+	return Errorf(EINTERNAL, "order page read after it was released")
 }
 
 // OrderItemReader reads a page's items as it is rendered (OrderItemPage.Read). An interface

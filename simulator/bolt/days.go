@@ -158,7 +158,8 @@ type dayRange struct {
 	// each entry's key past prefix (indexPage.records; recordHead nil for the index).
 	walk       *bbolt.Bucket
 	recordHead []byte
-	cp         []byte // dayCountsPrefix
+	room       *pageRoom // where the page's walks put its keys (indexPage.room)
+	cp         []byte    // dayCountsPrefix
 	// hp is hourCountsPrefix when the index keeps hour counters, else nil; set when first
 	// needed (hoursOf), by the store's mark (pageReads).
 	hp             []byte
@@ -716,6 +717,7 @@ func countKeys(ctx context.Context, c *bbolt.Cursor, from, to []byte) (int, erro
 // the far end, so a deep offset reads at most half the counters.
 func pageDays(ctx context.Context, tx *bbolt.Tx, reads *pageReads, p *indexPage, known int) ([][]byte, int, error) {
 	r := newDayRange(ctx, tx, reads, p.bucket, p.prefix, p.lo, p.hi)
+	r.room = p.room
 	if r.walk = r.index; p.records != nil {
 		r.walk, r.recordHead = tx.Bucket(p.records), p.head
 	}
@@ -788,24 +790,24 @@ func (r *dayRange) pageFrom(u run, desc bool, k, limit int, keyOf func(dst, k, v
 	}
 	if k <= u.n/2 {
 		if desc {
-			return pageCounted(r.ctx, r.walk, at(r.lo), at(r.to(u)), true, k, limit, keyOf)
+			return pageCounted(r.ctx, r.walk, at(r.lo), at(r.to(u)), true, k, limit, keyOf, r.room)
 		}
-		return pageCounted(r.ctx, r.walk, at(r.from(u)), at(r.hi), false, k, limit, keyOf)
+		return pageCounted(r.ctx, r.walk, at(r.from(u)), at(r.hi), false, k, limit, keyOf, r.room)
 	}
 	// The run's last n entries in scan order, read from its far end, then the rest of the page
-	// from the start of what follows the run.
+	// from the start of what follows the run: both walks append to the room's ids, the page is
+	// what they added.
+	from := len(r.room.ids)
 	n := min(limit, u.n-k)
-	ids, err := pageCounted(r.ctx, r.walk, at(r.from(u)), at(r.to(u)), !desc, u.n-k-n, n, keyOf)
+	ids, err := pageCounted(r.ctx, r.walk, at(r.from(u)), at(r.to(u)), !desc, u.n-k-n, n, keyOf, r.room)
+	slices.Reverse(ids)
 	if err != nil || limit == n {
-		slices.Reverse(ids)
 		return ids, err
 	}
-	slices.Reverse(ids)
-	var rest [][]byte
 	if desc {
-		rest, err = pageCounted(r.ctx, r.walk, at(r.lo), at(r.from(u)), true, 0, limit-n, keyOf)
+		_, err = pageCounted(r.ctx, r.walk, at(r.lo), at(r.from(u)), true, 0, limit-n, keyOf, r.room)
 	} else {
-		rest, err = pageCounted(r.ctx, r.walk, at(r.to(u)), at(r.hi), false, 0, limit-n, keyOf)
+		_, err = pageCounted(r.ctx, r.walk, at(r.to(u)), at(r.hi), false, 0, limit-n, keyOf, r.room)
 	}
-	return append(ids, rest...), err
+	return r.room.ids[from:], err
 }

@@ -176,7 +176,9 @@ func (s *DB) Transaction(ctx context.Context, instID, id string) (*simulator.Tra
 // empty page when the placed_at window matches nothing.
 func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderPage, error) {
 	page := &simulator.OrderPage{Orders: []*simulator.Order{}}
-	return orNil(page, s.listOrders(ctx, instID, f, false, &page.Total, func(tx *bbolt.Tx, keys [][]byte, _ orderForm) (err error) {
+	room := takePageRoom() // the keys are read in the transaction: given back after it
+	defer room.Release()
+	return orNil(page, s.listOrders(ctx, instID, f, false, room, &page.Total, func(tx *bbolt.Tx, keys [][]byte, _ orderForm) (err error) {
 		page.Orders, err = pageRecords(tx, bOrders, keys, instID, func(o *simulator.Order) string { return o.InstitutionID }, "order")
 		return err
 	}))
@@ -186,11 +188,27 @@ func (s *DB) ListOrders(ctx context.Context, instID string, f simulator.OrderFil
 // it: read from the index entries the page's walk found when they carry it, or from the
 // records a walk of order_records found (a page of the index of all orders), one at a time as
 // the page is rendered (coveredOrders, recordOrders), else decoded from its record
-// (orderItems).
+// (orderItems). A page read as it is rendered holds the room its walk copied those bytes into
+// (pageRoom) until its last reader releases it (simulator.OrderItemPage.Release); one that
+// is never released leaves its room to the collector.
 func (s *DB) ListOrderItems(ctx context.Context, instID string, f simulator.OrderFilter) (*simulator.OrderItemPage, error) {
 	l := &orderItemPage{page: simulator.OrderItemPage{Items: []simulator.OrderItem{}}}
 	page := &l.page
-	return orNil(page, s.listOrders(ctx, instID, f, true, &page.Total, func(tx *bbolt.Tx, keys [][]byte, form orderForm) (err error) {
+	room := takePageRoom()
+	err := s.listOrders(ctx, instID, f, true, room, &page.Total, l.read(instID))
+	if err != nil || page.Read == nil { // nothing read after the transaction: the room goes back now
+		room.Release()
+		return orNil(page, err)
+	}
+	page.Room = room
+	return page, nil
+}
+
+// read is listOrders' reader of the page's walk for l: the page reads its items as it is
+// rendered from what the walk copied (coveredOrders, recordOrders), or holds them (orderItems).
+func (l *orderItemPage) read(instID string) func(tx *bbolt.Tx, keys [][]byte, form orderForm) error {
+	page := &l.page
+	return func(tx *bbolt.Tx, keys [][]byte, form orderForm) (err error) {
 		switch form {
 		case orderEntries:
 			l.covered.entries = keys
@@ -202,7 +220,7 @@ func (s *DB) ListOrderItems(ctx context.Context, instID string, f simulator.Orde
 			page.Items, err = orderItems(tx, keys, instID)
 		}
 		return err
-	}))
+	}
 }
 
 // orderForm is what a page's walk found for each of its orders (listOrders).
@@ -358,7 +376,7 @@ var orderScratch = sync.Pool{New: func() any { return new(orderRoom) }}
 // entries as coveredOrder reads them (orderEntries); or, items wanted from the index of all
 // orders with no filter left to check, the page's records, walked in order_records itself
 // (indexPage.records: it lists them in that index's order) and copied (orderRecordsRead).
-func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFilter, items bool, total *int, read func(tx *bbolt.Tx, keys [][]byte, form orderForm) error) error {
+func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFilter, items bool, room *pageRoom, total *int, read func(tx *bbolt.Tx, keys [][]byte, form orderForm) error) error {
 	return s.view(ctx, func(tx *bbolt.Tx) error {
 		if _, err := s.readInstitution(tx, instID); err != nil || f.MatchesNothing() {
 			return err
@@ -376,7 +394,7 @@ func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFil
 		}
 		keyOf := func(dst, k, _ []byte) []byte { return append(append(dst, head...), k[len(prefix):]...) } // institution, placed_at, order id
 		p := indexPage{bucket: bOrderIndex, prefix: prefix, lo: lo, hi: hi, byTime: true, residual: residual,
-			desc: f.Desc, offset: f.Offset, limit: f.Limit, keyOf: keyOf}
+			desc: f.Desc, offset: f.Offset, limit: f.Limit, keyOf: keyOf, room: room}
 		form := orderKeys
 		switch {
 		case items && coveredKind(filter[0]) && reads.orderItems:

@@ -29,23 +29,24 @@ func prefixEnd(prefix []byte) []byte {
 }
 
 // pageScan walks index keys in [lo, hi) ascending, or descending when desc, and returns the keys
-// of the records (keyOf of each key and value, in one arena) of the matching entries at positions
-// [offset, offset+limit) — or, keyOf nil, their values themselves (the transaction's bytes).
-// The arena is the page's own and nothing writes its bytes after the walk: a reader may cut
-// strings from them (coveredOrders).
+// of the records (keyOf of each key and value, in room's arena) of the matching entries at
+// positions [offset, offset+limit) — or, keyOf nil, their values themselves (the transaction's
+// bytes). The keys are appended to room's ids and the slice returned is the part of them this
+// walk added. The room is the page's own and nothing writes its bytes until the page's last
+// reader releases it (pageRoom): a reader may cut strings from them (coveredOrders).
 // match nil means every entry matches. With total nil the walk stops as soon as the page is
 // full (the caller knows the count); otherwise it walks the whole range and stores the number
 // of matches in *total. A long walk stops with ctx's error once ctx is
 // done (the client went away: decisions D17), checked every scanCheckEvery entries.
-func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
-	return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, nil, false)
+func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte, room *pageRoom) ([][]byte, error) {
+	return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, nil, false, room)
 }
 
 // pageCounted is pageScan of a page the counters place inside its range — [lo, hi) holds at
 // least offset+limit entries from where the walk starts, every one a match — read with
 // pageWalk's counted walk.
-func pageCounted(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
-	return pageWalk(ctx, b, lo, hi, desc, offset, limit, nil, nil, keyOf, nil, true)
+func pageCounted(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, keyOf func(dst, k, v []byte) []byte, room *pageRoom) ([][]byte, error) {
+	return pageWalk(ctx, b, lo, hi, desc, offset, limit, nil, nil, keyOf, nil, true, room)
 }
 
 // pageWalk is pageScan that, given marks (pageReads.walks: the keys of every markEvery-th entry of
@@ -58,9 +59,10 @@ func pageCounted(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool,
 // keys of forty bytes and more an entry, a tenth of a page's walk — but only the last it
 // reads; were that outside the range (counters that do not match the index: they never
 // should), the page is walked again comparing each key, as it would have been.
-func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte, marks *marking, counted bool) ([][]byte, error) {
-	ids := make([][]byte, 0, limit)
-	var arena []byte // the keys' bytes, copied out of the transaction's pages together
+func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte, marks *marking, counted bool, room *pageRoom) ([][]byte, error) {
+	from, arenaFrom := len(room.ids), len(room.arena)
+	room.ids = slices.Grow(room.ids, min(limit, pageRoomIDsMax))
+	sized := false // room's arena holds the page's keys, but for one longer than the first
 	c := b.Cursor()
 	var k, v []byte
 	n := 0
@@ -110,16 +112,18 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 		switch {
 		case n < offset || n >= offset+limit:
 		case keyOf == nil:
-			ids = append(ids, v)
+			room.ids = append(room.ids, v)
 		default:
-			if arena == nil {
+			if !sized {
 				// A record's key is at most 8 bytes longer than its index entry's; an entry
-				// copied whole (a covering index's) is its key, its value and a length.
-				arena = make([]byte, 0, min(limit, 128)*(len(k)+len(v)+8))
+				// copied whole (a covering index's) is its key, its value and a length. A
+				// room given back keeps its arena, so a page of the size before grows nothing.
+				room.arena = slices.Grow(room.arena, min(limit, 128)*(len(k)+len(v)+8))
+				sized = true
 			}
-			start := len(arena)
-			arena = keyOf(arena, k, v)
-			ids = append(ids, arena[start:len(arena):len(arena)])
+			start := len(room.arena)
+			room.arena = keyOf(room.arena, k, v)
+			room.ids = append(room.ids, room.arena[start:len(room.arena):len(room.arena)])
 		}
 		n++
 		if total == nil && n >= offset+limit {
@@ -130,12 +134,52 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 		if marks != nil {
 			marks.fresh = marks.fresh[:0]
 		}
-		return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, marks, false)
+		room.ids, room.arena = room.ids[:from], room.arena[:arenaFrom] // what this walk added: walked again
+		return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, marks, false, room)
 	}
 	if total != nil {
 		*total = n
 	}
-	return ids, nil
+	return room.ids[from:], nil
+}
+
+// pageRoom is where a page's walk puts the page's keys (ids) and the bytes they are copied into
+// (arena): taken from the rooms given back before (takePageRoom) when the page is walked, and
+// given back by the page's last reader (Release) — a page's slice of ids and arena were a few
+// percent of an order page's work, allocated and zeroed per page. A reader that cuts strings
+// from the arena and uses them after the transaction (an order page rendered from its covered
+// entries or its records' copies) holds the room until then (simulator.OrderItemPage.Release);
+// a page read inside its transaction gives it back there (listUsers, listOrders).
+type pageRoom struct {
+	ids   [][]byte
+	arena []byte
+}
+
+// pageRoomIDsMax and pageRoomArenaMax bound the room a pageRoom given back keeps: a page of a
+// few hundred entries, as the API's pages are (per_page is at most 100); a larger one (the
+// control plane's) lets its room go.
+const (
+	pageRoomIDsMax   = 1024
+	pageRoomArenaMax = 256 << 10
+)
+
+var pageRooms = sync.Pool{New: func() any { return new(pageRoom) }}
+
+// takePageRoom returns an empty room, with the room of one given back before.
+func takePageRoom() *pageRoom {
+	r := pageRooms.Get().(*pageRoom)
+	r.ids, r.arena = r.ids[:0], r.arena[:0]
+	return r
+}
+
+// Release gives the room back for a later page (simulator.Releaser): neither its ids nor
+// anything cut from its arena may be used after.
+func (r *pageRoom) Release() {
+	clear(r.ids) // keeps no page's bytes (an arena before this one, a transaction's) alive
+	if cap(r.ids) > pageRoomIDsMax || cap(r.arena) > pageRoomArenaMax {
+		return
+	}
+	pageRooms.Put(r)
 }
 
 // indexPage is one page of a list read from an index: the range [lo, hi) of the entries under
@@ -158,6 +202,9 @@ type indexPage struct {
 	// reads records. The index still counts. Never with residual: a filter reads the index's
 	// values.
 	records, head []byte
+	// room is where the walk puts the page's keys (pageRoom): the caller's, given back by the
+	// page's last reader.
+	room *pageRoom
 }
 
 // walked returns the bucket the page's entries are read from: records, else the index.
@@ -206,21 +253,21 @@ func (s *DB) page(ctx context.Context, tx *bbolt.Tx, p indexPage, filter func() 
 		return pageDays(ctx, tx, reads, &p, known)
 	case !p.residual && !ranged:
 		total := reads.countOf(tx, p.bucket, p.prefix)
-		ids, err := pageKnown(ctx, tx, reads, p.walked(), p.walkKey(p.lo), p.walkKey(p.hi), p.desc, p.offset, p.limit, total, p.keyOf)
+		ids, err := pageKnown(ctx, tx, reads, p.walked(), p.walkKey(p.lo), p.walkKey(p.hi), p.desc, p.offset, p.limit, total, p.keyOf, p.room)
 		return ids, total, err
 	}
 	key, match := filter()
 	if p.records != nil {
 		match = nil // nothing is left to filter (records are walked only then): a range of a store without day counters
 	}
-	return s.pageFiltered(ctx, tx, p.walked(), p.walkKey(p.lo), p.walkKey(p.hi), key, p.desc, p.offset, p.limit, match, p.keyOf)
+	return s.pageFiltered(ctx, tx, p.walked(), p.walkKey(p.lo), p.walkKey(p.hi), key, p.desc, p.offset, p.limit, match, p.keyOf, p.room)
 }
 
 // pageFiltered is pageScan over a range with a filter its index does not cover, which the walk
 // counts: filter names the filter's values, so that with the bucket and range it keys the
 // count in s.walked. Once the count is known in the transaction's state, the walk stops at the
 // end of its page instead of walking the whole range.
-func (s *DB) pageFiltered(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi, filter []byte, desc bool, offset, limit int, match func(v []byte) bool, keyOf func(dst, k, v []byte) []byte) ([][]byte, int, error) {
+func (s *DB) pageFiltered(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi, filter []byte, desc bool, offset, limit int, match func(v []byte) bool, keyOf func(dst, k, v []byte) []byte, room *pageRoom) ([][]byte, int, error) {
 	key := make([]byte, 0, len(bucket)+len(lo)+len(hi)+len(filter)+8)
 	for _, part := range [][]byte{bucket, lo, hi} {
 		key = binary.AppendUvarint(key, uint64(len(part)))
@@ -231,11 +278,11 @@ func (s *DB) pageFiltered(ctx context.Context, tx *bbolt.Tx, bucket, lo, hi, fil
 		if offset >= n {
 			return [][]byte{}, n, nil
 		}
-		ids, err := pageScan(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, match, nil, keyOf)
+		ids, err := pageScan(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, match, nil, keyOf, room)
 		return ids, n, err
 	}
 	var n int
-	ids, err := pageScan(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, match, &n, keyOf)
+	ids, err := pageScan(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, match, &n, keyOf, room)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -504,7 +551,7 @@ const scanCheckEvery = 4096
 // needs no match: a page past the middle is walked from the far end, so a deep offset costs at
 // most half the range; a page markEvery or more from the end it is walked from starts at the
 // walks' last mark before it (pageReads.walks).
-func pageKnown(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, lo, hi []byte, desc bool, offset, limit, total int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
+func pageKnown(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, lo, hi []byte, desc bool, offset, limit, total int, keyOf func(dst, k, v []byte) []byte, room *pageRoom) ([][]byte, error) {
 	if offset >= total || limit <= 0 {
 		return [][]byte{}, nil
 	}
@@ -518,7 +565,7 @@ func pageKnown(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, lo, 
 	if offset >= markEvery {
 		marks = reads.marks(bucket, lo, hi, desc)
 	}
-	ids, err := pageWalk(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, nil, nil, keyOf, marks, true)
+	ids, err := pageWalk(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, nil, nil, keyOf, marks, true, room)
 	if err == nil && marks != nil {
 		reads.putMarks(marks)
 	}

@@ -403,6 +403,10 @@ func (s *DB) ListUserItems(ctx context.Context, instID string, f simulator.UserF
 // page's keys in user_records to read, which decodes them — or, when items are wanted and the
 // store's index values carry them (coversUsers), the page's index values, and covered.
 func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilter, items bool, total *int, read func(tx *bbolt.Tx, in *pricedInstitution, keys [][]byte, covered bool) error) error {
+	// The page's keys (or values) are read in the transaction, and what the page keeps is
+	// copied from them (coveredRows, userItems): the walk's room goes back after it.
+	room := takePageRoom()
+	defer room.Release()
 	return s.view(ctx, func(tx *bbolt.Tx) error {
 		in, err := s.readPriced(tx, instID)
 		if err != nil || f.MatchesNothing() {
@@ -456,7 +460,7 @@ func (s *DB) listUsers(ctx context.Context, instID string, f simulator.UserFilte
 			}
 		}
 		keys, n, err := s.page(ctx, tx, indexPage{bucket: bUserIndex, prefix: prefix, lo: lo, hi: hi,
-			byTime: sortKind == sortCreated, residual: residual, desc: f.Desc, offset: f.Offset, limit: f.Limit, keyOf: keyOf},
+			byTime: sortKind == sortCreated, residual: residual, desc: f.Desc, offset: f.Offset, limit: f.Limit, keyOf: keyOf, room: room},
 			func() ([]byte, func(v []byte) bool) { return userFilterKey(f), match })
 		*total = n
 		if err != nil {

@@ -18,5 +18,5 @@ type OrderReader interface {
 
 // handleOrderList serves GET /{v}/orders/ (spec §4.3, decisions D6).
 func handleOrderList(orders OrderReader) echo.HandlerFunc {
-	return handleList(surface.ParseOrderListQuery, func(f simulator.OrderFilter) int { return f.Limit }, orders.ListOrderItems, renderOrderPage)
+	return handleList(surface.ParseOrderListQuery, func(f simulator.OrderFilter) int { return f.Limit }, orders.ListOrderItems, renderOrderList)
 }

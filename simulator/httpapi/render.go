@@ -644,6 +644,14 @@ func renderOrderPage(b []byte, page *simulator.OrderItemPage, cursor *big.Int, p
 	return append(b, '}'), nil
 }
 
+// renderOrderList is renderOrderPage for Get Order List's handler, the page's last reader: the
+// room the page's items are read from goes back for a later page once the body is rendered
+// (simulator.OrderItemPage.Release), and not before — the items' strings are its bytes.
+func renderOrderList(b []byte, page *simulator.OrderItemPage, cursor *big.Int, perPage int) ([]byte, error) {
+	defer page.Release()
+	return renderOrderPage(b, page, cursor, perPage)
+}
+
 // orderWriter renders a page's items as OrderItemPage.Each gives them (each, its item method
 // made once): kept between pages (orderWriters), a page's render allocates nothing of its own.
 type orderWriter struct {

@@ -356,6 +356,50 @@ func TestRenderOrderPageReadAsItRenders(t *testing.T) {
 	assert.EqualError(t, err, "bad entry")
 }
 
+// releaseFunc is a function as a simulator.Releaser.
+type releaseFunc func()
+
+func (f releaseFunc) Release() { f() }
+
+// Get Order List's handler renders a page read from pooled room (OrderItemPage.Room) whole and
+// only then gives the room back — once, also when a read fails —, and the page reads nothing
+// after: the items' strings are the room's bytes.
+func TestRenderOrderListReleasesOnceRendered(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	items := []simulator.OrderItem{
+		{ID: "ord_1", UserAccountID: "ua_1", Product: simulator.ProductCrypto, Side: simulator.SideBuy, Status: simulator.OrderPending, PlacedAt: at},
+		{ID: "ord_2", UserAccountID: "ua_2", Product: simulator.ProductRobo, Side: simulator.SideSell, Status: simulator.OrderFailed, PlacedAt: at},
+	}
+	want, err := renderOrderPage(nil, &simulator.OrderItemPage{Total: 2, Items: items}, big.NewInt(0), 25)
+	require.NoError(t, err)
+	for _, fail := range []error{nil, errors.New("bad entry")} {
+		released, read := 0, 0
+		page := &simulator.OrderItemPage{Total: 2,
+			Read: readItems(func(yield func(*simulator.OrderItem)) error {
+				for i := range items {
+					require.Zero(t, released, "item %d read after its room was released", i)
+					read++
+					yield(&items[i])
+				}
+				return fail
+			}),
+			Room: releaseFunc(func() { released++ })}
+		got, err := renderOrderList(nil, page, big.NewInt(0), 25)
+		assert.Equal(t, 1, released, "releases of the page's room")
+		assert.Equal(t, len(items), read)
+		if fail != nil {
+			assert.EqualError(t, err, "bad entry")
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got))
+		_, err = renderOrderPage(nil, page, big.NewInt(0), 25)
+		assert.Error(t, err, "a page read after its release")
+		page.Release()
+		assert.Equal(t, 1, released, "a page released twice gives its room back once")
+	}
+}
+
 // appendJSONString writes a string as the one encoder does, escapes and raw line separators
 // included (the encoder's own cases are in simulator's TestEncodeJSONIsPythonsJSONDumps).
 func TestAppendJSONStringMatchesEncoder(t *testing.T) {
