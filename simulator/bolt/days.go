@@ -159,7 +159,13 @@ type dayRange struct {
 	walk       *bbolt.Bucket
 	recordHead []byte
 	room       *pageRoom // where the page's walks put its keys (indexPage.room)
-	cp         []byte    // dayCountsPrefix
+	// fromStart says a page is walked from the range's start (pageDays, offset 0), descending
+	// when startDesc: partHour leaves the partial hour at that side, the first the walk passes,
+	// uncounted and notes it in startPart, for the page's walk to count (pageStart).
+	fromStart, startDesc bool
+	startPart            *hourPart
+
+	cp []byte // dayCountsPrefix
 	// hp is hourCountsPrefix when the index keeps hour counters, else nil; set when first
 	// needed (hoursOf), by the store's mark (pageReads).
 	hp             []byte
@@ -173,6 +179,13 @@ type dayRange struct {
 	// perDay is the mean count of the range's whole days, once total has read them (0 before,
 	// or with none).
 	perDay int
+}
+
+// hourPart is [from, to), a part of one hour of n entries that starts or ends at the hour's
+// bounds (partHour).
+type hourPart struct {
+	from, to []byte
+	n        int
 }
 
 // partial is a part of one day: [from, to) on day; n < 0 until it is counted.
@@ -384,6 +397,10 @@ func (r *dayRange) partHour(from, to []byte, n int) (int, error) {
 	tf, tt := at(from), at(to)
 	if tf == tt {
 		return 0, nil // nothing: no walk (its descent would find nothing)
+	}
+	if r.fromStart && r.startPart == nil && (r.startDesc && bytes.Equal(to, r.hi) || !r.startDesc && bytes.Equal(from, r.lo)) {
+		r.startPart = &hourPart{from: from, to: to, n: n} // counted by the page's walk (pageStart)
+		return 0, nil
 	}
 	if tt-tf <= hourWidth/2 {
 		return countKeys(r.ctx, r.indexCursor(), from, to)
@@ -712,8 +729,9 @@ func countKeys(ctx context.Context, c *bbolt.Cursor, from, to []byte) (int, erro
 }
 
 // pageDays answers a page of [lo, hi) of a time-sorted index from its day counters: total is
-// the range's size (known, when known >= 0, else counted from the runs) and the page is walked
-// from the start of the run that holds its first entry. A page past the middle is found from
+// the range's size (known, when known >= 0, else counted from the runs — but for a first page,
+// whose walk counts the partial hour it starts in: pageStart) and the page is walked from the
+// start of the run that holds its first entry. A page past the middle is found from
 // the far end, so a deep offset reads at most half the counters.
 func pageDays(ctx context.Context, tx *bbolt.Tx, reads *pageReads, p *indexPage, known int) ([][]byte, int, error) {
 	r := newDayRange(ctx, tx, reads, p.bucket, p.prefix, p.lo, p.hi)
@@ -724,9 +742,14 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, reads *pageReads, p *indexPage,
 	desc, offset, limit, keyOf := p.desc, p.offset, p.limit, p.keyOf
 	total := known
 	if total < 0 {
+		r.fromStart, r.startDesc = offset == 0 && limit > 0, desc
 		var err error
 		if total, err = r.total(); err != nil {
 			return nil, 0, err
+		}
+		r.fromStart = false
+		if r.startPart != nil {
+			return r.pageStart(total, limit, keyOf)
 		}
 	}
 	if offset >= total || limit <= 0 {
@@ -776,38 +799,76 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, reads *pageReads, p *indexPage,
 	return ids, total, nil
 }
 
+// walkKey returns the key in the walked bucket of an index key.
+func (r *dayRange) walkKey(k []byte) []byte {
+	if r.recordHead == nil {
+		return k
+	}
+	return recordKey(r.prefix, r.recordHead, k)
+}
+
+// pageStart reads the page of limit entries from the start of the range (in scan order,
+// descending when desc), whose total the range's runs count but for the partial hour at that
+// side (startPart, partHour): the page's walk counts it as it passes its entries, stepping on
+// past the page at most as far as partHour's own count would walk (a descent and the shorter
+// side of the hour), and partHour counts what the walk did not reach. total counts the rest
+// of the range: when it holds the page, the page is walked counted from the range's start, as
+// pageFrom walks a first run; else the part is counted first.
+func (r *dayRange) pageStart(total, limit int, keyOf func(dst, k, v []byte) []byte) ([][]byte, int, error) {
+	part, desc := r.startPart, r.startDesc
+	r.startPart = nil
+	at := r.walkKey
+	if limit > total { // the range may not hold the page without the part
+		n, err := r.partHour(part.from, part.to, part.n)
+		if total += n; err != nil || total == 0 {
+			return [][]byte{}, total, err
+		}
+		ids, err := pageCounted(r.ctx, r.walk, at(r.lo), at(r.hi), desc, 0, min(limit, total), keyOf, r.room, nil)
+		return ids, total, err
+	}
+	// The hour's entries either side of the part, by time: partHour walks the shorter side.
+	span := float64(binary.BigEndian.Uint64(part.to[len(r.prefix):])-binary.BigEndian.Uint64(part.from[len(r.prefix):])) / float64(hourWidth)
+	w := walkPart{bound: at(part.to), extra: seekEntries + int(min(span, 1-span)*float64(part.n))}
+	if desc {
+		w.bound = at(part.from)
+	}
+	ids, err := pageCounted(r.ctx, r.walk, at(r.lo), at(r.hi), desc, 0, limit, keyOf, r.room, &w)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !w.done {
+		w.n, err = r.partHour(part.from, part.to, part.n)
+	}
+	return ids, total + w.n, err
+}
+
 // pageFrom reads the page of limit entries that starts k entries into run u (in scan order,
 // descending when desc) and runs on past it as far as the range goes. The k entries are
 // stepped over from the nearer end of the run: a page in the second half of a day starts from
 // the day's end, walking at most half the day's entries instead of all but a few of them. The
 // runs' counts place each walk inside its range (pageCounted).
 func (r *dayRange) pageFrom(u run, desc bool, k, limit int, keyOf func(dst, k, v []byte) []byte) ([][]byte, error) {
-	at := func(k []byte) []byte { // the key in the walked bucket of an index key
-		if r.recordHead == nil {
-			return k
-		}
-		return recordKey(r.prefix, r.recordHead, k)
-	}
+	at := r.walkKey
 	if k <= u.n/2 {
 		if desc {
-			return pageCounted(r.ctx, r.walk, at(r.lo), at(r.to(u)), true, k, limit, keyOf, r.room)
+			return pageCounted(r.ctx, r.walk, at(r.lo), at(r.to(u)), true, k, limit, keyOf, r.room, nil)
 		}
-		return pageCounted(r.ctx, r.walk, at(r.from(u)), at(r.hi), false, k, limit, keyOf, r.room)
+		return pageCounted(r.ctx, r.walk, at(r.from(u)), at(r.hi), false, k, limit, keyOf, r.room, nil)
 	}
 	// The run's last n entries in scan order, read from its far end, then the rest of the page
 	// from the start of what follows the run: both walks append to the room's ids, the page is
 	// what they added.
 	from := len(r.room.ids)
 	n := min(limit, u.n-k)
-	ids, err := pageCounted(r.ctx, r.walk, at(r.from(u)), at(r.to(u)), !desc, u.n-k-n, n, keyOf, r.room)
+	ids, err := pageCounted(r.ctx, r.walk, at(r.from(u)), at(r.to(u)), !desc, u.n-k-n, n, keyOf, r.room, nil)
 	slices.Reverse(ids)
 	if err != nil || limit == n {
 		return ids, err
 	}
 	if desc {
-		_, err = pageCounted(r.ctx, r.walk, at(r.lo), at(r.from(u)), true, 0, limit-n, keyOf, r.room)
+		_, err = pageCounted(r.ctx, r.walk, at(r.lo), at(r.from(u)), true, 0, limit-n, keyOf, r.room, nil)
 	} else {
-		_, err = pageCounted(r.ctx, r.walk, at(r.to(u)), at(r.hi), false, 0, limit-n, keyOf, r.room)
+		_, err = pageCounted(r.ctx, r.walk, at(r.to(u)), at(r.hi), false, 0, limit-n, keyOf, r.room, nil)
 	}
 	return r.room.ids[from:], err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,17 +121,15 @@ func TestDayCountersFollowWrites(t *testing.T) {
 	}
 }
 
-// A page far into an institution's whole list starts in the hour its counters find, and a
-// created_at / placed_at range counts its partial days by their hours: on a store of hundreds
-// of entries a day, each list read with hour counters equals the same list read by days alone
-// (a store written before hour counters: no metaHours) and by walking (before day counters),
-// for pages at every depth in either order, ranges with bounds at any instant, and entries
-// added and moved after the load.
-func TestHourCountersFindPagesInTheirHour(t *testing.T) {
+// hourStore is a store of 1,500 users and 3,200 orders over four days (about 30 an hour), of
+// which 200 placed and moved after the load, and mark, which sets or clears the store's marks
+// of hour and day counters (a store written before them), a write each.
+func hourStore(t *testing.T) (db *DB, start time.Time, clock *simulator.Clock, mark func(hours, days bool)) {
+	t.Helper()
 	ctx := context.Background()
-	start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	clock := simulator.NewFrozenClock(start.Add(96 * time.Hour))
-	db := tempStore(t, clock)
+	start = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	clock = simulator.NewFrozenClock(start.Add(96 * time.Hour))
+	db = tempStore(t, clock)
 	l, err := db.NewLoader(ctx, true)
 	require.NoError(t, err)
 	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Prices: map[string]decimal.Decimal{"AAPL": decimal.New(19012, -2)},
@@ -163,7 +162,7 @@ func TestHourCountersFindPagesInTheirHour(t *testing.T) {
 		}
 	}
 
-	mark := func(hours, days bool) {
+	mark = func(hours, days bool) {
 		require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
 			for _, m := range []struct {
 				key []byte
@@ -182,6 +181,20 @@ func TestHourCountersFindPagesInTheirHour(t *testing.T) {
 			return nil
 		}))
 	}
+	return db, start, clock, mark
+}
+
+// A page far into an institution's whole list starts in the hour its counters find, and a
+// created_at / placed_at range counts its partial days by their hours: on a store of hundreds
+// of entries a day, each list read with hour counters equals the same list read by days alone
+// (a store written before hour counters: no metaHours) and by walking (before day counters),
+// for pages at every depth in either order, ranges with bounds at any instant, and entries
+// added and moved after the load.
+func TestHourCountersFindPagesInTheirHour(t *testing.T) {
+	ctx := context.Background()
+	db, start, clock, mark := hourStore(t)
+	r := rand.New(rand.NewPCG(35, 35))
+	const users = 1500
 	end := clock.Now().Add(time.Hour)
 	instant := func() *time.Time {
 		t := start.Add(-time.Hour + time.Duration(r.Int64N(int64(end.Sub(start)+time.Hour))))
@@ -227,6 +240,70 @@ func TestHourCountersFindPagesInTheirHour(t *testing.T) {
 		walked := read()
 		require.Equal(t, walked, byDays, "query %d: %+v / %+v", i, of, uf)
 		require.Equal(t, walked, byHours, "query %d: %+v / %+v", i, of, uf)
+	}
+}
+
+// The first page of a placed_at / created_at range counts the partial hour at the side it is
+// walked from as the walk passes it (dayRange.pageStart): its items and total_records equal
+// those of the range walked (a store without day counters), for bounds at any instant, pages
+// of one to a hundred and fifty entries (shorter and longer than the part, than the range) in
+// either order, read once and again (the hours' counters then read whole: pageReads).
+func TestFirstPageCountsItsStartHour(t *testing.T) {
+	ctx := context.Background()
+	db, start, clock, mark := hourStore(t)
+	r := rand.New(rand.NewPCG(36, 36))
+	end := clock.Now().Add(time.Hour)
+	instant := func() *time.Time {
+		t := start.Add(-time.Hour + time.Duration(r.Int64N(int64(end.Sub(start)+time.Hour))))
+		return &t
+	}
+	type answer struct {
+		orders, users []string
+		totals        [2]int
+	}
+	type query struct {
+		of simulator.OrderFilter
+		uf simulator.UserFilter
+	}
+	var qs []query
+	for range 400 {
+		q := query{of: simulator.OrderFilter{Limit: 1 + r.IntN(150), Desc: r.IntN(2) == 0, PlacedStart: instant()},
+			uf: simulator.UserFilter{Limit: 1 + r.IntN(150), Desc: r.IntN(2) == 0, CreatedStart: instant()}}
+		if r.IntN(3) > 0 {
+			span := time.Duration(r.Int64N(int64(30 * time.Hour)))
+			if r.IntN(3) == 0 {
+				span = time.Duration(r.Int64N(int64(2 * time.Hour)))
+			}
+			oe, ue := q.of.PlacedStart.Add(span), q.uf.CreatedStart.Add(span)
+			q.of.PlacedEnd, q.uf.CreatedEnd = &oe, &ue
+		}
+		qs = append(qs, q)
+	}
+	read := func(q query) answer {
+		o, err := db.ListOrderItems(ctx, "ins_a", q.of)
+		require.NoError(t, err)
+		u, err := db.ListUserItems(ctx, "ins_a", q.uf)
+		require.NoError(t, err)
+		a := answer{orders: []string{}, users: []string{}, totals: [2]int{o.Total, u.Total}}
+		for _, o := range OrderItemsOf(t, o) {
+			a.orders = append(a.orders, strings.Clone(o.ID)) // the page's bytes, given back below
+		}
+		o.Release()
+		for _, u := range u.AllItems() {
+			a.users = append(a.users, u.UserAccountID)
+		}
+		return a
+	}
+	mark(false, false)
+	walked := make([]answer, len(qs))
+	for i, q := range qs {
+		walked[i] = read(q)
+	}
+	mark(true, true)
+	for round := range 2 {
+		for i, q := range qs {
+			require.Equal(t, walked[i], read(q), "round %d, query %d: %+v / %+v", round, i, q.of, q.uf)
+		}
 	}
 }
 

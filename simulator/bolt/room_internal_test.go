@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.etcd.io/bbolt"
 
 	"github.com/partnersim/partnersim/simulator"
 )
@@ -57,6 +58,22 @@ func orderIDs(t *testing.T, page *simulator.OrderItemPage) []string {
 	return out
 }
 
+// readEach reads the page of each query once, and releases it: the items each page reads
+// (orderIDs).
+func readEach(t *testing.T, db *DB, qs []simulator.OrderFilter) [][]string {
+	t.Helper()
+	want := make([][]string, len(qs))
+	for i, q := range qs {
+		page, err := db.ListOrderItems(context.Background(), "ins_a", q)
+		require.NoError(t, err)
+		require.NotNil(t, page.Room, "query %d: a page read as it is rendered holds its room", i)
+		want[i] = orderIDs(t, page)
+		require.NotEmpty(t, want[i], "query %d", i)
+		page.Release()
+	}
+	return want
+}
+
 // A page read as it is rendered reads its items from its walk's room until its last reader
 // releases it: pages taken while another is unread, and the rooms released between them
 // taken again, never change that page's items. A room given back before its page was read (a
@@ -66,15 +83,7 @@ func TestOrderPagesKeepTheirRoomUntilReleased(t *testing.T) {
 	ctx := context.Background()
 	db, start := placedOrders(t)
 	qs := roomQueries(start)
-	want := make([][]string, len(qs))
-	for i, q := range qs {
-		page, err := db.ListOrderItems(ctx, "ins_a", q)
-		require.NoError(t, err)
-		require.NotNil(t, page.Room, "query %d: a page read as it is rendered holds its room", i)
-		want[i] = orderIDs(t, page)
-		require.NotEmpty(t, want[i], "query %d", i)
-		page.Release()
-	}
+	want := readEach(t, db, qs)
 	// Every page taken before any is read; each read and released in turn while the others
 	// wait, and a page of each query taken again (the released rooms) before the next is read.
 	pages := make([]*simulator.OrderItemPage, len(qs))
@@ -101,12 +110,7 @@ func TestOrderPagesReadConcurrently(t *testing.T) {
 	ctx := context.Background()
 	db, start := placedOrders(t)
 	qs := roomQueries(start)
-	want := make([][]string, len(qs))
-	for i, q := range qs {
-		page, err := db.ListOrderItems(ctx, "ins_a", q)
-		require.NoError(t, err)
-		want[i] = orderIDs(t, page)
-	}
+	want := readEach(t, db, qs)
 	readConcurrently(t, want, func(i int) ([]string, error) {
 		page, err := db.ListOrderItems(ctx, "ins_a", qs[i])
 		if err != nil {
@@ -222,4 +226,68 @@ func TestUserPagesReadInTheirTransaction(t *testing.T) {
 		}
 		return got, nil
 	})
+}
+
+// A walk from its range's start counts the part of the range before bound as it passes it, and
+// steps on past its page to bound at most extra entries (walkPart): done and exact when it got
+// there, or at the bucket's end; not done when the page and the steps allowed ended first. The
+// page is the same either way.
+func TestWalkCountsItsStartPart(t *testing.T) {
+	db := tempStore(t, nil)
+	bucket := []byte("t")
+	key := func(i int) []byte { return fmt.Appendf(nil, "k%03d", i) }
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucket(bucket)
+		if err != nil {
+			return err
+		}
+		for i := range 100 {
+			if err := b.Put(key(i), []byte{1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	keyOf := func(dst, k, _ []byte) []byte { return append(dst, k...) }
+	for _, c := range []struct {
+		lo, hi, bound int // keys k000..k099; hi 100 is past the last
+		desc          bool
+		limit, extra  int
+		n             int
+		done          bool
+	}{
+		{0, 100, 30, false, 10, 20, 30, true}, // steps on 20 past the page
+		{0, 100, 30, false, 10, 19, 0, false}, // one step short
+		{0, 100, 30, false, 40, 0, 30, true},  // the page passes it
+		{0, 100, 70, true, 10, 20, 30, true},  // descending: [k070, k100)
+		{0, 100, 70, true, 5, 10, 0, false},
+		{90, 100, 100, false, 5, 10, 10, true}, // to the bucket's end
+		{10, 20, 15, false, 10, 0, 5, true},    // a page of the whole range
+		{10, 20, 15, true, 3, 2, 5, true},      // [k015, k020) descending
+		{10, 20, 10, false, 3, 100, 0, true},   // an empty part
+		{50, 60, 55, false, 12, 100, 5, true},  // a page past the range: walked again, counted again
+		{50, 60, 53, true, 12, 100, 7, true},
+	} {
+		require.NoError(t, db.db.View(func(tx *bbolt.Tx) error {
+			room := takePageRoom()
+			defer room.Release()
+			w := walkPart{bound: key(c.bound), extra: c.extra}
+			ids, err := pageCounted(context.Background(), tx.Bucket(bucket), key(c.lo), key(c.hi), c.desc, 0, c.limit, keyOf, room, &w)
+			require.NoError(t, err)
+			assert.Equal(t, c.done, w.done, "%+v", c)
+			if c.done {
+				assert.Equal(t, c.n, w.n, "%+v", c)
+			}
+			var want [][]byte
+			for i := range min(c.limit, c.hi-c.lo) {
+				if c.desc {
+					want = append(want, key(c.hi-1-i))
+				} else {
+					want = append(want, key(c.lo+i))
+				}
+			}
+			assert.Equal(t, want, ids, "%+v", c)
+			return nil
+		}))
+	}
 }

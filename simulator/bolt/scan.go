@@ -39,14 +39,27 @@ func prefixEnd(prefix []byte) []byte {
 // of matches in *total. A long walk stops with ctx's error once ctx is
 // done (the client went away: decisions D17), checked every scanCheckEvery entries.
 func pageScan(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte, room *pageRoom) ([][]byte, error) {
-	return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, nil, false, room)
+	return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, nil, false, room, nil)
 }
 
 // pageCounted is pageScan of a page the counters place inside its range — [lo, hi) holds at
 // least offset+limit entries from where the walk starts, every one a match — read with
-// pageWalk's counted walk.
-func pageCounted(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, keyOf func(dst, k, v []byte) []byte, room *pageRoom) ([][]byte, error) {
-	return pageWalk(ctx, b, lo, hi, desc, offset, limit, nil, nil, keyOf, nil, true, room)
+// pageWalk's counted walk; part, when set, is counted as the walk passes it (walkPart).
+func pageCounted(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, keyOf func(dst, k, v []byte) []byte, room *pageRoom, part *walkPart) ([][]byte, error) {
+	return pageWalk(ctx, b, lo, hi, desc, offset, limit, nil, nil, keyOf, nil, true, room, part)
+}
+
+// walkPart is a part of a range at the side its walk starts from — [lo, bound) of an ascending
+// walk, [bound, hi) of a descending one — that the walk counts as it passes its entries
+// (pageWalk), and, when the page ends first, steps on to count, at most extra entries past the
+// page: the start-side partial hour of a time range (dayRange.startPart), whose separate count
+// was a descent and a walk over the entries the page walks anyway. n is the part's entries
+// once done; a walk that did not reach bound leaves done false.
+type walkPart struct {
+	bound []byte
+	extra int
+	n     int
+	done  bool
 }
 
 // pageWalk is pageScan that, given marks (pageReads.walks: the keys of every markEvery-th entry of
@@ -59,7 +72,10 @@ func pageCounted(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool,
 // keys of forty bytes and more an entry, a tenth of a page's walk — but only the last it
 // reads; were that outside the range (counters that do not match the index: they never
 // should), the page is walked again comparing each key, as it would have been.
-func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte, marks *marking, counted bool, room *pageRoom) ([][]byte, error) {
+//
+// part, when set (pageCounted's, a walk from the range's start: offset 0), is counted as the
+// walk passes it (walkPart).
+func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte, marks *marking, counted bool, room *pageRoom, part *walkPart) ([][]byte, error) {
 	from, arenaFrom := len(room.ids), len(room.arena)
 	room.ids = slices.Grow(room.ids, min(limit, pageRoomIDsMax))
 	sized := false // room's arena holds the page's keys, but for one longer than the first
@@ -88,14 +104,28 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 	if desc {
 		next = c.Prev
 	}
-	walked := 0
+	walked, past := 0, 0
 	mark := marks.next() // the entry of the next mark to take
-	var last []byte      // the last key read, in a counted walk
+	var last []byte      // the last key of the page read, in a counted walk
 	for ; k != nil; k, v = next() {
 		if walked++; walked%scanCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+		}
+		if part != nil && !part.done {
+			if cmp := bytes.Compare(k, part.bound); desc && cmp < 0 || !desc && cmp >= 0 {
+				part.done = true // the part lies inside the range: so does its bound
+			} else {
+				part.n++
+			}
+		}
+		if total == nil && n >= offset+limit { // past the page, counting the part alone
+			if part == nil || part.done || past >= part.extra {
+				break
+			}
+			past++
+			continue
 		}
 		if counted {
 			last = k
@@ -126,16 +156,22 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 			room.ids = append(room.ids, room.arena[start:len(room.arena):len(room.arena)])
 		}
 		n++
-		if total == nil && n >= offset+limit {
+		if total == nil && n >= offset+limit && (part == nil || part.done) {
 			break
 		}
+	}
+	if part != nil && k == nil {
+		part.done = true // the bucket's end: the part was walked whole
 	}
 	if counted && last != nil && (bytes.Compare(last, lo) < 0 || hi != nil && bytes.Compare(last, hi) >= 0) {
 		if marks != nil {
 			marks.fresh = marks.fresh[:0]
 		}
+		if part != nil {
+			part.n, part.done = 0, false
+		}
 		room.ids, room.arena = room.ids[:from], room.arena[:arenaFrom] // what this walk added: walked again
-		return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, marks, false, room)
+		return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, marks, false, room, part)
 	}
 	if total != nil {
 		*total = n
@@ -565,7 +601,7 @@ func pageKnown(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, lo, 
 	if offset >= markEvery {
 		marks = reads.marks(bucket, lo, hi, desc)
 	}
-	ids, err := pageWalk(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, nil, nil, keyOf, marks, true, room)
+	ids, err := pageWalk(ctx, tx.Bucket(bucket), lo, hi, desc, offset, limit, nil, nil, keyOf, marks, true, room, nil)
 	if err == nil && marks != nil {
 		reads.putMarks(marks)
 	}
