@@ -128,13 +128,14 @@ func appendUserItemOpen(b []byte, it *simulator.UserItem, times *simulator.TimeA
 		if i > 0 {
 			b = append(b, ',')
 		}
-		k := accountKYC(a.KYCStatus)
 		var sec int64
 		var nsec int32
 		if a.ShowsApprovedAt {
 			sec, nsec = a.ApprovedAt.Unix(), int32(a.ApprovedAt.Nanosecond())
 		}
-		b = appendAccount(b, accountHead(a.Product), a.Value, k, a.ShowsApprovedAt, sec, nsec, times)
+		b = append(b, accountHead(a.Product)...)
+		b = a.Value.AppendMoney(b)
+		b = appendKYC(b, accountKYC(a.KYCStatus), a.ShowsApprovedAt, sec, nsec, times)
 	}
 	return append(b, ']')
 }
@@ -157,7 +158,9 @@ func appendUserRows(b []byte, r *simulator.UserRows) []byte {
 			if j > 0 {
 				b = append(b, ',')
 			}
-			b = appendAccount(b, accountHeads[a.Product], simulator.CentsAmount(a.Value), &kycTexts[a.KYC], a.Shows, a.ApprovedSec, a.ApprovedNsec, &times)
+			b = append(b, accountHeads[a.Product]...)
+			b = a.Value.AppendTo(b)
+			b = appendKYC(b, &kycTexts[a.KYC], a.Shows, a.ApprovedSec, a.ApprovedNsec, &times)
 		}
 		b = append(b, "]}"...)
 		from = row
@@ -174,12 +177,10 @@ func appendItemHead[S ~string | ~[]byte](b []byte, uaid S, plain bool) []byte {
 	return append(b, `,"total_current_market_value":"`...)
 }
 
-// appendAccount appends an account of a user item: head, its product's opening up to its
-// value's digits (accountHead), the value, its KYC status (kyc, accountKYC's) and, when shows,
-// kyc_approved_at of the Unix time sec, nsec.
-func appendAccount(b []byte, head string, value simulator.Amount, kyc *kycText, shows bool, sec int64, nsec int32, times *simulator.TimeAppender) []byte {
-	b = append(b, head...)
-	b = value.AppendMoney(b)
+// appendKYC appends the end of a user item's account after its value: its KYC status (kyc,
+// accountKYC's) and, when shows, kyc_approved_at of the Unix time sec, nsec. The account
+// before it is its product's opening (accountHead) and its value.
+func appendKYC(b []byte, kyc *kycText, shows bool, sec int64, nsec int32, times *simulator.TimeAppender) []byte {
 	if !shows {
 		return append(b, kyc.closed...)
 	}
