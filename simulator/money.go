@@ -65,8 +65,15 @@ func appendCents(b []byte, n int64) []byte {
 		u = -u
 	}
 	d := 3 // digits, "0.cc" at least
-	for d < len(pow10s) && u >= uint64(pow10s[d]) {
-		d++
+	if u >= 1000 {
+		// u's digits are t, or t+1 when u ≥ 10^t, for t = ⌊bits(u)·1233/4096⌋ (1233/4096 is
+		// log10 2 from below): one comparison where a loop a digit counted them. u is 2^63 at
+		// most (19 digits), so t = 19 needs none.
+		t := bits.Len64(u) * 1233 >> 12
+		d = t
+		if t < len(pow10s) && u >= uint64(pow10s[t]) {
+			d++
+		}
 	}
 	at := len(b)
 	b = grow(b, 20) // room for any amount; d+1 bytes kept

@@ -121,13 +121,19 @@ func TestMulInt64AtTheBoundary(t *testing.T) {
 	}
 }
 
-// Cents render as decimal renders them at two places: every digit count, both signs, int64's
-// edges.
+// Cents render as decimal renders them at two places: every digit count and where it and the
+// bit length change, both signs, int64's edges.
 func TestCentsAppendToMatchesDecimal(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 15))
 	ns := []int64{0, 1, -1, 9, -9, 10, 99, -99, 100, -100, 101, 999, 1000, 1001, math.MaxInt64, math.MinInt64, math.MinInt64 + 1}
 	for range 100000 {
 		ns = append(ns, r.Int64N(1<<(1+r.IntN(62)))*int64(1-2*r.IntN(2)))
+	}
+	for p := int64(1); p <= math.MaxInt64/10; p *= 10 { // where the digits change
+		ns = append(ns, p-1, p, p+1, -p+1, -p, -p-1)
+	}
+	for k := range 63 { // where the bit length does
+		ns = append(ns, 1<<k-1, 1<<k, -(1 << k))
 	}
 	for _, n := range ns {
 		require.Equal(t, decimal.New(n, -2).StringFixed(2), string(Cents(n).AppendTo([]byte("x"))[1:]), "%d cents", n)

@@ -112,12 +112,16 @@ type UserRows struct {
 	Items    []UserRow
 	Accounts []AccountRow
 	UAIDs    []byte // the items' user_account_ids, one after another
+	// PlainUAIDs, when set, says that every user_account_id needs no escaping (PlainJSON of
+	// each): the store checks them as it reads them, in place of checking their UTF-8, so a
+	// page renders them without checking them again. Unset says nothing: they are checked.
+	PlainUAIDs bool
 }
 
 // NewUserRows returns empty rows, with the room of rows released before.
 func NewUserRows() *UserRows {
 	r := userRows.Get().(*UserRows)
-	r.Items, r.Accounts, r.UAIDs = r.Items[:0], r.Accounts[:0], r.UAIDs[:0]
+	r.Items, r.Accounts, r.UAIDs, r.PlainUAIDs = r.Items[:0], r.Accounts[:0], r.UAIDs[:0], false
 	return r
 }
 

@@ -463,6 +463,7 @@ func TestCoveredItemMatchesWholeUser(t *testing.T) {
 			}
 			asRows++
 			require.Equal(t, want, rows.Item(0), "user %d as a row, form %d: %+v at %v", i, form, whole.Accounts, prices)
+			assert.Equal(t, simulator.PlainJSON(want.UserAccountID), rows.PlainUAIDs, "user %d: plain noted, got/want", i)
 			if form == 1 && v[userSummaryLen+1+len(u.UserAccountID)] == 3 {
 				stored++
 			}
@@ -472,6 +473,8 @@ func TestCoveredItemMatchesWholeUser(t *testing.T) {
 					pairs++
 					require.Equal(t, want, two.Item(1), "user %d as a second row", i)
 					require.Equal(t, lastWhole.Item(prices, []simulator.AccountItem{}), two.Item(0), "user %d: the row before it", i)
+					assert.Equal(t, simulator.PlainJSON(want.UserAccountID) && simulator.PlainJSON(lastWhole.UserAccountID), two.PlainUAIDs,
+						"user %d: plain noted of both, got/want", i)
 				}
 			}
 			last, lastWhole = v, whole

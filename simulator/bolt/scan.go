@@ -386,14 +386,18 @@ func userItems(tx *bbolt.Tx, keys [][]byte, instID string, in *pricedInstitution
 // record: as rows (simulator.UserRows, from those released before) when every value is of tag
 // 2 or 3 and valueFixedAccounts values each exactly — every user a fixture set has —, else nil
 // and the page is read by coveredItems. A value of tag 3 valued at the institution's current
-// price version is read as stored.
+// price version is read as stored. A user_account_id that needs no escaping
+// (simulator.PlainJSON: printable ASCII, so valid UTF-8 too) is checked once here, not again
+// as it renders (UserRows.PlainUAIDs).
 func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
 	r := simulator.NewUserRows()
-	r.Items = slices.Grow(r.Items, len(values))[:len(values)]
 	// Room for three accounts a user and 32 bytes a user_account_id (a generated set's users
-	// have 2.2 and 24, on average), where rows given back have less.
-	r.Accounts = slices.Grow(r.Accounts, 3*len(values))
-	r.UAIDs = slices.Grow(r.UAIDs, 32*len(values))
+	// have 2.2 and 24, on average), where rows given back have less; the rows are given
+	// them once read.
+	items := slices.Grow(r.Items, len(values))[:len(values)]
+	accounts := slices.Grow(r.Accounts, 3*len(values))
+	uaids := slices.Grow(r.UAIDs, 32*len(values))
+	plain := true
 	for i, v := range values {
 		d := decoder{b: v[userSummaryLen:]}
 		uaid := d.raw(d.uvarint())
@@ -415,17 +419,21 @@ func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
 		}
 		var total simulator.Cents
 		var ok bool
-		if r.Accounts, total, ok = valueFixedAccounts(d.b, form, in.prices, r.Accounts); !ok {
+		if accounts, total, ok = valueFixedAccounts(d.b, form, in.prices, accounts); !ok {
 			r.Release()
 			return nil
 		}
-		if utf8.Valid(uaid) {
-			r.UAIDs = append(r.UAIDs, uaid...)
-		} else {
-			r.UAIDs = append(r.UAIDs, validUTF8(string(uaid))...) // as the record keeps it
+		switch {
+		case simulator.PlainJSON(uaid):
+			uaids = append(uaids, uaid...)
+		case utf8.Valid(uaid):
+			uaids, plain = append(uaids, uaid...), false
+		default:
+			uaids, plain = append(uaids, validUTF8(string(uaid))...), false // as the record keeps it
 		}
-		r.Items[i] = simulator.UserRow{UAIDEnd: int32(len(r.UAIDs)), AccountsEnd: int32(len(r.Accounts)), Total: total}
+		items[i] = simulator.UserRow{UAIDEnd: int32(len(uaids)), AccountsEnd: int32(len(accounts)), Total: total}
 	}
+	r.Items, r.Accounts, r.UAIDs, r.PlainUAIDs = items, accounts, uaids, plain
 	return r
 }
 

@@ -100,7 +100,7 @@ func appendQuoted[S ~string | ~[]byte](b []byte, s S) []byte {
 }
 
 // appendString is appendJSONString(b, s), s's check skipped when plain says it needs none.
-func appendString(b []byte, s string, plain bool) []byte {
+func appendString[S ~string | ~[]byte](b []byte, s S, plain bool) []byte {
 	if plain {
 		return appendQuoted(b, s)
 	}
@@ -119,10 +119,8 @@ func appendUnix(b []byte, sec int64, nsec int32) []byte {
 
 // appendUserItemOpen appends a user item (spec §2.2) without its closing brace, so the detail
 // can carry on with its own fields. The total comes before the accounts it sums.
-func appendUserItemOpen(b []byte, it *simulator.UserItem) []byte {
-	b = append(b, `{"user_account_id":`...)
-	b = appendJSONString(b, it.UserAccountID)
-	b = append(b, `,"total_current_market_value":"`...)
+func appendUserItemOpen(b []byte, it *simulator.UserItem, times *simulator.TimeAppender) []byte {
+	b = appendItemHead(b, it.UserAccountID, false)
 	b = it.Total.AppendMoney(b)
 	b = append(b, `","accounts":[`...)
 	for i := range it.Accounts {
@@ -130,25 +128,14 @@ func appendUserItemOpen(b []byte, it *simulator.UserItem) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if p := simulator.ProductIndex(a.Product); p >= 0 {
-			b = append(b, accountHeads[p]...)
-		} else {
-			b = append(b, `{"product":`...)
-			b = appendJSONString(b, string(a.Product))
-			b = append(b, `,"current_market_value":"`...)
-		}
-		b = a.Value.AppendMoney(b)
-		if k := simulator.KYCIndex(a.KYCStatus); k >= 0 {
-			b = append(b, kycTexts[k]...)
-		} else {
-			b = append(b, `","kyc_status":`...)
-			b = appendJSONString(b, string(a.KYCStatus))
-		}
+		var sec int64
+		var nsec int32
 		if a.ShowsApprovedAt {
-			b = append(b, `,"kyc_approved_at":`...)
-			b = appendTime(b, a.ApprovedAt)
+			sec, nsec = a.ApprovedAt.Unix(), int32(a.ApprovedAt.Nanosecond())
 		}
-		b = append(b, '}')
+		b = append(b, accountHead(a.Product)...)
+		b = a.Value.AppendMoney(b)
+		b = appendKYC(b, accountKYC(a.KYCStatus), a.ShowsApprovedAt, sec, nsec, times)
 	}
 	return append(b, ']')
 }
@@ -164,9 +151,7 @@ func appendUserRows(b []byte, r *simulator.UserRows) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"user_account_id":`...)
-		b = appendJSONString(b, r.UAIDs[from.UAIDEnd:row.UAIDEnd])
-		b = append(b, `,"total_current_market_value":"`...)
+		b = appendItemHead(b, r.UAIDs[from.UAIDEnd:row.UAIDEnd], r.PlainUAIDs)
 		b = row.Total.AppendTo(b)
 		b = append(b, `","accounts":[`...)
 		for j, a := range r.Accounts[from.AccountsEnd:row.AccountsEnd] {
@@ -175,12 +160,7 @@ func appendUserRows(b []byte, r *simulator.UserRows) []byte {
 			}
 			b = append(b, accountHeads[a.Product]...)
 			b = a.Value.AppendTo(b)
-			b = append(b, kycTexts[a.KYC]...)
-			if a.Shows {
-				b = append(b, `,"kyc_approved_at":"`...)
-				b = append(times.AppendUnix(b, a.ApprovedSec, a.ApprovedNsec), '"')
-			}
-			b = append(b, '}')
+			b = appendKYC(b, &kycTexts[a.KYC], a.Shows, a.ApprovedSec, a.ApprovedNsec, &times)
 		}
 		b = append(b, "]}"...)
 		from = row
@@ -188,19 +168,71 @@ func appendUserRows(b []byte, r *simulator.UserRows) []byte {
 	return b
 }
 
+// appendItemHead appends a user item's opening up to its total's digits:
+// `{"user_account_id":"…","total_current_market_value":"`; plain says the id needs no escaping
+// (simulator.PlainJSON), unset that it is checked.
+func appendItemHead[S ~string | ~[]byte](b []byte, uaid S, plain bool) []byte {
+	b = append(b, `{"user_account_id":`...)
+	b = appendString(b, uaid, plain)
+	return append(b, `,"total_current_market_value":"`...)
+}
+
+// appendKYC appends the end of a user item's account after its value: its KYC status (kyc,
+// accountKYC's) and, when shows, kyc_approved_at of the Unix time sec, nsec. The account
+// before it is its product's opening (accountHead) and its value.
+func appendKYC(b []byte, kyc *kycText, shows bool, sec int64, nsec int32, times *simulator.TimeAppender) []byte {
+	if !shows {
+		return append(b, kyc.closed...)
+	}
+	b = append(b, kyc.approvedAt...)
+	b = times.AppendUnix(b, sec, nsec)
+	return append(b, `"}`...)
+}
+
+// kycText is what an account's KYC status renders to after its value, up to the end of the
+// account when it shows no kyc_approved_at (`","kyc_status":"approved"}`), else up to the
+// time's digits (`","kyc_status":"approved","kyc_approved_at":"`).
+type kycText struct{ closed, approvedAt string }
+
+func newKYCText(k simulator.KYCStatus) kycText {
+	text := string(appendJSONString([]byte(`","kyc_status":`), string(k)))
+	return kycText{closed: text + "}", approvedAt: text + `,"kyc_approved_at":"`}
+}
+
 // accountHeads and kycTexts are what an account's product and KYC status render to when they
 // are values the spec lists (by their index in simulator.Products and simulator.KYCStatuses),
-// rendered once: `{"product":"robo","current_market_value":"` and `","kyc_status":"approved"`.
-// A list page renders a few hundred accounts, and each value's escape check was a tenth of it.
-var accountHeads, kycTexts = func() (heads, kyc []string) {
+// rendered once: `{"product":"robo","current_market_value":"` and kycText's. A list page
+// renders a few hundred accounts, and each value's escape check was a tenth of it.
+var accountHeads, kycTexts = func() (heads []string, kyc []kycText) {
 	for _, p := range simulator.Products {
-		heads = append(heads, string(appendJSONString([]byte(`{"product":`), string(p)))+`,"current_market_value":"`)
+		heads = append(heads, newAccountHead(p))
 	}
 	for _, k := range simulator.KYCStatuses {
-		kyc = append(kyc, string(appendJSONString([]byte(`","kyc_status":`), string(k))))
+		kyc = append(kyc, newKYCText(k))
 	}
 	return heads, kyc
 }()
+
+func newAccountHead(p simulator.Product) string {
+	return string(appendJSONString([]byte(`{"product":`), string(p))) + `,"current_market_value":"`
+}
+
+// accountHead is p's opening of an account: accountHeads's for a product the spec lists.
+func accountHead(p simulator.Product) string {
+	if i := simulator.ProductIndex(p); i >= 0 {
+		return accountHeads[i]
+	}
+	return newAccountHead(p)
+}
+
+// accountKYC is k's kycText: kycTexts's for a status the spec lists.
+func accountKYC(k simulator.KYCStatus) *kycText {
+	if i := simulator.KYCIndex(k); i >= 0 {
+		return &kycTexts[i]
+	}
+	t := newKYCText(k)
+	return &t
+}
 
 // appendPoints appends a series as the encoder would render []pointJSON.
 func appendPoints(b []byte, ps []simulator.ValuePoint) []byte {
@@ -256,7 +288,8 @@ func appendIdentities(b []byte, refs []simulator.IdentityRef) []byte {
 // the same value, a fixture-given one played at the current hour as a generated one is
 // (decisions D5).
 func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, histories *historyCache) []byte {
-	b = appendUserItemOpen(b, &v.Item)
+	var times simulator.TimeAppender
+	b = appendUserItemOpen(b, &v.Item, &times)
 	b = append(b, `,"historical_market_value":`...)
 	if seed := v.Seed.At(clock.Now()); v.History != nil {
 		b = histories.appendGiven(b, v.History, seed)
@@ -284,11 +317,12 @@ func renderUserPage(b []byte, page *simulator.UserItemPage, cursor *big.Int, per
 	if page.Rows != nil {
 		b, n = appendUserRows(b, page.Rows), len(page.Rows.Items)
 	}
+	var times simulator.TimeAppender
 	for i := range page.Items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendUserItemOpen(b, &page.Items[i])
+		b = appendUserItemOpen(b, &page.Items[i], &times)
 		b = append(b, '}')
 	}
 	b = append(b, `],"total_records":`...)

@@ -192,7 +192,7 @@ func TestRenderMatchesEncoder(t *testing.T) {
 	}
 
 	// The list page.
-	asRowsN := 0
+	asRowsN, plainN := 0, 0
 	for i := range 200 {
 		page := &simulator.UserItemPage{Total: r.IntN(1000), Items: []simulator.UserItem{}}
 		var items []refUserItem
@@ -212,9 +212,15 @@ func TestRenderMatchesEncoder(t *testing.T) {
 		if rows, ok := asRows(page.Items); ok {
 			asRowsN++
 			require.Equal(t, string(want), string(renderUserPage(nil, &simulator.UserItemPage{Total: page.Total, Rows: rows}, cursor, 25)), "page %d as rows", i)
+			// And with its ids noted plain, when they are (the store's check: UserRows.PlainUAIDs).
+			if simulator.PlainJSON(rows.UAIDs) {
+				plainN, rows.PlainUAIDs = plainN+1, true
+				require.Equal(t, string(want), string(renderUserPage(nil, &simulator.UserItemPage{Total: page.Total, Rows: rows}, cursor, 25)), "page %d as plain rows", i)
+			}
 		}
 	}
 	require.Greater(t, asRowsN, 20, "some pages are rendered as rows")
+	require.Greater(t, plainN, 5, "some pages are rendered as rows of plain ids")
 }
 
 // asRows returns items as simulator.UserRows, ok false when one of them has an amount that is
