@@ -58,6 +58,12 @@ const (
 	SideSell Side = "sell"
 )
 
+// Sides lists the order sides (stable positions: a store's order index keeps them so).
+var Sides = []Side{SideBuy, SideSell}
+
+// SideIndex returns the position of s in Sides, or -1.
+func SideIndex(x Side) int { return slices.Index(Sides, x) }
+
 // OrderStatus is an order's (and a transaction's) lifecycle state (decisions D6).
 type OrderStatus string
 

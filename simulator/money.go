@@ -186,11 +186,17 @@ func (a Amount) Decimal() decimal.Decimal {
 func (a Amount) small() bool { return a.Big == nil && absInt64(a.Coef) < uint64(pow10s[18]) }
 
 // AppendMoney appends FormatMoney of the amount (AppendMoney). An amount kept in cents
-// (exponent -2, as nearly every stored notional and fee is) is its coefficient in cents, of
-// any size: nothing to round or check (decisions D5).
+// (exponent -2) is its coefficient in cents, of any size: nothing to round or check (decisions
+// D5); one kept in tenths or units (exponent -1 or 0, as a stored amount's trailing zeros are
+// dropped: "25.5", "0") is its coefficient times 10 or 100, when that surely fits.
 func (a Amount) AppendMoney(b []byte) []byte {
-	if a.Exp == -2 && a.Big == nil {
-		return appendCents(b, a.Coef)
+	if a.Big == nil && a.Exp <= 0 && a.Exp >= -2 {
+		if a.Exp == -2 {
+			return appendCents(b, a.Coef)
+		}
+		if c := a.Coef; c < math.MaxInt64/100 && c > math.MinInt64/100 {
+			return appendCents(b, c*centsPerUnit[a.Exp+1])
+		}
 	}
 	if a.small() {
 		if c, ok := RoundCents(a.Coef, a.Exp); ok {
@@ -199,6 +205,9 @@ func (a Amount) AppendMoney(b []byte) []byte {
 	}
 	return AppendMoney(b, a.Decimal())
 }
+
+// centsPerUnit are the cents of a tenth and of a unit.
+var centsPerUnit = [2]int64{10, 100}
 
 // AppendQuantity appends FormatQuantity of the amount (AppendQuantity).
 func (a Amount) AppendQuantity(b []byte) []byte {

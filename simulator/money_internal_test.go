@@ -140,13 +140,15 @@ func TestCentsAppendToMatchesDecimal(t *testing.T) {
 	}
 }
 
-// randomStoredAmounts draws amounts as the store keeps them (Amount): cents (exponent -2, the
-// form of nearly every notional and fee), quantities of 0 to 8 decimals with and without
+// randomStoredAmounts draws amounts as the store keeps them (Amount): cents (exponent -2), tenths
+// and units (-1 and 0: a notional or fee whose trailing zeros were dropped), quantities of 0 to 8 decimals with and without
 // trailing zeros, both signs, int64's edges, exponents outside the fast paths' and a few kept
 // as decimals (Big).
 func randomStoredAmounts(r *rand.Rand) func() Amount {
 	edges := []int64{0, 1, -1, 9, 10, 99, 100, -100, 101, 1e8, -1e8, 1e8 + 1, 999999999999999999, -999999999999999999,
-		1e18, -1e18, math.MaxInt64, math.MinInt64, math.MinInt64 + 1}
+		1e18, -1e18, math.MaxInt64, math.MinInt64, math.MinInt64 + 1,
+		math.MaxInt64 / 100, math.MaxInt64/100 - 1, math.MaxInt64/100 + 1, math.MinInt64 / 100, math.MinInt64/100 + 1, math.MinInt64/100 - 1,
+		math.MaxInt64 / 10, math.MaxInt64/10 + 1, math.MinInt64 / 10, math.MinInt64/10 - 1}
 	return func() Amount {
 		switch r.IntN(8) {
 		case 0:
@@ -168,8 +170,8 @@ func randomStoredAmounts(r *rand.Rand) func() Amount {
 	}
 }
 
-// An Amount renders as its decimal does (FormatMoney, FormatQuantity): the fast paths for cents
-// and for quantities of up to 8 decimals agree with decimal's arithmetic on every amount.
+// An Amount renders as its decimal does (FormatMoney, FormatQuantity): the fast paths for cents,
+// tenths and units (up to and past the edge of their scaling in int64) and for quantities of up to 8 decimals agree with decimal's arithmetic on every amount.
 func TestAmountAppendMatchesDecimal(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 29))
 	amount := randomStoredAmounts(r)

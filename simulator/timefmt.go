@@ -49,8 +49,10 @@ func (w *TimeAppender) AppendUnix(b []byte, sec int64, nsec int32) []byte {
 	if key := ^days; key != w.day {
 		w.day, w.date = key, civilDate(days)
 	}
-	var buf [len(timeLayoutMicro) - len("07:00")]byte // "YYYY-MM-DDThh:mm:ss.ffffffZ"
-	copy(buf[:], w.date[:])
+	at := len(b)
+	b = grow(b, len(timeLayoutMicro)-len("07:00")) // "YYYY-MM-DDThh:mm:ss.ffffffZ", written in place
+	buf := (*[len(timeLayoutMicro) - len("07:00")]byte)(b[at:])
+	*(*[11]byte)(buf[:11]) = w.date
 	h, m, s := rem/3600*2, rem/60%60*2, rem%60*2
 	buf[11], buf[12], buf[13], buf[14], buf[15], buf[16], buf[17], buf[18] = digitPairs[h], digitPairs[h+1], ':', digitPairs[m], digitPairs[m+1], ':', digitPairs[s], digitPairs[s+1]
 	n := 19
@@ -60,7 +62,7 @@ func (w *TimeAppender) AppendUnix(b []byte, sec int64, nsec int32) []byte {
 		n = 26
 	}
 	buf[n] = 'Z'
-	return append(b, buf[:n+1]...)
+	return b[:at+n+1]
 }
 
 // civilDate is "YYYY-MM-DDT" of a day count since 1970-01-01 of the years 1970–9999, by Neri

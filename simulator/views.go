@@ -317,13 +317,50 @@ type OrderItem struct {
 	// covered entries, so a page renders them without checking them again. Unset says
 	// nothing: they are checked.
 	PlainStrings bool
+	// kinds are Product, Side and Status's positions (Kinds) when the item was given them
+	// (SetKinds, SetKindNames); unset, Kinds looks them up.
+	kinds orderKinds
+}
+
+// orderKinds are an order item's product, side and status as positions in Products, Sides and
+// OrderStatuses, -1 for a value they do not list.
+type orderKinds struct {
+	set                   bool
+	product, side, status int8
+}
+
+// SetKinds sets the item's product, side and status to Products[product], Sides[side] and
+// OrderStatuses[status], each a position in its list: a store's covered order entry keeps
+// them so (decisions D6), and the item keeps the positions for its renderer (Kinds), which
+// then picks their texts without comparing strings.
+func (it *OrderItem) SetKinds(product, side, status int) {
+	it.Product, it.Side, it.Status = Products[product], Sides[side], OrderStatuses[status]
+	it.kinds = orderKinds{true, int8(product), int8(side), int8(status)}
+}
+
+// SetKindNames sets the item's product, side and status to values named by their strings,
+// which may be ones the spec does not list, and keeps their positions (Kinds).
+func (it *OrderItem) SetKindNames(product Product, side Side, status OrderStatus) {
+	it.Product, it.Side, it.Status = product, side, status
+	it.kinds = orderKinds{true, int8(ProductIndex(product)), int8(SideIndex(side)), int8(OrderStatusIndex(status))}
+}
+
+// Kinds returns the positions of the item's product, side and status in Products, Sides and
+// OrderStatuses, -1 for a value the spec does not list: those it was given (SetKinds,
+// SetKindNames), else looked up.
+func (it *OrderItem) Kinds() (product, side, status int) {
+	if k := it.kinds; k.set {
+		return int(k.product), int(k.side), int(k.status)
+	}
+	return ProductIndex(it.Product), SideIndex(it.Side), OrderStatusIndex(it.Status)
 }
 
 // Item returns the order as a list item shows it.
 func (o *Order) Item() OrderItem {
-	it := OrderItem{ID: o.ID, UserAccountID: o.UserAccountID, Product: o.Product, Side: o.Side, Symbol: o.Symbol,
-		Quantity: AmountOf(o.Quantity), Notional: AmountOf(o.Notional), Fee: AmountOf(o.Fee), Status: o.Status,
+	it := OrderItem{ID: o.ID, UserAccountID: o.UserAccountID, Symbol: o.Symbol,
+		Quantity: AmountOf(o.Quantity), Notional: AmountOf(o.Notional), Fee: AmountOf(o.Fee),
 		PlacedAt: o.PlacedAt, HasCompletedAt: o.CompletedAt != nil, IsRecurringOrder: o.IsRecurringOrder, RecurringOrderID: o.RecurringOrderID}
+	it.SetKindNames(o.Product, o.Side, o.Status)
 	if it.HasCompletedAt {
 		it.CompletedAt = *o.CompletedAt
 	}

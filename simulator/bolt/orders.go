@@ -253,25 +253,40 @@ type recordOrders struct {
 // ReadItems gives yield the page's items in order (simulator.OrderItemReader).
 func (r *recordOrders) ReadItems(yield func(*simulator.OrderItem)) error {
 	for _, raw := range r.records {
-		r.it = simulator.OrderItem{}
-		if len(raw) > 0 && raw[0] == recordV1 {
-			d := decoder{b: raw[1:], shared: unsafe.String(unsafe.SliceData(raw[1:]), len(raw)-1)}
-			if inst := d.orderItem(&r.it); d.err != nil {
-				return fmt.Errorf("decode %s record: %w", bOrders, d.err)
-			} else if inst != r.instID {
-				return staleIndex("order")
-			}
-		} else { // the JSON form
-			var o simulator.Order
-			if err := decodeRecord(raw, &o); err != nil {
-				return fmt.Errorf("decode %s record: %w", bOrders, err)
-			}
-			if o.InstitutionID != r.instID {
-				return staleIndex("order")
-			}
-			r.it = o.Item()
+		if err := recordItem(raw, true, &r.it, r.instID); err != nil {
+			return err
 		}
 		yield(&r.it)
+	}
+	return nil
+}
+
+// recordItem reads an order record of either form into it, whole, as its list item shows it
+// (decoder.orderItem, Order.Item), and checks that it is instID's (a stale index otherwise).
+// own says that raw is the page's own copy, from which the item's strings are cut; else they
+// are cut from one copy of it.
+func recordItem(raw []byte, own bool, it *simulator.OrderItem, instID string) error {
+	var inst string
+	if len(raw) > 0 && raw[0] == recordV1 {
+		d := decoder{b: raw[1:]}
+		if own {
+			d.shared = unsafe.String(unsafe.SliceData(d.b), len(d.b))
+		} else {
+			d.share()
+		}
+		*it = simulator.OrderItem{}
+		if inst = d.orderItem(it); d.err != nil {
+			return fmt.Errorf("decode %s record: %w", bOrders, d.err)
+		}
+	} else { // the JSON form
+		var o simulator.Order
+		if err := decodeRecord(raw, &o); err != nil {
+			return fmt.Errorf("decode %s record: %w", bOrders, err)
+		}
+		*it, inst = o.Item(), o.InstitutionID
+	}
+	if inst != instID {
+		return staleIndex("order")
 	}
 	return nil
 }
@@ -334,25 +349,9 @@ func orderItems(tx *bbolt.Tx, keys [][]byte, instID string) ([]simulator.OrderIt
 				arena = grown
 				return nil
 			}
-			d = decoder{b: raw[1:]}
-			d.share()
-			if inst := d.orderItem(&items[i]); d.err != nil {
-				return fmt.Errorf("decode %s/%q: %w", bOrders, keys[i], d.err)
-			} else if inst != instID {
-				return staleIndex("order")
-			}
-		} else { // the JSON form
-			var o simulator.Order
-			if err := decodeRecord(raw, &o); err != nil {
-				return fmt.Errorf("decode %s/%q: %w", bOrders, keys[i], err)
-			}
-			if o.InstitutionID != instID {
-				return staleIndex("order")
-			}
-			items[i] = o.Item()
 		}
-		ends[i][0] = -1 // its strings are its own (orderItem), not cut from arena
-		return nil
+		ends[i][0] = -1 // its strings are its own (recordItem), not cut from arena
+		return recordItem(raw, false, &items[i], instID)
 	})
 	sc.arena, sc.ends = arena, ends
 	if err != nil {

@@ -1149,7 +1149,7 @@ func TestOrderItemsMatchWholeOrders(t *testing.T) {
 			o.InstitutionID = instID
 			if g.r.IntN(8) > 0 {
 				o.Product = simulator.Products[g.r.IntN(len(simulator.Products))]
-				o.Side = orderSides[g.r.IntN(2)]
+				o.Side = simulator.Sides[g.r.IntN(2)]
 				o.Status = simulator.OrderStatuses[g.r.IntN(len(simulator.OrderStatuses))]
 			}
 			raw, err := encodeRecord(o)
@@ -1242,7 +1242,7 @@ func TestCoveredOrderItemMatchesWholeOrder(t *testing.T) {
 		o := g.order()
 		if g.r.IntN(4) > 0 {
 			o.Product = simulator.Products[g.r.IntN(len(simulator.Products))]
-			o.Side = orderSides[g.r.IntN(2)]
+			o.Side = simulator.Sides[g.r.IntN(2)]
 			o.Status = simulator.OrderStatuses[g.r.IntN(len(simulator.OrderStatuses))]
 		}
 		if o.PlacedAt.Before(simulator.FirstStorableTime) { // a stored order's is never
@@ -1304,7 +1304,7 @@ func TestOrderListsOfAStoreWrittenBeforeItems(t *testing.T) {
 		o.ID, o.InstitutionID, o.UserAccountID = fmt.Sprintf("ord_%04d", i), "ins_a", fmt.Sprintf("u%02d", (i*7)%30)
 		if i%40 != 5 { // a few of unknown product, side or status
 			o.Product = simulator.Products[g.r.IntN(len(simulator.Products))]
-			o.Side = orderSides[g.r.IntN(2)]
+			o.Side = simulator.Sides[g.r.IntN(2)]
 			o.Status = simulator.OrderStatuses[g.r.IntN(len(simulator.OrderStatuses))]
 		}
 		o.PlacedAt = at.Add(time.Duration((i*37)%500) * time.Hour)
@@ -1320,7 +1320,7 @@ func TestOrderListsOfAStoreWrittenBeforeItems(t *testing.T) {
 		for _, set := range []func(){ // each filter in one query of three
 			func() { f.Status = ptrTo(simulator.OrderStatuses[r.IntN(4)]) },
 			func() { f.Product = ptrTo(simulator.Products[r.IntN(4)]) },
-			func() { f.Side = ptrTo(orderSides[r.IntN(2)]) },
+			func() { f.Side = ptrTo(simulator.Sides[r.IntN(2)]) },
 			func() { f.UserAccountID = ptrTo(fmt.Sprintf("u%02d", r.IntN(31))) },
 			func() { f.PlacedStart = ptrTo(at.Add(time.Duration(r.IntN(500)) * time.Hour)) },
 		} {
@@ -1666,7 +1666,7 @@ func valuedLikeFixed(t *testing.T, fixed []byte, accounts []simulator.Account, p
 
 // decoder.uvarint, decoder.varint and uvarintAt read what binary.Uvarint and binary.Varint read — the value
 // and the bytes taken, or an error for a cut or overflowing one — one to ten bytes long, written
-// short or padded with continuation bytes.
+// short or padded with continuation bytes, at the end of the bytes or with more after it.
 func TestDecoderVarintsAreBinarys(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 11))
 	var cases [][]byte
@@ -1703,6 +1703,9 @@ func TestDecoderVarintsAreBinarys(t *testing.T) {
 			require.Equal(t, v, d.varint(), "varint % x", in)
 			at, next := uvarintAt(append([]byte{0xff}, in...), 1)
 			require.Equal(t, [2]uint64{u, uint64(1 + k)}, [2]uint64{at, uint64(next)}, "uvarintAt % x", in)
+			// With a word to read from wherever it ends (wordUvarint), what follows it aside.
+			at, next = uvarintAt(append(append([]byte{0xff}, in...), 0xff, 0x80, 0x81, 0, 0xfe, 1, 0x7f, 0x80), 1)
+			require.Equal(t, [2]uint64{u, uint64(1 + k)}, [2]uint64{at, uint64(next)}, "uvarintAt % x and 8 bytes", in)
 		}
 	}
 }
@@ -1724,7 +1727,7 @@ func TestAllOrdersPagesWalkTheirRecords(t *testing.T) {
 		for i := range 600 {
 			o := g.order()
 			o.ID, o.InstitutionID, o.UserAccountID = fmt.Sprintf("ord_%s_%04d", id, i), id, fmt.Sprintf("u%02d", i%30)
-			o.Product, o.Side = simulator.Products[g.r.IntN(4)], orderSides[g.r.IntN(2)]
+			o.Product, o.Side = simulator.Products[g.r.IntN(4)], simulator.Sides[g.r.IntN(2)]
 			o.Status = simulator.OrderStatuses[g.r.IntN(4)]
 			o.PlacedAt = start.Add(time.Duration(g.r.Int64N(int64(72 * time.Hour))))
 			require.NoError(t, l.Transaction(simulator.Transaction{ID: "txn_" + o.ID, InstitutionID: id, OrderIDs: []string{o.ID}}, []simulator.Order{*o}))

@@ -587,45 +587,56 @@ func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 }
 
 // appendOrder appends an order (spec §2.5) as simulator.EncodeJSON renders renderOrder's struct,
-// its times through times (a page's writer keeps the date it wrote last).
+// its times through times (a page's writer keeps the date it wrote last). Its product, side
+// and status are picked from texts rendered once by their positions (OrderItem.Kinds), and
+// strings the store checked (decisions D6) are written between quotes the texts around them
+// end and start with.
 func appendOrder(b []byte, o *simulator.OrderItem, times *simulator.TimeAppender) []byte {
 	plain := o.PlainStrings // the store checked them (decisions D6)
-	b = append(b, `{"order_id":`...)
-	b = appendString(b, o.ID, plain)
-	b = append(b, `,"user_account_id":`...)
-	b = appendString(b, o.UserAccountID, plain)
-	if p := simulator.ProductIndex(o.Product); p >= 0 {
-		b = append(b, productTexts[p]...)
+	product, side, status := o.Kinds()
+	if plain {
+		b = append(b, `{"order_id":"`...)
+		b = append(b, o.ID...)
+		b = append(b, `","user_account_id":"`...)
+		b = append(b, o.UserAccountID...)
+		b = append(b, '"')
+	} else {
+		b = append(b, `{"order_id":`...)
+		b = appendJSONString(b, o.ID)
+		b = append(b, `,"user_account_id":`...)
+		b = appendJSONString(b, o.UserAccountID)
+	}
+	if product >= 0 && side >= 0 {
+		b = append(b, productSideTexts[product*len(simulator.Sides)+side]...)
 	} else {
 		b = append(b, `,"product":`...)
 		b = appendJSONString(b, string(o.Product))
-	}
-	switch o.Side {
-	case simulator.SideBuy:
-		b = append(b, `,"side":"buy","symbol":`...)
-	case simulator.SideSell:
-		b = append(b, `,"side":"sell","symbol":`...)
-	default:
 		b = append(b, `,"side":`...)
 		b = appendJSONString(b, string(o.Side))
 		b = append(b, `,"symbol":`...)
 	}
-	b = appendString(b, o.Symbol, plain)
-	b = append(b, `,"quantity":"`...)
+	if plain {
+		b = append(b, '"')
+		b = append(b, o.Symbol...)
+		b = append(b, `","quantity":"`...)
+	} else {
+		b = appendJSONString(b, o.Symbol)
+		b = append(b, `,"quantity":"`...)
+	}
 	b = o.Quantity.AppendQuantity(b)
 	b = append(b, `","notional":"`...)
 	b = o.Notional.AppendMoney(b)
 	b = append(b, `","fee":"`...)
 	b = o.Fee.AppendMoney(b)
-	if k := simulator.OrderStatusIndex(o.Status); k >= 0 {
-		b = append(b, statusTexts[k]...)
+	if status >= 0 {
+		b = append(b, statusTexts[status]...)
 	} else {
 		b = append(b, `","status":`...)
 		b = appendJSONString(b, string(o.Status))
 		b = append(b, `,"placed_at":"`...)
 	}
 	b = times.Append(b, o.PlacedAt)
-	if o.Status == simulator.OrderCompleted && o.HasCompletedAt {
+	if status == completed && o.HasCompletedAt {
 		b = append(b, `","completed_at":"`...)
 		b = times.Append(b, o.CompletedAt)
 	}
@@ -640,18 +651,26 @@ func appendOrder(b []byte, o *simulator.OrderItem, times *simulator.TimeAppender
 	return append(b, `","is_recurring_order":false}`...)
 }
 
-// productTexts and statusTexts are what an order's product and status render to when they are
-// values the spec lists (by their index in simulator.Products and simulator.OrderStatuses),
-// rendered once, as accountHeads and kycTexts are: `,"product":"robo"` and
-// `","status":"completed","placed_at":"` (the next field's opening with it).
-var productTexts, statusTexts = func() (products, statuses []string) {
+// completed is simulator.OrderCompleted's position in simulator.OrderStatuses.
+var completed = simulator.OrderStatusIndex(simulator.OrderCompleted)
+
+// productSideTexts and statusTexts are what an order's product and side, and its status,
+// render to when they are values the spec lists (by their positions, product×len(Sides)+side
+// and the status's: OrderItem.Kinds), rendered once, as accountHeads and kycTexts are:
+// `,"product":"robo","side":"buy","symbol":` and `","status":"completed","placed_at":"` (the
+// next field's opening with them).
+var productSideTexts, statusTexts = func() (productSides, statuses []string) {
 	for _, p := range simulator.Products {
-		products = append(products, string(appendJSONString([]byte(`,"product":`), string(p))))
+		for _, sd := range simulator.Sides {
+			b := appendJSONString([]byte(`,"product":`), string(p))
+			b = appendJSONString(append(b, `,"side":`...), string(sd))
+			productSides = append(productSides, string(b)+`,"symbol":`)
+		}
 	}
 	for _, k := range simulator.OrderStatuses {
 		statuses = append(statuses, string(appendJSONString([]byte(`","status":`), string(k)))+`,"placed_at":"`)
 	}
-	return products, statuses
+	return productSides, statuses
 }()
 
 // renderOrderPage renders Get Order List's body (spec §2.5), its items as the page gives them

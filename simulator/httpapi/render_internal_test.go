@@ -289,7 +289,10 @@ func TestHistoryCacheBounded(t *testing.T) {
 }
 
 // Orders and order pages, hand-rendered, match what simulator.EncodeJSON renders from renderOrder's structs,
-// whether the store noted plain strings (OrderItem.PlainStrings) or not.
+// whether the store noted plain strings (OrderItem.PlainStrings) or not, and whether the item
+// was given its product, side and status's positions or has them looked up (OrderItem.Kinds):
+// values the spec lists and ones it does not, amounts of any exponent, times with and without
+// fractions of a second, before 1970 too.
 func TestRenderOrdersMatchEncoder(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 15))
 	str := func() string { return renderStrings[r.IntN(len(renderStrings))] }
@@ -304,7 +307,7 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 		page := &simulator.OrderItemPage{Total: r.IntN(1e6), Items: []simulator.OrderItem{}}
 		items := []orderJSON{}
 		for range r.IntN(6) {
-			at := time.Date(2020+r.IntN(7), time.Month(1+r.IntN(12)), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(3)*r.IntN(1e9), time.UTC)
+			at := time.Date([]int{1962, 2020, 2023, 2026}[r.IntN(4)]+r.IntN(4), time.Month(1+r.IntN(12)), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(3)*r.IntN(1e9), time.UTC)
 			o := &simulator.Order{ID: str(), UserAccountID: str(), Product: append(slices.Clone(simulator.Products), simulator.Product(str()))[r.IntN(5)], Side: []simulator.Side{simulator.SideBuy, simulator.SideSell, simulator.Side(str())}[r.IntN(3)],
 				Symbol: str(), Quantity: dec(), Notional: dec(), Fee: dec(), Status: append(slices.Clone(simulator.OrderStatuses), simulator.OrderStatus(str()))[r.IntN(5)], PlacedAt: at,
 				IsRecurringOrder: r.IntN(2) == 0, RecurringOrderID: str()}
@@ -315,6 +318,11 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 			it := o.Item()
 			if r.IntN(2) == 0 { // as a store that notes plain strings gives it
 				it.PlainStrings = simulator.PlainJSON(o.ID) && simulator.PlainJSON(o.UserAccountID) && simulator.PlainJSON(o.Symbol) && simulator.PlainJSON(o.RecurringOrderID)
+			}
+			if r.IntN(3) == 0 { // its fields alone, its product, side and status looked up (OrderItem.Kinds)
+				it = simulator.OrderItem{ID: it.ID, UserAccountID: it.UserAccountID, Product: it.Product, Side: it.Side, Symbol: it.Symbol,
+					Quantity: it.Quantity, Notional: it.Notional, Fee: it.Fee, Status: it.Status, PlacedAt: it.PlacedAt, CompletedAt: it.CompletedAt,
+					HasCompletedAt: it.HasCompletedAt, IsRecurringOrder: it.IsRecurringOrder, RecurringOrderID: it.RecurringOrderID, PlainStrings: it.PlainStrings}
 			}
 			page.Items = append(page.Items, it)
 			items = append(items, renderOrder(o))
