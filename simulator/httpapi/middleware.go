@@ -100,10 +100,27 @@ func (j *journal) reset() {
 	j.mu.Unlock()
 }
 
-// methods are the usual request methods, journaled as these strings rather than as copies of
-// the request's.
-var methods = map[string]string{http.MethodGet: http.MethodGet, http.MethodPost: http.MethodPost, http.MethodPut: http.MethodPut,
-	http.MethodPatch: http.MethodPatch, http.MethodDelete: http.MethodDelete, http.MethodHead: http.MethodHead, http.MethodOptions: http.MethodOptions}
+// methodName returns the usual request method named m as a constant, and whether m is one:
+// the journal and the metrics keep these rather than copies of the request's strings.
+func methodName(m string) (string, bool) {
+	switch m {
+	case http.MethodGet:
+		return http.MethodGet, true
+	case http.MethodPost:
+		return http.MethodPost, true
+	case http.MethodPut:
+		return http.MethodPut, true
+	case http.MethodPatch:
+		return http.MethodPatch, true
+	case http.MethodDelete:
+		return http.MethodDelete, true
+	case http.MethodHead:
+		return http.MethodHead, true
+	case http.MethodOptions:
+		return http.MethodOptions, true
+	}
+	return "", false
+}
 
 // record journals every partner-API request with its final status and latency.
 func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
@@ -117,7 +134,7 @@ func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 			r := c.Request()
 			path, cutPath := clip(r.URL.Path)
 			query, cutQuery := clip(r.URL.RawQuery)
-			method, ok := methods[r.Method]
+			method, ok := methodName(r.Method)
 			if !ok {
 				method, _ = clip(r.Method)
 				method = strings.Clone(method)
