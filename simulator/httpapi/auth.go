@@ -68,4 +68,6 @@ func keyOf(c echo.Context) *simulator.APIKey { return c.(*reqContext).key }
 type reqContext struct {
 	echo.Context
 	key *simulator.APIKey
+	// head holds the response's own header values (requestID).
+	head *headValues
 }

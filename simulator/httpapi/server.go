@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/labstack/echo/v4"
 
@@ -249,9 +250,11 @@ func nonEmptyParams(next echo.HandlerFunc) echo.HandlerFunc {
 
 const headerRequestID = "X-Request-Id"
 
-// requestID echoes the request's X-Request-Id or generates one, on every response.
+// requestID echoes the request's X-Request-Id or generates one, on every response. It makes
+// the request's headValues (on c, the request's reqContext, when it is one).
 func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		hv := new(headValues)
 		id := headerValue(c.Request().Header, headerRequestID)
 		if id == "" || len(id) > 200 {
 			// An id names a request in logs and the journal; it is no secret, so the runtime's
@@ -259,13 +262,28 @@ func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 			var b [16]byte
 			binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
 			binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
-			buf := [4 + 32]byte{'r', 'e', 'q', '_'}
-			hex.Encode(buf[4:], b[:])
-			id = string(buf[:]) // one copy: a concatenation made a second string
+			hv.idBytes = [len(hv.idBytes)]byte{'r', 'e', 'q', '_'}
+			hex.Encode(hv.idBytes[4:], b[:])
+			id = unsafe.String(&hv.idBytes[0], len(hv.idBytes)) // never written again
 		}
-		c.Response().Header()[headerRequestID] = []string{id} // canonical already
+		hv.id[0] = id
+		c.Response().Header()[headerRequestID] = hv.id[:] // canonical already
+		if rc, ok := c.(*reqContext); ok {
+			rc.head = hv
+		}
 		return next(c)
 	}
+}
+
+// headValues are the values of a response's own headers — its request id (a generated one's
+// bytes too) and its Content-Length (contentLength) — and the one-value slices net/http's header
+// map takes them in: one allocation a request rather than four. Each is set at most once and
+// its bytes never change after: net/http copies the header map's slices when the head is
+// written, not the strings, which keep this alive until then.
+type headValues struct {
+	id, length  [1]string
+	idBytes     [len("req_") + 2*16]byte
+	lengthBytes [20]byte
 }
 
 // MaxHeadBytes bounds a request's line and headers together (decisions D17). Go's http.Server
