@@ -92,7 +92,8 @@ type Server struct {
 	// clientIP, with trusted proxies, is the client's address (echo's X-Forwarded-For
 	// extractor); nil without them.
 	clientIP echo.IPExtractor
-	// contexts recycles the requests' reqContexts.
+	// contexts recycles the requests' reqContexts, each with its echo context (echo's own pool
+	// would be a second Get and Put a request).
 	contexts sync.Pool
 }
 
@@ -115,7 +116,7 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{e: e, log: log, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{}, proxies: &proxyReports{},
 		reader: newBodyReader(cfg.MaxBodyBytes), throttle: surface.NewTokenThrottle(nil)}
-	s.contexts.New = func() any { return &reqContext{} }
+	s.contexts.New = func() any { return &reqContext{Context: e.NewContext(nil, nil)} }
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
 	if len(cfg.TrustedProxies) > 0 {
 		s.clientIP = forwardedClient(cfg.TrustedProxies)
@@ -200,16 +201,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.clientIP != nil {
 		r.RemoteAddr = net.JoinHostPort(s.clientIP(r), "0")
 	}
-	c := s.e.AcquireContext()
-	c.Reset(r, w)
 	rc := s.contexts.Get().(*reqContext)
-	rc.Context = c
+	c := rc.Context
+	c.Reset(r, w)
 	if err := s.serve(rc); err != nil {
 		s.e.HTTPErrorHandler(err, c)
 	}
-	*rc = reqContext{}
+	rc.key, rc.head = nil, nil
 	s.contexts.Put(rc)
-	s.e.ReleaseContext(c)
 }
 
 // forwardedClient returns echo's X-Forwarded-For extractor believing only the trusted ranges
