@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -159,11 +160,15 @@ type faults struct {
 	rps      float64
 	burst    int
 	limiters map[string]*rate.Limiter
+	// ruled and limited say, without the lock, whether any rule is set and whether rate
+	// limiting is on: every request asks, and while both are off none takes the lock.
+	ruled, limited atomic.Bool
 }
 
 func (f *faults) set(rules []surface.FaultRule) {
 	f.mu.Lock()
 	f.rules = rules
+	f.ruled.Store(len(rules) > 0)
 	f.mu.Unlock()
 }
 
@@ -176,6 +181,7 @@ func (f *faults) get() []surface.FaultRule {
 func (f *faults) setRate(rps float64, burst int) {
 	f.mu.Lock()
 	f.rps, f.burst, f.limiters = rps, burst, map[string]*rate.Limiter{}
+	f.limited.Store(rps > 0)
 	f.mu.Unlock()
 }
 
@@ -189,10 +195,7 @@ func (f *faults) rate() (rps float64, burst int) {
 // limiter returns the token bucket of the key named by key(), or nil when rate limiting is off
 // (then without hashing the key or taking the write lock: every request asks).
 func (f *faults) limiter(key func() string) *rate.Limiter {
-	f.mu.RLock()
-	on := f.rps > 0
-	f.mu.RUnlock()
-	if !on {
+	if !f.limited.Load() {
 		return nil
 	}
 	k := key()
@@ -221,6 +224,9 @@ func inject(f *faults) echo.MiddlewareFunc {
 					c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
 					return simulator.Errorf(simulator.ERATELIMIT, "Rate limit exceeded: retry after the Retry-After seconds")
 				}
+			}
+			if !f.ruled.Load() {
+				return next(c)
 			}
 			for _, rule := range f.get() {
 				if rule.Method != "" && !strings.EqualFold(rule.Method, r.Method) || rule.Path != c.Path() && rule.Path != r.URL.Path {
