@@ -63,9 +63,11 @@ func keyOf(c echo.Context) *simulator.APIKey { return c.(*reqContext).key }
 
 // reqContext is the context every request is served with (Server.ServeHTTP): echo's, and the
 // key requireKey authenticated. echo's own store (Context.Set) is a map made anew for every
-// request, two allocations and a hashed insert for one pointer. Recycled as echo's contexts
-// are: nothing keeps it past its request.
+// request, two allocations and a hashed insert for one pointer. Recycled with its echo context
+// (Server.contexts): nothing keeps it past its request.
 type reqContext struct {
 	echo.Context
 	key *simulator.APIKey
+	// head holds the response's own header values (requestID).
+	head *headValues
 }

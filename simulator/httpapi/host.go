@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
+	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
@@ -9,12 +11,20 @@ import (
 )
 
 // checkHost answers a request whose Host the policy refuses (decisions D18, package hostcheck)
-// with 421 before routing.
+// with 421 before routing. The policy's answer depends on the Host alone, so the last Host it
+// allowed (a copy) is remembered and a request sending that very Host, as a client's every
+// request does, is let through without asking again; any other Host is asked about.
 func checkHost(p *hostcheck.Policy) echo.MiddlewareFunc {
+	var allowed atomic.Pointer[string]
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if !p.Allows(c.Request().Host) {
-				return writeJSON(c, http.StatusMisdirectedRequest, detail{"Misdirected Request"})
+			host := c.Request().Host
+			if last := allowed.Load(); last == nil || *last != host {
+				if !p.Allows(host) {
+					return writeJSON(c, http.StatusMisdirectedRequest, detail{"Misdirected Request"})
+				}
+				kept := strings.Clone(host) // its own variable: taking host's address would move host to the heap on every request
+				allowed.Store(&kept)
 			}
 			return next(c)
 		}

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -30,6 +32,18 @@ type Metrics struct {
 	buildDone    *prometheus.GaugeVec
 	buildTotal   prometheus.Gauge
 	institutions *labelSet
+	// series and routes keep the request counters and latency observers once looked up:
+	// WithLabelValues checks and hashes every label value and takes the vector's lock, twice a
+	// request. Their keys are the labels', as bounded.
+	series sync.Map // requestSeries → prometheus.Counter
+	routes sync.Map // route pattern → prometheus.Observer
+}
+
+// requestSeries is the labels of one series of partnersim_http_requests_total.
+type requestSeries struct {
+	route, method string
+	status        int
+	inst          string
 }
 
 // MetricsSources are what Metrics read when scraped: the delivery queue per institution and
@@ -102,7 +116,7 @@ func (m *Metrics) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if route == "" {
 			route = "unmatched"
 		}
-		method, ok := methods[c.Request().Method]
+		method, ok := methodName(c.Request().Method)
 		if !ok {
 			method = "other"
 		}
@@ -110,40 +124,70 @@ func (m *Metrics) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if k := keyOf(c); k != nil {
 			inst = m.institutions.label(k.InstitutionID)
 		}
-		m.requests.WithLabelValues(route, method, strconv.Itoa(c.Response().Status), inst).Inc()
-		m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		m.counter(requestSeries{route, method, c.Response().Status, inst}).Inc()
+		m.observer(route).Observe(time.Since(start).Seconds())
 		return nil
 	}
+}
+
+// counter is the request counter of the series s.
+func (m *Metrics) counter(s requestSeries) prometheus.Counter {
+	if c, ok := m.series.Load(s); ok {
+		return c.(prometheus.Counter)
+	}
+	c := m.requests.WithLabelValues(s.route, s.method, strconv.Itoa(s.status), s.inst)
+	m.series.Store(s, c)
+	return c
+}
+
+// observer is the latency observer of the route.
+func (m *Metrics) observer(route string) prometheus.Observer {
+	if o, ok := m.routes.Load(route); ok {
+		return o.(prometheus.Observer)
+	}
+	o := m.latency.WithLabelValues(route)
+	m.routes.Store(route, o)
+	return o
 }
 
 // handleMetrics answers GET /metrics.
 func handleMetrics(m *Metrics) echo.HandlerFunc { return echo.WrapHandler(m.Handler()) }
 
-// labelSet names the first n institutions seen and calls every later one "other".
+// labelSet names the first n institutions seen and calls every later one "other". Every request
+// asks: the names are read without a lock, from a set replaced whole when one is added (at most
+// n times).
 type labelSet struct {
-	mu    sync.RWMutex
+	mu    sync.Mutex
 	n     int
-	names map[string]struct{}
+	names atomic.Pointer[map[string]struct{}]
 }
 
-func newLabelSet(n int) *labelSet { return &labelSet{n: n, names: map[string]struct{}{}} }
+func newLabelSet(n int) *labelSet {
+	s := &labelSet{n: n}
+	s.names.Store(&map[string]struct{}{})
+	return s
+}
 
 func (s *labelSet) label(inst string) string {
-	s.mu.RLock()
-	_, ok := s.names[inst]
-	s.mu.RUnlock()
-	if ok {
+	names := *s.names.Load()
+	if _, ok := names[inst]; ok {
 		return inst
+	}
+	if len(names) >= s.n { // the set never shrinks: full, it stays full
+		return "other"
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.names[inst]; ok {
+	names = *s.names.Load()
+	if _, ok := names[inst]; ok {
 		return inst
 	}
-	if len(s.names) >= s.n {
+	if len(names) >= s.n {
 		return "other"
 	}
-	s.names[inst] = struct{}{}
+	next := maps.Clone(names)
+	next[inst] = struct{}{}
+	s.names.Store(&next)
 	return inst
 }
 

@@ -17,5 +17,5 @@ func TestInstitutionLabelsAreBounded(t *testing.T) {
 	}
 	assert.Equal(t, "other", s.label("ins_3"), "past the bound")
 	assert.Equal(t, "ins_1", s.label("ins_1"), "a named one stays named")
-	assert.Len(t, s.names, 3)
+	assert.Len(t, *s.names.Load(), 3)
 }

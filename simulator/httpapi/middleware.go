@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -100,10 +101,27 @@ func (j *journal) reset() {
 	j.mu.Unlock()
 }
 
-// methods are the usual request methods, journaled as these strings rather than as copies of
-// the request's.
-var methods = map[string]string{http.MethodGet: http.MethodGet, http.MethodPost: http.MethodPost, http.MethodPut: http.MethodPut,
-	http.MethodPatch: http.MethodPatch, http.MethodDelete: http.MethodDelete, http.MethodHead: http.MethodHead, http.MethodOptions: http.MethodOptions}
+// methodName returns the usual request method named m as a constant, and whether m is one:
+// the journal and the metrics keep these rather than copies of the request's strings.
+func methodName(m string) (string, bool) {
+	switch m {
+	case http.MethodGet:
+		return http.MethodGet, true
+	case http.MethodPost:
+		return http.MethodPost, true
+	case http.MethodPut:
+		return http.MethodPut, true
+	case http.MethodPatch:
+		return http.MethodPatch, true
+	case http.MethodDelete:
+		return http.MethodDelete, true
+	case http.MethodHead:
+		return http.MethodHead, true
+	case http.MethodOptions:
+		return http.MethodOptions, true
+	}
+	return "", false
+}
 
 // record journals every partner-API request with its final status and latency.
 func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
@@ -117,7 +135,7 @@ func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 			r := c.Request()
 			path, cutPath := clip(r.URL.Path)
 			query, cutQuery := clip(r.URL.RawQuery)
-			method, ok := methods[r.Method]
+			method, ok := methodName(r.Method)
 			if !ok {
 				method, _ = clip(r.Method)
 				method = strings.Clone(method)
@@ -142,11 +160,15 @@ type faults struct {
 	rps      float64
 	burst    int
 	limiters map[string]*rate.Limiter
+	// ruled and limited say, without the lock, whether any rule is set and whether rate
+	// limiting is on: every request asks, and while both are off none takes the lock.
+	ruled, limited atomic.Bool
 }
 
 func (f *faults) set(rules []surface.FaultRule) {
 	f.mu.Lock()
 	f.rules = rules
+	f.ruled.Store(len(rules) > 0)
 	f.mu.Unlock()
 }
 
@@ -159,6 +181,7 @@ func (f *faults) get() []surface.FaultRule {
 func (f *faults) setRate(rps float64, burst int) {
 	f.mu.Lock()
 	f.rps, f.burst, f.limiters = rps, burst, map[string]*rate.Limiter{}
+	f.limited.Store(rps > 0)
 	f.mu.Unlock()
 }
 
@@ -172,10 +195,7 @@ func (f *faults) rate() (rps float64, burst int) {
 // limiter returns the token bucket of the key named by key(), or nil when rate limiting is off
 // (then without hashing the key or taking the write lock: every request asks).
 func (f *faults) limiter(key func() string) *rate.Limiter {
-	f.mu.RLock()
-	on := f.rps > 0
-	f.mu.RUnlock()
-	if !on {
+	if !f.limited.Load() {
 		return nil
 	}
 	k := key()
@@ -204,6 +224,9 @@ func inject(f *faults) echo.MiddlewareFunc {
 					c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
 					return simulator.Errorf(simulator.ERATELIMIT, "Rate limit exceeded: retry after the Retry-After seconds")
 				}
+			}
+			if !f.ruled.Load() {
+				return next(c)
 			}
 			for _, rule := range f.get() {
 				if rule.Method != "" && !strings.EqualFold(rule.Method, r.Method) || rule.Path != c.Path() && rule.Path != r.URL.Path {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/labstack/echo/v4"
 
@@ -32,12 +33,25 @@ func writeRaw(c echo.Context, status int, body []byte) {
 		c.Response().WriteHeader(status)
 		return
 	}
-	h[echo.HeaderContentLength] = []string{strconv.Itoa(len(body))}
+	h[echo.HeaderContentLength] = contentLength(c, len(body))
 	if held := holdResponse(c.Request(), len(body)); held != nil {
 		defer held.release(c.Response().Writer) // whatever happens: nothing stays held
 	}
 	c.Response().WriteHeader(status)
 	_, _ = c.Response().Write(body)
+}
+
+// contentLength is the Content-Length value of a body of n bytes, written into the request's
+// headValues when c is its reqContext and their Content-Length is not yet set (else allocated).
+func contentLength(c echo.Context, n int) []string {
+	rc, ok := c.(*reqContext)
+	if !ok || rc.head == nil || rc.head.length[0] != "" {
+		return []string{strconv.Itoa(n)}
+	}
+	hv := rc.head
+	b := strconv.AppendInt(hv.lengthBytes[:0], int64(n), 10)
+	hv.length[0] = unsafe.String(&b[0], len(b)) // b is in hv.lengthBytes, never written again
+	return hv.length[:]
 }
 
 // write answers c 200 with the body render appends to a buffer of the pool (bodyPool).

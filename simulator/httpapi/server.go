@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/labstack/echo/v4"
 
@@ -91,7 +92,8 @@ type Server struct {
 	// clientIP, with trusted proxies, is the client's address (echo's X-Forwarded-For
 	// extractor); nil without them.
 	clientIP echo.IPExtractor
-	// contexts recycles the requests' reqContexts.
+	// contexts recycles the requests' reqContexts, each with its echo context (echo's own pool
+	// would be a second Get and Put a request).
 	contexts sync.Pool
 }
 
@@ -114,7 +116,7 @@ func NewServer(cfg Config, deps Deps, log *slog.Logger) *Server {
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{e: e, log: log, deps: deps, cfg: cfg, clock: clock, journal: newJournal(1000), faults: &faults{}, proxies: &proxyReports{},
 		reader: newBodyReader(cfg.MaxBodyBytes), throttle: surface.NewTokenThrottle(nil)}
-	s.contexts.New = func() any { return &reqContext{} }
+	s.contexts.New = func() any { return &reqContext{Context: e.NewContext(nil, nil)} }
 	s.faults.setRate(cfg.RateLimit, cfg.RateBurst)
 	if len(cfg.TrustedProxies) > 0 {
 		s.clientIP = forwardedClient(cfg.TrustedProxies)
@@ -199,16 +201,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.clientIP != nil {
 		r.RemoteAddr = net.JoinHostPort(s.clientIP(r), "0")
 	}
-	c := s.e.AcquireContext()
-	c.Reset(r, w)
 	rc := s.contexts.Get().(*reqContext)
-	rc.Context = c
+	c := rc.Context
+	c.Reset(r, w)
 	if err := s.serve(rc); err != nil {
 		s.e.HTTPErrorHandler(err, c)
 	}
-	*rc = reqContext{}
+	rc.key, rc.head = nil, nil
 	s.contexts.Put(rc)
-	s.e.ReleaseContext(c)
 }
 
 // forwardedClient returns echo's X-Forwarded-For extractor believing only the trusted ranges
@@ -249,9 +249,11 @@ func nonEmptyParams(next echo.HandlerFunc) echo.HandlerFunc {
 
 const headerRequestID = "X-Request-Id"
 
-// requestID echoes the request's X-Request-Id or generates one, on every response.
+// requestID echoes the request's X-Request-Id or generates one, on every response. It makes
+// the request's headValues (on c, the request's reqContext, when it is one).
 func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		hv := new(headValues)
 		id := headerValue(c.Request().Header, headerRequestID)
 		if id == "" || len(id) > 200 {
 			// An id names a request in logs and the journal; it is no secret, so the runtime's
@@ -259,13 +261,28 @@ func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 			var b [16]byte
 			binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
 			binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
-			buf := [4 + 32]byte{'r', 'e', 'q', '_'}
-			hex.Encode(buf[4:], b[:])
-			id = string(buf[:]) // one copy: a concatenation made a second string
+			hv.idBytes = [len(hv.idBytes)]byte{'r', 'e', 'q', '_'}
+			hex.Encode(hv.idBytes[4:], b[:])
+			id = unsafe.String(&hv.idBytes[0], len(hv.idBytes)) // never written again
 		}
-		c.Response().Header()[headerRequestID] = []string{id} // canonical already
+		hv.id[0] = id
+		c.Response().Header()[headerRequestID] = hv.id[:] // canonical already
+		if rc, ok := c.(*reqContext); ok {
+			rc.head = hv
+		}
 		return next(c)
 	}
+}
+
+// headValues are the values of a response's own headers — its request id (a generated one's
+// bytes too) and its Content-Length (contentLength) — and the one-value slices net/http's header
+// map takes them in: one allocation a request rather than four. Each is set at most once and
+// its bytes never change after: net/http copies the header map's slices when the head is
+// written, not the strings, which keep this alive until then.
+type headValues struct {
+	id, length  [1]string
+	idBytes     [len("req_") + 2*16]byte
+	lengthBytes [20]byte
 }
 
 // MaxHeadBytes bounds a request's line and headers together (decisions D17). Go's http.Server

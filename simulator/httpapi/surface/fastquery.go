@@ -100,20 +100,20 @@ func (q *fastQuery) time(i int) (t time.Time, sent, ok bool) {
 
 // page reads the paging parameters as pageParams does, declining any per_page or
 // last_record_number but plain digits (at most 18, no leading zero) within their bounds.
-func (q *fastQuery) page() (limit, offset int, cursor *big.Int, desc bool, ok bool) {
+func (q *fastQuery) page() (limit, offset int, desc bool, ok bool) {
 	limit = 25
 	if v, sent := q.value(slotPerPage); sent {
 		if limit, ok = plainInt(v); !ok || limit < 1 || limit > 100 {
-			return 0, 0, nil, false, false
+			return 0, 0, false, false
 		}
 	}
 	if v, sent := q.value(slotOffset); sent {
 		if offset, ok = plainInt(v); !ok {
-			return 0, 0, nil, false, false
+			return 0, 0, false, false
 		}
 	}
 	order, ok := q.choice(slotSortOrder, sortOrders)
-	return limit, offset, big.NewInt(int64(offset)), order != "asc", ok
+	return limit, offset, order != "asc", ok
 }
 
 // plainInt is s as an int when it is 1 to 18 digits without a leading zero (or "0").
@@ -132,8 +132,11 @@ func plainInt(s string) (int, bool) {
 	return n, true
 }
 
-// targets are what a filter's optional fields point at: one allocation a query that sets any.
+// targets are what an accepted query's cursor and its filter's optional fields point at: one
+// allocation a query.
 type targets struct {
+	cursor        big.Int
+	offset        [1]big.Word // the cursor's digits, when one word holds them
 	userAccountID string
 	product       simulator.Product
 	side          simulator.Side
@@ -141,18 +144,9 @@ type targets struct {
 	start, end    time.Time
 }
 
-// need returns *t, allocating it the first time.
-func need(t **targets) *targets {
-	if *t == nil {
-		*t = new(targets)
-	}
-	return *t
-}
-
 // shared is what both lists read alike: paging, user_account_id and product.
 type shared struct {
 	limit, offset int
-	cursor        *big.Int
 	desc          bool
 	userAccountID *string
 	product       *simulator.Product
@@ -165,33 +159,35 @@ func (q *fastQuery) read(raw string, names []string) (s shared, ok bool) {
 	if !q.scan(raw, names) {
 		return s, false
 	}
-	if s.limit, s.offset, s.cursor, s.desc, ok = q.page(); !ok {
+	if s.limit, s.offset, s.desc, ok = q.page(); !ok {
 		return s, false
 	}
+	t := new(targets)
+	s.t = t
+	if w := big.Word(s.offset); uint64(w) == uint64(s.offset) {
+		t.offset[0] = w
+		t.cursor.SetBits(t.offset[:]) // the cursor's digits are t's own
+	} else { // a word of 32 bits
+		t.cursor.SetInt64(int64(s.offset))
+	}
 	if id, sent := q.value(slotID); sent {
-		t := need(&s.t)
 		t.userAccountID = id
 		s.userAccountID = &t.userAccountID
 	}
 	product, ok := q.choice(slotProduct, Products)
 	if product != "" {
-		t := need(&s.t)
 		t.product = simulator.Product(product)
 		s.product = &t.product
 	}
 	return s, ok
 }
 
-// window reads a time window's two parameters into *t; ok is false when either is invalid.
-func (q *fastQuery) window(startSlot, endSlot int, t **targets) (start, end *time.Time, ok bool) {
+// window reads a time window's two parameters into t; ok is false when either is invalid.
+func (q *fastQuery) window(startSlot, endSlot int, t *targets) (start, end *time.Time, ok bool) {
 	from, hasStart, ok1 := q.time(startSlot)
 	to, hasEnd, ok2 := q.time(endSlot)
-	if hasStart || hasEnd {
-		at := need(t)
-		at.start, at.end = from, to
-		start, end = pick(hasStart, &at.start), pick(hasEnd, &at.end)
-	}
-	return start, end, ok1 && ok2
+	t.start, t.end = from, to
+	return pick(hasStart, &t.start), pick(hasEnd, &t.end), ok1 && ok2
 }
 
 // userNames are Get User List's parameters by slot.
@@ -219,7 +215,7 @@ func fastList[F any](raw string, names []string, own func(q fastQuery, s shared)
 	if f, ok = own(q, s); !ok {
 		return f, nil, false
 	}
-	return f, s.cursor, true
+	return f, &s.t.cursor, true
 }
 
 // fastUserList reads Get User List's query as UserListQuery does, or declines (false).
@@ -242,7 +238,7 @@ func userFilter(q fastQuery, s shared) (f simulator.UserFilter, ok bool) {
 			f.KYC[p] = simulator.KYCStatus(st)
 		}
 	}
-	f.CreatedStart, f.CreatedEnd, ok = q.window(userSlotStart, userSlotEnd, &s.t)
+	f.CreatedStart, f.CreatedEnd, ok = q.window(userSlotStart, userSlotEnd, s.t)
 	key, valid := q.choice(userSlotSortKey, userSortKeys)
 	f.SortKey = simulator.UserSortKey(cmp.Or(key, "created_at"))
 	return f, ok && valid
@@ -276,12 +272,9 @@ func orderFilter(q fastQuery, s shared) (f simulator.OrderFilter, ok bool) {
 	f.Limit, f.Offset, f.Desc, f.UserAccountID, f.Product = s.limit, s.offset, s.desc, s.userAccountID, s.product
 	side, ok1 := q.choice(orderSlotSide, Sides)
 	status, ok2 := q.choice(orderSlotStatus, OrderStatuses)
-	if side != "" || status != "" {
-		t := need(&s.t)
-		t.side, t.status = simulator.Side(side), simulator.OrderStatus(status)
-		f.Side, f.Status = pickStr(side, &t.side), pickStr(status, &t.status)
-	}
-	f.PlacedStart, f.PlacedEnd, ok = q.window(orderSlotStart, orderSlotEnd, &s.t)
+	s.t.side, s.t.status = simulator.Side(side), simulator.OrderStatus(status)
+	f.Side, f.Status = pickStr(side, &s.t.side), pickStr(status, &s.t.status)
+	f.PlacedStart, f.PlacedEnd, ok = q.window(orderSlotStart, orderSlotEnd, s.t)
 	return f, ok && ok1 && ok2
 }
 
