@@ -23,8 +23,8 @@ func checkHost(p *hostcheck.Policy) echo.MiddlewareFunc {
 				if !p.Allows(host) {
 					return writeJSON(c, http.StatusMisdirectedRequest, detail{"Misdirected Request"})
 				}
-				kept := strings.Clone(host) // its own variable: taking host's address would move host to the heap on every request
-				allowed.Store(&kept)
+				host = strings.Clone(host)
+				allowed.Store(&host)
 			}
 			return next(c)
 		}
