@@ -75,23 +75,6 @@ func TestLoopbackSandboxRefusesForeignHosts(t *testing.T) {
 	}
 }
 
-// The Host check remembers the last Host it allowed (checkHost): asked in turn about an allowed
-// Host and refused ones that start like it or that it starts like, it still refuses each of
-// them, and still allows it (decisions D18).
-func TestHostCheckRemembersOnlyTheAllowedHost(t *testing.T) {
-	a := MustServe(t)
-	for range 2 {
-		for host, want := range map[string]int{"127.0.0.1:8080": 200, "127.0.0.1:8080x": 421, "127.0.0.1:80": 200, "127.0.0.1:8080.evil": 421,
-			"127.0.0.1.nip.io:8080": 421, "localhost:8080": 200, "localhost:8080@evil.com": 421, "evil.localhost.com:8080": 421} {
-			for _, h := range []string{host, "127.0.0.1:8080", host} {
-				w := map[bool]int{true: 200, false: want}[h != host]
-				status, _ := hostCall(t, a, "GET", "/health", h)
-				assert.Equal(t, w, status, "Host %q (after %q)", h, host)
-			}
-		}
-	}
-}
-
 // Beyond loopback any Host is answered (a container's published port is reached by whatever
 // name the network gives it), unless --allowed-host narrows it (decisions D18).
 func TestExposedSandboxHosts(t *testing.T) {
