@@ -1141,7 +1141,8 @@ func (d *decoder) order(o *simulator.Order) {
 // orderRow reads an order record of version 1 (after its version byte, shared) as a page's
 // renderer reads its list item (simulator.OrderRow), and returns its institution:
 // decoder.order less the fields no item shows, its amounts as stored (a decimal only for one
-// stored as text, beyond 18 digits), its times as their Unix seconds and nanoseconds. It reads
+// stored as text, beyond 18 digits), its times as their Unix seconds and nanoseconds, its
+// strings checked for JSON escaping (OrderRow.PlainStrings). It reads
 // at an index into the record, as coveredOrder reads an entry, not through the decoder's steps
 // (a page of the index of all orders reads each of its orders here: recordOrders). It sets
 // every field of o.
@@ -1162,7 +1163,11 @@ func (d *decoder) orderRow(o *simulator.OrderRow) (instID string) {
 	o.UserAccountID = str()
 	product, side := str(), str()
 	o.Symbol = str()
-	j = d.amountsAt(b, j, &o.Quantity, &o.Notional, &o.Fee)
+	if o.Quantity, j = d.amountAt(b, j); j >= 0 {
+		if o.Notional, j = d.amountAt(b, j); j >= 0 {
+			o.Fee, j = d.amountAt(b, j)
+		}
+	}
 	setKindNames(o, product, side, str())
 	o.PlacedSec, o.PlacedNsec, j = d.unixAt(b, j)
 	o.HasCompletedAt, o.CompletedSec, o.CompletedNsec = false, 0, 0
@@ -1173,12 +1178,15 @@ func (d *decoder) orderRow(o *simulator.OrderRow) (instID string) {
 			j++
 		}
 	}
-	o.IsRecurringOrder, o.RecurringOrderID, o.PlainStrings = false, "", false
+	o.IsRecurringOrder, o.RecurringOrderID = false, ""
 	if j >= 0 && j < len(b) {
 		o.IsRecurringOrder = b[j] == 1
 		j++
 		o.RecurringOrderID = str()
 	}
+	// A record carries no mark of plain strings (orderItemTail's plainTag): checked here, once,
+	// so that the renderer writes them between its quotes as a covered entry's.
+	o.PlainStrings = simulator.PlainJSON(o.ID) && simulator.PlainJSON(o.UserAccountID) && simulator.PlainJSON(o.Symbol) && simulator.PlainJSON(o.RecurringOrderID)
 	switch {
 	case j < 0 || j >= len(b): // the by-notional byte is the last
 		d.fail(errShort) // unless a time or an amount failed first
@@ -1403,7 +1411,12 @@ func (d *decoder) coveredOrder(o *simulator.OrderRow) {
 		return
 	}
 	o.Symbol = d.shared[base+i : base+j]
-	if j = d.amountsAt(b, j, &o.Quantity, &o.Notional, &o.Fee); j < 0 || j >= len(b) {
+	if o.Quantity, j = d.amountAt(b, j); j >= 0 {
+		if o.Notional, j = d.amountAt(b, j); j >= 0 {
+			o.Fee, j = d.amountAt(b, j)
+		}
+	}
+	if j < 0 || j >= len(b) {
 		d.fail(errShort) // unless an amount failed first
 		return
 	}
@@ -1460,30 +1473,6 @@ func longStrAt(b []byte, i int) (start, end int) {
 		return -1, -1
 	}
 	return i, i + int(n)
-}
-
-// amountsAt reads the three amounts written by encoder.decimal at b[i:] into q, n and f as
-// amountAt reads each, and returns the index after them, -1 when one fails (d's error then
-// says why, a cut one aside). An amount of tag 0 whose coefficient takes at most 8 bytes and
-// whose exponent one, with 8 bytes to read the coefficient from, is read here from one word
-// (wordUvarint); any other by amountAt. An order item's amounts are read in one call, not
-// three calls of three each.
-func (d *decoder) amountsAt(b []byte, i int, q, n, f *simulator.Amount) int {
-	for _, a := range [3]*simulator.Amount{q, n, f} {
-		if i >= 0 && len(b)-i >= 10 && b[i] == 0 {
-			if u, k := wordUvarint(binary.LittleEndian.Uint64(b[i+1:])); k > 0 {
-				if e := b[i+1+k]; e < 0x80 {
-					a.Coef, a.Exp, a.Big = int64(u>>1)^-int64(u&1), int32(e>>1)^-int32(e&1), nil
-					i += 2 + k
-					continue
-				}
-			}
-		}
-		if *a, i = d.amountAt(b, i); i < 0 {
-			return -1
-		}
-	}
-	return i
 }
 
 // amountAt reads the amount written by encoder.decimal at b[i:] as decoder.amount does and

@@ -669,8 +669,8 @@ func uvarintLen(n uint64) int { return len(binary.AppendUvarint(nil, n)) }
 func ptrTo[T any](v T) *T { return &v }
 
 // An order list item read from a stored order as a page's renderer reads it (decoder.orderRow)
-// is the row of the order decoded whole (Order.Item, OrderItem.Row), and a cut record is an
-// error.
+// is the row of the order decoded whole (Order.Item, OrderItem.Row), its strings marked plain
+// exactly when none needs escaping, and a cut record is an error.
 func TestOrderRowMatchesWholeOrder(t *testing.T) {
 	g := recordGen{rand.New(rand.NewPCG(34, 2))}
 	for i := range 3000 {
@@ -685,6 +685,7 @@ func TestOrderRowMatchesWholeOrder(t *testing.T) {
 		require.NoError(t, d.err, "order %d", i)
 		require.Equal(t, whole.InstitutionID, inst, "order %d", i)
 		item := whole.Item()
+		item.PlainStrings = plainItem(&item) // checked as the record is read
 		require.Equal(t, sameRow(item.Row()), sameRow(got), "order %d", i)
 		step := 1 + len(raw)/20
 		if i < 300 {
