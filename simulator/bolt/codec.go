@@ -46,7 +46,9 @@ const recordV2 = 0x02
 // encodeRecord encodes a record for storage: binary for users, members, orders, transactions
 // and deliveries, JSON for everything else.
 func encodeRecord(v any) ([]byte, error) {
-	var e encoder
+	// Room for an order or a transaction at once: grown from nothing, a record's encoding took
+	// five allocations and copies, about half of what encoding a record cost a build.
+	e := encoder{b: make([]byte, 0, recordRoom)}
 	switch r := v.(type) {
 	case *simulator.User:
 		e.user(r)
@@ -95,6 +97,9 @@ func decodeRecord(raw []byte, v any) error {
 }
 
 type encoder struct{ b []byte }
+
+// recordRoom is the room encodeRecord starts a record's encoding with.
+const recordRoom = 256
 
 func (e *encoder) uvarint(n uint64) { e.b = binary.AppendUvarint(e.b, n) }
 func (e *encoder) varint(n int64)   { e.b = binary.AppendVarint(e.b, n) }
