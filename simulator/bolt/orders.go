@@ -414,7 +414,12 @@ func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFil
 		case items && coveredKind(filter[0]) && reads.orderItems:
 			form, p.keyOf = orderEntries, func(dst, k, v []byte) []byte { // the key's placed_at and order id, then the value
 				rest := k[len(prefix):]
-				return append(append(binary.AppendUvarint(dst, uint64(len(rest))), rest...), v...)
+				if len(rest) < 0x80 { // its uvarint: one byte, without a call a page's entry
+					dst = append(dst, byte(len(rest)))
+				} else {
+					dst = binary.AppendUvarint(dst, uint64(len(rest)))
+				}
+				return append(append(dst, rest...), v...)
 			}
 		case items && filter[0] == kindAll && !residual:
 			form, p.keyOf = orderRecordsRead, func(dst, _, v []byte) []byte { return append(dst, v...) }

@@ -78,7 +78,6 @@ type walkPart struct {
 func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte, marks *marking, counted bool, room *pageRoom, part *walkPart) ([][]byte, error) {
 	from, arenaFrom := len(room.ids), len(room.arena)
 	room.ids = slices.Grow(room.ids, min(limit, pageRoomIDsMax))
-	sized := false // room's arena holds the page's keys, but for one longer than the first
 	c := b.Cursor()
 	var k, v []byte
 	n := 0
@@ -100,6 +99,18 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 	default:
 		k, v = c.Seek(lo)
 	}
+	if counted && match == nil && total == nil && marks == nil && part == nil {
+		last, err := pageRun(ctx, c, k, v, desc, offset, limit, keyOf, room)
+		if err != nil {
+			return nil, err
+		}
+		if last != nil && (bytes.Compare(last, lo) < 0 || hi != nil && bytes.Compare(last, hi) >= 0) {
+			room.ids, room.arena = room.ids[:from], room.arena[:arenaFrom] // what this walk added: walked again
+			return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, marks, false, room, part)
+		}
+		return room.ids[from:], nil
+	}
+	sized := false // room's arena holds the page's keys, but for one longer than the first
 	next := c.Next
 	if desc {
 		next = c.Prev
@@ -177,6 +188,55 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 		*total = n
 	}
 	return room.ids[from:], nil
+}
+
+// pageRun is pageWalk's counted walk when it has nothing else to do on the way — no match, no
+// total, no marks to take, no part to count (a first page of a whole index, a run the day
+// counters found): from k, v, where c stands, it steps over offset entries and puts the next
+// limit in room (their keyOf, or their values when keyOf is nil), in a loop that keeps its
+// slices in locals and calls the cursor directly, and returns the last key it read for the
+// caller's bounds check. The general loop's checks were a third of a page's walk.
+func pageRun(ctx context.Context, c *bbolt.Cursor, k, v []byte, desc bool, offset, limit int, keyOf func(dst, k, v []byte) []byte, room *pageRoom) ([]byte, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	ids, arena := room.ids, room.arena
+	end := offset + limit
+	var last []byte
+	for n := 0; k != nil; {
+		if n >= offset {
+			switch {
+			case keyOf == nil:
+				ids = append(ids, v)
+			default:
+				if n == offset {
+					// As pageWalk sizes it: a record's key is at most 8 bytes longer than its
+					// index entry's, an entry copied whole is its key, its value and a length.
+					arena = slices.Grow(arena, min(limit, 128)*(len(k)+len(v)+8))
+				}
+				start := len(arena)
+				arena = keyOf(arena, k, v)
+				ids = append(ids, arena[start:len(arena):len(arena)])
+			}
+		}
+		last = k
+		if n++; n >= end {
+			break
+		}
+		if n%scanCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				room.ids, room.arena = ids, arena
+				return nil, err
+			}
+		}
+		if desc {
+			k, v = c.Prev()
+		} else {
+			k, v = c.Next()
+		}
+	}
+	room.ids, room.arena = ids, arena
+	return last, nil
 }
 
 // pageRoom is where a page's walk puts the page's keys (ids) and the bytes they are copied into
