@@ -332,3 +332,37 @@ func TestCountedWalkPastItsRangeIsWalkedAgain(t *testing.T) {
 		assert.Equal(t, want[desc], ids(desc), "desc %v: got the users of a walk past the list's end", desc)
 	}
 }
+
+// A range's first page whose counters overstate it (they never should) walks past the range
+// with the partial hour at its start still being counted (pageStart); the page is then walked
+// again comparing each key, and the part, left uncounted by the walk given up, is counted once
+// on its own: the users of a walk that compares, and a total of the counters' days plus the
+// part's one user, neither dropped nor counted twice.
+func TestCountedFirstPagePastItsRangeCountsItsPartOnce(t *testing.T) {
+	ctx := context.Background()
+	db, clock := thirtyUsers(t)
+	at := func(i int) time.Time { return clock.Now().Add(-time.Duration(i) * 17 * time.Hour) } // u<i>'s created_at, on the hour
+	// u20..u10, descending; the walk starts in u10's hour, a part of it ([its start, hi)).
+	start, end := at(20), at(10).Add(30*time.Minute)
+	f := simulator.UserFilter{Limit: 13, Desc: true, CreatedStart: &start, CreatedEnd: &end}
+	var want []string
+	for i := 10; i <= 20; i++ {
+		want = append(want, fmt.Sprintf("u%02d", i))
+	}
+
+	all := cat(inst("ins_a"), []byte{kindAll, sortCreated})
+	day := dayCountKey(bUserIndex, all, timeKey(at(15)))
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error { // u15's day, whole inside the range: 1 → 6
+		return tx.Bucket(bCounts).Put(day, u64(6))
+	}))
+	for round := range 2 { // the counters walked, then read whole (pageReads.dayTable)
+		page, err := db.ListUserItems(ctx, "ins_a", f)
+		require.NoError(t, err)
+		var got []string
+		for _, u := range page.AllItems() {
+			got = append(got, u.UserAccountID)
+		}
+		assert.Equal(t, want, got, "round %d: got the users of a walk past the range", round)
+		assert.Equal(t, 11+5, page.Total, "round %d: total_records counts the part's user once", round)
+	}
+}

@@ -71,10 +71,9 @@ type walkPart struct {
 // nil then): the walk does not compare each key with the range's bounds — two comparisons of
 // keys of forty bytes and more an entry, a tenth of a page's walk — but only the last it
 // reads; were that outside the range (counters that do not match the index: they never
-// should), the page is walked again comparing each key, as it would have been.
-//
-// part, when set (pageCounted's, a walk from the range's start: offset 0), is counted as the
-// walk passes it (walkPart).
+// should), the page is walked again comparing each key, as it would have been, and part (a
+// counted walk's, from the range's start: offset 0) is left uncounted (done false) for its
+// caller to count.
 func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte, marks *marking, counted bool, room *pageRoom, part *walkPart) ([][]byte, error) {
 	from, arenaFrom := len(room.ids), len(room.arena)
 	room.ids = slices.Grow(room.ids, min(limit, pageRoomIDsMax))
@@ -99,14 +98,21 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 	default:
 		k, v = c.Seek(lo)
 	}
-	if counted && match == nil && total == nil && marks == nil && part == nil {
-		last, err := pageRun(ctx, c, k, v, desc, offset, limit, keyOf, room)
+	// outside reports a counted walk's last key outside the range: the page is walked again.
+	outside := func(last []byte) bool {
+		return last != nil && (bytes.Compare(last, lo) < 0 || hi != nil && bytes.Compare(last, hi) >= 0)
+	}
+	if counted && marks == nil {
+		last, err := pageRun(ctx, c, k, v, desc, offset, limit, keyOf, room, part)
 		if err != nil {
 			return nil, err
 		}
-		if last != nil && (bytes.Compare(last, lo) < 0 || hi != nil && bytes.Compare(last, hi) >= 0) {
+		if outside(last) {
+			if part != nil {
+				part.n, part.done = 0, false
+			}
 			room.ids, room.arena = room.ids[:from], room.arena[:arenaFrom] // what this walk added: walked again
-			return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, marks, false, room, part)
+			return pageWalk(ctx, b, lo, hi, desc, offset, limit, nil, nil, keyOf, nil, false, room, nil)
 		}
 		return room.ids[from:], nil
 	}
@@ -115,7 +121,7 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 	if desc {
 		next = c.Prev
 	}
-	walked, past := 0, 0
+	walked := 0
 	mark := marks.next() // the entry of the next mark to take
 	var last []byte      // the last key of the page read, in a counted walk
 	for ; k != nil; k, v = next() {
@@ -123,20 +129,6 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-		}
-		if part != nil && !part.done {
-			if cmp := bytes.Compare(k, part.bound); desc && cmp < 0 || !desc && cmp >= 0 {
-				part.done = true // the part lies inside the range: so does its bound
-			} else {
-				part.n++
-			}
-		}
-		if total == nil && n >= offset+limit { // past the page, counting the part alone
-			if part == nil || part.done || past >= part.extra {
-				break
-			}
-			past++
-			continue
 		}
 		if counted {
 			last = k
@@ -167,22 +159,16 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 			room.ids = append(room.ids, room.arena[start:len(room.arena):len(room.arena)])
 		}
 		n++
-		if total == nil && n >= offset+limit && (part == nil || part.done) {
+		if total == nil && n >= offset+limit {
 			break
 		}
 	}
-	if part != nil && k == nil {
-		part.done = true // the bucket's end: the part was walked whole
-	}
-	if counted && last != nil && (bytes.Compare(last, lo) < 0 || hi != nil && bytes.Compare(last, hi) >= 0) {
+	if counted && outside(last) {
 		if marks != nil {
 			marks.fresh = marks.fresh[:0]
 		}
-		if part != nil {
-			part.n, part.done = 0, false
-		}
 		room.ids, room.arena = room.ids[:from], room.arena[:arenaFrom] // what this walk added: walked again
-		return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, marks, false, room, part)
+		return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, marks, false, room, nil)
 	}
 	if total != nil {
 		*total = n
@@ -190,53 +176,74 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 	return room.ids[from:], nil
 }
 
-// pageRun is pageWalk's counted walk when it has nothing else to do on the way — no match, no
-// total, no marks to take, no part to count (a first page of a whole index, a run the day
-// counters found): from k, v, where c stands, it steps over offset entries and puts the next
-// limit in room (their keyOf, or their values when keyOf is nil), in a loop that keeps its
-// slices in locals and calls the cursor directly, and returns the last key it read for the
-// caller's bounds check. The general loop's checks were a third of a page's walk.
-func pageRun(ctx context.Context, c *bbolt.Cursor, k, v []byte, desc bool, offset, limit int, keyOf func(dst, k, v []byte) []byte, room *pageRoom) ([]byte, error) {
+// pageRun is pageWalk's counted walk without marks (a first page of a whole index, a run the
+// day counters found, a range's first page): from k, v, where c stands, it steps over offset
+// entries and puts the next limit in room (their keyOf, or their values when keyOf is nil),
+// counting part, when set, as it passes it (walkPart), in a loop that keeps its slices in
+// locals and calls the cursor directly — the general loop's checks were a third of a page's
+// walk —, and returns the last key of the page it read for the caller's bounds check.
+func pageRun(ctx context.Context, c *bbolt.Cursor, k, v []byte, desc bool, offset, limit int, keyOf func(dst, k, v []byte) []byte, room *pageRoom, part *walkPart) ([]byte, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
 	ids, arena := room.ids, room.arena
 	end := offset + limit
 	var last []byte
-	for n := 0; k != nil; {
-		if n >= offset {
-			switch {
-			case keyOf == nil:
-				ids = append(ids, v)
-			default:
-				if n == offset {
-					// As pageWalk sizes it: a record's key is at most 8 bytes longer than its
-					// index entry's, an entry copied whole is its key, its value and a length.
-					arena = slices.Grow(arena, min(limit, 128)*(len(k)+len(v)+8))
-				}
-				start := len(arena)
-				arena = keyOf(arena, k, v)
-				ids = append(ids, arena[start:len(arena):len(arena)])
+	n, past := 0, 0
+	for ; k != nil; k, v = step(c, desc) {
+		if part != nil && !part.done {
+			if cmp := bytes.Compare(k, part.bound); desc && cmp < 0 || !desc && cmp >= 0 {
+				part.done = true // the part lies inside the range: so does its bound
+			} else {
+				part.n++
 			}
 		}
-		last = k
-		if n++; n >= end {
-			break
+		if n >= end { // past the page, counting the part alone
+			if part == nil || part.done || past >= part.extra {
+				break
+			}
+			past++
+		} else {
+			if n >= offset {
+				switch {
+				case keyOf == nil:
+					ids = append(ids, v)
+				default:
+					if n == offset {
+						// As pageWalk sizes it: a record's key is at most 8 bytes longer than its
+						// index entry's, an entry copied whole is its key, its value and a length.
+						arena = slices.Grow(arena, min(limit, 128)*(len(k)+len(v)+8))
+					}
+					start := len(arena)
+					arena = keyOf(arena, k, v)
+					ids = append(ids, arena[start:len(arena):len(arena)])
+				}
+			}
+			last = k
+			if n++; n >= end && (part == nil || part.done) {
+				break
+			}
 		}
-		if n%scanCheckEvery == 0 {
+		if (n+past)%scanCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				room.ids, room.arena = ids, arena
 				return nil, err
 			}
 		}
-		if desc {
-			k, v = c.Prev()
-		} else {
-			k, v = c.Next()
-		}
+	}
+	if part != nil && k == nil {
+		part.done = true // the bucket's end: the part was walked whole
 	}
 	room.ids, room.arena = ids, arena
 	return last, nil
+}
+
+// step moves c to the next entry in scan order (descending when desc) and returns it.
+func step(c *bbolt.Cursor, desc bool) ([]byte, []byte) {
+	if desc {
+		return c.Prev()
+	}
+	return c.Next()
 }
 
 // pageRoom is where a page's walk puts the page's keys (ids) and the bytes they are copied into
