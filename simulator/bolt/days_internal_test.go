@@ -1,9 +1,11 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -364,5 +366,22 @@ func TestCountedFirstPagePastItsRangeCountsItsPartOnce(t *testing.T) {
 		}
 		assert.Equal(t, want, got, "round %d: got the users of a walk past the range", round)
 		assert.Equal(t, 11+5, page.Total, "round %d: total_records counts the part's user once", round)
+	}
+}
+
+// isPrefixEnd, which tells a whole index's end from a range's without making the end, agrees
+// with prefixEnd, for prefixes ending in 0xff bytes or made of them, and keys of any length.
+func TestIsPrefixEndIsPrefixEnd(t *testing.T) {
+	prefixes := [][]byte{{'a'}, {'a', 0, kindAll, sortCreated}, {'a', 0xff}, {'a', 0xfe, 0xff, 0xff}, {0xff}, {0xff, 0xff}, {}}
+	keys := [][]byte{nil, {}, {'a'}, {'b'}, {'a', 1}, {'a', 0, kindAll, sortCreated + 1}, {'a', 0, kindAll, sortCreated, 0}, {'b', 0}, {'a', 0xff}, {'a', 0xff, 0}}
+	for _, prefix := range prefixes {
+		end := prefixEnd(prefix)
+		keys := append(slices.Clone(keys), end, append(slices.Clone(end), 0), cat(prefix, []byte{1}))
+		if len(end) > 0 {
+			keys = append(keys, end[:len(end)-1])
+		}
+		for _, k := range keys {
+			assert.Equal(t, bytes.Equal(k, end), isPrefixEnd(k, prefix), "prefix %x, key %x", prefix, k)
+		}
 	}
 }

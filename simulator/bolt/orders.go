@@ -406,11 +406,10 @@ func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFil
 		if f.PlacedEnd != nil {
 			hi = cat(prefix, timeKey(*f.PlacedEnd))
 		}
-		keyOf := func(dst, k, _ []byte) []byte { return append(append(dst, head...), k[len(prefix):]...) } // institution, placed_at, order id
 		p := indexPage{bucket: bOrderIndex, prefix: prefix, lo: lo, hi: hi, byTime: true, residual: residual,
-			desc: f.Desc, offset: f.Offset, limit: f.Limit, keyOf: keyOf, room: room}
+			desc: f.Desc, offset: f.Offset, limit: f.Limit, room: room}
 		form := orderKeys
-		switch {
+		switch { // one reader of the entries a page, made for the form it reads
 		case items && coveredKind(filter[0]) && reads.orderItems:
 			form, p.keyOf = orderEntries, func(dst, k, v []byte) []byte { // the key's placed_at and order id, then the value
 				rest := k[len(prefix):]
@@ -424,6 +423,8 @@ func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFil
 		case items && filter[0] == kindAll && !residual:
 			form, p.keyOf = orderRecordsRead, func(dst, _, v []byte) []byte { return append(dst, v...) }
 			p.records, p.head = bOrders, head
+		default:
+			p.keyOf = func(dst, k, _ []byte) []byte { return append(append(dst, head...), k[len(prefix):]...) } // institution, placed_at, order id
 		}
 		ids, n, err := s.page(ctx, tx, p, func() ([]byte, func(v []byte) bool) { return orderFilter(f) })
 		*total = n

@@ -28,6 +28,18 @@ func prefixEnd(prefix []byte) []byte {
 	return nil
 }
 
+// isPrefixEnd reports whether k is prefixEnd(prefix), without making it.
+func isPrefixEnd(k, prefix []byte) bool {
+	i := len(prefix) - 1
+	for i >= 0 && prefix[i] == 0xff {
+		i--
+	}
+	if i < 0 {
+		return len(k) == 0 // prefixEnd's nil, as bytes.Equal sees it
+	}
+	return len(k) == i+1 && k[i] == prefix[i]+1 && bytes.Equal(k[:i], prefix[:i])
+}
+
 // pageScan walks index keys in [lo, hi) ascending, or descending when desc, and returns the keys
 // of the records (keyOf of each key and value, in room's arena) of the matching entries at
 // positions [offset, offset+limit) — or, keyOf nil, their values themselves (the transaction's
@@ -343,7 +355,7 @@ func recordKey(prefix, head, k []byte) []byte {
 // else by walking it with the filter (its key and match, made only then).
 func (s *DB) page(ctx context.Context, tx *bbolt.Tx, p indexPage, filter func() ([]byte, func(v []byte) bool)) ([][]byte, int, error) {
 	reads := s.readsOf(tx)
-	ranged := !bytes.Equal(p.lo, p.prefix) || p.hi != nil && !bytes.Equal(p.hi, prefixEnd(p.prefix))
+	ranged := !bytes.Equal(p.lo, p.prefix) || p.hi != nil && !isPrefixEnd(p.hi, p.prefix)
 	// A page at most seekEntries into a whole index is walked to from its end: the day
 	// counters' descent would cost more than the entries it skips.
 	near := !ranged && p.offset <= seekEntries
