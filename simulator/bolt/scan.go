@@ -202,7 +202,7 @@ func pageRun(ctx context.Context, c *bbolt.Cursor, k, v []byte, desc bool, offse
 	end := offset + limit
 	var last []byte
 	n, past := 0, 0
-	for ; k != nil; k, v = step(c, desc) {
+	for k != nil {
 		if part != nil && !part.done {
 			if cmp := bytes.Compare(k, part.bound); desc && cmp < 0 || !desc && cmp >= 0 {
 				part.done = true // the part lies inside the range: so does its bound
@@ -242,20 +242,17 @@ func pageRun(ctx context.Context, c *bbolt.Cursor, k, v []byte, desc bool, offse
 				return nil, err
 			}
 		}
+		if desc { // called here, not through a method value or a helper: a call less an entry
+			k, v = c.Prev()
+		} else {
+			k, v = c.Next()
+		}
 	}
 	if part != nil && k == nil {
 		part.done = true // the bucket's end: the part was walked whole
 	}
 	room.ids, room.arena = ids, arena
 	return last, nil
-}
-
-// step moves c to the next entry in scan order (descending when desc) and returns it.
-func step(c *bbolt.Cursor, desc bool) ([]byte, []byte) {
-	if desc {
-		return c.Prev()
-	}
-	return c.Next()
 }
 
 // pageRoom is where a page's walk puts the page's keys (ids) and the bytes they are copied into
