@@ -397,14 +397,25 @@ func (s *DB) listOrders(ctx context.Context, instID string, f simulator.OrderFil
 		}
 		reads := s.readsOf(tx)
 		filter, residual := planOrders(tx, reads, instID, f)
-		head := inst(instID)
-		prefix := cat(head, filter, []byte{sortCreated})
-		lo, hi := prefix, prefixEnd(prefix)
+		// The institution's head, the index prefix, its end and the window's bounds, in one
+		// allocation: each is capped where it ends, so nothing appended to one writes another.
+		n := len(instID) + 1 + len(filter) + 1
+		keys := make([]byte, 0, 4*n+16)
+		keys = append(appendInst(keys, instID), filter...)
+		head := keys[: len(instID)+1 : len(instID)+1]
+		keys = append(keys, sortCreated)
+		prefix := keys[:n:n]
+		lo, hi := prefix, appendPrefixEnd(keys[n:n], prefix)
+		hi = hi[:len(hi):len(hi)]
 		if f.PlacedStart != nil {
-			lo = cat(prefix, timeKey(*f.PlacedStart))
+			at := len(keys) + len(hi)
+			lo = appendTimeKey(append(keys[at:at], prefix...), *f.PlacedStart)
+			lo = lo[:len(lo):len(lo)]
 		}
 		if f.PlacedEnd != nil {
-			hi = cat(prefix, timeKey(*f.PlacedEnd))
+			at := len(keys) + len(hi) + len(lo)
+			hi = appendTimeKey(append(keys[at:at], prefix...), *f.PlacedEnd)
+			hi = hi[:len(hi):len(hi)]
 		}
 		p := indexPage{bucket: bOrderIndex, prefix: prefix, lo: lo, hi: hi, byTime: true, residual: residual,
 			desc: f.Desc, offset: f.Offset, limit: f.Limit, room: room}

@@ -17,12 +17,13 @@ import (
 
 // prefixEnd returns the smallest key greater than every key with the prefix, or nil when none
 // is (the prefix is all 0xff).
-func prefixEnd(prefix []byte) []byte {
-	end := bytes.Clone(prefix)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
+func prefixEnd(prefix []byte) []byte { return appendPrefixEnd(nil, prefix) }
+
+// appendPrefixEnd appends prefixEnd(prefix) to dst, or returns nil when there is none.
+func appendPrefixEnd(dst, prefix []byte) []byte {
+	for i := len(prefix) - 1; i >= 0; i-- {
+		if prefix[i] < 0xff {
+			return append(append(dst, prefix[:i]...), prefix[i]+1)
 		}
 	}
 	return nil
