@@ -115,6 +115,21 @@ func TestDayCountersFollowWrites(t *testing.T) {
 		for j := range o1.Orders {
 			require.Equal(t, o2.Orders[j].ID, o1.Orders[j].ID, "query %d: %+v", i, of)
 		}
+		// The API's page, read from the index entries or the records its walk copied, with
+		// the counters: the same orders, as their items show them.
+		setDays(true)
+		oi, err := db.ListOrderItems(ctx, "ins_a", of)
+		require.NoError(t, err)
+		require.Equal(t, o2.Total, oi.Total, "query %d: %+v", i, of)
+		items := OrderItemsOf(t, oi)
+		require.Equal(t, len(o2.Orders), len(items), "query %d: %+v", i, of)
+		for j, it := range items {
+			want := o2.Orders[j].Item()
+			assert.Equal(t, want.ID, it.ID, "query %d: %+v", i, of)
+			assert.Equal(t, want.UserAccountID, it.UserAccountID, "query %d: %+v", i, of)
+			assert.True(t, want.PlacedAt.Equal(it.PlacedAt), "query %d: %+v: placed_at %v, want %v", i, of, it.PlacedAt, want.PlacedAt)
+		}
+		oi.Release()
 		require.Equal(t, u2.Total, u1.Total, "query %d: %+v", i, uf)
 		require.Equal(t, len(u2.Users), len(u1.Users), "query %d: %+v", i, uf)
 		for j := range u1.Users {
