@@ -399,27 +399,35 @@ func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
 	uaids := slices.Grow(r.UAIDs, 32*len(values))
 	plain := true
 	for i, v := range values {
-		d := decoder{b: v[userSummaryLen:]}
-		uaid := d.raw(d.uvarint())
+		// userIndexValue's: the summary, the user_account_id's length and bytes, the accounts'
+		// tag (encoder.itemAccounts's) and, of tag 3, the version of the prices.
+		n, j := uvarintAt(v, userSummaryLen)
+		if j < 0 || n >= uint64(len(v)-j) { // the id and the tag cut short
+			r.Release()
+			return nil
+		}
+		uaid := v[j : j+int(n)]
+		j += int(n) + 1
 		var form accountsForm
-		switch tag := d.raw(1); { // encoder.itemAccounts's (nil: cut short)
-		case bytes.Equal(tag, valuedTag):
-			version, j := uvarintAt(d.b, 0)
-			if j < 0 {
+		switch v[j-1] {
+		case valuedTag:
+			version, k := uvarintAt(v, j)
+			if k < 0 {
 				r.Release()
 				return nil
 			}
-			d.b, form = d.b[j:], valuedExact
+			j, form = k, valuedExact
 			if version == in.version {
 				form = valuedStored
 			}
-		case !bytes.Equal(tag, fixedTag):
+		case fixedTag:
+		default:
 			r.Release()
 			return nil
 		}
 		var total simulator.Cents
 		var ok bool
-		if accounts, total, ok = valueFixedAccounts(d.b, form, in.prices, accounts); !ok {
+		if accounts, total, ok = valueFixedAccounts(v[j:], form, in.prices, accounts); !ok {
 			r.Release()
 			return nil
 		}
@@ -439,7 +447,7 @@ func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
 
 // fixedTag and valuedTag are the accounts tags of a user index value whose amounts are
 // fixed-width, and of one that also keeps each account's value (encoder.itemAccounts).
-var fixedTag, valuedTag = []byte{2}, []byte{3}
+const fixedTag, valuedTag = 2, 3
 
 // coveredItems is userItems for a store whose user index values carry the accounts
 // (userIndexValue): a page's items are read from the values its index walk found, in the
