@@ -141,7 +141,10 @@ func appendUserItemOpen(b []byte, it *simulator.UserItem, times *simulator.TimeA
 }
 
 // appendUserRows appends a page's items given as rows (simulator.UserRows), comma-separated, as
-// appendUserItemOpen renders each row's UserItem (UserRows.Item) and closes it.
+// appendUserItemOpen renders each row's UserItem (UserRows.Item) and closes it. The texts
+// between the values are appended joined where they meet (an account's opening with the comma
+// or the accounts' opening before it: rowTexts), and an account worth its user's total (a
+// user's only account, most often) copies the total's digits instead of writing them again.
 func appendUserRows(b []byte, r *simulator.UserRows) []byte {
 	var from simulator.UserRow
 	// A page sorted by created_at shows the approvals of a few days (a user's accounts are
@@ -152,21 +155,39 @@ func appendUserRows(b []byte, r *simulator.UserRows) []byte {
 			b = append(b, ',')
 		}
 		b = appendItemHead(b, r.UAIDs[from.UAIDEnd:row.UAIDEnd], r.PlainUAIDs)
+		totalAt := len(b)
 		b = row.Total.AppendTo(b)
-		b = append(b, `","accounts":[`...)
-		for j, a := range r.Accounts[from.AccountsEnd:row.AccountsEnd] {
-			if j > 0 {
-				b = append(b, ',')
+		total := b[totalAt:]
+		heads := rowTexts.firstHeads
+		accounts := r.Accounts[from.AccountsEnd:row.AccountsEnd]
+		for _, a := range accounts {
+			b = append(b, heads[a.Product]...)
+			heads = rowTexts.nextHeads
+			if a.Value == row.Total {
+				b = append(b, total...)
+			} else {
+				b = a.Value.AppendTo(b)
 			}
-			b = append(b, accountHeads[a.Product]...)
-			b = a.Value.AppendTo(b)
 			b = appendKYC(b, &kycTexts[a.KYC], a.Shows, a.ApprovedSec, a.ApprovedNsec, &times)
+		}
+		if len(accounts) == 0 { // no account: the accounts' opening alone
+			b = append(b, `","accounts":[`...)
 		}
 		b = append(b, "]}"...)
 		from = row
 	}
 	return b
 }
+
+// rowTexts are an account's opening (accountHeads') joined with what comes before it in a
+// list item: the accounts' opening for the first (`","accounts":[{"product":…`), a comma for
+// the others, by product index.
+var rowTexts = func() (t struct{ firstHeads, nextHeads []string }) {
+	for _, head := range accountHeads {
+		t.firstHeads, t.nextHeads = append(t.firstHeads, `","accounts":[`+head), append(t.nextHeads, ","+head)
+	}
+	return t
+}()
 
 // appendItemHead appends a user item's opening up to its total's digits:
 // `{"user_account_id":"…","total_current_market_value":"`; plain says the id needs no escaping
