@@ -397,7 +397,6 @@ func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
 	items := slices.Grow(r.Items, len(values))[:len(values)]
 	accounts := slices.Grow(r.Accounts, 3*len(values))
 	uaids := slices.Grow(r.UAIDs, 32*len(values))
-	plain := true
 	for i, v := range values {
 		// userIndexValue's: the summary, the user_account_id's length and bytes, the accounts'
 		// tag (encoder.itemAccounts's) and, of tag 3, the version of the prices.
@@ -431,18 +430,35 @@ func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
 			r.Release()
 			return nil
 		}
-		switch {
-		case simulator.PlainJSON(uaid):
-			uaids = append(uaids, uaid...)
-		case utf8.Valid(uaid):
-			uaids, plain = append(uaids, uaid...), false
-		default:
-			uaids, plain = append(uaids, validUTF8(string(uaid))...), false // as the record keeps it
-		}
+		uaids = append(uaids, uaid...)
 		items[i] = simulator.UserRow{UAIDEnd: int32(len(uaids)), AccountsEnd: int32(len(accounts)), Total: total}
+	}
+	// The ids are checked together (a call an id was most of the check of ids of 24 bytes);
+	// a page with one that is not plain is checked again an id at a time.
+	plain := simulator.PlainJSON(uaids)
+	if !plain {
+		uaids, items = validUAIDs(uaids, items)
 	}
 	r.Items, r.Accounts, r.UAIDs, r.PlainUAIDs = items, accounts, uaids, plain
 	return r
+}
+
+// validUAIDs returns ids, the user_account_ids of items one after another as stored, each as
+// its record keeps it (validUTF8: an id that is not valid UTF-8 is written with its bad bytes
+// replaced), and items with their ends moved to match.
+func validUAIDs(ids []byte, items []simulator.UserRow) ([]byte, []simulator.UserRow) {
+	stored := bytes.Clone(ids)
+	ids = ids[:0]
+	var from int32
+	for i, row := range items {
+		if uaid := stored[from:row.UAIDEnd]; utf8.Valid(uaid) {
+			ids = append(ids, uaid...)
+		} else {
+			ids = append(ids, validUTF8(string(uaid))...)
+		}
+		from, items[i].UAIDEnd = row.UAIDEnd, int32(len(ids))
+	}
+	return ids, items
 }
 
 // fixedTag and valuedTag are the accounts tags of a user index value whose amounts are

@@ -37,8 +37,11 @@ func TestUserListPagesRenderAsWholeUsers(t *testing.T) {
 	var uaids []string
 	for i := range 600 {
 		u, _ := randomUser(r)
-		if r.IntN(5) > 0 { // most users as a generated set has them
+		if r.IntN(5) > 0 { // most users as a generated set has them, some with an odd id
 			u = typicalUser(r, start)
+			if r.IntN(8) == 0 {
+				u.UserAccountID = renderStrings[r.IntN(len(renderStrings))]
+			}
 		}
 		u.InstitutionID, u.PlatformID = "ins_a", fmt.Sprintf("usr_%04d", i)
 		u.UserAccountID = fmt.Sprintf("%s%04d", u.UserAccountID, i%500) // some ids twice
