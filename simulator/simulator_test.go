@@ -275,33 +275,30 @@ func TestUserRowsGivenBackComeBackEmpty(t *testing.T) {
 	t.Fatal("rows given back are never handed out again")
 }
 
-// An order item's product, side and status have the same positions (OrderItem.Kinds) however
-// it was given them — by position (SetKinds), by name (SetKindNames, Order.Item) or set as
-// fields and looked up — and -1 for a value the spec does not list; a name the spec does not
-// list is kept as given.
-func TestOrderItemKinds(t *testing.T) {
+// An order row's product, side and status are their positions in Products, Sides and
+// OrderStatuses however it was given them — by name (SetKindNames) or from an item
+// (OrderItem.Row, Order.Item) — and -1 for a value the spec does not list, whose name the row
+// keeps as given; a row gives the item it was made from back (OrderRow.Item).
+func TestOrderRowKinds(t *testing.T) {
 	products := append(slices.Clone(simulator.Products), "bonds", "")
 	sides := append(slices.Clone(simulator.Sides), "short", "")
 	statuses := append(slices.Clone(simulator.OrderStatuses), "settled", "")
 	for _, p := range products {
 		for _, sd := range sides {
 			for _, st := range statuses {
-				want := [3]int{slices.Index(simulator.Products, p), slices.Index(simulator.Sides, sd), slices.Index(simulator.OrderStatuses, st)}
-				var named simulator.OrderItem
+				want := [3]int8{int8(slices.Index(simulator.Products, p)), int8(slices.Index(simulator.Sides, sd)), int8(slices.Index(simulator.OrderStatuses, st))}
+				var named simulator.OrderRow
 				named.SetKindNames(p, sd, st)
-				fields := simulator.OrderItem{Product: p, Side: sd, Status: st}
-				item := (&simulator.Order{Product: p, Side: sd, Status: st}).Item()
-				for name, it := range map[string]*simulator.OrderItem{"named": &named, "fields": &fields, "Order.Item": &item} {
-					gp, gs, gst := it.Kinds()
-					assert.Equal(t, want, [3]int{gp, gs, gst}, "%s %q %q %q", name, p, sd, st)
-					assert.Equal(t, [3]string{string(p), string(sd), string(st)}, [3]string{string(it.Product), string(it.Side), string(it.Status)}, name)
+				item := (&simulator.Order{Product: p, Side: sd, Status: st, PlacedAt: time.Unix(0, 0)}).Item()
+				fromItem := item.Row()
+				for name, r := range map[string]*simulator.OrderRow{"named": &named, "OrderItem.Row": &fromItem} {
+					assert.Equal(t, want, [3]int8{r.Product, r.Side, r.Status}, "%s %q %q %q", name, p, sd, st)
+					gp, gs, gst := r.Kinds()
+					assert.Equal(t, [3]string{string(p), string(sd), string(st)}, [3]string{string(gp), string(gs), string(gst)}, name)
 				}
-				if want[0] < 0 || want[1] < 0 || want[2] < 0 {
-					continue
-				}
-				var placed simulator.OrderItem
-				placed.SetKinds(want[0], want[1], want[2])
-				assert.Equal(t, named, placed, "%q %q %q by position", p, sd, st)
+				assert.Equal(t, named, fromItem, "%q %q %q", p, sd, st)
+				back := fromItem.Item()
+				assert.Equal(t, [3]string{string(p), string(sd), string(st)}, [3]string{string(back.Product), string(back.Side), string(back.Status)})
 			}
 		}
 	}

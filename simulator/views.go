@@ -239,15 +239,15 @@ type OrderPage struct {
 	Total  int
 }
 
-// OrderItemPage is one page of Get Order List as it is shown (OrderItem), and the count of
-// every match. A page holds its items (Items), or reads them one at a time as it is rendered
-// (Read): a page of items with strings, times and amounts was most of what a page allocated,
-// all of it for the collector to scan.
+// OrderItemPage is one page of Get Order List as it is shown, and the count of every match. A
+// page holds its items (Items), or reads them one at a time as it is rendered (Read, as
+// OrderRows): a page of items with strings, times and amounts was most of what a page
+// allocated, all of it for the collector to scan.
 type OrderItemPage struct {
 	Items []OrderItem
 	Total int
 	// Read, when set, gives the page's items as it is rendered.
-	Read OrderItemReader
+	Read OrderRowReader
 	// Room, when set, is what Read reads the items from, taken from a pool for this page: the
 	// page's last reader gives it back (Release) once it has read every item, never before.
 	Room Releaser
@@ -274,22 +274,40 @@ func (p *OrderItemPage) Release() {
 // bug of the caller's, an internal error rather than another page's bytes.
 type releasedPage struct{}
 
-func (releasedPage) ReadItems(func(*OrderItem)) error {
+func (releasedPage) ReadRows(func(*OrderRow)) error {
 	return Errorf(EINTERNAL, "order page read after it was released")
 }
 
-// OrderItemReader reads a page's items as it is rendered (OrderItemPage.Read). An interface
-// rather than a func, so that the store's reader, its item and the page are one allocation.
-type OrderItemReader interface {
-	// ReadItems gives yield the page's items in order, each in the same OrderItem (valid until
+// OrderRowReader reads a page's items as it is rendered (OrderItemPage.Read). An interface
+// rather than a func, so that the store's reader, its row and the page are one allocation.
+type OrderRowReader interface {
+	// ReadRows gives yield the page's items in order, each in the same OrderRow (valid until
 	// the next; its strings are the page's own bytes), and returns the error of reading one.
-	ReadItems(yield func(*OrderItem)) error
+	ReadRows(yield func(*OrderRow)) error
 }
 
-// Each gives fn the page's items in order (Items, or Read's) and returns Read's error.
+// EachRow gives fn the page's items in order as rows (Read's, or each of Items as its Row)
+// and returns Read's error: what a page's renderer reads.
+func (p *OrderItemPage) EachRow(fn func(*OrderRow)) error {
+	if p.Read != nil {
+		return p.Read.ReadRows(fn)
+	}
+	var row OrderRow
+	for i := range p.Items {
+		row = p.Items[i].Row()
+		fn(&row)
+	}
+	return nil
+}
+
+// Each gives fn the page's items in order (Items, or Read's rows as items: OrderRow.Item) and
+// returns Read's error.
 func (p *OrderItemPage) Each(fn func(*OrderItem)) error {
 	if p.Read != nil {
-		return p.Read.ReadItems(fn)
+		return p.Read.ReadRows(func(r *OrderRow) {
+			it := r.Item()
+			fn(&it)
+		})
 	}
 	for i := range p.Items {
 		fn(&p.Items[i])
@@ -299,7 +317,8 @@ func (p *OrderItemPage) Each(fn func(*OrderItem)) error {
 
 // OrderItem is an order as a list item shows it (spec §2.5): the order less its institution,
 // transaction and platform ids, its amounts as the store keeps them (Amount) — what the store
-// decodes of an order for a list page (Order.Item gives it from a whole order).
+// decodes of an order for a list page that holds its items (Order.Item gives it from a whole
+// order). A page read as it is rendered reads OrderRows instead.
 type OrderItem struct {
 	ID, UserAccountID       string
 	Product                 Product
@@ -317,50 +336,93 @@ type OrderItem struct {
 	// covered entries, so a page renders them without checking them again. Unset says
 	// nothing: they are checked.
 	PlainStrings bool
-	// kinds are Product, Side and Status's positions (Kinds) when the item was given them
-	// (SetKinds, SetKindNames); unset, Kinds looks them up.
-	kinds orderKinds
 }
 
-// orderKinds are an order item's product, side and status as positions in Products, Sides and
-// OrderStatuses, -1 for a value they do not list.
-type orderKinds struct {
-	set                   bool
-	product, side, status int8
-}
-
-// SetKinds sets the item's product, side and status to Products[product], Sides[side] and
-// OrderStatuses[status], each a position in its list: a store's covered order entry keeps
-// them so (decisions D6), and the item keeps the positions for its renderer (Kinds), which
-// then picks their texts without comparing strings.
-func (it *OrderItem) SetKinds(product, side, status int) {
-	it.Product, it.Side, it.Status = Products[product], Sides[side], OrderStatuses[status]
-	it.kinds = orderKinds{true, int8(product), int8(side), int8(status)}
-}
-
-// SetKindNames sets the item's product, side and status to values named by their strings,
-// which may be ones the spec does not list, and keeps their positions (Kinds).
-func (it *OrderItem) SetKindNames(product Product, side Side, status OrderStatus) {
-	it.Product, it.Side, it.Status = product, side, status
-	it.kinds = orderKinds{true, int8(ProductIndex(product)), int8(SideIndex(side)), int8(OrderStatusIndex(status))}
-}
-
-// Kinds returns the positions of the item's product, side and status in Products, Sides and
-// OrderStatuses, -1 for a value the spec does not list: those it was given (SetKinds,
-// SetKindNames), else looked up.
-func (it *OrderItem) Kinds() (product, side, status int) {
-	if k := it.kinds; k.set {
-		return int(k.product), int(k.side), int(k.status)
+// Row returns the item as a page's renderer reads it: its product, side and status looked up
+// by their names, its times as Unix seconds and nanoseconds.
+func (it *OrderItem) Row() OrderRow {
+	r := OrderRow{ID: it.ID, UserAccountID: it.UserAccountID, Symbol: it.Symbol, RecurringOrderID: it.RecurringOrderID,
+		Quantity: it.Quantity, Notional: it.Notional, Fee: it.Fee,
+		PlacedSec: it.PlacedAt.Unix(), PlacedNsec: int32(it.PlacedAt.Nanosecond()),
+		HasCompletedAt: it.HasCompletedAt, IsRecurringOrder: it.IsRecurringOrder, PlainStrings: it.PlainStrings}
+	r.SetKindNames(it.Product, it.Side, it.Status)
+	if it.HasCompletedAt {
+		r.CompletedSec, r.CompletedNsec = it.CompletedAt.Unix(), int32(it.CompletedAt.Nanosecond())
 	}
-	return ProductIndex(it.Product), SideIndex(it.Side), OrderStatusIndex(it.Status)
+	return r
+}
+
+// OrderRow is an order list item as a page reads it to be rendered (OrderItemPage.EachRow):
+// what an item shows and nothing made for it — its product, side and status as their positions
+// in Products, Sides and OrderStatuses, its times as Unix seconds and nanoseconds, its strings
+// cut from the page's own bytes. A store fills one row a page, a read at a time; no field is
+// derived from another, so none goes stale when a field is set.
+type OrderRow struct {
+	ID, UserAccountID, Symbol, RecurringOrderID string
+	Quantity, Notional, Fee                     Amount
+	PlacedSec, CompletedSec                     int64 // CompletedSec and CompletedNsec when HasCompletedAt
+	PlacedNsec, CompletedNsec                   int32 // in [0, 1e9)
+	// Product, Side and Status are positions in Products, Sides and OrderStatuses, -1 for a
+	// value they do not list: that value is then ProductName, SideName or StatusName (each
+	// empty when its position is not -1).
+	Product, Side, Status int8
+	ProductName           Product
+	SideName              Side
+	StatusName            OrderStatus
+	HasCompletedAt        bool
+	IsRecurringOrder      bool
+	// PlainStrings is OrderItem.PlainStrings.
+	PlainStrings bool
+}
+
+// SetKindNames sets the row's product, side and status to values named by their strings,
+// which may be ones the spec does not list.
+func (r *OrderRow) SetKindNames(product Product, side Side, status OrderStatus) {
+	r.Product, r.Side, r.Status = int8(ProductIndex(product)), int8(SideIndex(side)), int8(OrderStatusIndex(status))
+	r.ProductName, r.SideName, r.StatusName = "", "", ""
+	if r.Product < 0 {
+		r.ProductName = product
+	}
+	if r.Side < 0 {
+		r.SideName = side
+	}
+	if r.Status < 0 {
+		r.StatusName = status
+	}
+}
+
+// Kinds returns the row's product, side and status as values.
+func (r *OrderRow) Kinds() (Product, Side, OrderStatus) {
+	product, side, status := r.ProductName, r.SideName, r.StatusName
+	if r.Product >= 0 {
+		product = Products[r.Product]
+	}
+	if r.Side >= 0 {
+		side = Sides[r.Side]
+	}
+	if r.Status >= 0 {
+		status = OrderStatuses[r.Status]
+	}
+	return product, side, status
+}
+
+// Item returns the row as an OrderItem, its times in UTC.
+func (r *OrderRow) Item() OrderItem {
+	it := OrderItem{ID: r.ID, UserAccountID: r.UserAccountID, Symbol: r.Symbol, RecurringOrderID: r.RecurringOrderID,
+		Quantity: r.Quantity, Notional: r.Notional, Fee: r.Fee, PlacedAt: time.Unix(r.PlacedSec, int64(r.PlacedNsec)).UTC(),
+		HasCompletedAt: r.HasCompletedAt, IsRecurringOrder: r.IsRecurringOrder, PlainStrings: r.PlainStrings}
+	it.Product, it.Side, it.Status = r.Kinds()
+	if r.HasCompletedAt {
+		it.CompletedAt = time.Unix(r.CompletedSec, int64(r.CompletedNsec)).UTC()
+	}
+	return it
 }
 
 // Item returns the order as a list item shows it.
 func (o *Order) Item() OrderItem {
-	it := OrderItem{ID: o.ID, UserAccountID: o.UserAccountID, Symbol: o.Symbol,
-		Quantity: AmountOf(o.Quantity), Notional: AmountOf(o.Notional), Fee: AmountOf(o.Fee),
+	it := OrderItem{ID: o.ID, UserAccountID: o.UserAccountID, Product: o.Product, Side: o.Side, Symbol: o.Symbol,
+		Quantity: AmountOf(o.Quantity), Notional: AmountOf(o.Notional), Fee: AmountOf(o.Fee), Status: o.Status,
 		PlacedAt: o.PlacedAt, HasCompletedAt: o.CompletedAt != nil, IsRecurringOrder: o.IsRecurringOrder, RecurringOrderID: o.RecurringOrderID}
-	it.SetKindNames(o.Product, o.Side, o.Status)
 	if it.HasCompletedAt {
 		it.CompletedAt = *o.CompletedAt
 	}

@@ -1253,12 +1253,15 @@ func (d *decoder) order(o *simulator.Order) {
 		PlacedAt: d.time(), CompletedAt: d.timePtr(), IsRecurringOrder: d.bool(), RecurringOrderID: d.str(), ByNotional: d.bool()}
 }
 
-// orderItem reads an order record of version 1 (after its version byte, shared) as its list
-// item shows it, and returns its institution: decoder.order less the fields no item shows, its
-// amounts as stored (a decimal only for one stored as text, beyond 18 digits). It reads at an
-// index into the record, as coveredOrder reads an entry, not through the decoder's steps (a
-// page of the index of all orders reads each of its orders here: recordOrders).
-func (d *decoder) orderItem(o *simulator.OrderItem) (instID string) {
+// orderRow reads an order record of version 1 (after its version byte, shared) as a page's
+// renderer reads its list item (simulator.OrderRow), and returns its institution:
+// decoder.order less the fields no item shows, its amounts as stored (a decimal only for one
+// stored as text, beyond 18 digits), its times as their Unix seconds and nanoseconds, its
+// strings checked for JSON escaping (OrderRow.PlainStrings). It reads
+// at an index into the record, as coveredOrder reads an entry, not through the decoder's steps
+// (a page of the index of all orders reads each of its orders here: recordOrders). It sets
+// every field of o.
+func (d *decoder) orderRow(o *simulator.OrderRow) (instID string) {
 	b, base := d.b, len(d.shared)-len(d.b)
 	j := 0
 	str := func() string { // the next string, cut from shared; none once j < 0
@@ -1270,30 +1273,35 @@ func (d *decoder) orderItem(o *simulator.OrderItem) (instID string) {
 	}
 	o.ID = str()
 	instID = str()
-	str() // transaction id
-	str() // platform id
+	_, j = strAt(b, j) // transaction id
+	_, j = strAt(b, j) // platform id
 	o.UserAccountID = str()
-	product, side := simulator.Product(str()), simulator.Side(str())
+	product, side := str(), str()
 	o.Symbol = str()
 	if o.Quantity, j = d.amountAt(b, j); j >= 0 {
 		if o.Notional, j = d.amountAt(b, j); j >= 0 {
 			o.Fee, j = d.amountAt(b, j)
 		}
 	}
-	o.SetKindNames(product, side, simulator.OrderStatus(str()))
-	o.PlacedAt, j = d.timeAt(b, j)
+	setKindNames(o, product, side, str())
+	o.PlacedSec, o.PlacedNsec, j = d.unixAt(b, j)
+	o.HasCompletedAt, o.CompletedSec, o.CompletedNsec = false, 0, 0
 	if j >= 0 && j < len(b) {
 		if o.HasCompletedAt = b[j] == 1; o.HasCompletedAt {
-			o.CompletedAt, j = d.timeAt(b, j+1)
+			o.CompletedSec, o.CompletedNsec, j = d.unixAt(b, j+1)
 		} else {
 			j++
 		}
 	}
+	o.IsRecurringOrder, o.RecurringOrderID = false, ""
 	if j >= 0 && j < len(b) {
 		o.IsRecurringOrder = b[j] == 1
 		j++
 		o.RecurringOrderID = str()
 	}
+	// A record carries no mark of plain strings (orderItemTail's plainTag): checked here, once,
+	// so that the renderer writes them between its quotes as a covered entry's.
+	o.PlainStrings = simulator.PlainJSON(o.ID) && simulator.PlainJSON(o.UserAccountID) && simulator.PlainJSON(o.Symbol) && simulator.PlainJSON(o.RecurringOrderID)
 	switch {
 	case j < 0 || j >= len(b): // the by-notional byte is the last
 		d.fail(errShort) // unless a time or an amount failed first
@@ -1305,20 +1313,81 @@ func (d *decoder) orderItem(o *simulator.OrderItem) (instID string) {
 	return instID
 }
 
-// timeAt reads the time written by encoder.time at b[i:] as decoder.time does and returns the
-// index after it, -1 when it fails (d's error then says why, a cut one aside).
-func (d *decoder) timeAt(b []byte, i int) (time.Time, int) {
-	sec, i := varintAt(b, i)
-	nsec, i := uvarintAt(b, i)
-	off, i := varintAt(b, i)
+// setKindNames sets o's product, side and status to the values their strings name, by
+// position when the spec lists them (simulator.OrderRow.SetKindNames without its strings'
+// conversions and lookups: a record's are nearly always listed ones).
+func setKindNames(o *simulator.OrderRow, product, side, status string) {
+	o.Product, o.Side, o.Status = int8(productPosition(product)), int8(sidePosition(side)), int8(statusPosition(status))
+	if o.Product < 0 || o.Side < 0 || o.Status < 0 {
+		o.SetKindNames(simulator.Product(product), simulator.Side(side), simulator.OrderStatus(status))
+		return
+	}
+	o.ProductName, o.SideName, o.StatusName = "", "", ""
+}
+
+// productPosition, sidePosition and statusPosition are simulator.ProductIndex, SideIndex and
+// OrderStatusIndex of a string, told apart by a switch on constants (its length, then its
+// bytes) rather than a compare with each value in turn; TestKindPositions holds them to the
+// lists.
+func productPosition(s string) int {
+	switch simulator.Product(s) {
+	case simulator.ProductSecurities:
+		return 0
+	case simulator.ProductRobo:
+		return 1
+	case simulator.ProductCrypto:
+		return 2
+	case simulator.ProductRothIRA:
+		return 3
+	}
+	return -1
+}
+
+func sidePosition(s string) int {
+	switch simulator.Side(s) {
+	case simulator.SideBuy:
+		return 0
+	case simulator.SideSell:
+		return 1
+	}
+	return -1
+}
+
+func statusPosition(s string) int {
+	switch simulator.OrderStatus(s) {
+	case simulator.OrderPending:
+		return 0
+	case simulator.OrderCompleted:
+		return 1
+	case simulator.OrderCanceled:
+		return 2
+	case simulator.OrderFailed:
+		return 3
+	}
+	return -1
+}
+
+// unixAt reads the time written by encoder.time at b[i:] as decoder.time does, as its Unix
+// seconds and nanoseconds (its zone's offset checked, then dropped: a page renders the
+// instant), and returns the index after it, -1 when it fails (d's error then says why, a cut
+// one aside).
+func (d *decoder) unixAt(b []byte, i int) (sec int64, nsec int32, j int) {
+	sec, i = varintAt(b, i)
+	ns, i := uvarintAt(b, i)
+	var off int64
+	if uint(i) < uint(len(b)) && b[i] < 0x80 { // an offset of one byte (UTC's 0), without the call
+		off, i = int64(b[i]>>1)^-int64(b[i]&1), i+1
+	} else {
+		off, i = varintAt(b, i)
+	}
 	switch {
 	case i < 0:
-		return time.Time{}, -1
-	case !timeFieldsOK(nsec, off):
+		return 0, 0, -1
+	case !timeFieldsOK(ns, off):
 		d.fail(errors.New("binary record: bad time"))
-		return time.Time{}, -1
+		return 0, 0, -1
 	}
-	return unixTime(sec, nsec, off), i
+	return sec, int32(ns), i
 }
 
 // orderItemStrings reads an order record of version 1 (after its version byte, not shared) as
@@ -1356,7 +1425,7 @@ func (d *decoder) orderItemStrings(o *simulator.OrderItem, arena []byte, ends *[
 	if product < 0 || side < 0 || status < 0 {
 		return nil, given, false
 	}
-	o.SetKinds(product, side, status)
+	o.Product, o.Side, o.Status = simulator.Products[product], simulator.Sides[side], simulator.OrderStatuses[status]
 	return inst, arena, true
 }
 
@@ -1395,22 +1464,23 @@ const plainTag = 2
 
 // coveredOrder reads an order's list item from a covered index entry as a page's walk copies
 // it (listOrders: the length of the key's rest, the rest — placed_at's timeKey and the order
-// id — and the value, orderItemValue), its strings cut from d.shared (the entry's copy); the
-// product, side and status are the values the summary's bytes name, or their own strings. It
-// reads at an index into the entry rather than through the decoder's steps (a page reads a
-// few hundred numbers and strings, and each step's store of d.b was most of reading one); a
-// decimal stored as text goes through the decoder. It sets every field of o: a page reads its
-// items into one (coveredOrders), not cleared between them.
-func (d *decoder) coveredOrder(o *simulator.OrderItem) {
+// id — and the value, orderItemValue) as a page's renderer reads it (simulator.OrderRow): its
+// strings cut from d.shared (the entry's copy); the product, side and status the positions
+// the summary's bytes give, or their own strings; placed_at the key's instant, completed_at
+// its Unix seconds and nanoseconds, no time made. It reads at an index into the entry rather
+// than through the decoder's steps (a page reads a few hundred numbers and strings, and each
+// step's store of d.b was most of reading one); a decimal stored as text goes through the
+// decoder. It sets every field of o: a page reads its items into one row (coveredOrders), not
+// cleared between them.
+func (d *decoder) coveredOrder(o *simulator.OrderRow) {
 	b, base := d.b, len(d.shared)-len(d.b)
-	cut := func(i, j int) string { return d.shared[base+i : base+j] }
 	n, i := uvarintAt(b, 0)
 	if i < 0 || n > uint64(len(b)-i) || n < 8 {
 		d.fail(errShort)
 		return
 	}
-	o.PlacedAt = timeFromKey(b[i : i+8])
-	o.ID = cut(i+8, i+int(n))
+	o.PlacedSec, o.PlacedNsec = unixOfKey(b[i : i+8])
+	o.ID = d.shared[base+i+8 : base+i+int(n)]
 	i += int(n)
 	if len(b)-i < orderSummaryLen+2 { // the summary, the user_account_id's length, the tag
 		d.fail(errShort)
@@ -1419,7 +1489,7 @@ func (d *decoder) coveredOrder(o *simulator.OrderItem) {
 	head := b[i : i+orderSummaryLen]
 	var j int
 	if i, j = strAt(b, i+orderSummaryLen); i >= 0 {
-		o.UserAccountID = cut(i, j)
+		o.UserAccountID = d.shared[base+i : base+j]
 	}
 	if j < 0 || j >= len(b) {
 		d.fail(errShort)
@@ -1440,10 +1510,12 @@ func (d *decoder) coveredOrder(o *simulator.OrderItem) {
 			d.fail(errShort)
 			return
 		}
-		o.SetKindNames(simulator.Product(cut(p[0], p[1])), simulator.Side(cut(sd[0], sd[1])), simulator.OrderStatus(cut(st[0], st[1])))
+		cut := func(at [2]int) string { return d.shared[base+at[0] : base+at[1]] }
+		o.SetKindNames(simulator.Product(cut(p)), simulator.Side(cut(sd)), simulator.OrderStatus(cut(st)))
 		j = st[1]
 	case b[j]&^plainTag == 0 && int(head[0]) < len(simulator.Products) && int(head[1]) < len(simulator.Sides) && int(head[2]) < len(simulator.OrderStatuses):
-		o.SetKinds(int(head[0]), int(head[1]), int(head[2])) // the positions, for the renderer too
+		o.Product, o.Side, o.Status = int8(head[0]), int8(head[1]), int8(head[2])
+		o.ProductName, o.SideName, o.StatusName = "", "", ""
 		j++
 	default:
 		d.fail(errors.New("binary record: bad order item"))
@@ -1453,7 +1525,7 @@ func (d *decoder) coveredOrder(o *simulator.OrderItem) {
 		d.fail(errShort)
 		return
 	}
-	o.Symbol = cut(i, j)
+	o.Symbol = d.shared[base+i : base+j]
 	if o.Quantity, j = d.amountAt(b, j); j >= 0 {
 		if o.Notional, j = d.amountAt(b, j); j >= 0 {
 			o.Fee, j = d.amountAt(b, j)
@@ -1464,12 +1536,12 @@ func (d *decoder) coveredOrder(o *simulator.OrderItem) {
 		return
 	}
 	if o.HasCompletedAt = b[j] == 1; o.HasCompletedAt {
-		if o.CompletedAt, j = d.timeAt(b, j+1); j < 0 {
+		if o.CompletedSec, o.CompletedNsec, j = d.unixAt(b, j+1); j < 0 {
 			d.fail(errShort) // unless the time's fields failed first
 			return
 		}
 	} else {
-		o.CompletedAt = time.Time{} // the item is reused: every field is set
+		o.CompletedSec, o.CompletedNsec = 0, 0 // the row is reused: every field is set
 		j++
 	}
 	if j >= len(b) {
@@ -1481,7 +1553,7 @@ func (d *decoder) coveredOrder(o *simulator.OrderItem) {
 		d.fail(errShort)
 		return
 	}
-	o.RecurringOrderID = cut(i, j)
+	o.RecurringOrderID = d.shared[base+i : base+j]
 	if j != len(b) {
 		d.fail(errors.New("trailing bytes"))
 		return
@@ -1489,15 +1561,29 @@ func (d *decoder) coveredOrder(o *simulator.OrderItem) {
 	d.b = b[j:]
 }
 
-// strAt returns where the string written by encoder.str at b[i:] starts and ends, -1 when there
-// is none (i < 0 passes through).
-func strAt(b []byte, i int) (start, end int) {
-	var n uint64
-	if uint(i) < uint(len(b)) && b[i] < 0x80 { // a length of one byte, without the call
-		n, i = uint64(b[i]), i+1
-	} else {
-		n, i = uvarintAt(b, i)
+// unixOfKey is timeFromKey as Unix seconds and nanoseconds, no time made.
+func unixOfKey(k []byte) (sec int64, nsec int32) {
+	ns := int64(binary.BigEndian.Uint64(k) ^ (1 << 63))
+	sec, rem := ns/1e9, ns%1e9
+	if rem < 0 { // before 1970: the second before, and what is left of it
+		sec, rem = sec-1, rem+1e9
 	}
+	return sec, int32(rem)
+}
+
+// strAt returns where the string written by encoder.str at b[i:] starts and ends, -1 when there
+// is none (i < 0 passes through). A length of one byte is read inline (strAt is small enough to
+// be inlined: an order item reads four to ten strings), a longer one by longStrAt.
+func strAt(b []byte, i int) (start, end int) {
+	if uint(i) < uint(len(b)) && b[i] < 0x80 && int(b[i]) < len(b)-i {
+		return i + 1, i + 1 + int(b[i])
+	}
+	return longStrAt(b, i)
+}
+
+// longStrAt is strAt of any length.
+func longStrAt(b []byte, i int) (start, end int) {
+	n, i := uvarintAt(b, i)
 	if i < 0 || n > uint64(len(b)-i) {
 		return -1, -1
 	}

@@ -111,12 +111,13 @@ func BenchmarkListPages(b *testing.B) {
 }
 
 // readOrders reads every item of an order page, as rendering it does: a page read from
-// covered entries or copied records reads each item only then (OrderItemPage.Read).
+// covered entries or copied records reads each item only then, as a row (OrderItemPage.Read,
+// EachRow).
 func readOrders(page *simulator.OrderItemPage, err error) error {
 	if err != nil {
 		return err
 	}
-	return page.Each(func(*simulator.OrderItem) {})
+	return page.EachRow(func(*simulator.OrderRow) {})
 }
 
 var pageSizes = []int{10, 25, 25, 50, 100}

@@ -241,49 +241,43 @@ type orderItemPage struct {
 }
 
 // recordOrders reads a page's items from the records a walk of order_records copied
-// (listOrders), one at a time into one item as the page is rendered, as coveredOrders reads
-// entries: each record's strings are cut from its copy (decoder.orderItem, shared), so a page
-// makes no item, string or time to keep, and reaches no record by its key.
+// (listOrders), one at a time into one row as the page is rendered, as coveredOrders reads
+// entries: each record's strings are cut from its copy (decoder.orderRow), so a page makes no
+// item, string or time to keep, and reaches no record by its key.
 type recordOrders struct {
 	records [][]byte
 	instID  string
-	it      simulator.OrderItem
+	row     simulator.OrderRow
 }
 
-// ReadItems gives yield the page's items in order (simulator.OrderItemReader).
-func (r *recordOrders) ReadItems(yield func(*simulator.OrderItem)) error {
+// ReadRows gives yield the page's items in order (simulator.OrderRowReader).
+func (r *recordOrders) ReadRows(yield func(*simulator.OrderRow)) error {
 	for _, raw := range r.records {
-		if err := recordItem(raw, true, &r.it, r.instID); err != nil {
+		if err := recordRow(raw, &r.row, r.instID); err != nil {
 			return err
 		}
-		yield(&r.it)
+		yield(&r.row)
 	}
 	return nil
 }
 
-// recordItem reads an order record of either form into it, whole, as its list item shows it
-// (decoder.orderItem, Order.Item), and checks that it is instID's (a stale index otherwise).
-// own says that raw is the page's own copy, from which the item's strings are cut; else they
-// are cut from one copy of it.
-func recordItem(raw []byte, own bool, it *simulator.OrderItem, instID string) error {
+// recordRow reads an order record of either form, the page's own copy, into o as its list
+// item's row (decoder.orderRow, Order.Item) — its strings cut from raw — and checks that it is
+// instID's (a stale index otherwise).
+func recordRow(raw []byte, o *simulator.OrderRow, instID string) error {
 	var inst string
 	if len(raw) > 0 && raw[0] == recordV1 {
 		d := decoder{b: raw[1:]}
-		if own {
-			d.shared = unsafe.String(unsafe.SliceData(d.b), len(d.b))
-		} else {
-			d.share()
-		}
-		*it = simulator.OrderItem{}
-		if inst = d.orderItem(it); d.err != nil {
+		d.shared = unsafe.String(unsafe.SliceData(d.b), len(d.b))
+		if inst = d.orderRow(o); d.err != nil {
 			return fmt.Errorf("decode %s record: %w", bOrders, d.err)
 		}
 	} else { // the JSON form
-		var o simulator.Order
-		if err := decodeRecord(raw, &o); err != nil {
-			return fmt.Errorf("decode %s record: %w", bOrders, err)
+		it, err := recordItem(raw)
+		if err != nil {
+			return err
 		}
-		*it, inst = o.Item(), o.InstitutionID
+		*o, inst = it.Row(), it.inst
 	}
 	if inst != instID {
 		return staleIndex("order")
@@ -291,23 +285,39 @@ func recordItem(raw []byte, own bool, it *simulator.OrderItem, instID string) er
 	return nil
 }
 
+// instItem is an order's list item and its institution.
+type instItem struct {
+	simulator.OrderItem
+	inst string
+}
+
+// recordItem reads an order record of either form, whole, as its list item shows it
+// (Order.Item; a binary record's strings copied), with its institution.
+func recordItem(raw []byte) (instItem, error) {
+	var o simulator.Order
+	if err := decodeRecord(raw, &o); err != nil {
+		return instItem{}, fmt.Errorf("decode %s record: %w", bOrders, err)
+	}
+	return instItem{o.Item(), o.InstitutionID}, nil
+}
+
 // coveredOrders reads a page's items from its covered index entries as the walk copied them
-// (decoder.coveredOrder), one at a time into one item, which each read sets whole: each item's
+// (decoder.coveredOrder), one at a time into one row, which each read sets whole: each row's
 // strings are cut from its entry's bytes, which nothing writes after the walk (pageScan's arena
 // is the page's own), so a page allocates no item and no string.
 type coveredOrders struct {
 	entries [][]byte
-	it      simulator.OrderItem
+	row     simulator.OrderRow
 }
 
-// ReadItems gives yield the page's items in order (simulator.OrderItemReader).
-func (c *coveredOrders) ReadItems(yield func(*simulator.OrderItem)) error {
+// ReadRows gives yield the page's items in order (simulator.OrderRowReader).
+func (c *coveredOrders) ReadRows(yield func(*simulator.OrderRow)) error {
 	for _, e := range c.entries {
 		d := decoder{b: e, shared: unsafe.String(unsafe.SliceData(e), len(e))}
-		if d.coveredOrder(&c.it); d.err != nil {
+		if d.coveredOrder(&c.row); d.err != nil {
 			return fmt.Errorf("decode %s value: %w", bOrderIndex, d.err)
 		}
-		yield(&c.it)
+		yield(&c.row)
 	}
 	return nil
 }
@@ -351,7 +361,12 @@ func orderItems(tx *bbolt.Tx, keys [][]byte, instID string) ([]simulator.OrderIt
 			}
 		}
 		ends[i][0] = -1 // its strings are its own (recordItem), not cut from arena
-		return recordItem(raw, false, &items[i], instID)
+		it, err := recordItem(raw)
+		if err == nil && it.inst != instID {
+			err = staleIndex("order")
+		}
+		items[i] = it.OrderItem
+		return err
 	})
 	sc.arena, sc.ends = arena, ends
 	if err != nil {

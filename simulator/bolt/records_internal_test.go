@@ -668,27 +668,25 @@ func uvarintLen(n uint64) int { return len(binary.AppendUvarint(nil, n)) }
 
 func ptrTo[T any](v T) *T { return &v }
 
-// An order list item read from a stored order (decoder.orderItem) is the item of the order
-// decoded whole (Order.Item), and a cut record is an error.
-func TestOrderItemMatchesWholeOrder(t *testing.T) {
+// An order list item read from a stored order as a page's renderer reads it (decoder.orderRow)
+// is the row of the order decoded whole (Order.Item, OrderItem.Row), its strings marked plain
+// exactly when none needs escaping, and a cut record is an error.
+func TestOrderRowMatchesWholeOrder(t *testing.T) {
 	g := recordGen{rand.New(rand.NewPCG(34, 2))}
 	for i := range 3000 {
 		raw, err := encodeRecord(g.order())
 		require.NoError(t, err)
 		var whole simulator.Order
 		require.NoError(t, decodeRecord(raw, &whole))
-		var got simulator.OrderItem
+		var got simulator.OrderRow
 		d := decoder{b: raw[1:]}
 		d.share()
-		inst := d.orderItem(&got)
+		inst := d.orderRow(&got)
 		require.NoError(t, d.err, "order %d", i)
 		require.Equal(t, whole.InstitutionID, inst, "order %d", i)
-		want := whole.Item()
-		for _, a := range []*simulator.Amount{&want.Quantity, &want.Notional, &want.Fee, &got.Quantity, &got.Notional, &got.Fee} {
-			d := a.Decimal() // either form of the same decimal
-			*a = simulator.Amount{Big: &d}
-		}
-		require.Equal(t, want, got, "order %d", i)
+		item := whole.Item()
+		item.PlainStrings = plainItem(&item) // checked as the record is read
+		require.Equal(t, sameRow(item.Row()), sameRow(got), "order %d", i)
 		step := 1 + len(raw)/20
 		if i < 300 {
 			step = 1 // every cut
@@ -696,13 +694,40 @@ func TestOrderItemMatchesWholeOrder(t *testing.T) {
 		for n := 1; n < len(raw); n += step {
 			d := decoder{b: raw[1:n]}
 			d.share()
-			d.orderItem(&got)
+			d.orderRow(&got)
 			require.Error(t, d.err, "order %d cut at %d bytes", i, n)
 		}
 		long := decoder{b: append(raw[1:len(raw):len(raw)], 0)}
 		long.share()
-		long.orderItem(&got)
+		long.orderRow(&got)
 		require.Error(t, long.err, "order %d with a byte more", i)
+	}
+}
+
+// sameRow returns r with each amount as a decimal: either form of the same decimal
+// (simulator.Amount) compares alike.
+func sameRow(r simulator.OrderRow) simulator.OrderRow {
+	for _, a := range []*simulator.Amount{&r.Quantity, &r.Notional, &r.Fee} {
+		d := a.Decimal()
+		*a = simulator.Amount{Big: &d}
+	}
+	return r
+}
+
+// The positions a record's product, side and status strings are read at are their positions
+// in the lists the renderer picks their texts from, and -1 for any other string.
+func TestKindPositions(t *testing.T) {
+	for i, p := range simulator.Products {
+		assert.Equal(t, i, productPosition(string(p)), p)
+	}
+	for i, sd := range simulator.Sides {
+		assert.Equal(t, i, sidePosition(string(sd)), sd)
+	}
+	for i, st := range simulator.OrderStatuses {
+		assert.Equal(t, i, statusPosition(string(st)), st)
+	}
+	for _, s := range []string{"", "bonds", "Robo", "robo ", "short", "settled", "complete"} {
+		assert.Equal(t, [3]int{-1, -1, -1}, [3]int{productPosition(s), sidePosition(s), statusPosition(s)}, s)
 	}
 }
 
@@ -1259,7 +1284,7 @@ func TestCoveredOrderItemMatchesWholeOrder(t *testing.T) {
 		var whole simulator.Order
 		require.NoError(t, decodeRecord(raw, &whole))
 		var items []simulator.OrderItem // as read, the mark of plain strings too
-		require.NoError(t, (&coveredOrders{entries: [][]byte{entry}}).ReadItems(func(it *simulator.OrderItem) { items = append(items, *it) }))
+		require.NoError(t, (&simulator.OrderItemPage{Read: &coveredOrders{entries: [][]byte{entry}}}).Each(func(it *simulator.OrderItem) { items = append(items, *it) }))
 		want := whole.Item()
 		want.PlacedAt = want.PlacedAt.UTC()
 		want.PlainStrings = marks && plainItem(&want)
@@ -1277,7 +1302,7 @@ func TestCoveredOrderItemMatchesWholeOrder(t *testing.T) {
 	}
 	assert.Greater(t, plain, 20, "orders of plain strings in a store that notes them")
 	var got []simulator.OrderItem
-	require.NoError(t, (&coveredOrders{entries: entries}).ReadItems(func(it *simulator.OrderItem) { got = append(got, *it) }))
+	require.NoError(t, (&simulator.OrderItemPage{Read: &coveredOrders{entries: entries}}).Each(func(it *simulator.OrderItem) { got = append(got, *it) }))
 	got = sameForm(got)
 	require.Len(t, got, len(wants))
 	for i, want := range sameForm(wants) {
@@ -1420,11 +1445,13 @@ func TestOrderListsOfAStoreWrittenBeforeItems(t *testing.T) {
 	pages()
 }
 
-// sameForm returns a copy of items with each amount as a decimal: either form of the same
-// decimal (simulator.Amount) compares alike.
+// sameForm returns a copy of items with each amount as a decimal and each time in UTC: either
+// form of the same decimal (simulator.Amount) compares alike, and the instant is what a page
+// shows.
 func sameForm(items []simulator.OrderItem) []simulator.OrderItem {
 	out := slices.Clone(items)
 	for i := range out {
+		out[i].PlacedAt, out[i].CompletedAt = out[i].PlacedAt.UTC(), out[i].CompletedAt.UTC()
 		for _, a := range []*simulator.Amount{&out[i].Quantity, &out[i].Notional, &out[i].Fee} {
 			d := a.Decimal()
 			*a = simulator.Amount{Big: &d}

@@ -673,13 +673,13 @@ func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 }
 
 // appendOrder appends an order (spec §2.5) as simulator.EncodeJSON renders renderOrder's struct,
-// its times through times (a page's writer keeps the date it wrote last). Its product, side
-// and status are picked from texts rendered once by their positions (OrderItem.Kinds), and
+// from the row a page reads it as (simulator.OrderRow: every page renders here, whichever way
+// the store read it), its times through times (a page's writer keeps the date it wrote last).
+// Its product, side and status are picked from texts rendered once by their positions, and
 // strings the store checked (decisions D6) are written between quotes the texts around them
 // end and start with.
-func appendOrder(b []byte, o *simulator.OrderItem, times *simulator.TimeAppender) []byte {
+func appendOrder(b []byte, o *simulator.OrderRow, times *simulator.TimeAppender) []byte {
 	plain := o.PlainStrings // the store checked them (decisions D6)
-	product, side, status := o.Kinds()
 	if plain {
 		b = append(b, `{"order_id":"`...)
 		b = append(b, o.ID...)
@@ -692,13 +692,14 @@ func appendOrder(b []byte, o *simulator.OrderItem, times *simulator.TimeAppender
 		b = append(b, `,"user_account_id":`...)
 		b = appendJSONString(b, o.UserAccountID)
 	}
-	if product >= 0 && side >= 0 {
-		b = append(b, productSideTexts[product*len(simulator.Sides)+side]...)
+	if o.Product >= 0 && o.Side >= 0 {
+		b = append(b, productSideTexts[int(o.Product)*len(simulator.Sides)+int(o.Side)]...)
 	} else {
+		product, side, _ := o.Kinds()
 		b = append(b, `,"product":`...)
-		b = appendJSONString(b, string(o.Product))
+		b = appendJSONString(b, string(product))
 		b = append(b, `,"side":`...)
-		b = appendJSONString(b, string(o.Side))
+		b = appendJSONString(b, string(side))
 		b = append(b, `,"symbol":`...)
 	}
 	if plain {
@@ -714,17 +715,17 @@ func appendOrder(b []byte, o *simulator.OrderItem, times *simulator.TimeAppender
 	b = o.Notional.AppendMoney(b)
 	b = append(b, `","fee":"`...)
 	b = o.Fee.AppendMoney(b)
-	if status >= 0 {
-		b = append(b, statusTexts[status]...)
+	if o.Status >= 0 {
+		b = append(b, statusTexts[o.Status]...)
 	} else {
 		b = append(b, `","status":`...)
-		b = appendJSONString(b, string(o.Status))
+		b = appendJSONString(b, string(o.StatusName))
 		b = append(b, `,"placed_at":"`...)
 	}
-	b = times.Append(b, o.PlacedAt)
-	if status == completed && o.HasCompletedAt {
+	b = times.AppendUnix(b, o.PlacedSec, o.PlacedNsec)
+	if int(o.Status) == completed && o.HasCompletedAt {
 		b = append(b, `","completed_at":"`...)
-		b = times.Append(b, o.CompletedAt)
+		b = times.AppendUnix(b, o.CompletedSec, o.CompletedNsec)
 	}
 	if o.IsRecurringOrder && o.RecurringOrderID != "" {
 		b = append(b, `","is_recurring_order":true,"recurring_order_id":`...)
@@ -742,7 +743,7 @@ var completed = simulator.OrderStatusIndex(simulator.OrderCompleted)
 
 // productSideTexts and statusTexts are what an order's product and side, and its status,
 // render to when they are values the spec lists (by their positions, product×len(Sides)+side
-// and the status's: OrderItem.Kinds), rendered once, as accountHeads and kycTexts are:
+// and the status's: simulator.OrderRow), rendered once, as accountHeads and kycTexts are:
 // `,"product":"robo","side":"buy","symbol":` and `","status":"completed","placed_at":"` (the
 // next field's opening with them).
 var productSideTexts, statusTexts = func() (productSides, statuses []string) {
@@ -760,12 +761,12 @@ var productSideTexts, statusTexts = func() (productSides, statuses []string) {
 }()
 
 // renderOrderPage renders Get Order List's body (spec §2.5), its items as the page gives them
-// (OrderItemPage.Each: read one at a time from the store's bytes), or the error of reading one.
+// (OrderItemPage.EachRow: read one at a time from the store's bytes), or the error of reading one.
 func renderOrderPage(b []byte, page *simulator.OrderItemPage, cursor *big.Int, perPage int) ([]byte, error) {
 	w := orderWriters.Get().(*orderWriter)
 	defer orderWriters.Put(w)
 	w.b, w.n = append(b, `{"items":[`...), 0
-	err := page.Each(w.each)
+	err := page.EachRow(w.each)
 	b, w.b = w.b, nil
 	if err != nil {
 		return b, err
@@ -791,16 +792,16 @@ func renderOrderList(b []byte, page *simulator.OrderItemPage, cursor *big.Int, p
 	return renderOrderPage(b, page, cursor, perPage)
 }
 
-// orderWriter renders a page's items as OrderItemPage.Each gives them (each, its item method
+// orderWriter renders a page's items as OrderItemPage.EachRow gives them (each, its item method
 // made once): kept between pages (orderWriters), a page's render allocates nothing of its own.
 type orderWriter struct {
 	b     []byte
 	n     int
 	times simulator.TimeAppender
-	each  func(*simulator.OrderItem)
+	each  func(*simulator.OrderRow)
 }
 
-func (w *orderWriter) item(o *simulator.OrderItem) {
+func (w *orderWriter) item(o *simulator.OrderRow) {
 	if w.n > 0 {
 		w.b = append(w.b, ',')
 	}

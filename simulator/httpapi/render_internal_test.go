@@ -289,10 +289,10 @@ func TestHistoryCacheBounded(t *testing.T) {
 }
 
 // Orders and order pages, hand-rendered, match what simulator.EncodeJSON renders from renderOrder's structs,
-// whether the store noted plain strings (OrderItem.PlainStrings) or not, and whether the item
-// was given its product, side and status's positions or has them looked up (OrderItem.Kinds):
-// values the spec lists and ones it does not, amounts of any exponent, times with and without
-// fractions of a second, before 1970 too.
+// whether the store noted plain strings (OrderItem.PlainStrings) or not, and whether the page
+// holds its items or reads them as rows (OrderItemPage.Read): values the spec lists and ones it
+// does not, amounts of any exponent, times with and without fractions of a second, before 1970
+// too.
 func TestRenderOrdersMatchEncoder(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 15))
 	str := func() string { return renderStrings[r.IntN(len(renderStrings))] }
@@ -319,11 +319,6 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 			if r.IntN(2) == 0 { // as a store that notes plain strings gives it
 				it.PlainStrings = simulator.PlainJSON(o.ID) && simulator.PlainJSON(o.UserAccountID) && simulator.PlainJSON(o.Symbol) && simulator.PlainJSON(o.RecurringOrderID)
 			}
-			if r.IntN(3) == 0 { // its fields alone, its product, side and status looked up (OrderItem.Kinds)
-				it = simulator.OrderItem{ID: it.ID, UserAccountID: it.UserAccountID, Product: it.Product, Side: it.Side, Symbol: it.Symbol,
-					Quantity: it.Quantity, Notional: it.Notional, Fee: it.Fee, Status: it.Status, PlacedAt: it.PlacedAt, CompletedAt: it.CompletedAt,
-					HasCompletedAt: it.HasCompletedAt, IsRecurringOrder: it.IsRecurringOrder, RecurringOrderID: it.RecurringOrderID, PlainStrings: it.PlainStrings}
-			}
 			page.Items = append(page.Items, it)
 			items = append(items, renderOrder(o))
 		}
@@ -333,13 +328,28 @@ func TestRenderOrdersMatchEncoder(t *testing.T) {
 		got, err := renderOrderPage(nil, page, cursor, 100)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got), "page %d", i)
+		got, err = renderOrderPage(nil, rowsOf(page), cursor, 100)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "page %d read as rows", i)
 	}
 }
 
-// readItems is a function as a simulator.OrderItemReader.
-type readItems func(yield func(*simulator.OrderItem)) error
+// readRows is a function as a simulator.OrderRowReader.
+type readRows func(yield func(*simulator.OrderRow)) error
 
-func (f readItems) ReadItems(yield func(*simulator.OrderItem)) error { return f(yield) }
+func (f readRows) ReadRows(yield func(*simulator.OrderRow)) error { return f(yield) }
+
+// rowsOf returns a page that reads held's items as rows, into one row as a store's reader does.
+func rowsOf(held *simulator.OrderItemPage) *simulator.OrderItemPage {
+	return &simulator.OrderItemPage{Total: held.Total, Read: readRows(func(yield func(*simulator.OrderRow)) error {
+		var row simulator.OrderRow
+		for i := range held.Items {
+			row = held.Items[i].Row()
+			yield(&row)
+		}
+		return nil
+	})}
+}
 
 // A page whose items are read as it renders (OrderItemPage.Read) renders them as a page that
 // holds them does, and a failed read is the render's error, for the handler to answer with.
@@ -350,11 +360,11 @@ func TestRenderOrderPageReadAsItRenders(t *testing.T) {
 		{ID: "ord_2", UserAccountID: "ua_2", Product: simulator.ProductRobo, Side: simulator.SideSell, Status: simulator.OrderFailed, PlacedAt: at},
 	}}
 	read := func(fail error) *simulator.OrderItemPage {
-		return &simulator.OrderItemPage{Total: 7, Read: readItems(func(yield func(*simulator.OrderItem)) error {
-			var it simulator.OrderItem
+		return &simulator.OrderItemPage{Total: 7, Read: readRows(func(yield func(*simulator.OrderRow)) error {
+			var row simulator.OrderRow
 			for _, o := range held.Items {
-				it = o
-				yield(&it)
+				row = o.Row()
+				yield(&row)
 			}
 			return fail
 		})}
@@ -389,11 +399,12 @@ func TestRenderOrderListReleasesOnceRendered(t *testing.T) {
 	for _, fail := range []error{nil, errors.New("bad entry")} {
 		released, read := 0, 0
 		page := &simulator.OrderItemPage{Total: 2,
-			Read: readItems(func(yield func(*simulator.OrderItem)) error {
+			Read: readRows(func(yield func(*simulator.OrderRow)) error {
 				for i := range items {
 					require.Zero(t, released, "item %d read after its room was released", i)
 					read++
-					yield(&items[i])
+					row := items[i].Row()
+					yield(&row)
 				}
 				return fail
 			}),
