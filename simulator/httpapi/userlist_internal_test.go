@@ -25,15 +25,10 @@ import (
 // order, offsets, one user_account_id — total_records and the cursor included.
 func TestUserListPagesRenderAsWholeUsers(t *testing.T) {
 	ctx := context.Background()
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "users.db"), nil, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
 	r := rand.New(rand.NewPCG(34, 34))
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	l, err := db.NewLoader(ctx, true)
-	require.NoError(t, err)
 	_, prices := randomUser(r)
-	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Name: "a", Prices: prices}))
+	db, l := mustLoadStore(t, simulator.Institution{ID: "ins_a", Name: "a", Prices: prices})
 	var uaids []string
 	for i := range 600 {
 		u, _ := randomUser(r)
@@ -122,4 +117,17 @@ func typicalUser(r *rand.Rand, start time.Time) *simulator.User {
 		u.Accounts = append(u.Accounts, a)
 	}
 	return u
+}
+
+// mustLoadStore opens a store on a temporary file, closed when the test ends, and starts
+// loading it with in: the caller loads the rest and finishes.
+func mustLoadStore(tb testing.TB, in simulator.Institution) (*bolt.DB, *bolt.Loader) {
+	tb.Helper()
+	db, err := bolt.Open(filepath.Join(tb.TempDir(), "pages.db"), nil, nil)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = db.Close() })
+	l, err := db.NewLoader(context.Background(), true)
+	require.NoError(tb, err)
+	require.NoError(tb, l.Institution(in))
+	return db, l
 }
