@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,10 +14,16 @@ import (
 // due: Now plus every Advance, so advancing makes work due at once without changing timestamps.
 // An institution may also be ahead on its own (decisions D9): InstitutionNow is SchedulerNow
 // plus that institution's offset, and only its work falls due sooner.
+//
+// Now takes no lock (every request stamps its journal entry with it, and a funded Get User
+// Detail its history): whether the clock is frozen is fixed when it is made, wall never
+// changes, and a frozen instant is replaced whole (frozen), never written in place.
 type Clock struct {
-	mu      sync.Mutex
-	wall    func() time.Time
-	frozen  *time.Time
+	mu   sync.Mutex
+	wall func() time.Time
+	// frozen is the frozen instant of a clock in deterministic mode (nil for a wall clock, and
+	// then for ever); its writers hold mu.
+	frozen  atomic.Pointer[time.Time]
 	offset  time.Duration            // how far every Advance has moved the virtual clock, frozen or not
 	offsets map[string]time.Duration // institution id → how far it is ahead of SchedulerNow
 	ahead   time.Duration            // the largest of offsets
@@ -33,26 +40,26 @@ func NewClock(wall func() time.Time) *Clock {
 // NewFrozenClock returns a clock frozen at t that moves only when advanced.
 func NewFrozenClock(t time.Time) *Clock {
 	t = t.UTC()
-	return &Clock{wall: time.Now, frozen: &t}
+	c := &Clock{wall: time.Now}
+	c.frozen.Store(&t)
+	return c
 }
 
 // Now returns the time stamped on records, events and signatures.
 func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.frozen != nil {
-		return *c.frozen
+	if f := c.frozen.Load(); f != nil {
+		return *f
 	}
 	return c.wall().UTC()
 }
 
 // SchedulerNow returns the virtual time against which scheduled work is due.
 func (c *Clock) SchedulerNow() time.Time {
+	if f := c.frozen.Load(); f != nil {
+		return *f
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.frozen != nil {
-		return *c.frozen
-	}
 	return c.wall().UTC().Add(c.offset)
 }
 
@@ -60,9 +67,9 @@ func (c *Clock) SchedulerNow() time.Time {
 // the new virtual time.
 func (c *Clock) Advance(d time.Duration) time.Time {
 	c.mu.Lock()
-	if c.frozen != nil {
-		t := c.frozen.Add(d)
-		c.frozen = &t
+	if f := c.frozen.Load(); f != nil {
+		t := f.Add(d)
+		c.frozen.Store(&t)
 	}
 	c.offset += d
 	c.mu.Unlock()
@@ -165,9 +172,9 @@ func (c *Clock) State() ClockState {
 func (c *Clock) Restore(st ClockState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.frozen != nil {
-		t := c.frozen.Add(st.Offset - c.offset)
-		c.frozen = &t
+	if f := c.frozen.Load(); f != nil {
+		t := f.Add(st.Offset - c.offset)
+		c.frozen.Store(&t)
 	}
 	c.offset = st.Offset
 	c.offsets, c.ahead = map[string]time.Duration{}, 0
@@ -178,11 +185,7 @@ func (c *Clock) Restore(st ClockState) {
 }
 
 // Frozen reports whether the clock is in deterministic mode.
-func (c *Clock) Frozen() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.frozen != nil
-}
+func (c *Clock) Frozen() bool { return c.frozen.Load() != nil }
 
 // FirstStorableTime and LastStorableTime bound the instants the sandbox stores and indexes
 // (users' created_at, orders' placed_at). The validator accepts Python's whole range (years 1

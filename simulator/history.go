@@ -163,13 +163,25 @@ func NewHistoryFrame(now time.Time) *HistoryFrame {
 const maxMonths = 1200
 
 // AllTimeLen returns how many points a user created at created has in all_time: the current
-// month's start and every earlier one not before created (at most maxMonths earlier).
+// month's start and every earlier one not before created (at most maxMonths earlier). The
+// month starts fall as they go back, so those not before created are the first ones, found by
+// halving on their Unix seconds (a month start is a whole second: it is not before created
+// when its second is created's next whole one or later).
 func (f *HistoryFrame) AllTimeLen(created time.Time) int {
-	months := 0
-	for months < maxMonths && !f.AllTime[months+1].AsOf.Before(created) {
-		months++
+	from := created.Unix()
+	if created.Nanosecond() > 0 {
+		from++
 	}
-	return months + 1
+	lo, hi := 0, maxMonths // the months back not before created: lo of them at least, hi at most
+	for lo < hi {
+		m := int(uint(lo+hi+1) >> 1)
+		if f.AllTime[m].unix >= from {
+			lo = m
+		} else {
+			hi = m - 1
+		}
+	}
+	return lo + 1
 }
 
 // Point returns the cost basis and value of a seed's history at p.

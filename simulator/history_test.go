@@ -171,6 +171,29 @@ func TestHistoryFrameMatchesPointByPoint(t *testing.T) {
 	}
 }
 
+// AllTimeLen counts the month starts not before created as walking back from the current
+// month does, on the edges too: created at a month start, a nanosecond or a second either side
+// of one, before the frame's hundred years and after now.
+func TestAllTimeLenAtMonthEdges(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 15))
+	for range 200 {
+		now := time.Date(1950+r.IntN(240), time.Month(1+r.IntN(12)), 1+r.IntN(28), r.IntN(24), 0, 0, 0, time.UTC)
+		f := simulator.NewHistoryFrame(now)
+		first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+		for range 20 {
+			edge := first.AddDate(0, -r.IntN(1300), 0)
+			for _, created := range []time.Time{edge, edge.Add(time.Nanosecond), edge.Add(-time.Nanosecond), edge.Add(time.Second),
+				edge.Add(-time.Second), now.Add(time.Hour), edge.Add(time.Duration(r.Int64N(int64(40 * 24 * time.Hour))))} {
+				months := 0
+				for months < 1200 && !first.AddDate(0, -(months+1), 0).Before(created) {
+					months++
+				}
+				require.Equal(t, months+1, f.AllTimeLen(created), "created %s, now %s", created, now)
+			}
+		}
+	}
+}
+
 // decisions D5 holds for a fixture-given history too: given series say how a value went as of
 // their last points (here a week before the request), and served they have D5's points — on
 // the current periods' boundaries, all_time monthly from the user's creation — the given

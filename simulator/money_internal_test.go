@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -137,6 +138,29 @@ func TestCentsAppendToMatchesDecimal(t *testing.T) {
 	}
 	for _, n := range ns {
 		require.Equal(t, decimal.New(n, -2).StringFixed(2), string(Cents(n).AppendTo([]byte("x"))[1:]), "%d cents", n)
+	}
+}
+
+// digits8 makes the eight digits strconv writes, for every value of each half of four digits
+// in either half (the halves are split before any reciprocal, and no lane's product reaches
+// the next lane, so these are every case the reciprocals meet), and appendCents writes the
+// text decimal writes for amounts of such units, leading zeros dropped.
+func TestDigits8EveryLane(t *testing.T) {
+	var us []uint64
+	for x := range uint64(1e4) {
+		us = append(us, x, x*1e4, x*1e4+(x*7919+13)%1e4, (x*7919+13)%1e4*1e4+x)
+	}
+	r := rand.New(rand.NewPCG(8, 8))
+	for range 100000 {
+		us = append(us, r.Uint64N(1e8))
+	}
+	for _, u := range us {
+		var got [8]byte
+		binary.LittleEndian.PutUint64(got[:], digits8(u)|0x3030303030303030)
+		require.Equal(t, fmt.Sprintf("%08d", u), string(got[:]), "digits8(%d)", u)
+		for _, n := range []int64{int64(u)*100 + int64(u%100), -int64(u)*100 - int64(u%97)} {
+			require.Equal(t, decimal.New(n, -2).StringFixed(2), string(appendCents(nil, n)), "%d cents", n)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.etcd.io/bbolt"
 
@@ -20,6 +21,9 @@ type readCache struct {
 	m         sync.Map // key → decoded value
 	mu        sync.Mutex
 	lastWrite int // id of the last transaction that wrote the bucket
+	// gen counts the clearings: a value read from the cache (or for it, in a transaction) after
+	// gen was read is current while gen has not moved since (keyMemos).
+	gen atomic.Uint64
 }
 
 // get returns the cached value for key, or decodes it with load inside tx and caches it.
@@ -48,8 +52,12 @@ func (c *readCache) invalidate(txid int) {
 	c.mu.Lock()
 	c.lastWrite = max(c.lastWrite, txid)
 	c.m.Clear()
+	c.gen.Add(1) // after the values are gone: a reader that saw the old gen may have read them
 	c.mu.Unlock()
 }
+
+// generation returns the count of clearings so far.
+func (c *readCache) generation() uint64 { return c.gen.Load() }
 
 // countCache remembers how many entries matched a filtered walk (a filter no index covers, so
 // the total of its list is counted by walking the chosen index), by the walk's range and

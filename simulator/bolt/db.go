@@ -40,8 +40,10 @@ type DB struct {
 	gen atomic.Uint64
 	// views keeps Get User Detail's answers for the current gen (see viewCache).
 	views viewCache
-	// keyHashes remembers the hashes of API keys' plaintexts (see keyHashes).
-	keyHashes keyHashes
+	// keyCache is caches' cache of the keys bucket, which every request reads (Authenticate).
+	keyCache *readCache
+	// keyMemos remembers the keys found for API keys' plaintexts (see keyMemos).
+	keyMemos keyMemos
 	// notify, when set, is called after a transaction that enqueued deliveries commits
 	// (Options.Notify).
 	notify func()
@@ -137,7 +139,7 @@ func Open(path string, clock *simulator.Clock, ids *simulator.IDs, opts ...Optio
 		ids = simulator.NewIDs(nil)
 	}
 	caches := map[string]*readCache{string(bInstitutions): {}, string(bKeys): {}, string(bSecrets): {}}
-	return &DB{db: db, Clock: clock, IDs: ids, defaults: o.Defaults, notify: o.Notify, caches: caches}, nil
+	return &DB{db: db, Clock: clock, IDs: ids, defaults: o.Defaults, notify: o.Notify, caches: caches, keyCache: caches[string(bKeys)]}, nil
 }
 
 // openBolt opens the bbolt file at path as the store uses it.

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.etcd.io/bbolt"
 
@@ -15,64 +17,102 @@ import (
 
 // Authenticate returns the live key whose plaintext hashes to a stored key; an unknown or
 // revoked key is EUNAUTHORIZED "Invalid API key".
+//
+// Every request authenticates, so a plaintext found before is answered from keyMemos — its
+// hash and key, one lookup and no lock — while the keys cache has not been cleared since
+// (readCache.generation). Otherwise the plaintext is hashed (HashKey: a SHA-256, or the hash
+// remembered) and its key read from the keys cache, or from the store in a read transaction
+// (bbolt's transaction start takes a lock shared by all readers).
 func (s *DB) Authenticate(ctx context.Context, plaintext string) (*simulator.APIKey, error) {
-	var k *simulator.APIKey
-	hash := s.keyHashes.hash(plaintext)
-	// A cached key needs no read transaction (every request authenticates; bbolt's
-	// transaction start takes a lock shared by all readers). The cache is cleared when a write
-	// to keys commits, as for a cached read inside a transaction.
-	if v, ok := s.caches[string(bKeys)].peek(hash); ok {
-		if k = v.(*simulator.APIKey); k.RevokedAt != nil {
-			return nil, simulator.Errorf(simulator.EUNAUTHORIZED, "Invalid API key")
-		}
-		return k, nil
+	keys := s.keyCache
+	gen := keys.generation() // before the key is read: a clearing after it makes the memo stale
+	memo, known := s.keyMemos.get(plaintext)
+	if known && memo.gen == gen {
+		return liveKey(memo.key)
 	}
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		v, err := s.caches[string(bKeys)].get(tx, hash, func() (any, error) {
-			var k simulator.APIKey
-			if err := getRecord(tx, bKeys, []byte(hash), &k, "Invalid API key"); err != nil {
-				return nil, err
+	hash := memo.hash
+	if !known {
+		hash = simulator.HashKey(plaintext)
+	}
+	var k *simulator.APIKey
+	if v, ok := keys.peek(hash); ok {
+		k = v.(*simulator.APIKey)
+	} else {
+		err := s.view(ctx, func(tx *bbolt.Tx) error {
+			v, err := keys.get(tx, hash, func() (any, error) {
+				var k simulator.APIKey
+				if err := getRecord(tx, bKeys, []byte(hash), &k, "Invalid API key"); err != nil {
+					return nil, err
+				}
+				return &k, nil
+			})
+			if err == nil {
+				k = v.(*simulator.APIKey)
 			}
-			return &k, nil
+			return err
 		})
-		if err == nil {
-			k = v.(*simulator.APIKey)
+		if simulator.IsNotFound(err) {
+			return nil, simulator.Errorf(simulator.EUNAUTHORIZED, "Invalid API key")
+		} else if err != nil {
+			return nil, err
 		}
-		return err
-	})
-	if simulator.IsNotFound(err) || err == nil && k.RevokedAt != nil {
+	}
+	s.keyMemos.put(plaintext, keyMemo{hash: hash, key: k, gen: gen})
+	return liveKey(k)
+}
+
+// liveKey is k, or EUNAUTHORIZED "Invalid API key" when it is revoked.
+func liveKey(k *simulator.APIKey) (*simulator.APIKey, error) {
+	if k.RevokedAt != nil {
 		return nil, simulator.Errorf(simulator.EUNAUTHORIZED, "Invalid API key")
-	} else if err != nil {
-		return nil, err
 	}
 	return k, nil
 }
 
-// keyHashes remembers the hashes of the plaintexts it was asked about: HashKey is a SHA-256 and
-// every request authenticates. A hash is a pure function of its plaintext, so nothing here is
-// ever stale; at most keyHashMax entries, then it starts again empty.
-type keyHashes struct {
-	mu sync.RWMutex
-	m  map[string]string
+// keyMemo is what Authenticate found for a plaintext: its hash and its stored key, as the keys
+// cache held it at generation gen.
+type keyMemo struct {
+	hash string
+	key  *simulator.APIKey
+	gen  uint64
+}
+
+// keyMemos remembers, by plaintext, the keys Authenticate found (keyMemo). A hash is a pure
+// function of its plaintext, and a key is used only while the keys cache is at the generation
+// it was found at. It is read without a lock, from a map replaced whole when an entry is added
+// or renewed: only plaintexts of stored keys are kept (an unknown one is hashed again on each
+// ask, as it is then looked up in a transaction anyway), so it changes about once a key
+// and a write of the keys. At most keyHashMax entries, then it starts again empty.
+type keyMemos struct {
+	mu sync.Mutex // held by writers
+	m  atomic.Pointer[map[string]keyMemo]
 }
 
 const keyHashMax = 1024
 
-func (c *keyHashes) hash(plaintext string) string {
-	c.mu.RLock()
-	h, ok := c.m[plaintext]
-	c.mu.RUnlock()
-	if ok {
-		return h
+func (c *keyMemos) get(plaintext string) (keyMemo, bool) {
+	if m := c.m.Load(); m != nil {
+		memo, ok := (*m)[plaintext]
+		return memo, ok
 	}
-	h = simulator.HashKey(plaintext)
+	return keyMemo{}, false
+}
+
+func (c *keyMemos) put(plaintext string, memo keyMemo) {
 	c.mu.Lock()
-	if c.m == nil || len(c.m) >= keyHashMax {
-		c.m = map[string]string{}
+	defer c.mu.Unlock()
+	var next map[string]keyMemo
+	if m := c.m.Load(); m != nil && len(*m) < keyHashMax {
+		if old, ok := (*m)[plaintext]; ok && old == memo {
+			return
+		}
+		next = maps.Clone(*m)
 	}
-	c.m[strings.Clone(plaintext)] = h
-	c.mu.Unlock()
-	return h
+	if next == nil {
+		next = map[string]keyMemo{}
+	}
+	next[strings.Clone(plaintext)] = memo
+	c.m.Store(&next)
 }
 
 // putInstitution writes an institution and keeps the version of its prices (priceVersion).

@@ -535,6 +535,10 @@ const seenBits = 1 << 20
 type renderFrame struct {
 	f                                               *simulator.HistoryFrame
 	pastDay, pastWeek, pastMonth, pastYear, allTime []renderPoint
+	// weekInMonth says that past_week's points are past_month's last ones (both are the days
+	// back from midnight): past_week's rendered points are then copied to the end of
+	// past_month's rather than computed again.
+	weekInMonth bool
 }
 
 // renderPoint is a point of the frame and `,{"as_of":"…","cost_basis":"`, what precedes its
@@ -554,15 +558,19 @@ func newRenderFrame(now time.Time) *renderFrame {
 		}
 		return out
 	}
-	return &renderFrame{f: f, pastDay: points(f.PastDay), pastWeek: points(f.PastWeek), pastMonth: points(f.PastMonth),
+	rf := &renderFrame{f: f, pastDay: points(f.PastDay), pastWeek: points(f.PastWeek), pastMonth: points(f.PastMonth),
 		pastYear: points(f.PastYear), allTime: points(f.AllTime)}
+	if n, m := len(f.PastWeek), len(f.PastMonth); 0 < n && n < m {
+		rf.weekInMonth = slices.Equal(f.PastWeek, f.PastMonth[m-n:])
+	}
+	return rf
 }
 
 // appendGenerated appends the historical_market_value object of a seed taken in the frame's
 // hour, exactly as appendHistory renders simulator.HistoryFrame.Generate's series.
 func (rf *renderFrame) appendGenerated(b []byte, sd *simulator.HistorySeed) []byte {
 	if !sd.Funded {
-		return append(b, `{"all_time":[],"past_day":[],"past_week":[],"past_month":[],"past_year":[]}`...)
+		return append(b, emptyHistory...)
 	}
 	b = append(b, `{"all_time":[`...)
 	n := rf.f.AllTimeLen(sd.Created)
@@ -572,9 +580,17 @@ func (rf *renderFrame) appendGenerated(b []byte, sd *simulator.HistorySeed) []by
 	b = append(b, `],"past_day":[`...)
 	b = appendSeries(b, sd, rf.pastDay)
 	b = append(b, `],"past_week":[`...)
+	week := len(b)
 	b = appendSeries(b, sd, rf.pastWeek)
+	weekEnd := len(b)
 	b = append(b, `],"past_month":[`...)
-	b = appendSeries(b, sd, rf.pastMonth)
+	if rf.weekInMonth {
+		b = appendSeries(b, sd, rf.pastMonth[:len(rf.pastMonth)-len(rf.pastWeek)])
+		b = append(b, ',')
+		b = append(b, b[week:weekEnd]...)
+	} else {
+		b = appendSeries(b, sd, rf.pastMonth)
+	}
 	b = append(b, `],"past_year":[`...)
 	b = appendSeries(b, sd, rf.pastYear)
 	return append(b, "]}"...)
@@ -631,8 +647,15 @@ func (c *historyCache) seenBefore(seed simulator.HistorySeed) bool {
 	return before
 }
 
-// append appends the rendered history of seed, rendering and keeping it on a miss.
+// emptyHistory is the history of a user with no funded account (decisions D5).
+const emptyHistory = `{"all_time":[],"past_day":[],"past_week":[],"past_month":[],"past_year":[]}`
+
+// append appends the rendered history of seed, rendering and keeping it on a miss. An unfunded
+// seed's is emptyHistory whatever the hour: it is neither looked up nor kept.
 func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
+	if !seed.Funded {
+		return append(b, emptyHistory...)
+	}
 	c.mu.RLock()
 	r, ok := c.m[seed]
 	frame := c.frame

@@ -494,3 +494,60 @@ func TestGivenHistoryRenderedOnce(t *testing.T) {
 		require.LessOrEqual(t, c.givenBytes, historyCacheMax)
 	}
 }
+
+// A generated history rendered from the hour's frame (renderFrame.appendGenerated, past_week's
+// points copied into past_month) is byte for byte what
+// simulator.HistorySeed.Generate's series render to through encoding/json, amounts written by
+// decimal and times by the time package: over hours of every weekday and month edge from 1950
+// to 2190, users created from a century before to after the hour (at month starts, with
+// fractions of a second), and values and cost bases from zero to 2^53 cents, negative ones too.
+func TestGeneratedHistoryMatchesSlowPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 5))
+	amount := func(c simulator.Cents) string { return decimal.New(int64(c), -2).StringFixed(2) }
+	points := func(ps []simulator.ValuePoint) []refPoint {
+		out := make([]refPoint, 0, len(ps))
+		for _, p := range ps {
+			require.Zero(t, p.AsOf.Nanosecond())
+			out = append(out, refPoint{AsOf: p.AsOf.UTC().Format("2006-01-02T15:04:05Z"), CostBasis: amount(p.CostBasis), Value: amount(p.Value)})
+		}
+		return out
+	}
+	cents := func() simulator.Cents {
+		switch r.IntN(6) {
+		case 0:
+			return simulator.Cents(r.Int64N(1000))
+		case 1:
+			return simulator.Cents(1<<53 - r.Int64N(1000))
+		case 2:
+			return -simulator.Cents(r.Int64N(1e9))
+		}
+		return simulator.Cents(r.Int64N(1 << (1 + r.IntN(52))))
+	}
+	hours := []time.Time{time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2024, 2, 29, 23, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1969, 12, 31, 23, 0, 0, 0, time.UTC)}
+	for range 35 {
+		hours = append(hours, time.Date(1950+r.IntN(240), time.Month(1+r.IntN(12)), 1+r.IntN(31), r.IntN(24), r.IntN(60), 0, 0, time.UTC))
+	}
+	for _, hour := range hours {
+		frame := newRenderFrame(hour)
+		require.True(t, frame.weekInMonth, "past_week copied from past_month at %s", hour)
+		for range 30 {
+			created := hour.Add(-time.Duration(r.Int64N(int64(1+r.IntN(100))*365*24/(1+int64(r.IntN(20))))) * time.Hour)
+			switch r.IntN(4) {
+			case 0:
+				created = time.Date(created.Year(), created.Month(), 1, 0, 0, 0, 0, time.UTC)
+			case 1:
+				created = created.Add(time.Duration(r.Int64N(int64(time.Hour))))
+			case 2:
+				created = hour.Add(time.Duration(r.Int64N(int64(48 * time.Hour))))
+			}
+			sd, ok := simulator.HistorySeedOf(fmt.Sprint("usr_", r.Uint64()), created, cents(), cents(), hour)
+			require.True(t, ok)
+			g := sd.Generate()
+			want, err := simulator.EncodeJSON(refHistory{AllTime: points(g.AllTime), PastDay: points(g.PastDay), PastWeek: points(g.PastWeek),
+				PastMonth: points(g.PastMonth), PastYear: points(g.PastYear)})
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(frame.appendGenerated([]byte{}, &sd)), "seed %+v", sd)
+		}
+	}
+}

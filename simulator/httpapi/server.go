@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -258,11 +257,11 @@ func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 		if id == "" || len(id) > 200 {
 			// An id names a request in logs and the journal; it is no secret, so the runtime's
 			// fast generator serves (crypto/rand's getrandom call showed in a page's cost).
-			var b [16]byte
-			binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
-			binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
 			hv.idBytes = [len(hv.idBytes)]byte{'r', 'e', 'q', '_'}
-			hex.Encode(hv.idBytes[4:], b[:])
+			for i, x := range [2]uint64{rand.Uint64(), rand.Uint64()} {
+				binary.LittleEndian.PutUint64(hv.idBytes[4+16*i:], hexDigits(uint32(x)))
+				binary.LittleEndian.PutUint64(hv.idBytes[12+16*i:], hexDigits(uint32(x>>32)))
+			}
 			id = unsafe.String(&hv.idBytes[0], len(hv.idBytes)) // never written again
 		}
 		hv.id[0] = id
@@ -272,6 +271,19 @@ func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// hexDigits returns x's eight hex digits (lowercase) as the bytes of a little-endian word, the
+// least significant digit first: each nibble spread to a byte of its own, then made a digit by
+// adding '0', and 'a'-'0'-10 more to those over 9 — every byte at once, where hex.Encode took a
+// table lookup a digit.
+func hexDigits(x uint32) uint64 {
+	v := uint64(x)
+	v = (v | v<<16) & 0x0000ffff0000ffff
+	v = (v | v<<8) & 0x00ff00ff00ff00ff
+	v = (v | v<<4) & 0x0f0f0f0f0f0f0f0f
+	over9 := (v + 0x0606060606060606) >> 4 & 0x0101010101010101
+	return v + 0x3030303030303030 + over9*('a'-'0'-10)
 }
 
 // headValues are the values of a response's own headers — its request id (a generated one's
