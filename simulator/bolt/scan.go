@@ -474,49 +474,73 @@ func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
 	items := slices.Grow(r.Items, len(values))[:len(values)]
 	accounts := slices.Grow(r.Accounts, 3*len(values))
 	uaids := slices.Grow(r.UAIDs, 32*len(values))
-	plain := true
 	for i, v := range values {
-		d := decoder{b: v[userSummaryLen:]}
-		uaid := d.raw(d.uvarint())
+		// userIndexValue's: the summary, the user_account_id's length and bytes, the accounts'
+		// tag (encoder.itemAccounts's) and, of tag 3, the version of the prices.
+		n, j := uvarintAt(v, userSummaryLen)
+		if j < 0 || n >= uint64(len(v)-j) { // the id and the tag cut short
+			r.Release()
+			return nil
+		}
+		uaid := v[j : j+int(n)]
+		j += int(n) + 1
 		var form accountsForm
-		switch tag := d.raw(1); { // encoder.itemAccounts's (nil: cut short)
-		case bytes.Equal(tag, valuedTag):
-			version, j := uvarintAt(d.b, 0)
-			if j < 0 {
+		switch v[j-1] {
+		case valuedTag:
+			version, k := uvarintAt(v, j)
+			if k < 0 {
 				r.Release()
 				return nil
 			}
-			d.b, form = d.b[j:], valuedExact
+			j, form = k, valuedExact
 			if version == in.version {
 				form = valuedStored
 			}
-		case !bytes.Equal(tag, fixedTag):
+		case fixedTag:
+		default:
 			r.Release()
 			return nil
 		}
 		var total simulator.Cents
 		var ok bool
-		if accounts, total, ok = valueFixedAccounts(d.b, form, in.prices, accounts); !ok {
+		if accounts, total, ok = valueFixedAccounts(v[j:], form, in.prices, accounts); !ok {
 			r.Release()
 			return nil
 		}
-		switch {
-		case simulator.PlainJSON(uaid):
-			uaids = append(uaids, uaid...)
-		case utf8.Valid(uaid):
-			uaids, plain = append(uaids, uaid...), false
-		default:
-			uaids, plain = append(uaids, validUTF8(string(uaid))...), false // as the record keeps it
-		}
+		uaids = append(uaids, uaid...)
 		items[i] = simulator.UserRow{UAIDEnd: int32(len(uaids)), AccountsEnd: int32(len(accounts)), Total: total}
+	}
+	// The ids are checked together (a call an id was most of the check of ids of 24 bytes);
+	// a page with one that is not plain is checked again an id at a time.
+	plain := simulator.PlainJSON(uaids)
+	if !plain {
+		uaids, items = validUAIDs(uaids, items)
 	}
 	r.Items, r.Accounts, r.UAIDs, r.PlainUAIDs = items, accounts, uaids, plain
 	return r
 }
 
+// validUAIDs returns ids, the user_account_ids of items one after another as stored, each as
+// its record keeps it (validUTF8: an id that is not valid UTF-8 is written with its bad bytes
+// replaced), and items with their ends moved to match.
+func validUAIDs(ids []byte, items []simulator.UserRow) ([]byte, []simulator.UserRow) {
+	stored := bytes.Clone(ids)
+	ids = ids[:0]
+	var from int32
+	for i, row := range items {
+		if uaid := stored[from:row.UAIDEnd]; utf8.Valid(uaid) {
+			ids = append(ids, uaid...)
+		} else {
+			ids = append(ids, validUTF8(string(uaid))...)
+		}
+		from, items[i].UAIDEnd = row.UAIDEnd, int32(len(ids))
+	}
+	return ids, items
+}
+
 // fixedTag and valuedTag are the accounts tags of a user index value whose amounts are
 // fixed-width, and of one that also keeps each account's value (encoder.itemAccounts).
-var fixedTag, valuedTag = []byte{2}, []byte{3}
+const fixedTag, valuedTag = 2, 3
 
 // coveredItems is userItems for a store whose user index values carry the accounts
 // (userIndexValue): a page's items are read from the values its index walk found, in the
