@@ -53,11 +53,17 @@ func rawLineSeparators(b []byte) []byte {
 // thousand bytes of ids, and a byte at a time was a sixth of an order page's instructions.
 func PlainJSON[S ~string | ~[]byte](s S) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	// In a word of bytes below 0x80, (w - ones*n) &^ w & highs is nonzero exactly when a byte is
-	// below n: a borrow only starts at such a byte. A byte is c where w^(ones*c) has a zero byte.
-	zero := func(w uint64) bool { return (w-ones)&^w&highs != 0 }
-	plain := func(w uint64) bool {
-		return w&highs == 0 && (w-ones*0x20)&^w&highs == 0 && !zero(w^(ones*'"')) && !zero(w^(ones*'\\')) && !zero(w^(ones*0x7f))
+	// plain has the top bit of each byte of w set exactly when the byte is plain. No byte of a
+	// term below borrows from or carries into the next: with its top bit set first, a byte minus
+	// 0x20 or 1 keeps its top bit exactly when its low seven bits are at least 0x20, or not 0;
+	// its low seven bits plus 1 set the top bit exactly when they are 0x7f. A word's bits are
+	// gathered, and s is plain when every byte's top bit stays set, tested once.
+	plain := func(w uint64) uint64 {
+		atLeastSpace := (w | highs) - ones*0x20
+		notQuote := (w ^ ones*'"' | highs) - ones
+		notBackslash := (w ^ ones*'\\' | highs) - ones
+		del := w&^highs + ones
+		return atLeastSpace & notQuote & notBackslash &^ del &^ w
 	}
 	word := func(s S) uint64 { // s's first eight bytes, in one load
 		_ = s[7]
@@ -65,12 +71,12 @@ func PlainJSON[S ~string | ~[]byte](s S) bool {
 			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 	}
 	if n := len(s); n >= 8 {
+		all := uint64(highs)
 		for i := 0; i < n-8; i += 8 {
-			if !plain(word(s[i:])) {
-				return false
-			}
+			all &= plain(word(s[i:]))
 		}
-		return plain(word(s[n-8:])) // the last eight, overlapping the words before
+		all &= plain(word(s[n-8:])) // the last eight, overlapping the words before
+		return all&highs == highs
 	}
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {

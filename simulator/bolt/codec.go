@@ -896,63 +896,168 @@ const (
 // it cannot put at accExp exactly — and the caller reads the value with userAccounts, which is
 // exact too (either path's cents are the exact sum's).
 func valueFixedAccounts(b []byte, form accountsForm, prices *priceTable, accounts []simulator.AccountRow) (_ []simulator.AccountRow, _ simulator.Cents, ok bool) {
-	given := accounts
-	n, i := uvarintAt(b, 0)
-	if i < 0 || n > uint64(len(b)-i)+1 {
-		return given, 0, false
+	var n uint64
+	i := -1
+	if len(b) > 0 && b[0] < 0x80 {
+		n, i = uint64(b[0]), 1
+	} else {
+		n, i = uvarintAt(b, 0)
 	}
+	if i < 0 || n > uint64(len(b)-i)+1 {
+		return accounts, 0, false
+	}
+	if n <= 1 { // a length is written one more than it is, 0 for nil
+		return accounts, 0, true
+	}
+	// The rows are written in place, in room grown for them when there is too little (n is at
+	// most the bytes left), by a loop of few live values: appending each, beside the accounts
+	// as given, kept its state on the stack.
+	start, m := len(accounts), int(n)-1
+	rows := accounts
+	if cap(rows)-start < m {
+		rows = slices.Grow(rows, m)
+	}
+	rows = rows[:start+m]
+	if form == valuedStored {
+		if total, ok := storedAccountRows(b[i:], rows[start:]); ok {
+			return rows, total, true
+		}
+	}
+	total, ok := valueAccountRows(b, i, form, prices, rows[start:])
+	if !ok {
+		return accounts, 0, false
+	}
+	return rows, total, true
+}
+
+// valueAccountRows reads the accounts of valueFixedAccounts into rows, one each, from b[i:],
+// and returns their total; ok is false where valueFixedAccounts declines. The common case's
+// varints — a time's seconds (five bytes), its nanoseconds and offset and an account's length
+// of amounts (a byte each) — are read here, the others by uvarintAt: a call a varint made the
+// loop keep its state on the stack around each.
+func valueAccountRows(b []byte, i int, form accountsForm, prices *priceTable, rows []simulator.AccountRow) (_ simulator.Cents, ok bool) {
 	var total int64
-	for range max(int(n)-1, 0) { // a length is written one more than it is, 0 for nil
+	for x := range rows {
 		if len(b)-i < 3+9 {
-			return given, 0, false
+			return 0, false
 		}
 		p, k, shows := b[i], b[i+1], b[i+2]
-		if int(p) >= len(simulator.Products) || int(k) >= len(simulator.KYCStatuses) || shows > 1 {
-			return given, 0, false
+		if int(p) >= len(simulator.Products) || int(k) >= len(showsApprovedAt) || shows > 1 {
+			return 0, false
 		}
-		a := simulator.AccountRow{Product: p, KYC: k}
 		i += 3
+		var sec int64
+		var nsec uint64
+		approved := false
 		if shows == 1 {
-			sec, j := varintAt(b, i)
-			nsec, j := uvarintAt(b, j)
-			off, j := varintAt(b, j)
-			if j < 0 || nsec >= 1e9 || off != 0 {
-				return given, 0, false
+			var off uint64
+			j := -1
+			if len(b)-i >= 10 { // the seconds of up to eight bytes, then two of one byte
+				if u, n := wordUvarint(binary.LittleEndian.Uint64(b[i:])); n > 0 && b[i+n]|b[i+n+1] < 0x80 {
+					sec, nsec, off, j = int64(u>>1)^-int64(u&1), uint64(b[i+n]), uint64(b[i+n+1]), i+n+2 // off: 0 as a varint too
+				}
 			}
-			if a.Shows = simulator.KYCStatuses[k].ShowsApprovedAt(); a.Shows {
-				a.ApprovedSec, a.ApprovedNsec = sec, int32(nsec)
+			if j < 0 {
+				sec, nsec, off, j = timeFieldsAt(b, i)
+			}
+			if j < 0 || nsec >= 1e9 || off != 0 {
+				return 0, false
+			}
+			if approved = showsApprovedAt[k]; !approved {
+				sec, nsec = 0, 0
 			}
 			i = j
 		}
 		var cents simulator.Cents
 		if form == fixedAmounts {
 			if cents, i, ok = valueFixedAmounts(b, i, prices); !ok {
-				return given, 0, false
+				return 0, false
 			}
 		} else {
 			if len(b)-i < 8 {
-				return given, 0, false
+				return 0, false
 			}
 			stored := simulator.Cents(binary.LittleEndian.Uint64(b[i:]))
-			size, j := uvarintAt(b, i+8)
+			var size uint64
+			j := -1
+			if len(b)-i > 8 && b[i+8] < 0x80 {
+				size, j = uint64(b[i+8]), i+9
+			} else {
+				size, j = uvarintAt(b, i+8)
+			}
 			if j < 0 || size > uint64(len(b)-j) {
-				return given, 0, false
+				return 0, false
 			}
 			end := j + int(size)
 			if form == valuedStored {
 				cents, i = stored, end
 			} else if cents, i, ok = valueFixedAmounts(b[:end], j, prices); !ok || i != end {
-				return given, 0, false
+				return 0, false
 			}
 		}
 		if total, ok = simulator.AddExact(total, int64(cents)); !ok {
-			return given, 0, false
+			return 0, false
 		}
-		a.Value = cents
-		accounts = append(accounts, a)
+		rows[x] = simulator.AccountRow{Value: cents, ApprovedSec: sec, ApprovedNsec: int32(nsec), Product: p, KYC: k, Shows: approved}
 	}
-	return accounts, simulator.Cents(total), true
+	return simulator.Cents(total), true
 }
+
+// storedAccountRows is valueAccountRows of valuedStored for accounts as a generated set's are
+// written — a kyc_approved_at of whole seconds or fewer than 128 nanoseconds, in UTC, amounts
+// under 128 bytes —, by a loop without a call: ok is false at anything else, and the caller
+// reads the accounts with valueAccountRows. Its rows are that function's wherever it answers.
+func storedAccountRows(b []byte, rows []simulator.AccountRow) (_ simulator.Cents, ok bool) {
+	var total int64
+	for x := range rows {
+		// b is resliced past each field, so that its indexes are constants the length checks
+		// cover.
+		if len(b) < 3+9 {
+			return 0, false
+		}
+		p, k, shows := b[0], b[1], b[2]
+		if int(p) >= len(simulator.Products) || int(k) >= len(showsApprovedAt) || shows > 1 {
+			return 0, false
+		}
+		b = b[3:]
+		row := &rows[x]
+		*row = simulator.AccountRow{Product: p, KYC: k}
+		if shows == 1 {
+			// The seconds' varint of up to eight bytes, the nanoseconds' of one and the zone's 0.
+			if len(b) < 10 {
+				return 0, false
+			}
+			u, n := wordUvarint(binary.LittleEndian.Uint64(b))
+			if n == 0 || b[n] >= 0x80 || b[n+1] != 0 {
+				return 0, false
+			}
+			if showsApprovedAt[k] {
+				row.Shows, row.ApprovedSec, row.ApprovedNsec = true, int64(u>>1)^-int64(u&1), int32(b[n])
+			}
+			b = b[n+2:]
+		}
+		// The value, the amounts' length of one byte, the amounts stepped over.
+		if len(b) < 9 || b[8] >= 0x80 || 9+int(b[8]) > len(b) {
+			return 0, false
+		}
+		row.Value = simulator.Cents(binary.LittleEndian.Uint64(b))
+		b = b[9+int(b[8]):]
+		if total, ok = simulator.AddExact(total, int64(row.Value)); !ok {
+			return 0, false
+		}
+	}
+	return simulator.Cents(total), true
+}
+
+// showsApprovedAt says, by a KYC status's index in simulator.KYCStatuses, whether an account
+// in it shows kyc_approved_at (KYCStatus.ShowsApprovedAt).
+var showsApprovedAt = func() []bool {
+	shows := make([]bool, len(simulator.KYCStatuses))
+	for i, k := range simulator.KYCStatuses {
+		shows[i] = k.ShowsApprovedAt()
+	}
+	return shows
+}()
 
 // valueFixedAmounts values an account's amounts as tag 2 writes them (encoder.fixedAccountAmounts),
 // at b[i:], for valueFixedAccounts: its value in cents and the index after them.
@@ -1029,6 +1134,16 @@ func wordUvarint(w uint64) (uint64, int) {
 	x = x&0x00003fff00003fff | x&0x3fff00003fff0000>>2
 	x = x&0x000000000fffffff | x&0x0fffffff00000000>>4
 	return x, n
+}
+
+// timeFieldsAt reads a time's three varints (encoder.time) at b[i:]: its Unix seconds,
+// nanoseconds and zone offset, and the index after them, -1 when they are cut short. The
+// offset is zigzagged back as varintAt does.
+func timeFieldsAt(b []byte, i int) (sec int64, nsec uint64, off uint64, next int) {
+	sec, i = varintAt(b, i)
+	nsec, i = uvarintAt(b, i)
+	o, i := varintAt(b, i)
+	return sec, nsec, uint64(o), i
 }
 
 // varintAt is uvarintAt for a varint.

@@ -145,11 +145,12 @@ func (w *writeTx) nameTimeCounts(bucket []byte, byID []string, notes []uint64) e
 // per day: the counters are read in place, in either direction, and a walk stops at the day
 // holding its page.
 type dayRange struct {
-	ctx   context.Context
-	tx    *bbolt.Tx
-	index *bbolt.Bucket
-	// ic is a cursor of index, made when first needed and reused by every count's walk
-	// (indexCursor): a cursor grows its stack on its first descent, an allocation a level.
+	ctx context.Context
+	tx  *bbolt.Tx
+	// ic is a cursor of the index, made when first needed and reused by every count's walk
+	// (indexCursor): a cursor grows its stack on its first descent, an allocation a level. The
+	// index is opened only then (a descent from the root): a range whose counters count it
+	// whole, or a page walked in records (walk), never opens it.
 	ic *bbolt.Cursor
 	// counts is bCounts, opened when first needed (countsBucket): a range whose counters are
 	// read whole (dayTable) does not open it.
@@ -203,7 +204,7 @@ func newDayRange(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, pr
 	if hi == nil {
 		hi = end
 	}
-	r := &dayRange{ctx: ctx, tx: tx, index: tx.Bucket(bucket), cp: dayCountsPrefix(bucket, prefix),
+	r := &dayRange{ctx: ctx, tx: tx, cp: dayCountsPrefix(bucket, prefix),
 		prefix: prefix, lo: lo, hi: hi, first: 0, last: lastDay, reads: reads, bucket: bucket}
 	loT, hiT := len(lo) > len(prefix), len(hi) > len(prefix) && !bytes.Equal(hi, end)
 	var dLo, dHi uint32
@@ -238,7 +239,7 @@ func newDayRange(ctx context.Context, tx *bbolt.Tx, reads *pageReads, bucket, pr
 // indexCursor returns the range's cursor of its index.
 func (r *dayRange) indexCursor() *bbolt.Cursor {
 	if r.ic == nil {
-		r.ic = r.index.Cursor()
+		r.ic = r.tx.Bucket(r.bucket).Cursor()
 	}
 	return r.ic
 }
@@ -736,8 +737,10 @@ func countKeys(ctx context.Context, c *bbolt.Cursor, from, to []byte) (int, erro
 func pageDays(ctx context.Context, tx *bbolt.Tx, reads *pageReads, p *indexPage, known int) ([][]byte, int, error) {
 	r := newDayRange(ctx, tx, reads, p.bucket, p.prefix, p.lo, p.hi)
 	r.room = p.room
-	if r.walk = r.index; p.records != nil {
+	if p.records != nil {
 		r.walk, r.recordHead = tx.Bucket(p.records), p.head
+	} else {
+		r.walk = tx.Bucket(p.bucket)
 	}
 	desc, offset, limit, keyOf := p.desc, p.offset, p.limit, p.keyOf
 	total := known

@@ -1,9 +1,11 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +115,21 @@ func TestDayCountersFollowWrites(t *testing.T) {
 		for j := range o1.Orders {
 			require.Equal(t, o2.Orders[j].ID, o1.Orders[j].ID, "query %d: %+v", i, of)
 		}
+		// The API's page, read from the index entries or the records its walk copied, with
+		// the counters: the same orders, as their items show them.
+		setDays(true)
+		oi, err := db.ListOrderItems(ctx, "ins_a", of)
+		require.NoError(t, err)
+		require.Equal(t, o2.Total, oi.Total, "query %d: %+v", i, of)
+		items := OrderItemsOf(t, oi)
+		require.Equal(t, len(o2.Orders), len(items), "query %d: %+v", i, of)
+		for j, it := range items {
+			want := o2.Orders[j].Item()
+			assert.Equal(t, want.ID, it.ID, "query %d: %+v", i, of)
+			assert.Equal(t, want.UserAccountID, it.UserAccountID, "query %d: %+v", i, of)
+			assert.True(t, want.PlacedAt.Equal(it.PlacedAt), "query %d: %+v: placed_at %v, want %v", i, of, it.PlacedAt, want.PlacedAt)
+		}
+		oi.Release()
 		require.Equal(t, u2.Total, u1.Total, "query %d: %+v", i, uf)
 		require.Equal(t, len(u2.Users), len(u1.Users), "query %d: %+v", i, uf)
 		for j := range u1.Users {
@@ -330,5 +347,56 @@ func TestCountedWalkPastItsRangeIsWalkedAgain(t *testing.T) {
 	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bCounts).Put(countKey(bUserIndex, all), u64(35)) }))
 	for _, desc := range []bool{false, true} {
 		assert.Equal(t, want[desc], ids(desc), "desc %v: got the users of a walk past the list's end", desc)
+	}
+}
+
+// A range's first page whose counters overstate it (they never should) walks past the range
+// with the partial hour at its start still being counted (pageStart); the page is then walked
+// again comparing each key, and the part, left uncounted by the walk given up, is counted once
+// on its own: the users of a walk that compares, and a total of the counters' days plus the
+// part's one user, neither dropped nor counted twice.
+func TestCountedFirstPagePastItsRangeCountsItsPartOnce(t *testing.T) {
+	ctx := context.Background()
+	db, clock := thirtyUsers(t)
+	at := func(i int) time.Time { return clock.Now().Add(-time.Duration(i) * 17 * time.Hour) } // u<i>'s created_at, on the hour
+	// u20..u10, descending; the walk starts in u10's hour, a part of it ([its start, hi)).
+	start, end := at(20), at(10).Add(30*time.Minute)
+	f := simulator.UserFilter{Limit: 13, Desc: true, CreatedStart: &start, CreatedEnd: &end}
+	var want []string
+	for i := 10; i <= 20; i++ {
+		want = append(want, fmt.Sprintf("u%02d", i))
+	}
+
+	all := cat(inst("ins_a"), []byte{kindAll, sortCreated})
+	day := dayCountKey(bUserIndex, all, timeKey(at(15)))
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error { // u15's day, whole inside the range: 1 → 6
+		return tx.Bucket(bCounts).Put(day, u64(6))
+	}))
+	for round := range 2 { // the counters walked, then read whole (pageReads.dayTable)
+		page, err := db.ListUserItems(ctx, "ins_a", f)
+		require.NoError(t, err)
+		var got []string
+		for _, u := range page.AllItems() {
+			got = append(got, u.UserAccountID)
+		}
+		assert.Equal(t, want, got, "round %d: got the users of a walk past the range", round)
+		assert.Equal(t, 11+5, page.Total, "round %d: total_records counts the part's user once", round)
+	}
+}
+
+// isPrefixEnd, which tells a whole index's end from a range's without making the end, agrees
+// with prefixEnd, for prefixes ending in 0xff bytes or made of them, and keys of any length.
+func TestIsPrefixEndIsPrefixEnd(t *testing.T) {
+	prefixes := [][]byte{{'a'}, {'a', 0, kindAll, sortCreated}, {'a', 0xff}, {'a', 0xfe, 0xff, 0xff}, {0xff}, {0xff, 0xff}, {}}
+	keys := [][]byte{nil, {}, {'a'}, {'b'}, {'a', 1}, {'a', 0, kindAll, sortCreated + 1}, {'a', 0, kindAll, sortCreated, 0}, {'b', 0}, {'a', 0xff}, {'a', 0xff, 0}}
+	for _, prefix := range prefixes {
+		end := prefixEnd(prefix)
+		keys := append(slices.Clone(keys), end, append(slices.Clone(end), 0), cat(prefix, []byte{1}))
+		if len(end) > 0 {
+			keys = append(keys, end[:len(end)-1])
+		}
+		for _, k := range keys {
+			assert.Equal(t, bytes.Equal(k, end), isPrefixEnd(k, prefix), "prefix %x, key %x", prefix, k)
+		}
 	}
 }

@@ -85,16 +85,17 @@ func cat(parts ...[]byte) []byte {
 // Instants outside simulator's storable range (which nothing stored has) clamp to the lowest or
 // highest key, so a filter bound beyond it includes or excludes everything as it should:
 // without the clamp, UnixNano wrapped year 3000 below 1970 and inverted the filter.
-func timeKey(t time.Time) []byte {
-	var b [8]byte
+func timeKey(t time.Time) []byte { return appendTimeKey(make([]byte, 0, 8), t) }
+
+// appendTimeKey appends timeKey(t) to dst: a page's bounds are made in one allocation.
+func appendTimeKey(dst []byte, t time.Time) []byte {
 	switch {
 	case t.Before(simulator.FirstStorableTime):
+		return binary.BigEndian.AppendUint64(dst, 0)
 	case t.After(simulator.LastStorableTime):
-		binary.BigEndian.PutUint64(b[:], math.MaxUint64)
-	default:
-		binary.BigEndian.PutUint64(b[:], uint64(t.UnixNano())^(1<<63))
+		return binary.BigEndian.AppendUint64(dst, math.MaxUint64)
 	}
-	return b[:]
+	return binary.BigEndian.AppendUint64(dst, uint64(t.UnixNano())^(1<<63))
 }
 
 // timeFromKey decodes timeKey.

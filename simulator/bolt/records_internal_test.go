@@ -1680,7 +1680,17 @@ func valuedLikeFixed(t *testing.T, fixed []byte, accounts []simulator.Account, p
 	require.Equal(t, df.accounts(true), dv.accounts(true), "read whole: %+v", accounts)
 	require.Equal(t, df.err, dv.err)
 
+	storedLikeGeneral(t, v, accounts)
+	// And with a bit flipped, here and there: a zone, a varint longer or cut, a length off.
+	for j := 0; j < len(v); j += 3 {
+		w := bytes.Clone(v)
+		w[j] ^= 1 << (j % 8)
+		storedLikeGeneral(t, w, nil)
+	}
 	for cut := range len(v) {
+		if cut%3 == 0 || cut > len(v)-16 { // a third of the cuts, and the last
+			storedLikeGeneral(t, v[:cut], accounts)
+		}
 		for _, form := range []accountsForm{valuedStored, valuedExact} {
 			kept := []simulator.AccountRow{{Value: 1}}
 			rows, _, ok := valueFixedAccounts(v[:cut], form, later, kept)
@@ -1689,6 +1699,45 @@ func valuedLikeFixed(t *testing.T, fixed []byte, accounts []simulator.Account, p
 		}
 	}
 	return true
+}
+
+// storedLikeGeneral checks the loop without calls of tag 3 read as stored (storedAccountRows)
+// against valueAccountRows on accounts of tag 3 (v, after the tag and version, whole, cut or,
+// accounts nil, altered):
+// where it answers, its rows and total are the general loop's; on a typical account (whole
+// seconds in UTC, amounts under 128 bytes) of a whole value it answers.
+func storedLikeGeneral(t *testing.T, v []byte, accounts []simulator.Account) {
+	t.Helper()
+	n, i := uvarintAt(v, 0)
+	if i < 0 || n <= 1 || n > uint64(len(v)-i)+1 {
+		return
+	}
+	var wantRoom, gotRoom [8]simulator.AccountRow
+	want, got := wantRoom[:0], gotRoom[:0]
+	if n-1 > uint64(len(wantRoom)) {
+		want, got = make([]simulator.AccountRow, n-1), make([]simulator.AccountRow, n-1)
+	}
+	want, got = want[:n-1], got[:n-1]
+	for j := range got {
+		got[j] = simulator.AccountRow{Value: 7, ApprovedSec: 9, ApprovedNsec: 3, Product: 1, KYC: 1, Shows: true} // rows released before
+	}
+	wantTotal, wantOK := valueAccountRows(v, i, valuedStored, nil, want)
+	total, ok := storedAccountRows(v[i:], got)
+	if ok {
+		require.True(t, wantOK, "stored rows where the general loop declines: %x", v)
+		require.Equal(t, want, got, "%+v", accounts)
+		require.Equal(t, wantTotal, total, "%+v", accounts)
+		return
+	}
+	typical := wantOK && accounts != nil // nil: bytes no encoder wrote
+	for _, a := range accounts {
+		amounts := 9
+		for _, h := range a.Holdings {
+			amounts += 1 + len(h.Symbol) + 9
+		}
+		typical = typical && amounts < 0x70 && (a.KYCApprovedAt == nil || a.KYCApprovedAt.Location() == time.UTC && a.KYCApprovedAt.Nanosecond() == 0)
+	}
+	require.False(t, typical, "a typical value read by the general loop: %+v", accounts)
 }
 
 // decoder.uvarint, decoder.varint and uvarintAt read what binary.Uvarint and binary.Varint read — the value

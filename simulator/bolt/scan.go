@@ -17,15 +17,28 @@ import (
 
 // prefixEnd returns the smallest key greater than every key with the prefix, or nil when none
 // is (the prefix is all 0xff).
-func prefixEnd(prefix []byte) []byte {
-	end := bytes.Clone(prefix)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
+func prefixEnd(prefix []byte) []byte { return appendPrefixEnd(nil, prefix) }
+
+// appendPrefixEnd appends prefixEnd(prefix) to dst, or returns nil when there is none.
+func appendPrefixEnd(dst, prefix []byte) []byte {
+	for i := len(prefix) - 1; i >= 0; i-- {
+		if prefix[i] < 0xff {
+			return append(append(dst, prefix[:i]...), prefix[i]+1)
 		}
 	}
 	return nil
+}
+
+// isPrefixEnd reports whether k is prefixEnd(prefix), without making it.
+func isPrefixEnd(k, prefix []byte) bool {
+	i := len(prefix) - 1
+	for i >= 0 && prefix[i] == 0xff {
+		i--
+	}
+	if i < 0 {
+		return len(k) == 0 // prefixEnd's nil, as bytes.Equal sees it
+	}
+	return len(k) == i+1 && k[i] == prefix[i]+1 && bytes.Equal(k[:i], prefix[:i])
 }
 
 // pageScan walks index keys in [lo, hi) ascending, or descending when desc, and returns the keys
@@ -71,14 +84,12 @@ type walkPart struct {
 // nil then): the walk does not compare each key with the range's bounds — two comparisons of
 // keys of forty bytes and more an entry, a tenth of a page's walk — but only the last it
 // reads; were that outside the range (counters that do not match the index: they never
-// should), the page is walked again comparing each key, as it would have been.
-//
-// part, when set (pageCounted's, a walk from the range's start: offset 0), is counted as the
-// walk passes it (walkPart).
+// should), the page is walked again comparing each key, as it would have been, and part (a
+// counted walk's, from the range's start: offset 0) is left uncounted (done false) for its
+// caller to count.
 func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, offset, limit int, match func(v []byte) bool, total *int, keyOf func(dst, k, v []byte) []byte, marks *marking, counted bool, room *pageRoom, part *walkPart) ([][]byte, error) {
 	from, arenaFrom := len(room.ids), len(room.arena)
 	room.ids = slices.Grow(room.ids, min(limit, pageRoomIDsMax))
-	sized := false // room's arena holds the page's keys, but for one longer than the first
 	c := b.Cursor()
 	var k, v []byte
 	n := 0
@@ -100,11 +111,30 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 	default:
 		k, v = c.Seek(lo)
 	}
+	// outside reports a counted walk's last key outside the range: the page is walked again.
+	outside := func(last []byte) bool {
+		return last != nil && (bytes.Compare(last, lo) < 0 || hi != nil && bytes.Compare(last, hi) >= 0)
+	}
+	if counted && marks == nil {
+		last, err := pageRun(ctx, c, k, v, desc, offset, limit, keyOf, room, part)
+		if err != nil {
+			return nil, err
+		}
+		if outside(last) {
+			if part != nil {
+				part.n, part.done = 0, false
+			}
+			room.ids, room.arena = room.ids[:from], room.arena[:arenaFrom] // what this walk added: walked again
+			return pageWalk(ctx, b, lo, hi, desc, offset, limit, nil, nil, keyOf, nil, false, room, nil)
+		}
+		return room.ids[from:], nil
+	}
+	sized := false // room's arena holds the page's keys, but for one longer than the first
 	next := c.Next
 	if desc {
 		next = c.Prev
 	}
-	walked, past := 0, 0
+	walked := 0
 	mark := marks.next() // the entry of the next mark to take
 	var last []byte      // the last key of the page read, in a counted walk
 	for ; k != nil; k, v = next() {
@@ -112,20 +142,6 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-		}
-		if part != nil && !part.done {
-			if cmp := bytes.Compare(k, part.bound); desc && cmp < 0 || !desc && cmp >= 0 {
-				part.done = true // the part lies inside the range: so does its bound
-			} else {
-				part.n++
-			}
-		}
-		if total == nil && n >= offset+limit { // past the page, counting the part alone
-			if part == nil || part.done || past >= part.extra {
-				break
-			}
-			past++
-			continue
 		}
 		if counted {
 			last = k
@@ -156,27 +172,88 @@ func pageWalk(ctx context.Context, b *bbolt.Bucket, lo, hi []byte, desc bool, of
 			room.ids = append(room.ids, room.arena[start:len(room.arena):len(room.arena)])
 		}
 		n++
-		if total == nil && n >= offset+limit && (part == nil || part.done) {
+		if total == nil && n >= offset+limit {
 			break
 		}
 	}
-	if part != nil && k == nil {
-		part.done = true // the bucket's end: the part was walked whole
-	}
-	if counted && last != nil && (bytes.Compare(last, lo) < 0 || hi != nil && bytes.Compare(last, hi) >= 0) {
+	if counted && outside(last) {
 		if marks != nil {
 			marks.fresh = marks.fresh[:0]
 		}
-		if part != nil {
-			part.n, part.done = 0, false
-		}
 		room.ids, room.arena = room.ids[:from], room.arena[:arenaFrom] // what this walk added: walked again
-		return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, marks, false, room, part)
+		return pageWalk(ctx, b, lo, hi, desc, offset, limit, match, total, keyOf, marks, false, room, nil)
 	}
 	if total != nil {
 		*total = n
 	}
 	return room.ids[from:], nil
+}
+
+// pageRun is pageWalk's counted walk without marks (a first page of a whole index, a run the
+// day counters found, a range's first page): from k, v, where c stands, it steps over offset
+// entries and puts the next limit in room (their keyOf, or their values when keyOf is nil),
+// counting part, when set, as it passes it (walkPart), in a loop that keeps its slices in
+// locals and calls the cursor directly — the general loop's checks were a third of a page's
+// walk —, and returns the last key of the page it read for the caller's bounds check.
+func pageRun(ctx context.Context, c *bbolt.Cursor, k, v []byte, desc bool, offset, limit int, keyOf func(dst, k, v []byte) []byte, room *pageRoom, part *walkPart) ([]byte, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	ids, arena := room.ids, room.arena
+	end := offset + limit
+	var last []byte
+	n, past := 0, 0
+	for k != nil {
+		if part != nil && !part.done {
+			if cmp := bytes.Compare(k, part.bound); desc && cmp < 0 || !desc && cmp >= 0 {
+				part.done = true // the part lies inside the range: so does its bound
+			} else {
+				part.n++
+			}
+		}
+		if n >= end { // past the page, counting the part alone
+			if part == nil || part.done || past >= part.extra {
+				break
+			}
+			past++
+		} else {
+			if n >= offset {
+				switch {
+				case keyOf == nil:
+					ids = append(ids, v)
+				default:
+					if n == offset {
+						// As pageWalk sizes it: a record's key is at most 8 bytes longer than its
+						// index entry's, an entry copied whole is its key, its value and a length.
+						arena = slices.Grow(arena, min(limit, 128)*(len(k)+len(v)+8))
+					}
+					start := len(arena)
+					arena = keyOf(arena, k, v)
+					ids = append(ids, arena[start:len(arena):len(arena)])
+				}
+			}
+			last = k
+			if n++; n >= end && (part == nil || part.done) {
+				break
+			}
+		}
+		if (n+past)%scanCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				room.ids, room.arena = ids, arena
+				return nil, err
+			}
+		}
+		if desc { // called here, not through a method value or a helper: a call less an entry
+			k, v = c.Prev()
+		} else {
+			k, v = c.Next()
+		}
+	}
+	if part != nil && k == nil {
+		part.done = true // the bucket's end: the part was walked whole
+	}
+	room.ids, room.arena = ids, arena
+	return last, nil
 }
 
 // pageRoom is where a page's walk puts the page's keys (ids) and the bytes they are copied into
@@ -276,7 +353,7 @@ func recordKey(prefix, head, k []byte) []byte {
 // else by walking it with the filter (its key and match, made only then).
 func (s *DB) page(ctx context.Context, tx *bbolt.Tx, p indexPage, filter func() ([]byte, func(v []byte) bool)) ([][]byte, int, error) {
 	reads := s.readsOf(tx)
-	ranged := !bytes.Equal(p.lo, p.prefix) || p.hi != nil && !bytes.Equal(p.hi, prefixEnd(p.prefix))
+	ranged := !bytes.Equal(p.lo, p.prefix) || p.hi != nil && !isPrefixEnd(p.hi, p.prefix)
 	// A page at most seekEntries into a whole index is walked to from its end: the day
 	// counters' descent would cost more than the entries it skips.
 	near := !ranged && p.offset <= seekEntries
@@ -397,49 +474,73 @@ func coveredRows(values [][]byte, in *pricedInstitution) *simulator.UserRows {
 	items := slices.Grow(r.Items, len(values))[:len(values)]
 	accounts := slices.Grow(r.Accounts, 3*len(values))
 	uaids := slices.Grow(r.UAIDs, 32*len(values))
-	plain := true
 	for i, v := range values {
-		d := decoder{b: v[userSummaryLen:]}
-		uaid := d.raw(d.uvarint())
+		// userIndexValue's: the summary, the user_account_id's length and bytes, the accounts'
+		// tag (encoder.itemAccounts's) and, of tag 3, the version of the prices.
+		n, j := uvarintAt(v, userSummaryLen)
+		if j < 0 || n >= uint64(len(v)-j) { // the id and the tag cut short
+			r.Release()
+			return nil
+		}
+		uaid := v[j : j+int(n)]
+		j += int(n) + 1
 		var form accountsForm
-		switch tag := d.raw(1); { // encoder.itemAccounts's (nil: cut short)
-		case bytes.Equal(tag, valuedTag):
-			version, j := uvarintAt(d.b, 0)
-			if j < 0 {
+		switch v[j-1] {
+		case valuedTag:
+			version, k := uvarintAt(v, j)
+			if k < 0 {
 				r.Release()
 				return nil
 			}
-			d.b, form = d.b[j:], valuedExact
+			j, form = k, valuedExact
 			if version == in.version {
 				form = valuedStored
 			}
-		case !bytes.Equal(tag, fixedTag):
+		case fixedTag:
+		default:
 			r.Release()
 			return nil
 		}
 		var total simulator.Cents
 		var ok bool
-		if accounts, total, ok = valueFixedAccounts(d.b, form, in.prices, accounts); !ok {
+		if accounts, total, ok = valueFixedAccounts(v[j:], form, in.prices, accounts); !ok {
 			r.Release()
 			return nil
 		}
-		switch {
-		case simulator.PlainJSON(uaid):
-			uaids = append(uaids, uaid...)
-		case utf8.Valid(uaid):
-			uaids, plain = append(uaids, uaid...), false
-		default:
-			uaids, plain = append(uaids, validUTF8(string(uaid))...), false // as the record keeps it
-		}
+		uaids = append(uaids, uaid...)
 		items[i] = simulator.UserRow{UAIDEnd: int32(len(uaids)), AccountsEnd: int32(len(accounts)), Total: total}
+	}
+	// The ids are checked together (a call an id was most of the check of ids of 24 bytes);
+	// a page with one that is not plain is checked again an id at a time.
+	plain := simulator.PlainJSON(uaids)
+	if !plain {
+		uaids, items = validUAIDs(uaids, items)
 	}
 	r.Items, r.Accounts, r.UAIDs, r.PlainUAIDs = items, accounts, uaids, plain
 	return r
 }
 
+// validUAIDs returns ids, the user_account_ids of items one after another as stored, each as
+// its record keeps it (validUTF8: an id that is not valid UTF-8 is written with its bad bytes
+// replaced), and items with their ends moved to match.
+func validUAIDs(ids []byte, items []simulator.UserRow) ([]byte, []simulator.UserRow) {
+	stored := bytes.Clone(ids)
+	ids = ids[:0]
+	var from int32
+	for i, row := range items {
+		if uaid := stored[from:row.UAIDEnd]; utf8.Valid(uaid) {
+			ids = append(ids, uaid...)
+		} else {
+			ids = append(ids, validUTF8(string(uaid))...)
+		}
+		from, items[i].UAIDEnd = row.UAIDEnd, int32(len(ids))
+	}
+	return ids, items
+}
+
 // fixedTag and valuedTag are the accounts tags of a user index value whose amounts are
 // fixed-width, and of one that also keeps each account's value (encoder.itemAccounts).
-var fixedTag, valuedTag = []byte{2}, []byte{3}
+const fixedTag, valuedTag = 2, 3
 
 // coveredItems is userItems for a store whose user index values carry the accounts
 // (userIndexValue): a page's items are read from the values its index walk found, in the

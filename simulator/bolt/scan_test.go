@@ -48,3 +48,22 @@ func TestLongWalkStopsWhenTheClientGoes(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled, "the client went away after %d checks", after)
 	}
 }
+
+// A page the counters place inside its range (pageRun: the first page of a whole index) looks
+// at the request's context as it walks too: a page of 5,000 users stops once the client goes.
+func TestLongCountedWalkStopsWhenTheClientGoes(t *testing.T) {
+	db := MustOpen(t)
+	seedWorld(t, db, 12000, 0, 3)
+	f := simulator.UserFilter{Limit: 5000}
+	page, err := db.ListUsers(context.Background(), "ins_a", f)
+	require.NoError(t, err, "the walk itself works")
+	require.Len(t, page.Users, 5000, "precondition: a page longer than the walk's checks apart")
+
+	for _, desc := range []bool{false, true} {
+		f.Desc = desc
+		ctx := &goneAfter{Context: context.Background()}
+		ctx.after.Store(1) // the transaction's check, then the walk's first
+		_, err = db.ListUsers(ctx, "ins_a", f)
+		require.ErrorIs(t, err, context.Canceled, "desc %v: the client went away during the walk", desc)
+	}
+}

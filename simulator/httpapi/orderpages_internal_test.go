@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/partnersim/partnersim/simulator"
-	"github.com/partnersim/partnersim/simulator/bolt"
 )
 
 // Every Get Order List page a store answers as rows read as it is rendered — from covered index
@@ -25,12 +23,7 @@ import (
 // strings that need escaping or not, times with and without fractions and with zones.
 func TestOrderPagesRenderAsWholeOrders(t *testing.T) {
 	ctx := context.Background()
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), nil, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	l, err := db.NewLoader(ctx, true)
-	require.NoError(t, err)
-	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Name: "a"}))
+	db, l := mustLoadStore(t, simulator.Institution{ID: "ins_a", Name: "a"})
 	r := rand.New(rand.NewPCG(34, 21))
 	str := func() string { return renderStrings[r.IntN(len(renderStrings))] }
 	big20, _ := decimal.NewFromString("-98765432109876543210.123456789")

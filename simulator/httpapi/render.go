@@ -143,32 +143,117 @@ func appendUserItemOpen(b []byte, it *simulator.UserItem, plain bool, times *sim
 }
 
 // appendUserRows appends a page's items given as rows (simulator.UserRows), comma-separated, as
-// appendUserItemOpen renders each row's UserItem (UserRows.Item) and closes it.
+// appendUserItemOpen renders each row's UserItem (UserRows.Item) and closes it. The texts
+// between the values are blocks (textBlock: rowBlocks), each the texts that meet there joined
+// (an account's opening with the comma or the accounts' opening before it), put into room made
+// once an item; an account worth its user's total (a user's only account, most often) copies
+// the total's digits instead of writing them again.
 func appendUserRows(b []byte, r *simulator.UserRows) []byte {
 	var from simulator.UserRow
 	// A page sorted by created_at shows the approvals of a few days (a user's accounts are
 	// approved days after it is created): the appender's last date saves most civil dates.
 	var times simulator.TimeAppender
 	for i, row := range r.Items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendItemHead(b, r.UAIDs[from.UAIDEnd:row.UAIDEnd], r.PlainUAIDs)
-		b = row.Total.AppendTo(b)
-		b = append(b, `","accounts":[`...)
-		for j, a := range r.Accounts[from.AccountsEnd:row.AccountsEnd] {
-			if j > 0 {
+		uaid := r.UAIDs[from.UAIDEnd:row.UAIDEnd]
+		accounts := r.Accounts[from.AccountsEnd:row.AccountsEnd]
+		if r.PlainUAIDs {
+			b = slices.Grow(b, itemRoom(len(accounts))+len(uaid))
+			b = putText(b, &rowBlocks.opens[min(i, 1)])
+			b = append(b, uaid...)
+			b = putText(b, &rowBlocks.total)
+		} else {
+			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, accountHeads[a.Product]...)
-			b = a.Value.AppendTo(b)
-			b = appendKYC(b, &kycTexts[a.KYC], a.Shows, a.ApprovedSec, a.ApprovedNsec, &times)
+			b = appendItemHead(b, uaid, false)
+			b = slices.Grow(b, itemRoom(len(accounts)))
+		}
+		totalAt := len(b)
+		b = row.Total.AppendTo(b)
+		total := b[totalAt:]
+		heads := rowBlocks.firstHeads
+		for _, a := range accounts {
+			b = putText(b, &heads[a.Product])
+			heads = rowBlocks.nextHeads
+			if a.Value == row.Total {
+				b = append(b, total...)
+			} else {
+				b = a.Value.AppendTo(b)
+			}
+			kyc := &rowBlocks.kyc[a.KYC]
+			if !a.Shows {
+				b = putText(b, &kyc.closed)
+				continue
+			}
+			b = putText(b, &kyc.approvedAt)
+			b = times.AppendUnix(b, a.ApprovedSec, a.ApprovedNsec)
+			b = append(b, `"}`...)
+		}
+		if len(accounts) == 0 { // no account: the accounts' opening alone
+			b = append(b, `","accounts":[`...)
 		}
 		b = append(b, "]}"...)
 		from = row
 	}
 	return b
 }
+
+// itemRoom is the room a user item of n accounts takes after its user_account_id, with a
+// textBlock's room past each text put: its blocks, its total's digits, each account's blocks,
+// value and kyc_approved_at.
+func itemRoom(n int) int {
+	const digits, instant = 24, 32 // an amount in cents; a time, quoted
+	return 3*textBlockLen + digits + n*(2*textBlockLen+digits+instant+2)
+}
+
+// textBlock is a text of at most textBlockLen bytes in a block of that size, appended by a copy
+// of the whole block into room for it (putText), which the compiler writes as a few moves,
+// where append called memmove: a user page appends a few hundred such texts.
+type textBlock struct {
+	b [textBlockLen]byte
+	n int
+}
+
+const textBlockLen = 64
+
+func newTextBlock(s string) textBlock {
+	var t textBlock
+	if len(s) > textBlockLen {
+		panic("httpapi: a text longer than its block: " + s) // texts of the spec's values only
+	}
+	t.n = copy(t.b[:], s)
+	return t
+}
+
+// putText appends t to b, which has textBlockLen bytes of room past its length.
+func putText(b []byte, t *textBlock) []byte {
+	n := len(b)
+	*(*[textBlockLen]byte)(b[n : n+textBlockLen]) = t.b
+	return b[:n+t.n]
+}
+
+// rowBlocks are the texts of a user item rendered from rows as blocks: the item's opening up to
+// its id (the first item's, the others' with the comma before it) and from its id to its
+// total's digits; an account's opening (accountHeads') joined with what comes before it — the
+// accounts' opening for the first (`","accounts":[{"product":…`), a comma for the others —,
+// by product index; kycTexts', by KYC status index.
+var rowBlocks = func() (t struct {
+	opens                 [2]textBlock
+	total                 textBlock
+	firstHeads, nextHeads []textBlock
+	kyc                   []struct{ closed, approvedAt textBlock }
+}) {
+	t.opens = [2]textBlock{newTextBlock(`{"user_account_id":"`), newTextBlock(`,{"user_account_id":"`)}
+	t.total = newTextBlock(`","total_current_market_value":"`)
+	for _, head := range accountHeads {
+		t.firstHeads = append(t.firstHeads, newTextBlock(`","accounts":[`+head))
+		t.nextHeads = append(t.nextHeads, newTextBlock(","+head))
+	}
+	for _, k := range kycTexts {
+		t.kyc = append(t.kyc, struct{ closed, approvedAt textBlock }{newTextBlock(k.closed), newTextBlock(k.approvedAt)})
+	}
+	return t
+}()
 
 // appendItemHead appends a user item's opening up to its total's digits:
 // `{"user_account_id":"…","total_current_market_value":"`; plain says the id needs no escaping

@@ -446,7 +446,8 @@ func TestAppendJSONStringMatchesEncoder(t *testing.T) {
 }
 
 // simulator.PlainJSON, eight bytes at a time, says what a byte at a time says: every byte value at every
-// position of strings of every length up to three words, the rest plain or another byte too.
+// position of strings of every length up to three words, the rest plain or another byte too,
+// and any byte at any position of strings of up to 2,000 bytes.
 func TestPlainJSONMatchesBytewise(t *testing.T) {
 	bytewise := func(s string) bool {
 		for i := 0; i < len(s); i++ {
@@ -471,6 +472,15 @@ func TestPlainJSONMatchesBytewise(t *testing.T) {
 				require.Equal(t, bytewise(string(b)), simulator.PlainJSON(string(b)), "%q", b)
 			}
 		}
+	}
+	// And the ids of a page checked together: longer strings, one byte anywhere of any value.
+	for range 20000 {
+		b := make([]byte, 25+r.IntN(2000))
+		for i := range b {
+			b[i] = byte(0x20 + r.IntN(0x5f))
+		}
+		b[r.IntN(len(b))] = byte(r.IntN(256))
+		require.Equal(t, bytewise(string(b)), simulator.PlainJSON(b), "%q", b)
 	}
 }
 
