@@ -27,6 +27,24 @@ type UserView struct {
 	// CoreIDs and DBPIDs list the members naming the user as {id, type}.
 	CoreIDs []IdentityRef
 	DBPIDs  []IdentityRef
+	// PlainStrings, when set, says that the view's strings — the user_account_id, the platform
+	// id, the terms' version and every identity's id and type — need no escaping (PlainJSON of
+	// each): the store checks them once as it reads the view (CheckPlain), which it shares with
+	// every later reader, and the renderer writes them as they are. Unset, each is checked.
+	PlainStrings bool
+}
+
+// CheckPlain sets PlainStrings to whether every string it speaks for is PlainJSON. Call it
+// once the view is complete: a string added or changed later must clear the mark or call it
+// again.
+func (v *UserView) CheckPlain() {
+	plain := PlainJSON(v.Item.UserAccountID) && PlainJSON(v.PlatformID) && PlainJSON(v.Terms.Version)
+	for _, refs := range [2][]IdentityRef{v.CoreIDs, v.DBPIDs} {
+		for _, r := range refs {
+			plain = plain && PlainJSON(r.ID) && PlainJSON(r.Type)
+		}
+	}
+	v.PlainStrings = plain
 }
 
 // View returns the user as Get User Detail shows it at prices, without its identities.

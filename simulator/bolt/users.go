@@ -270,6 +270,7 @@ func (s *DB) UserDetail(ctx context.Context, instID, id string, t simulator.IDTy
 	if err != nil {
 		return nil, err
 	}
+	v.CheckPlain() // once here, not on every render of the shared view
 	s.views.put(gen, key, &v)
 	return &v, nil
 }

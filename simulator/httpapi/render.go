@@ -119,9 +119,10 @@ func appendUnix(b []byte, sec int64, nsec int32) []byte {
 }
 
 // appendUserItemOpen appends a user item (spec §2.2) without its closing brace, so the detail
-// can carry on with its own fields. The total comes before the accounts it sums.
-func appendUserItemOpen(b []byte, it *simulator.UserItem, times *simulator.TimeAppender) []byte {
-	b = appendItemHead(b, it.UserAccountID, false)
+// can carry on with its own fields. The total comes before the accounts it sums; plain says
+// the user_account_id needs no escaping (simulator.PlainJSON), unset that it is checked.
+func appendUserItemOpen(b []byte, it *simulator.UserItem, plain bool, times *simulator.TimeAppender) []byte {
+	b = appendItemHead(b, it.UserAccountID, plain)
 	b = it.Total.AppendMoney(b)
 	b = append(b, `","accounts":[`...)
 	for i := range it.Accounts {
@@ -353,17 +354,18 @@ func appendHistory(b []byte, h *simulator.History) []byte {
 	return append(b, '}')
 }
 
-// appendIdentities appends a core_ids or dbp_ids array.
-func appendIdentities(b []byte, refs []simulator.IdentityRef) []byte {
+// appendIdentities appends a core_ids or dbp_ids array; plain says every id and type needs no
+// escaping (simulator.PlainJSON), unset that each is checked.
+func appendIdentities(b []byte, refs []simulator.IdentityRef, plain bool) []byte {
 	b = append(b, '[')
 	for i, r := range refs {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		b = appendJSONString(b, r.ID)
+		b = appendString(b, r.ID, plain)
 		b = append(b, `,"type":`...)
-		b = appendJSONString(b, r.Type)
+		b = appendString(b, r.Type, plain)
 		b = append(b, '}')
 	}
 	return append(b, ']')
@@ -375,7 +377,8 @@ func appendIdentities(b []byte, refs []simulator.IdentityRef) []byte {
 // (decisions D5).
 func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, histories *historyCache) []byte {
 	var times simulator.TimeAppender
-	b = appendUserItemOpen(b, &v.Item, &times)
+	plain := v.PlainStrings // the store checked them (simulator.UserView.CheckPlain)
+	b = appendUserItemOpen(b, &v.Item, plain, &times)
 	b = append(b, `,"historical_market_value":`...)
 	if seed := v.Seed.At(clock.Now()); v.History != nil {
 		b = histories.appendGiven(b, v.History, seed)
@@ -383,15 +386,15 @@ func appendUserDetail(b []byte, v *simulator.UserView, clock *simulator.Clock, h
 		b = histories.append(b, seed)
 	}
 	b = append(b, `,"identities":{"core_ids":`...)
-	b = appendIdentities(b, v.CoreIDs)
+	b = appendIdentities(b, v.CoreIDs, plain)
 	b = append(b, `,"dbp_ids":`...)
-	b = appendIdentities(b, v.DBPIDs)
+	b = appendIdentities(b, v.DBPIDs, plain)
 	b = append(b, `,"platform_user_identifier":`...)
-	b = appendJSONString(b, v.PlatformID)
+	b = appendString(b, v.PlatformID, plain)
 	b = append(b, `},"terms_and_conditions":{"accepted_at":`...)
 	b = appendTime(b, v.Terms.AcceptedAt)
 	b = append(b, `,"version":`...)
-	b = appendJSONString(b, v.Terms.Version)
+	b = appendString(b, v.Terms.Version, plain)
 	return append(b, "}}"...)
 }
 
@@ -408,7 +411,7 @@ func renderUserPage(b []byte, page *simulator.UserItemPage, cursor *big.Int, per
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendUserItemOpen(b, &page.Items[i], &times)
+		b = appendUserItemOpen(b, &page.Items[i], false, &times)
 		b = append(b, '}')
 	}
 	b = append(b, `],"total_records":`...)

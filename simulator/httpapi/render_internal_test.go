@@ -173,6 +173,7 @@ func randomUser(r *rand.Rand) (*simulator.User, map[string]decimal.Decimal) {
 func TestRenderMatchesEncoder(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 15))
 	histories := newHistoryCache()
+	plainViews := 0
 	for i := range 3000 {
 		u, prices := randomUser(r)
 		now := time.Date(2026, 11, 24, r.IntN(24), r.IntN(60), 0, 0, time.UTC)
@@ -183,13 +184,22 @@ func TestRenderMatchesEncoder(t *testing.T) {
 			v.CoreIDs = append(v.CoreIDs, simulator.IdentityRef{ID: renderStrings[r.IntN(len(renderStrings))], Type: "member_number"})
 			v.DBPIDs = append(v.DBPIDs, simulator.IdentityRef{ID: renderStrings[r.IntN(len(renderStrings))], Type: "q2"})
 		}
+		if len(v.DBPIDs) > 0 && r.IntN(4) == 0 { // a vendor's dbp type is any string
+			v.DBPIDs[0].Type = renderStrings[r.IntN(len(renderStrings))]
+		}
 		clock := simulator.NewClock(func() time.Time { return now })
 		want := refRenderDetail(t, u, v, now)
 		require.Equal(t, want, string(appendUserDetail(nil, v, clock, histories)), "user %d", i)
 		require.Equal(t, want, string(appendUserDetail(nil, v, clock, histories)), "user %d seen again: kept", i)
 		require.Equal(t, want, string(appendUserDetail(nil, v, clock, histories)), "user %d from the history cache", i)
 		require.True(t, json.Valid([]byte(want)))
+		// And with its strings noted plain, when they are (the store's check: UserView.CheckPlain).
+		if v.CheckPlain(); v.PlainStrings {
+			plainViews++
+			require.Equal(t, want, string(appendUserDetail(nil, v, clock, histories)), "user %d noted plain", i)
+		}
 	}
+	require.Greater(t, plainViews, 10, "some views are rendered with their strings noted plain")
 
 	// The list page.
 	asRowsN, plainN := 0, 0
