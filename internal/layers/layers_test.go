@@ -62,8 +62,6 @@ const (
 	// idna is UTS #46 with the Unicode tables it needs (golang.org/x/text).
 	idna = "golang.org/x/net/idna"
 	text = "golang.org/x/text/..."
-	// unix is the system calls the standard library leaves out (the store's mremap on Linux).
-	unix = "golang.org/x/sys/unix"
 )
 
 // rule is what a package's doc.go says about its imports.
@@ -85,7 +83,7 @@ var rules = map[string]rule{
 	"github.com/partnersim/partnersim/simulator/netguard":          {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/simulator/hostcheck":         {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/simulator/webhook/signature": {ours: []string{}, outside: []string{}},
-	"github.com/partnersim/partnersim/simulator/bolt":              {ours: []string{"github.com/partnersim/partnersim/simulator", "github.com/partnersim/partnersim/fixtures"}, outside: []string{decimal, bbolt, unix}},
+	"github.com/partnersim/partnersim/simulator/bolt":              {ours: []string{"github.com/partnersim/partnersim/simulator", "github.com/partnersim/partnersim/fixtures"}, outside: []string{decimal, bbolt}},
 	"github.com/partnersim/partnersim/simulator/httpapi":           {never: []string{bbolt, "github.com/partnersim/partnersim/simulator/bolt", "github.com/partnersim/partnersim/simulator/webhook", "github.com/partnersim/partnersim/simulator/sandbox", "github.com/partnersim/partnersim/simulator/httpapi/console", "github.com/partnersim/partnersim/simulator/control"}},
 	"github.com/partnersim/partnersim/simulator/httpapi/surface":   {ours: []string{"github.com/partnersim/partnersim/simulator", "github.com/partnersim/partnersim/simulator/validate"}, outside: []string{decimal}},
 	"github.com/partnersim/partnersim/simulator/httpapi/console":   {never: []string{"github.com/partnersim/partnersim/simulator/httpapi", bbolt, "github.com/partnersim/partnersim/simulator/bolt", "github.com/partnersim/partnersim/simulator/webhook", "github.com/partnersim/partnersim/simulator/sandbox", "github.com/partnersim/partnersim/fixtures", "github.com/partnersim/partnersim/simulator/control"}},
