@@ -82,8 +82,7 @@ func newSpoolTx(s *DB, prices map[string]*pricedInstitution) *writeTx {
 // Finish sorts and writes them.
 type spools struct {
 	by    map[string]*spool
-	bytes int    // what the spools hold, entries' references included
-	last  *spool // the spool put into last: a record's entries mostly go to one bucket in a row
+	bytes int // what the spools hold, entries' references included
 }
 
 // spools returns the spools of a build's writeTx.
@@ -521,22 +520,12 @@ func (sp *spool) mapping() *mappedChunks {
 // most of it — a million-user build's rounds left ~1.3 GB of heap spans resident for ~0.5 GB of
 // entries (an append's old and new arrays, and the room doubling leaves unused, until the
 // scavenger returned them), beside the chunks. A mapped room's pages are resident only once
-// written, and go back to the system when it is freed. A mapped room grows by moving its
-// pages (growChunk), not by copying them into a new one: the copy wrote every reference again
-// into new pages, which the kernel zeroes first (about 1 CPU-s of a 100k-user build).
+// written, and go back to the system when it is freed.
 func (sp *spool) growEnts() {
 	n := max(2*cap(sp.ents), 1024)
-	size := n * spoolEntSize
-	if sp.mapped != nil && sp.mapped.ents != nil {
-		if room, ok := growChunk(sp.mapped.ents, size); ok {
-			sp.mapped.ents = room
-			sp.ents = unsafe.Slice((*spoolEnt)(unsafe.Pointer(unsafe.SliceData(room))), n)[:len(sp.ents)]
-			return
-		}
-	}
 	var ents []spoolEnt
 	var room []byte
-	if size >= hugeChunk {
+	if size := n * spoolEntSize; size >= hugeChunk {
 		if b, mapped := newChunk(size); mapped {
 			room = b[:size]
 			ents = unsafe.Slice((*spoolEnt)(unsafe.Pointer(unsafe.SliceData(room))), n)[:0]
@@ -720,15 +709,11 @@ func (sp *spool) valueOf(e spoolEnt) []byte {
 
 // spool returns the spool of bucket, new if need be.
 func (s *spools) spool(bucket []byte) *spool {
-	if s.last != nil && s.last.name == string(bucket) {
-		return s.last
-	}
 	sp := s.by[string(bucket)]
 	if sp == nil {
 		sp = &spool{name: string(bucket)}
 		s.by[string(bucket)] = sp
 	}
-	s.last = sp
 	return sp
 }
 

@@ -2,12 +2,7 @@
 
 package bolt
 
-import (
-	"syscall"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
-)
+import "syscall"
 
 // newChunk returns an empty spool chunk of capacity size. On Linux a chunk of hugeChunk bytes
 // or more is mapped outside Go's heap with transparent huge pages asked for (madvise): a
@@ -28,16 +23,3 @@ func newChunk(size int) (b []byte, mapped bool) {
 
 // freeChunk unmaps a chunk newChunk mapped.
 func freeChunk(b []byte) { _ = syscall.Munmap(b[:cap(b)]) }
-
-// growChunk moves a mapping newChunk made to one of size bytes (b's length all of them), its
-// bytes kept without copying them: mremap moves the pages, and the old mapping is gone. ok is
-// false when the kernel refuses; b is then untouched.
-func growChunk(b []byte, size int) (grown []byte, ok bool) {
-	p, err := unix.MremapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(cap(b)), nil, uintptr(size), unix.MREMAP_MAYMOVE)
-	if err != nil {
-		return nil, false
-	}
-	grown = unsafe.Slice((*byte)(p), size)
-	_ = syscall.Madvise(grown, syscall.MADV_HUGEPAGE)
-	return grown, true
-}
