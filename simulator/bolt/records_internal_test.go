@@ -1866,3 +1866,27 @@ func TestAllOrdersPagesWalkTheirRecords(t *testing.T) {
 		}
 	}
 }
+
+// asciiOnly is true exactly when no byte is past ASCII, whatever the length; validUTF8 keeps a
+// valid string as it is and mends an invalid one as a JSON round trip does.
+func TestASCIIOnlyAndValidUTF8(t *testing.T) {
+	for n := range 20 {
+		for at := range n {
+			for c := range 256 {
+				b := []byte("abcdefghijklmnopqrstu"[:n])
+				b[at] = byte(c)
+				if got, want := asciiOnly(string(b)), c < 0x80; got != want {
+					t.Fatalf("asciiOnly(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+	assert.True(t, asciiOnly(""))
+	for _, s := range []string{"", "ord_0000000000000000000001", "café au lait, s'il vous plaît", "a\xffb", "\xc3", "0123456789\xe2\x82"} {
+		raw, err := json.Marshal(s)
+		require.NoError(t, err)
+		var want string
+		require.NoError(t, json.Unmarshal(raw, &want))
+		assert.Equal(t, want, validUTF8(s), "validUTF8(%q)", s)
+	}
+}
