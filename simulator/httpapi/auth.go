@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -70,4 +71,13 @@ type reqContext struct {
 	key *simulator.APIKey
 	// head holds the response's own header values (requestID).
 	head *headValues
+	// start and end, when set, are when the request began and was answered, stamped once for
+	// the metrics and the journal (stamps).
+	start, end time.Time
+}
+
+// stamps returns c's reqContext for its time stamps, or nil when c is none.
+func stamps(c echo.Context) *reqContext {
+	rc, _ := c.(*reqContext)
+	return rc
 }

@@ -192,7 +192,7 @@ func (c *escapeConn) line(n int) {
 			c.state = passThrough
 		}
 	case inHead:
-		if n <= 2 && len(bytes.TrimRight(l, "\r\n")) == 0 {
+		if n == 1 || n == 2 && l[0] == '\r' { // the blank line: the head's end
 			c.head = append(c.head, l...)
 			c.emit(n)
 			c.frame()
@@ -200,7 +200,16 @@ func (c *escapeConn) line(n int) {
 		}
 		// Only a head naming a length or an encoding, or folding a line, needs reading as
 		// net/http reads it: any other has no body.
-		c.framed = c.framed || l[0] == ' ' || l[0] == '\t' || hasPrefixFold(l, "content-length:") || hasPrefixFold(l, "transfer-encoding:")
+		if !c.framed {
+			switch l[0] {
+			case ' ', '\t':
+				c.framed = true
+			case 'c', 'C':
+				c.framed = hasPrefixFold(l, "content-length:")
+			case 't', 'T':
+				c.framed = hasPrefixFold(l, "transfer-encoding:")
+			}
+		}
 		c.head = append(c.head, l...)
 		c.emit(n)
 	case atChunkLine:
@@ -298,9 +307,8 @@ func (c *escapeConn) frame() {
 	}
 }
 
-// hasPrefixFold reports whether l starts with prefix (lower case, a letter first) in any case.
 func hasPrefixFold(l []byte, prefix string) bool {
-	return len(l) >= len(prefix) && l[0]|0x20 == prefix[0] && strings.EqualFold(string(l[:len(prefix)]), prefix)
+	return len(l) >= len(prefix) && strings.EqualFold(string(l[:len(prefix)]), prefix)
 }
 
 // emit frames the next n bytes of c.in as they are.

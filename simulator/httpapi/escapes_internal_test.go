@@ -60,6 +60,8 @@ func TestEscapeConnRewritesOnlyRequestLines(t *testing.T) {
 		"POST /v1/sessions/revoke/ HTTP/1.1\r\nHost: h\r\nContent-Length: 19\r\n\r\n" + lookalike +
 		"POST /a%2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n13;x=y\r\n" + lookalike + "\r\n5\r\nabcde\r\n0\r\nX-T: GET /%zz HTTP/1.1\r\n\r\n" +
 		"POST /b HTTP/1.0\r\nTransfer-Encoding: chunked\r\nContent-Length: 19\r\n\r\n" + lookalike +
+		"POST /c HTTP/1.1\r\nhost: h\r\ncontent-length: 19\r\n\r\n" + lookalike +
+		"POST /d HTTP/1.1\r\nHost: h\r\ntransfer-encoding: chunked\r\n\r\n13\r\n" + lookalike + "\r\n0\r\n\r\n" +
 		"GET /%%41%4 HTTP/1.1\r\nHost: h\r\n\r\n" +
 		"GET /ok%41 HTTP/1.1\r\nHost: h\r\n\r\n"
 	want := strings.NewReplacer(

@@ -119,7 +119,10 @@ func (m *Metrics) Build(phase string, done, total int) {
 // final status is seen.
 func (m *Metrics) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		start := time.Now()
+		start, rc := time.Now(), stamps(c)
+		if rc != nil {
+			rc.start = start // for the journal, so that the two read the clock once each way
+		}
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
@@ -137,7 +140,14 @@ func (m *Metrics) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		rs := m.route(route)
 		m.counter(rs, route, seriesLabels{method, c.Response().Status, inst}).Inc()
-		rs.observer.Observe(time.Since(start).Seconds())
+		var end time.Time
+		if rc != nil {
+			end = rc.end // the journal's, when it stamped one: the request was answered then
+		}
+		if end.IsZero() {
+			end = time.Now()
+		}
+		rs.observer.Observe(end.Sub(start).Seconds())
 		return nil
 	}
 }

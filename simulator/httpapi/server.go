@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/labstack/echo/v4"
@@ -206,7 +207,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := s.serve(rc); err != nil {
 		s.e.HTTPErrorHandler(err, c)
 	}
-	rc.key, rc.head = nil, nil
+	rc.key, rc.head, rc.start, rc.end = nil, nil, time.Time{}, time.Time{}
 	s.contexts.Put(rc)
 }
 
