@@ -72,12 +72,12 @@ type reqContext struct {
 	// head holds the response's own header values (requestID).
 	head *headValues
 	// start and end, when set, are when the request began and was answered, stamped once for
-	// the metrics and the journal (stamps).
+	// the metrics and the journal.
 	start, end time.Time
 }
 
-// stamps returns c's reqContext for its time stamps, or nil when c is none.
-func stamps(c echo.Context) *reqContext {
+// reqContextOf returns c as the request's reqContext, or nil when it is none.
+func reqContextOf(c echo.Context) *reqContext {
 	rc, _ := c.(*reqContext)
 	return rc
 }

@@ -200,11 +200,11 @@ func (c *boundConn) SetReadDeadline(t time.Time) error {
 		return nil
 	}
 	now := time.Now()
-	c.armed, c.lazy = t, false
-	if lead := now.Add(c.head); lead.Before(t) {
-		c.armed, c.lazy = lead, true
+	ahead := t.Sub(now)
+	c.armed, c.lazy, c.expired = t, false, ahead <= 0
+	if ahead > c.head {
+		c.armed, c.lazy = now.Add(c.head), true
 	}
-	c.expired = !now.Before(c.armed)
 	err := c.Conn.SetReadDeadline(c.armed)
 	c.mu.Unlock()
 	return err

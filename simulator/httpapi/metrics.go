@@ -119,7 +119,7 @@ func (m *Metrics) Build(phase string, done, total int) {
 // final status is seen.
 func (m *Metrics) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		start, rc := time.Now(), stamps(c)
+		start, rc := time.Now(), reqContextOf(c)
 		if rc != nil {
 			rc.start = start // for the journal, so that the two read the clock once each way
 		}

@@ -127,7 +127,7 @@ func methodName(m string) (string, bool) {
 func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			rc := stamps(c)
+			rc := reqContextOf(c)
 			var start time.Time
 			if rc != nil {
 				start = rc.start // the metrics', when they stamped one: one clock reading for both
@@ -153,7 +153,7 @@ func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 			}
 			e := journalEntry{at: clock.Now(), JournalEntry: surface.JournalEntry{Method: method, Path: path, Query: query,
 				Status: c.Response().Status, LatencyMS: float64(end.Sub(start).Microseconds()) / 1000,
-				RequestID: headerValue(c.Response().Header(), headerRequestID), Truncated: cutPath || cutQuery}}
+				RequestID: requestIDOf(c), Truncated: cutPath || cutQuery}}
 			if k := headerValue(r.Header, headerAPIKey); k != "" {
 				e.KeyPrefix = simulator.KeyPrefix(k)
 			}
@@ -162,6 +162,15 @@ func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 			return nil
 		}
 	}
+}
+
+// requestIDOf is the X-Request-Id c's response carries: the one requestID gave it, kept on the
+// request's context.
+func requestIDOf(c echo.Context) string {
+	if rc := reqContextOf(c); rc != nil && rc.head != nil {
+		return rc.head.id[0]
+	}
+	return headerValue(c.Response().Header(), headerRequestID)
 }
 
 // faults holds the fault rules and the rate limit, both off by default.
