@@ -39,6 +39,8 @@ func requireKey(keys KeyAuthenticator, scope simulator.Scope) echo.MiddlewareFun
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			plain := headerValue(c.Request().Header, headerAPIKey)
+			rc := c.(*reqContext)
+			rc.plain, rc.plainRead = plain, true
 			if plain == "" {
 				c.Response().Header().Set("WWW-Authenticate", "APIKey")
 				return simulator.Errorf(simulator.EUNAUTHORIZED, "Not authenticated")
@@ -53,7 +55,7 @@ func requireKey(keys KeyAuthenticator, scope simulator.Scope) echo.MiddlewareFun
 			if !key.HasScope(scope) {
 				return simulator.Errorf(simulator.EFORBIDDEN, "key does not have the required scope: %s", scope)
 			}
-			c.(*reqContext).key = key
+			rc.key = key
 			return next(c)
 		}
 	}
@@ -74,6 +76,17 @@ type reqContext struct {
 	// start and end, when set, are when the request began and was answered, stamped once for
 	// the metrics and the journal.
 	start, end time.Time
+	// plain is the x-api-key header's value, once requireKey has read it (plainRead).
+	plain     string
+	plainRead bool
+}
+
+// apiKeyOf is the x-api-key header's value of c's request.
+func apiKeyOf(c echo.Context) string {
+	if rc := reqContextOf(c); rc != nil && rc.plainRead {
+		return rc.plain
+	}
+	return headerValue(c.Request().Header, headerAPIKey)
 }
 
 // reqContextOf returns c as the request's reqContext, or nil when it is none.

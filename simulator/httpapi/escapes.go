@@ -336,14 +336,14 @@ func chunkSize(p []byte) (uint64, bool) {
 // reads (method, target, "HTTP/x.y" parted by single spaces); a line that is not is left alone.
 func fixRequestLine(l []byte) (fixed []byte, http11, ok bool) {
 	s := bytes.TrimSuffix(bytes.TrimSuffix(l, []byte("\n")), []byte("\r"))
-	_, rest, ok1 := bytes.Cut(s, []byte(" "))
-	target, proto, ok2 := bytes.Cut(rest, []byte(" "))
+	_, rest, ok1 := cutByte(s, ' ')
+	target, proto, ok2 := cutByte(rest, ' ')
 	major, minor, ok3 := parseProto(proto)
 	if !ok1 || !ok2 || !ok3 {
 		return l, false, false
 	}
 	http11 = major > 1 || major == 1 && minor >= 1
-	path, _, _ := bytes.Cut(target, []byte("?"))
+	path, _, _ := cutByte(target, '?')
 	if len(path) == 0 || path[0] != '/' || validEscapes(path) {
 		return l, http11, true
 	}
@@ -357,6 +357,14 @@ func fixRequestLine(l []byte) (fixed []byte, http11, ok bool) {
 		}
 	}
 	return append(b, l[at+len(path):]...), http11, true
+}
+
+// cutByte is bytes.Cut around a one-byte separator, without its search for a longer one.
+func cutByte(s []byte, sep byte) (before, after []byte, found bool) {
+	if i := bytes.IndexByte(s, sep); i >= 0 {
+		return s[:i], s[i+1:], true
+	}
+	return s, nil, false
 }
 
 func validEscapes(path []byte) bool {

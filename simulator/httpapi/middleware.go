@@ -154,7 +154,7 @@ func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 			e := journalEntry{at: clock.Now(), JournalEntry: surface.JournalEntry{Method: method, Path: path, Query: query,
 				Status: c.Response().Status, LatencyMS: float64(end.Sub(start).Microseconds()) / 1000,
 				RequestID: requestIDOf(c), Truncated: cutPath || cutQuery}}
-			if k := headerValue(r.Header, headerAPIKey); k != "" {
+			if k := apiKeyOf(c); k != "" {
 				e.KeyPrefix = simulator.KeyPrefix(k)
 			}
 			copied(&e.Path, &e.Query, &e.RequestID, &e.KeyPrefix)

@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
-	"time"
 	"unsafe"
 
 	"github.com/labstack/echo/v4"
@@ -207,7 +206,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := s.serve(rc); err != nil {
 		s.e.HTTPErrorHandler(err, c)
 	}
-	rc.key, rc.head, rc.start, rc.end = nil, nil, time.Time{}, time.Time{}
+	*rc = reqContext{Context: c} // nothing of this request kept past it
 	s.contexts.Put(rc)
 }
 
