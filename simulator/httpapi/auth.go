@@ -70,6 +70,10 @@ func keyOf(c echo.Context) *simulator.APIKey { return c.(*reqContext).key }
 // (Server.contexts): nothing keeps it past its request.
 type reqContext struct {
 	echo.Context
+	// req and res are the echo context's request and response, kept beside it: every check and
+	// handler asks for them, and through the embedded interface each ask was two calls.
+	req *http.Request
+	res *echo.Response
 	key *simulator.APIKey
 	// head holds the response's own header values (requestID).
 	head *headValues
@@ -88,6 +92,18 @@ func apiKeyOf(c echo.Context) string {
 	}
 	return headerValue(c.Request().Header, headerAPIKey)
 }
+
+// Request is the echo context's request.
+func (rc *reqContext) Request() *http.Request { return rc.req }
+
+// SetRequest sets the echo context's request.
+func (rc *reqContext) SetRequest(r *http.Request) { rc.req = r; rc.Context.SetRequest(r) }
+
+// Response is the echo context's response.
+func (rc *reqContext) Response() *echo.Response { return rc.res }
+
+// SetResponse sets the echo context's response.
+func (rc *reqContext) SetResponse(r *echo.Response) { rc.res = r; rc.Context.SetResponse(r) }
 
 // reqContextOf returns c as the request's reqContext, or nil when it is none.
 func reqContextOf(c echo.Context) *reqContext {
