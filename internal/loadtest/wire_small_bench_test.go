@@ -92,30 +92,7 @@ func BenchmarkWireSmall(b *testing.B) {
 		{"raw", rawLn.Addr().String()},
 	} {
 		req := request(t.addr, path, key)
-		b.Run(t.name, func(b *testing.B) {
-			conn, err := net.Dial("tcp", t.addr)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer conn.Close()
-			r := bufio.NewReaderSize(conn, 32<<10)
-			start := sampleCPU()
-			for b.Loop() {
-				if _, err := conn.Write(req); err != nil {
-					b.Fatal(err)
-				}
-				res, err := http.ReadResponse(r, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if res.StatusCode != http.StatusOK || res.ContentLength != int64(len(cp.Body)) {
-					b.Fatalf("status %d, %d bytes", res.StatusCode, res.ContentLength)
-				}
-			}
-			reportCPU(b, start)
-		})
+		b.Run(t.name, func(b *testing.B) { askAgain(b, t.addr, req, int64(len(cp.Body))) })
 	}
 }
 
