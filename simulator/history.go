@@ -189,10 +189,62 @@ func (sd *HistorySeed) Point(p *FramePoint) (basis, value Cents) {
 	if p.anchor {
 		return sd.Basis, sd.Current
 	}
-	// growth back in time plus a bounded deterministic wobble per instant; values are whole
-	// cents computed once, so no float ever reaches a decimal.
-	w := 1 + 0.03*wobble(sd.hash, p.unix)*p.amp
-	return Cents(math.RoundToEven(sd.BasisF * p.basis * 100)), Cents(math.RoundToEven(sd.CurrentF * p.g * w * 100))
+	return sd.grown(p)
+}
+
+// grown is Point at a point before its series' anchor: growth back in time plus a bounded
+// deterministic wobble per instant; values are whole cents computed once, so no float ever
+// reaches a decimal.
+func (sd *HistorySeed) grown(p *FramePoint) (basis, value Cents) {
+	return Cents(math.RoundToEven(sd.BasisF * p.basis * 100)), Cents(math.RoundToEven(sd.CurrentF * p.g * (1 + 0.03*wobble(sd.hash, p.unix)*p.amp) * 100))
+}
+
+// PointHead is the text before a point's amounts, `{"as_of":"…","cost_basis":"`, in a block
+// that PutPoint copies whole: B[:N].
+type PointHead struct {
+	B [64]byte
+	N int
+}
+
+// PointRoom is the room PutPoint writes a point into: its head's block, two amounts' room
+// (CentsRoom) and the texts' after each.
+const PointRoom = len(PointHead{}.B) + 2*CentsRoom + len(pointValueText) + 4
+
+// CentsRoom is the room an amount is written into in place: any amount's text (21 bytes at
+// most) and room past it.
+const CentsRoom = 24
+
+// pointValueText is `","value":"` in a block, written by one copy of the block.
+var pointValueText = [16]byte{'"', ',', '"', 'v', 'a', 'l', 'u', 'e', '"', ':', '"'}
+
+// PutPoint writes the point of sd's series at p into dst, as a history renders it (decisions
+// D5): its head, then its cost basis, `","value":"`, its value and `"}`; it returns the length
+// written. The point is computed (Point) and its amounts written (as appendCents writes them)
+// in this one function, without a call, into room the caller made once for many points: a Get
+// User Detail writes ~110, and the calls, room checks and copies around each amount were most
+// of writing them. An amount that is negative or of 10^8 units or more is written by
+// appendCents.
+func (sd *HistorySeed) PutPoint(dst *[PointRoom]byte, p *FramePoint, head *PointHead) int {
+	basis, value := sd.Basis, sd.Current
+	if !p.anchor {
+		basis, value = sd.grown(p)
+	}
+	*(*[len(head.B)]byte)(dst[:len(head.B)]) = head.B
+	k := head.N
+	if b, v := uint64(basis), uint64(value); b < 1e10 && v < 1e10 { // 0 to 10^8 units less a cent
+		units := b / 100
+		k += putSmallCents((*[12]byte)(dst[k:k+12]), digits8(units), b-units*100)
+		*(*[len(pointValueText)]byte)(dst[k : k+len(pointValueText)]) = pointValueText
+		k += len(`","value":"`)
+		units = v / 100
+		k += putSmallCents((*[12]byte)(dst[k:k+12]), digits8(units), v-units*100)
+	} else {
+		k += len(appendCents(dst[k:k:k+CentsRoom], int64(basis))) // written in place: CentsRoom of room
+		k += copy(dst[k:], `","value":"`)
+		k += len(appendCents(dst[k:k:k+CentsRoom], int64(value)))
+	}
+	dst[k], dst[k+1] = '"', '}'
+	return k + 2
 }
 
 // Generate builds a seed's history from the frame of the seed's hour.

@@ -536,18 +536,22 @@ const seenBits = 1 << 20
 
 // renderFrame is an hour's simulator.HistoryFrame with each point's as_of rendered once.
 type renderFrame struct {
-	f                                               *simulator.HistoryFrame
-	pastDay, pastWeek, pastMonth, pastYear, allTime []renderPoint
+	f                                      *simulator.HistoryFrame
+	pastDay, pastWeek, pastMonth, pastYear []renderPoint
+	// allTime is the frame's AllTime oldest first: a user's all_time is its last
+	// AllTimeLen(created) points.
+	allTime []renderPoint
 	// weekInMonth says that past_week's points are past_month's last ones (both are the days
 	// back from midnight): past_week's rendered points are then copied to the end of
 	// past_month's rather than computed again.
 	weekInMonth bool
 }
 
-// renderPoint is a point of the frame and `,{"as_of":"…","cost_basis":"`, what precedes its
-// amounts (the comma left out before a series' first point).
+// renderPoint is a point of the frame and `{"as_of":"…","cost_basis":"`, what precedes its
+// amounts, as simulator.HistorySeed.PutPoint copies it (at most 54 bytes: an as_of of any
+// year).
 type renderPoint struct {
-	head []byte
+	head simulator.PointHead
 	p    simulator.FramePoint
 }
 
@@ -556,13 +560,17 @@ func newRenderFrame(now time.Time) *renderFrame {
 	points := func(ps []simulator.FramePoint) []renderPoint {
 		out := make([]renderPoint, len(ps))
 		for i, p := range ps {
-			b := append([]byte(`,{"as_of":`), appendTime(nil, p.AsOf)...)
-			out[i] = renderPoint{head: append(b, `,"cost_basis":"`...), p: p}
+			b := append(append([]byte(`{"as_of":`), appendTime(nil, p.AsOf)...), `,"cost_basis":"`...)
+			if len(b) > len(out[i].head.B) {
+				panic("httpapi: a point's head longer than its block: " + string(b))
+			}
+			out[i].p, out[i].head.N = p, copy(out[i].head.B[:], b)
 		}
 		return out
 	}
 	rf := &renderFrame{f: f, pastDay: points(f.PastDay), pastWeek: points(f.PastWeek), pastMonth: points(f.PastMonth),
 		pastYear: points(f.PastYear), allTime: points(f.AllTime)}
+	slices.Reverse(rf.allTime)
 	if n, m := len(f.PastWeek), len(f.PastMonth); 0 < n && n < m {
 		rf.weekInMonth = slices.Equal(f.PastWeek, f.PastMonth[m-n:])
 	}
@@ -576,10 +584,7 @@ func (rf *renderFrame) appendGenerated(b []byte, sd *simulator.HistorySeed) []by
 		return append(b, emptyHistory...)
 	}
 	b = append(b, `{"all_time":[`...)
-	n := rf.f.AllTimeLen(sd.Created)
-	for i := n - 1; i >= 0; i-- {
-		b = rf.allTime[i].append(b, sd, i == n-1)
-	}
+	b = appendSeries(b, sd, rf.allTime[len(rf.allTime)-rf.f.AllTimeLen(sd.Created):])
 	b = append(b, `],"past_day":[`...)
 	b = appendSeries(b, sd, rf.pastDay)
 	b = append(b, `],"past_week":[`...)
@@ -599,26 +604,23 @@ func (rf *renderFrame) appendGenerated(b []byte, sd *simulator.HistorySeed) []by
 	return append(b, "]}"...)
 }
 
-// appendSeries appends the points of a series, oldest first, without its brackets.
+// appendSeries appends the points of a series, oldest first, without its brackets: room for
+// them all is made once, and each point is written into it by simulator.HistorySeed.PutPoint
+// with a comma after it (the last one's dropped), where appending each point's texts and
+// amounts checked the room of each and called memmove for each text.
 func appendSeries(b []byte, sd *simulator.HistorySeed, ps []renderPoint) []byte {
+	if len(ps) == 0 {
+		return b
+	}
+	b = slices.Grow(b, len(ps)*simulator.PointRoom)
 	for i := range ps {
-		b = ps[i].append(b, sd, i == 0)
+		rp, n := &ps[i], len(b)
+		out := (*[simulator.PointRoom]byte)(b[n : n+simulator.PointRoom])
+		k := sd.PutPoint(out, &rp.p, &rp.head)
+		out[k] = ','
+		b = b[:n+k+1]
 	}
-	return b
-}
-
-// append appends the point of sd's series, the first of its series without a comma before it.
-func (rp *renderPoint) append(b []byte, sd *simulator.HistorySeed, first bool) []byte {
-	basis, value := sd.Point(&rp.p)
-	head := rp.head
-	if first {
-		head = head[1:]
-	}
-	b = append(b, head...)
-	b = basis.AppendTo(b)
-	b = append(b, `","value":"`...)
-	b = value.AppendTo(b)
-	return append(b, `"}`...)
+	return b[:len(b)-1]
 }
 
 // historyCacheMax bounds the cache: ~1,100 users' series of ~7 KB.
