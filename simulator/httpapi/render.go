@@ -2,11 +2,10 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"hash/maphash"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -474,7 +473,7 @@ type historyCache struct {
 	bytes    int
 	seen     []uint64 // seenBits bits
 	distinct int      // seeds first seen this hour (bits newly set)
-	hash     maphash.Seed
+	salt     uint64   // seeds' doorkeeper hashes (simulator.HistorySeed.Hash)
 
 	// given keeps fixture-given histories played and rendered, by the History the store decoded
 	// and the seed they were played at: the store decodes the same stored bytes once and shares
@@ -627,26 +626,23 @@ func appendSeries(b []byte, sd *simulator.HistorySeed, ps []renderPoint) []byte 
 const historyCacheMax = 8 << 20
 
 func newHistoryCache() *historyCache {
-	return &historyCache{m: map[simulator.HistorySeed][]byte{}, seen: make([]uint64, seenBits/64), hash: maphash.MakeSeed(),
+	return &historyCache{m: map[simulator.HistorySeed][]byte{}, seen: make([]uint64, seenBits/64), salt: rand.Uint64(),
 		given: map[givenKey][]byte{}}
+}
+
+// seenBit returns the word of seen that holds seed's doorkeeper bit, and the bit.
+func (c *historyCache) seenBit(seed *simulator.HistorySeed) (word int, bit uint64) {
+	h := seed.Hash(c.salt) % seenBits
+	return int(h / 64), 1 << (h % 64)
 }
 
 // seenBefore marks seed as seen and reports whether it was already (or a seed sharing its bit).
 // The caller holds c.mu.
-func (c *historyCache) seenBefore(seed simulator.HistorySeed) bool {
-	var h maphash.Hash
-	h.SetSeed(c.hash)
-	h.WriteString(seed.PlatformID)
-	var n [8]byte
-	for _, v := range []int64{seed.Created.UnixNano(), int64(seed.Current), int64(seed.Basis)} {
-		binary.LittleEndian.PutUint64(n[:], uint64(v))
-		h.Write(n[:])
-	}
-	bit := h.Sum64() % seenBits
-	w, m := &c.seen[bit/64], uint64(1)<<(bit%64)
-	before := *w&m != 0
+func (c *historyCache) seenBefore(seed *simulator.HistorySeed) bool {
+	w, m := c.seenBit(seed)
+	before := c.seen[w]&m != 0
 	if !before {
-		*w |= m
+		c.seen[w] |= m
 		c.distinct++
 	}
 	return before
@@ -661,16 +657,21 @@ func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 	if !seed.Funded {
 		return append(b, emptyHistory...)
 	}
+	// Only a seed whose doorkeeper bit is set in its hour can be kept: most seeds of a load
+	// over many users are not, and are not looked up.
+	w, m := c.seenBit(&seed)
 	c.mu.RLock()
-	r, ok := c.m[seed]
-	frame := c.frame
-	if !seed.Hour.Equal(c.hour) {
-		frame = nil
+	var frame *renderFrame
+	if seed.Hour.Equal(c.hour) {
+		frame = c.frame
+		if c.seen[w]&m != 0 {
+			if r, ok := c.m[seed]; ok {
+				c.mu.RUnlock()
+				return append(b, r...)
+			}
+		}
 	}
 	c.mu.RUnlock()
-	if ok {
-		return append(b, r...)
-	}
 	if frame == nil {
 		frame = newRenderFrame(seed.Hour)
 	}
@@ -684,10 +685,10 @@ func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 		c.bytes, c.distinct = 0, 0
 		c.hour, c.frame = seed.Hour, frame
 	}
-	if !c.seenBefore(seed) || c.distinct*(len(b)-start) > 4*historyCacheMax {
+	if !c.seenBefore(&seed) || c.distinct*(len(b)-start) > 4*historyCacheMax {
 		return b
 	}
-	r = bytes.Clone(b[start:])
+	r := bytes.Clone(b[start:])
 	if c.bytes+len(r) > historyCacheMax {
 		clear(c.m)
 		c.bytes = 0
