@@ -1,8 +1,10 @@
 package simulator
 
 import (
+	"encoding/binary"
 	"hash/fnv"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -212,51 +214,62 @@ func (sd *HistorySeed) grown(p *FramePoint) (basis, value Cents) {
 }
 
 // PointHead is the text before a point's amounts, `{"as_of":"…","cost_basis":"`, in a block
-// that PutPoint copies whole: B[:N].
+// that AppendPoints copies whole: B[:N].
 type PointHead struct {
 	B [64]byte
 	N int
 }
 
-// PointRoom is the room PutPoint writes a point into: its head's block, two amounts' room
-// (CentsRoom) and the texts' after each.
-const PointRoom = len(PointHead{}.B) + 2*CentsRoom + len(pointValueText) + 4
+// pointRoom is the room AppendPoints writes a point into: its head's block, two amounts' room
+// (centsRoom), the texts after each and the comma.
+const pointRoom = len(PointHead{}.B) + 2*centsRoom + len(pointValueText) + 4
 
-// CentsRoom is the room an amount is written into in place: any amount's text (21 bytes at
+// centsRoom is the room an amount is written into in place: any amount's text (21 bytes at
 // most) and room past it.
-const CentsRoom = 24
+const centsRoom = 24
 
 // pointValueText is `","value":"` in a block, written by one copy of the block.
 var pointValueText = [16]byte{'"', ',', '"', 'v', 'a', 'l', 'u', 'e', '"', ':', '"'}
 
-// PutPoint writes the point of sd's series at p into dst, as a history renders it (decisions
-// D5): its head, then its cost basis, `","value":"`, its value and `"}`; it returns the length
-// written. The point is computed (Point) and its amounts written (as appendCents writes them)
-// in this one function, without a call, into room the caller made once for many points: a Get
-// User Detail writes ~110, and the calls, room checks and copies around each amount were most
-// of writing them. An amount that is negative or of 10^8 units or more is written by
+// AppendPoints appends the points of sd's series at ps as a history renders them (decisions
+// D5), comma-separated: each its head (heads[i], one for each of ps), its cost basis,
+// `","value":"`, its value and `"}`. The room of them all is made once, and each point is
+// computed (Point) and written (its amounts as appendCents writes them) in place without a
+// call: a Get User Detail writes ~110, and the calls, room checks and copies around each amount
+// were most of writing them. An amount that is negative or of 10^8 units or more is written by
 // appendCents.
-func (sd *HistorySeed) PutPoint(dst *[PointRoom]byte, p *FramePoint, head *PointHead) int {
-	basis, value := sd.Basis, sd.Current
-	if !p.anchor {
-		basis, value = sd.grown(p)
+func (sd *HistorySeed) AppendPoints(b []byte, ps []FramePoint, heads []PointHead) []byte {
+	if len(ps) == 0 {
+		return b
 	}
-	*(*[len(head.B)]byte)(dst[:len(head.B)]) = head.B
-	k := head.N
-	if b, v := uint64(basis), uint64(value); b < 1e10 && v < 1e10 { // 0 to 10^8 units less a cent
-		units := b / 100
-		k += putSmallCents((*[12]byte)(dst[k:k+12]), digits8(units), b-units*100)
-		*(*[len(pointValueText)]byte)(dst[k : k+len(pointValueText)]) = pointValueText
-		k += len(`","value":"`)
-		units = v / 100
-		k += putSmallCents((*[12]byte)(dst[k:k+12]), digits8(units), v-units*100)
-	} else {
-		k += len(appendCents(dst[k:k:k+CentsRoom], int64(basis))) // written in place: CentsRoom of room
-		k += copy(dst[k:], `","value":"`)
-		k += len(appendCents(dst[k:k:k+CentsRoom], int64(value)))
+	heads = heads[:len(ps)]
+	b = slices.Grow(b, len(ps)*pointRoom)
+	for i := range ps {
+		p, head := &ps[i], &heads[i]
+		basis, value := sd.Basis, sd.Current
+		if !p.anchor {
+			basis, value = sd.grown(p)
+		}
+		at := len(b)
+		dst := (*[pointRoom]byte)(b[at : at+pointRoom])
+		*(*[len(head.B)]byte)(dst[:len(head.B)]) = head.B
+		k := head.N
+		if b, v := uint64(basis), uint64(value); b < 1e10 && v < 1e10 { // 0 to 10^8 units less a cent
+			units := b / 100
+			k += putSmallCents((*[12]byte)(dst[k:k+12]), digits8(units), b-units*100)
+			*(*[len(pointValueText)]byte)(dst[k : k+len(pointValueText)]) = pointValueText
+			k += len(`","value":"`)
+			units = v / 100
+			k += putSmallCents((*[12]byte)(dst[k:k+12]), digits8(units), v-units*100)
+		} else {
+			k += len(appendCents(dst[k:k:k+centsRoom], int64(basis))) // written in place: centsRoom of room
+			k += copy(dst[k:], `","value":"`)
+			k += len(appendCents(dst[k:k:k+centsRoom], int64(value)))
+		}
+		binary.LittleEndian.PutUint32(dst[k:k+4], '"'|'}'<<8|','<<16) // `"},` and a byte of room
+		b = b[:at+k+3]
 	}
-	dst[k], dst[k+1] = '"', '}'
-	return k + 2
+	return b[:len(b)-1] // the last point's comma
 }
 
 // Generate builds a seed's history from the frame of the seed's hour.

@@ -536,40 +536,57 @@ const seenBits = 1 << 20
 // renderFrame is an hour's simulator.HistoryFrame with each point's as_of rendered once.
 type renderFrame struct {
 	f                                      *simulator.HistoryFrame
-	pastDay, pastWeek, pastMonth, pastYear []renderPoint
+	pastDay, pastWeek, pastMonth, pastYear renderSeries
 	// allTime is the frame's AllTime oldest first: a user's all_time is its last
 	// AllTimeLen(created) points.
-	allTime []renderPoint
+	allTime renderSeries
 	// weekInMonth says that past_week's points are past_month's last ones (both are the days
 	// back from midnight): past_week's rendered points are then copied to the end of
 	// past_month's rather than computed again.
 	weekInMonth bool
 }
 
-// renderPoint is a point of the frame and `{"as_of":"…","cost_basis":"`, what precedes its
-// amounts, as simulator.HistorySeed.PutPoint copies it (at most 54 bytes: an as_of of any
-// year).
-type renderPoint struct {
-	head simulator.PointHead
-	p    simulator.FramePoint
+// renderSeries is a series of the frame, its points and before each point's amounts its head,
+// `{"as_of":"…","cost_basis":"` (at most 54 bytes: an as_of of any year).
+type renderSeries struct {
+	points []simulator.FramePoint
+	heads  []simulator.PointHead
+}
+
+func newRenderSeries(ps []simulator.FramePoint) renderSeries {
+	s := renderSeries{points: ps, heads: make([]simulator.PointHead, len(ps))}
+	for i, p := range ps {
+		b := append(append([]byte(`{"as_of":`), appendTime(nil, p.AsOf)...), `,"cost_basis":"`...)
+		if len(b) > len(s.heads[i].B) {
+			panic("httpapi: a point's head longer than its block: " + string(b))
+		}
+		s.heads[i].N = copy(s.heads[i].B[:], b)
+	}
+	return s
+}
+
+// last returns the series' last n points.
+func (s renderSeries) last(n int) renderSeries {
+	return renderSeries{points: s.points[len(s.points)-n:], heads: s.heads[len(s.heads)-n:]}
+}
+
+// first returns the series' first n points.
+func (s renderSeries) first(n int) renderSeries {
+	return renderSeries{points: s.points[:n], heads: s.heads[:n]}
+}
+
+// append appends the points of sd's series, oldest first, without its brackets.
+func (s renderSeries) append(b []byte, sd *simulator.HistorySeed) []byte {
+	return sd.AppendPoints(b, s.points, s.heads)
 }
 
 func newRenderFrame(now time.Time) *renderFrame {
 	f := simulator.NewHistoryFrame(now)
-	points := func(ps []simulator.FramePoint) []renderPoint {
-		out := make([]renderPoint, len(ps))
-		for i, p := range ps {
-			b := append(append([]byte(`{"as_of":`), appendTime(nil, p.AsOf)...), `,"cost_basis":"`...)
-			if len(b) > len(out[i].head.B) {
-				panic("httpapi: a point's head longer than its block: " + string(b))
-			}
-			out[i].p, out[i].head.N = p, copy(out[i].head.B[:], b)
-		}
-		return out
-	}
-	rf := &renderFrame{f: f, pastDay: points(f.PastDay), pastWeek: points(f.PastWeek), pastMonth: points(f.PastMonth),
-		pastYear: points(f.PastYear), allTime: points(f.AllTime)}
-	slices.Reverse(rf.allTime)
+	rf := &renderFrame{f: f, pastDay: newRenderSeries(f.PastDay), pastWeek: newRenderSeries(f.PastWeek),
+		pastMonth: newRenderSeries(f.PastMonth), pastYear: newRenderSeries(f.PastYear)}
+	rf.allTime = newRenderSeries(slices.Clone(f.AllTime))
+	slices.Reverse(rf.allTime.points)
+	slices.Reverse(rf.allTime.heads)
 	if n, m := len(f.PastWeek), len(f.PastMonth); 0 < n && n < m {
 		rf.weekInMonth = slices.Equal(f.PastWeek, f.PastMonth[m-n:])
 	}
@@ -583,43 +600,24 @@ func (rf *renderFrame) appendGenerated(b []byte, sd *simulator.HistorySeed) []by
 		return append(b, emptyHistory...)
 	}
 	b = append(b, `{"all_time":[`...)
-	b = appendSeries(b, sd, rf.allTime[len(rf.allTime)-rf.f.AllTimeLen(sd.Created):])
+	b = rf.allTime.last(rf.f.AllTimeLen(sd.Created)).append(b, sd)
 	b = append(b, `],"past_day":[`...)
-	b = appendSeries(b, sd, rf.pastDay)
+	b = rf.pastDay.append(b, sd)
 	b = append(b, `],"past_week":[`...)
 	week := len(b)
-	b = appendSeries(b, sd, rf.pastWeek)
+	b = rf.pastWeek.append(b, sd)
 	weekEnd := len(b)
 	b = append(b, `],"past_month":[`...)
 	if rf.weekInMonth {
-		b = appendSeries(b, sd, rf.pastMonth[:len(rf.pastMonth)-len(rf.pastWeek)])
+		b = rf.pastMonth.first(len(rf.pastMonth.points)-len(rf.pastWeek.points)).append(b, sd)
 		b = append(b, ',')
 		b = append(b, b[week:weekEnd]...)
 	} else {
-		b = appendSeries(b, sd, rf.pastMonth)
+		b = rf.pastMonth.append(b, sd)
 	}
 	b = append(b, `],"past_year":[`...)
-	b = appendSeries(b, sd, rf.pastYear)
+	b = rf.pastYear.append(b, sd)
 	return append(b, "]}"...)
-}
-
-// appendSeries appends the points of a series, oldest first, without its brackets: room for
-// them all is made once, and each point is written into it by simulator.HistorySeed.PutPoint
-// with a comma after it (the last one's dropped), where appending each point's texts and
-// amounts checked the room of each and called memmove for each text.
-func appendSeries(b []byte, sd *simulator.HistorySeed, ps []renderPoint) []byte {
-	if len(ps) == 0 {
-		return b
-	}
-	b = slices.Grow(b, len(ps)*simulator.PointRoom)
-	for i := range ps {
-		rp, n := &ps[i], len(b)
-		out := (*[simulator.PointRoom]byte)(b[n : n+simulator.PointRoom])
-		k := sd.PutPoint(out, &rp.p, &rp.head)
-		out[k] = ','
-		b = b[:n+k+1]
-	}
-	return b[:len(b)-1]
 }
 
 // historyCacheMax bounds the cache: ~1,100 users' series of ~7 KB.
