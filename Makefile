@@ -74,7 +74,7 @@ bench:
 ## bench-http: the reviewer's measurement (BENCHMARKS.md's targets table): `partnersim serve` as the
 ## README starts it, wrk per URL alternated with a bare echo server answering the same bytes,
 ## the mix, `partnersim proxy` with nginx's plain proxy_pass as its reference (skipped without
-## nginx), and deliveries; ~8 minutes on 2 cores. Needs wrk (Debian: sudo apt-get install wrk).
+## nginx), and deliveries; ~10 minutes on 2 cores. Needs wrk (Debian: sudo apt-get install wrk).
 ## BENCH_HTTP_FLAGS='-only default' runs one part (default, large, varied — large's rows over many URLs without its builds —, mix, proxy, deliveries).
 BENCH_HTTP_FLAGS ?=
 bench-http: build
@@ -95,7 +95,7 @@ bench-shards:
 ## bench-scale: how cost grows — builds and serves 10k, 100k and 1M users (ten orders each) with
 ## `partnersim fixtures build` and `partnersim serve`: build wall and CPU, peak RSS, store size,
 ## ready after a restart and the random detail, list and mix ratios per decade; one table, and
-## the chart in docs/bench-scale.svg. ~30 minutes on 2 cores the first time (the sets are
+## the chart in docs/bench-scale.svg. ~15 minutes on 2 cores, ~30 the first time (the sets are
 ## generated once into $TMPDIR/partnersim-bench-scale, ~6 GB, and kept); about 20 GB of disk.
 BENCH_SCALE_SIZES ?= 10000,100000,1000000
 BENCH_SCALE_FLAGS ?=

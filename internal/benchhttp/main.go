@@ -30,6 +30,7 @@ import (
 type config struct {
 	bin, dir      string
 	duration      time.Duration
+	varied        time.Duration
 	runs          int
 	rounds        int
 	users, orders int
@@ -45,7 +46,8 @@ func main() {
 	flag.StringVar(&cfg.dir, "dir", filepath.Join(os.TempDir(), "partnersim-bench-http"), "work folder: the generated large set and the stores (the set is kept between runs)")
 	flag.DurationVar(&cfg.duration, "duration", 5*time.Second, "each wrk run (the target's, then the ceiling's)")
 	flag.IntVar(&cfg.runs, "runs", 3, "first serves of the large set, mix runs and delivery runs")
-	flag.IntVar(&cfg.rounds, "rounds", 4, "turns of the target and of the ceiling, interleaved, in each row over many URLs (loadtest.Plan.Rounds)")
+	flag.DurationVar(&cfg.varied, "varied-duration", 20*time.Second, "each side's measured time in a row over many URLs (the target's turns together, and the ceiling's)")
+	flag.IntVar(&cfg.rounds, "rounds", 8, "turns of the target and of the ceiling, interleaved, in each row over many URLs (loadtest.Plan.Rounds)")
 	flag.IntVar(&cfg.users, "users", 100_000, "users of the large set")
 	flag.IntVar(&cfg.orders, "orders", 1_000_000, "orders of the large set")
 	flag.StringVar(&cfg.only, "only", "", "run one part: default, large, varied (large without its builds), mix, proxy or deliveries (all when empty)")
@@ -149,7 +151,7 @@ func (b *bench) run(ctx context.Context) error {
 			return fmt.Errorf("deliveries: %w", err)
 		}
 	}
-	b.note("ratio: partnersim's req/s ÷ the ceiling's, a bare echo v4 server answering the very bytes and headers partnersim answered, run right after partnersim's run. One-URL rows: `wrk -t1 -cN -d%s --latency` on that URL, a 1 s unmeasured wrk run first. Rows over many URLs (a random user, random list pages, the mix): `loadtest.Measure`, %s URLs drawn once and walked in order by 32 connections for %s after a 2 s warm-up, the ceiling answering each URL with partnersim's own bytes for it, captured before the runs; %s", b.cfg.duration, groupDigits(b.pool()), 2*b.cfg.duration, b.turnsText())
+	b.note("ratio: partnersim's req/s ÷ the ceiling's, a bare echo v4 server answering the very bytes and headers partnersim answered, run right after partnersim's run. One-URL rows: `wrk -t1 -cN -d%s --latency` on that URL, a 1 s unmeasured wrk run first. Rows over many URLs (a random user, random list pages, the mix): `loadtest.Measure`, %s URLs drawn once and walked in order by 32 connections for %s after a 2 s warm-up, the ceiling answering each URL with partnersim's own bytes for it, captured before the runs; %s", b.cfg.duration, groupDigits(b.pool()), b.cfg.varied, b.turnsText())
 	b.note("GC share: the collector's CPU in the serving process (pauses, assists and background marking, from GODEBUG=gctrace=1) ÷ the process's CPU time (/proc/PID/stat) over the run; on a busy machine a descheduled mark worker counts as busy, so it reads high there")
 	b.note("load avg: /proc/loadavg (1, 5, 15 minutes) as the row began; the machine's other work slows partnersim and its ceiling alike, which is why the ratios are the figures that count")
 	b.print(os.Stdout, machine)
@@ -924,7 +926,7 @@ func (b *bench) afterRestart(ctx context.Context, l largeRun, rows, mix bool) er
 func (b *bench) measure(ctx context.Context, s *server, target loadtest.Target, scenario string, seed uint64) (loadtest.Pair, float64, error) {
 	var gc, cpu time.Duration
 	rep, err := loadtest.Measure(ctx, target, loadtest.Plan{Scenarios: []string{scenario}, Connections: []int{32},
-		Duration: 2 * b.cfg.duration, Warmup: 2 * time.Second, Timeout: 10 * time.Second, Seed: seed, Pool: b.cfg.pool,
+		Duration: b.cfg.varied, Warmup: 2 * time.Second, Timeout: 10 * time.Second, Seed: seed, Pool: b.cfg.pool,
 		Rounds: b.cfg.rounds, CeilingProcess: b.ceilingProcess,
 		// The GC share of the target's turns alone (not of capturing the ceiling's answers).
 		Around: func(_ string, _ int, run func() error) error {
@@ -980,7 +982,7 @@ func (b *bench) turnsText() string {
 	if b.cfg.rounds <= 1 {
 		return "partnersim's run, then the ceiling's"
 	}
-	return fmt.Sprintf("the time is %d turns of %s each side, interleaved (partnersim, ceiling, ceiling, partnersim, …), so that a change in the machine's speed falls on both alike", b.cfg.rounds, 2*b.cfg.duration/time.Duration(b.cfg.rounds))
+	return fmt.Sprintf("the time is %d turns of %s each side, interleaved (partnersim, ceiling, ceiling, partnersim, …), so that a change in the machine's speed falls on both alike", b.cfg.rounds, b.cfg.varied/time.Duration(b.cfg.rounds))
 }
 
 func (b *bench) pool() int {

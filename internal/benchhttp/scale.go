@@ -191,7 +191,7 @@ func (b *bench) printScale(w io.Writer, m loadtest.Machine, ds []*decade) {
 	fmt.Fprintf(w, "| ready after a restart at %s ≤ %d ms | %d ms | %s |\n", shortCount(last.users), scaleMaxReady.Milliseconds(), last.ready.Milliseconds(), verdict(last.ready <= scaleMaxReady))
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "- build: `partnersim fixtures build --force SET DB` as its own process on a set generated once (seed 1, kept in %s); CPU is the process's user + system time (getrusage; the system part, in brackets, is the kernel's: the file's and the spill runs' writes and reads, and reclaiming the page cache for them), peak RSS its high-water mark (ru_maxrss), records are users + orders\n", b.cfg.dir)
-	fmt.Fprintf(w, "- serving: `partnersim serve` restarted on the built store; each ratio is `loadtest.Measure` at 32 connections, %s URLs walked in order for %s after a 2 s warm-up, over a ceiling answering each URL with partnersim's own bytes for it (as `make bench-http`'s rows over many URLs); %s\n", groupDigits(b.pool()), 2*b.cfg.duration, b.turnsText())
+	fmt.Fprintf(w, "- serving: `partnersim serve` restarted on the built store; each ratio is `loadtest.Measure` at 32 connections, %s URLs walked in order for %s after a 2 s warm-up, over a ceiling answering each URL with partnersim's own bytes for it (as `make bench-http`'s rows over many URLs); %s\n", groupDigits(b.pool()), b.cfg.varied, b.turnsText())
 }
 
 func commitText() string {
