@@ -1,8 +1,10 @@
 package simulator
 
 import (
+	"encoding/binary"
 	"hash/fnv"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -63,6 +65,18 @@ func HistorySeedOf(platformID string, created time.Time, current, basis Cents, n
 func (sd HistorySeed) At(now time.Time) HistorySeed {
 	sd.Hour = now.UTC().Truncate(time.Hour)
 	return sd
+}
+
+// Hash returns a hash of what the seed's history depends on besides its hour — its user's id,
+// creation time, value and cost basis —, salted: a cache's doorkeeper bit of the seed. It mixes
+// the id's hash the seed keeps, where hashing the id again was most of a miss's look-up.
+func (sd *HistorySeed) Hash(salt uint64) uint64 {
+	z := salt ^ sd.hash + uint64(sd.Created.UnixNano())*0x9e3779b97f4a7c15 + uint64(sd.Current)*0xbf58476d1ce4e5b9 +
+		uint64(sd.Basis)*0x94d049bb133111eb
+	// splitmix64's finalizer, as wobble's
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 // fnv64a is FNV-1a of s (hash/fnv's New64a, without its allocations).
@@ -189,10 +203,73 @@ func (sd *HistorySeed) Point(p *FramePoint) (basis, value Cents) {
 	if p.anchor {
 		return sd.Basis, sd.Current
 	}
-	// growth back in time plus a bounded deterministic wobble per instant; values are whole
-	// cents computed once, so no float ever reaches a decimal.
-	w := 1 + 0.03*wobble(sd.hash, p.unix)*p.amp
-	return Cents(math.RoundToEven(sd.BasisF * p.basis * 100)), Cents(math.RoundToEven(sd.CurrentF * p.g * w * 100))
+	return sd.grown(p)
+}
+
+// grown is Point at a point before its series' anchor: growth back in time plus a bounded
+// deterministic wobble per instant; values are whole cents computed once, so no float ever
+// reaches a decimal.
+func (sd *HistorySeed) grown(p *FramePoint) (basis, value Cents) {
+	return Cents(math.RoundToEven(sd.BasisF * p.basis * 100)), Cents(math.RoundToEven(sd.CurrentF * p.g * (1 + 0.03*wobble(sd.hash, p.unix)*p.amp) * 100))
+}
+
+// PointHead is the text before a point's amounts, `{"as_of":"…","cost_basis":"`, in a block
+// that AppendPoints copies whole: B[:N].
+type PointHead struct {
+	B [64]byte
+	N int
+}
+
+// pointRoom is the room AppendPoints writes a point into: its head's block, two amounts' room
+// (centsRoom), the texts after each and the comma.
+const pointRoom = len(PointHead{}.B) + 2*centsRoom + len(pointValueText) + 4
+
+// centsRoom is the room an amount is written into in place: any amount's text (21 bytes at
+// most) and room past it.
+const centsRoom = 24
+
+// pointValueText is `","value":"` in a block, written by one copy of the block.
+var pointValueText = [16]byte{'"', ',', '"', 'v', 'a', 'l', 'u', 'e', '"', ':', '"'}
+
+// AppendPoints appends the points of sd's series at ps as a history renders them (decisions
+// D5), comma-separated: each its head (heads[i], one for each of ps), its cost basis,
+// `","value":"`, its value and `"}`. The room of them all is made once, and each point is
+// computed (Point) and written (its amounts as appendCents writes them) in place without a
+// call: a Get User Detail writes ~110, and the calls, room checks and copies around each amount
+// were most of writing them. An amount that is negative or of 10^8 units or more is written by
+// appendCents.
+func (sd *HistorySeed) AppendPoints(b []byte, ps []FramePoint, heads []PointHead) []byte {
+	if len(ps) == 0 {
+		return b
+	}
+	heads = heads[:len(ps)]
+	b = slices.Grow(b, len(ps)*pointRoom)
+	for i := range ps {
+		p, head := &ps[i], &heads[i]
+		basis, value := sd.Basis, sd.Current
+		if !p.anchor {
+			basis, value = sd.grown(p)
+		}
+		at := len(b)
+		dst := (*[pointRoom]byte)(b[at : at+pointRoom])
+		*(*[len(head.B)]byte)(dst[:len(head.B)]) = head.B
+		k := head.N
+		if b, v := uint64(basis), uint64(value); b < 1e10 && v < 1e10 { // 0 to 10^8 units less a cent
+			units := b / 100
+			k += putSmallCents((*[12]byte)(dst[k:k+12]), digits8(units), b-units*100)
+			*(*[len(pointValueText)]byte)(dst[k : k+len(pointValueText)]) = pointValueText
+			k += len(`","value":"`)
+			units = v / 100
+			k += putSmallCents((*[12]byte)(dst[k:k+12]), digits8(units), v-units*100)
+		} else {
+			k += len(appendCents(dst[k:k:k+centsRoom], int64(basis))) // written in place: centsRoom of room
+			k += copy(dst[k:], `","value":"`)
+			k += len(appendCents(dst[k:k:k+centsRoom], int64(value)))
+		}
+		binary.LittleEndian.PutUint32(dst[k:k+4], '"'|'}'<<8|','<<16) // `"},` and a byte of room
+		b = b[:at+k+3]
+	}
+	return b[:len(b)-1] // the last point's comma
 }
 
 // Generate builds a seed's history from the frame of the seed's hour.

@@ -73,14 +73,7 @@ func appendCents(b []byte, n int64) []byte {
 	units := u / 100
 	c := u - units*100
 	if units < 1e8 {
-		v := digits8(units)
-		// The leading zero digits are v's low zero bytes (units 0 keeps one "0"); the cents
-		// follow the units as one word, '.' and the pair (its fourth byte is room, not kept).
-		lz := min(bits.TrailingZeros64(v)>>3, 7)
-		d := (8 - lz) & 15
-		binary.LittleEndian.PutUint64(out[:8], (v|0x3030303030303030)>>(8*lz))
-		binary.LittleEndian.PutUint32(out[d:d+4], '.'|uint32(centPairs[c&127])<<8)
-		return b[:at+d+3]
+		return b[:at+putSmallCents((*[12]byte)(out[:12]), digits8(units), c)]
 	}
 	c *= 2
 	// u's digits are t, or t+1 when u ≥ 10^t, for t = ⌊bits(u)·1233/4096⌋ (1233/4096 is log10 2
@@ -94,6 +87,18 @@ func appendCents(b []byte, n int64) []byte {
 	out[d-2], out[d-1], out[d] = '.', digitPairs[c], digitPairs[c+1]
 	putDigits(out[:d-2], units)
 	return b[:at+d+1]
+}
+
+// putSmallCents writes an amount of under 10^8 units given as its units' digits8 v and its
+// cents c (under 100) at the start of out, and returns its length: the units' digits less
+// their leading zeros, which are v's low zero bytes (units 0 keeps one "0"), then the cents as
+// one word, '.' and the pair (its fourth byte is room, not kept).
+func putSmallCents(out *[12]byte, v, c uint64) int {
+	lz := min(bits.TrailingZeros64(v)>>3, 7)
+	d := (8 - lz) & 15
+	binary.LittleEndian.PutUint64(out[:8], (v|0x3030303030303030)>>(8*lz))
+	binary.LittleEndian.PutUint32(out[d:d+4], '.'|uint32(centPairs[c&127])<<8)
+	return d + 3
 }
 
 // digits8 returns the eight decimal digits of u < 10^8 as the bytes of a little-endian word,

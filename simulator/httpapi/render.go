@@ -2,11 +2,10 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"hash/maphash"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -474,7 +473,7 @@ type historyCache struct {
 	bytes    int
 	seen     []uint64 // seenBits bits
 	distinct int      // seeds first seen this hour (bits newly set)
-	hash     maphash.Seed
+	salt     uint64   // seeds' doorkeeper hashes (simulator.HistorySeed.Hash)
 
 	// given keeps fixture-given histories played and rendered, by the History the store decoded
 	// and the seed they were played at: the store decodes the same stored bytes once and shares
@@ -536,33 +535,58 @@ const seenBits = 1 << 20
 
 // renderFrame is an hour's simulator.HistoryFrame with each point's as_of rendered once.
 type renderFrame struct {
-	f                                               *simulator.HistoryFrame
-	pastDay, pastWeek, pastMonth, pastYear, allTime []renderPoint
+	f                                      *simulator.HistoryFrame
+	pastDay, pastWeek, pastMonth, pastYear renderSeries
+	// allTime is the frame's AllTime oldest first: a user's all_time is its last
+	// AllTimeLen(created) points.
+	allTime renderSeries
 	// weekInMonth says that past_week's points are past_month's last ones (both are the days
 	// back from midnight): past_week's rendered points are then copied to the end of
 	// past_month's rather than computed again.
 	weekInMonth bool
 }
 
-// renderPoint is a point of the frame and `,{"as_of":"…","cost_basis":"`, what precedes its
-// amounts (the comma left out before a series' first point).
-type renderPoint struct {
-	head []byte
-	p    simulator.FramePoint
+// renderSeries is a series of the frame, its points and before each point's amounts its head,
+// `{"as_of":"…","cost_basis":"` (at most 54 bytes: an as_of of any year).
+type renderSeries struct {
+	points []simulator.FramePoint
+	heads  []simulator.PointHead
+}
+
+func newRenderSeries(ps []simulator.FramePoint) renderSeries {
+	s := renderSeries{points: ps, heads: make([]simulator.PointHead, len(ps))}
+	for i, p := range ps {
+		b := append(append([]byte(`{"as_of":`), appendTime(nil, p.AsOf)...), `,"cost_basis":"`...)
+		if len(b) > len(s.heads[i].B) {
+			panic("httpapi: a point's head longer than its block: " + string(b))
+		}
+		s.heads[i].N = copy(s.heads[i].B[:], b)
+	}
+	return s
+}
+
+// last returns the series' last n points.
+func (s renderSeries) last(n int) renderSeries {
+	return renderSeries{points: s.points[len(s.points)-n:], heads: s.heads[len(s.heads)-n:]}
+}
+
+// first returns the series' first n points.
+func (s renderSeries) first(n int) renderSeries {
+	return renderSeries{points: s.points[:n], heads: s.heads[:n]}
+}
+
+// append appends the points of sd's series, oldest first, without its brackets.
+func (s renderSeries) append(b []byte, sd *simulator.HistorySeed) []byte {
+	return sd.AppendPoints(b, s.points, s.heads)
 }
 
 func newRenderFrame(now time.Time) *renderFrame {
 	f := simulator.NewHistoryFrame(now)
-	points := func(ps []simulator.FramePoint) []renderPoint {
-		out := make([]renderPoint, len(ps))
-		for i, p := range ps {
-			b := append([]byte(`,{"as_of":`), appendTime(nil, p.AsOf)...)
-			out[i] = renderPoint{head: append(b, `,"cost_basis":"`...), p: p}
-		}
-		return out
-	}
-	rf := &renderFrame{f: f, pastDay: points(f.PastDay), pastWeek: points(f.PastWeek), pastMonth: points(f.PastMonth),
-		pastYear: points(f.PastYear), allTime: points(f.AllTime)}
+	rf := &renderFrame{f: f, pastDay: newRenderSeries(f.PastDay), pastWeek: newRenderSeries(f.PastWeek),
+		pastMonth: newRenderSeries(f.PastMonth), pastYear: newRenderSeries(f.PastYear)}
+	rf.allTime = newRenderSeries(slices.Clone(f.AllTime))
+	slices.Reverse(rf.allTime.points)
+	slices.Reverse(rf.allTime.heads)
 	if n, m := len(f.PastWeek), len(f.PastMonth); 0 < n && n < m {
 		rf.weekInMonth = slices.Equal(f.PastWeek, f.PastMonth[m-n:])
 	}
@@ -576,75 +600,47 @@ func (rf *renderFrame) appendGenerated(b []byte, sd *simulator.HistorySeed) []by
 		return append(b, emptyHistory...)
 	}
 	b = append(b, `{"all_time":[`...)
-	n := rf.f.AllTimeLen(sd.Created)
-	for i := n - 1; i >= 0; i-- {
-		b = rf.allTime[i].append(b, sd, i == n-1)
-	}
+	b = rf.allTime.last(rf.f.AllTimeLen(sd.Created)).append(b, sd)
 	b = append(b, `],"past_day":[`...)
-	b = appendSeries(b, sd, rf.pastDay)
+	b = rf.pastDay.append(b, sd)
 	b = append(b, `],"past_week":[`...)
 	week := len(b)
-	b = appendSeries(b, sd, rf.pastWeek)
+	b = rf.pastWeek.append(b, sd)
 	weekEnd := len(b)
 	b = append(b, `],"past_month":[`...)
 	if rf.weekInMonth {
-		b = appendSeries(b, sd, rf.pastMonth[:len(rf.pastMonth)-len(rf.pastWeek)])
+		b = rf.pastMonth.first(len(rf.pastMonth.points)-len(rf.pastWeek.points)).append(b, sd)
 		b = append(b, ',')
 		b = append(b, b[week:weekEnd]...)
 	} else {
-		b = appendSeries(b, sd, rf.pastMonth)
+		b = rf.pastMonth.append(b, sd)
 	}
 	b = append(b, `],"past_year":[`...)
-	b = appendSeries(b, sd, rf.pastYear)
+	b = rf.pastYear.append(b, sd)
 	return append(b, "]}"...)
-}
-
-// appendSeries appends the points of a series, oldest first, without its brackets.
-func appendSeries(b []byte, sd *simulator.HistorySeed, ps []renderPoint) []byte {
-	for i := range ps {
-		b = ps[i].append(b, sd, i == 0)
-	}
-	return b
-}
-
-// append appends the point of sd's series, the first of its series without a comma before it.
-func (rp *renderPoint) append(b []byte, sd *simulator.HistorySeed, first bool) []byte {
-	basis, value := sd.Point(&rp.p)
-	head := rp.head
-	if first {
-		head = head[1:]
-	}
-	b = append(b, head...)
-	b = basis.AppendTo(b)
-	b = append(b, `","value":"`...)
-	b = value.AppendTo(b)
-	return append(b, `"}`...)
 }
 
 // historyCacheMax bounds the cache: ~1,100 users' series of ~7 KB.
 const historyCacheMax = 8 << 20
 
 func newHistoryCache() *historyCache {
-	return &historyCache{m: map[simulator.HistorySeed][]byte{}, seen: make([]uint64, seenBits/64), hash: maphash.MakeSeed(),
+	return &historyCache{m: map[simulator.HistorySeed][]byte{}, seen: make([]uint64, seenBits/64), salt: rand.Uint64(),
 		given: map[givenKey][]byte{}}
+}
+
+// seenBit returns the word of seen that holds seed's doorkeeper bit, and the bit.
+func (c *historyCache) seenBit(seed *simulator.HistorySeed) (word int, bit uint64) {
+	h := seed.Hash(c.salt) % seenBits
+	return int(h / 64), 1 << (h % 64)
 }
 
 // seenBefore marks seed as seen and reports whether it was already (or a seed sharing its bit).
 // The caller holds c.mu.
-func (c *historyCache) seenBefore(seed simulator.HistorySeed) bool {
-	var h maphash.Hash
-	h.SetSeed(c.hash)
-	h.WriteString(seed.PlatformID)
-	var n [8]byte
-	for _, v := range []int64{seed.Created.UnixNano(), int64(seed.Current), int64(seed.Basis)} {
-		binary.LittleEndian.PutUint64(n[:], uint64(v))
-		h.Write(n[:])
-	}
-	bit := h.Sum64() % seenBits
-	w, m := &c.seen[bit/64], uint64(1)<<(bit%64)
-	before := *w&m != 0
+func (c *historyCache) seenBefore(seed *simulator.HistorySeed) bool {
+	w, m := c.seenBit(seed)
+	before := c.seen[w]&m != 0
 	if !before {
-		*w |= m
+		c.seen[w] |= m
 		c.distinct++
 	}
 	return before
@@ -659,16 +655,21 @@ func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 	if !seed.Funded {
 		return append(b, emptyHistory...)
 	}
+	// Only a seed whose doorkeeper bit is set in its hour can be kept: most seeds of a load
+	// over many users are not, and are not looked up.
+	w, m := c.seenBit(&seed)
 	c.mu.RLock()
-	r, ok := c.m[seed]
-	frame := c.frame
-	if !seed.Hour.Equal(c.hour) {
-		frame = nil
+	var frame *renderFrame
+	if seed.Hour.Equal(c.hour) {
+		frame = c.frame
+		if c.seen[w]&m != 0 {
+			if r, ok := c.m[seed]; ok {
+				c.mu.RUnlock()
+				return append(b, r...)
+			}
+		}
 	}
 	c.mu.RUnlock()
-	if ok {
-		return append(b, r...)
-	}
 	if frame == nil {
 		frame = newRenderFrame(seed.Hour)
 	}
@@ -682,10 +683,10 @@ func (c *historyCache) append(b []byte, seed simulator.HistorySeed) []byte {
 		c.bytes, c.distinct = 0, 0
 		c.hour, c.frame = seed.Hour, frame
 	}
-	if !c.seenBefore(seed) || c.distinct*(len(b)-start) > 4*historyCacheMax {
+	if !c.seenBefore(&seed) || c.distinct*(len(b)-start) > 4*historyCacheMax {
 		return b
 	}
-	r = bytes.Clone(b[start:])
+	r := bytes.Clone(b[start:])
 	if c.bytes+len(r) > historyCacheMax {
 		clear(c.m)
 		c.bytes = 0

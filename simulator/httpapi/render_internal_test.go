@@ -298,6 +298,25 @@ func TestHistoryCacheBounded(t *testing.T) {
 	assert.Len(t, c.m, 1, "seen twice in the new hour: kept")
 }
 
+// A series kept in the cache is what a later request of the same seed in the same hour is
+// served (the doorkeeper bit found set is what lets the look-up happen), and a seed of another
+// hour is not.
+func TestHistoryCacheServesWhatItKept(t *testing.T) {
+	c := newHistoryCache()
+	at := time.Date(2026, 11, 30, 1, 5, 0, 0, time.UTC)
+	u := &simulator.User{PlatformID: "usr_kept", CreatedAt: time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC),
+		Accounts: []simulator.Account{{Product: simulator.ProductCrypto, Cash: decimal.New(1234, 0)}}}
+	seed := simulator.NewHistorySeed(u, nil, at)
+	want := string(c.append(nil, seed))
+	require.Empty(t, c.m, "seen once: not kept")
+	require.Equal(t, want, string(c.append(nil, seed)))
+	require.Contains(t, c.m, seed, "seen twice: kept")
+	c.m[seed] = []byte("cached")
+	assert.Equal(t, "xcached", string(c.append([]byte("x"), seed)), "served from the cache")
+	next := seed.At(at.Add(time.Hour))
+	assert.NotEqual(t, "cached", string(c.append(nil, next)), "another hour's seed is rendered")
+}
+
 // Orders and order pages, hand-rendered, match what simulator.EncodeJSON renders from renderOrder's structs,
 // whether the store noted plain strings (OrderItem.PlainStrings) or not, and whether the page
 // holds its items or reads them as rows (OrderItemPage.Read): values the spec lists and ones it
