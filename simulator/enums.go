@@ -17,8 +17,24 @@ const (
 // status byte per product in this order.
 var Products = []Product{ProductSecurities, ProductRobo, ProductCrypto, ProductRothIRA}
 
-// ProductIndex returns the position of p in Products, or -1.
-func ProductIndex(x Product) int { return slices.Index(Products, x) }
+// ProductIndex returns the position of x in Products, or -1. It is a switch on the constants
+// (on x's length, then its bytes) rather than a compare with each value in turn: a page of
+// orders finds a product, a side and a status a record (decisions D6). It, SideIndex and
+// OrderStatusIndex are the only positions of their lists outside the lists themselves, and
+// TestEnumIndexes holds each to its list.
+func ProductIndex(x Product) int {
+	switch x {
+	case ProductSecurities:
+		return 0
+	case ProductRobo:
+		return 1
+	case ProductCrypto:
+		return 2
+	case ProductRothIRA:
+		return 3
+	}
+	return -1
+}
 
 // KYCStatus is the verification state of one product account.
 type KYCStatus string
@@ -36,7 +52,7 @@ const (
 // KYCStatuses lists every KYC state in spec order (stable positions, 1-based in storage).
 var KYCStatuses = []KYCStatus{KYCPending, KYCDocumentRequested, KYCApproved, KYCRejected, KYCClosed, KYCAccountTakeover}
 
-// KYCIndex returns the position of s in KYCStatuses, or -1.
+// KYCIndex returns the position of x in KYCStatuses, or -1.
 func KYCIndex(x KYCStatus) int { return slices.Index(KYCStatuses, x) }
 
 // IDType is PartnerUserAccountIdType: how a user_account_id is to be read.
@@ -61,8 +77,16 @@ const (
 // Sides lists the order sides (stable positions: a store's order index keeps them so).
 var Sides = []Side{SideBuy, SideSell}
 
-// SideIndex returns the position of s in Sides, or -1.
-func SideIndex(x Side) int { return slices.Index(Sides, x) }
+// SideIndex returns the position of x in Sides, or -1, by a switch as ProductIndex.
+func SideIndex(x Side) int {
+	switch x {
+	case SideBuy:
+		return 0
+	case SideSell:
+		return 1
+	}
+	return -1
+}
 
 // OrderStatus is an order's (and a transaction's) lifecycle state (decisions D6).
 type OrderStatus string
@@ -78,8 +102,21 @@ const (
 // OrderStatuses lists every order state (stable positions).
 var OrderStatuses = []OrderStatus{OrderPending, OrderCompleted, OrderCanceled, OrderFailed}
 
-// OrderStatusIndex returns the position of s in OrderStatuses, or -1.
-func OrderStatusIndex(x OrderStatus) int { return slices.Index(OrderStatuses, x) }
+// OrderStatusIndex returns the position of x in OrderStatuses, or -1, by a switch as
+// ProductIndex.
+func OrderStatusIndex(x OrderStatus) int {
+	switch x {
+	case OrderPending:
+		return 0
+	case OrderCompleted:
+		return 1
+	case OrderCanceled:
+		return 2
+	case OrderFailed:
+		return 3
+	}
+	return -1
+}
 
 // TransactionType is what a transaction does (decisions D7).
 type TransactionType string

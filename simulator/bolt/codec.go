@@ -1288,7 +1288,7 @@ func (d *decoder) orderRow(o *simulator.OrderRow) (instID string) {
 			o.Fee, j = d.amountAt(b, j)
 		}
 	}
-	setKindNames(o, product, side, str())
+	o.SetKindNames(simulator.Product(product), simulator.Side(side), simulator.OrderStatus(str()))
 	o.PlacedSec, o.PlacedNsec, j = d.unixAt(b, j)
 	o.HasCompletedAt, o.CompletedSec, o.CompletedNsec = false, 0, 0
 	if j >= 0 && j < len(b) {
@@ -1316,60 +1316,6 @@ func (d *decoder) orderRow(o *simulator.OrderRow) (instID string) {
 		d.b = b[len(b):]
 	}
 	return instID
-}
-
-// setKindNames sets o's product, side and status to the values their strings name, by
-// position when the spec lists them (simulator.OrderRow.SetKindNames without its strings'
-// conversions and lookups: a record's are nearly always listed ones).
-func setKindNames(o *simulator.OrderRow, product, side, status string) {
-	o.Product, o.Side, o.Status = int8(productPosition(product)), int8(sidePosition(side)), int8(statusPosition(status))
-	if o.Product < 0 || o.Side < 0 || o.Status < 0 {
-		o.SetKindNames(simulator.Product(product), simulator.Side(side), simulator.OrderStatus(status))
-		return
-	}
-	o.ProductName, o.SideName, o.StatusName = "", "", ""
-}
-
-// productPosition, sidePosition and statusPosition are simulator.ProductIndex, SideIndex and
-// OrderStatusIndex of a string, told apart by a switch on constants (its length, then its
-// bytes) rather than a compare with each value in turn; TestKindPositions holds them to the
-// lists.
-func productPosition(s string) int {
-	switch simulator.Product(s) {
-	case simulator.ProductSecurities:
-		return 0
-	case simulator.ProductRobo:
-		return 1
-	case simulator.ProductCrypto:
-		return 2
-	case simulator.ProductRothIRA:
-		return 3
-	}
-	return -1
-}
-
-func sidePosition(s string) int {
-	switch simulator.Side(s) {
-	case simulator.SideBuy:
-		return 0
-	case simulator.SideSell:
-		return 1
-	}
-	return -1
-}
-
-func statusPosition(s string) int {
-	switch simulator.OrderStatus(s) {
-	case simulator.OrderPending:
-		return 0
-	case simulator.OrderCompleted:
-		return 1
-	case simulator.OrderCanceled:
-		return 2
-	case simulator.OrderFailed:
-		return 3
-	}
-	return -1
 }
 
 // unixAt reads the time written by encoder.time at b[i:] as decoder.time does, as its Unix
@@ -1446,7 +1392,7 @@ func (e *encoder) orderItemTail(o *simulator.Order, marks bool) {
 	if marks && simulator.PlainJSON(o.ID) && simulator.PlainJSON(o.UserAccountID) && simulator.PlainJSON(o.Symbol) && simulator.PlainJSON(o.RecurringOrderID) {
 		plain = plainTag
 	}
-	if simulator.ProductIndex(o.Product) < 0 || o.Side != simulator.SideBuy && o.Side != simulator.SideSell || simulator.OrderStatusIndex(o.Status) < 0 {
+	if simulator.ProductIndex(o.Product) < 0 || simulator.SideIndex(o.Side) < 0 || simulator.OrderStatusIndex(o.Status) < 0 {
 		e.b = append(e.b, 1|plain)
 		e.str(string(o.Product))
 		e.str(string(o.Side))

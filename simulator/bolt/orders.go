@@ -76,12 +76,9 @@ func orderItemValue(o *simulator.Order, marks bool) []byte {
 	return e.b
 }
 
-func sideByte(s simulator.Side) byte {
-	if s == simulator.SideSell {
-		return 1
-	}
-	return 0
-}
+// sideByte is s's position in simulator.Sides as an order's summary and index keys keep it; a
+// side the list does not name is kept at the first one's.
+func sideByte(s simulator.Side) byte { return byte(max(simulator.SideIndex(s), 0)) }
 
 // orderIndexEntries returns (prefix, rest) of every index entry of an order.
 func orderIndexEntries(o *simulator.Order) [][2][]byte {

@@ -714,23 +714,6 @@ func sameRow(r simulator.OrderRow) simulator.OrderRow {
 	return r
 }
 
-// The positions a record's product, side and status strings are read at are their positions
-// in the lists the renderer picks their texts from, and -1 for any other string.
-func TestKindPositions(t *testing.T) {
-	for i, p := range simulator.Products {
-		assert.Equal(t, i, productPosition(string(p)), p)
-	}
-	for i, sd := range simulator.Sides {
-		assert.Equal(t, i, sidePosition(string(sd)), sd)
-	}
-	for i, st := range simulator.OrderStatuses {
-		assert.Equal(t, i, statusPosition(string(st)), st)
-	}
-	for _, s := range []string{"", "bonds", "Robo", "robo ", "short", "settled", "complete"} {
-		assert.Equal(t, [3]int{-1, -1, -1}, [3]int{productPosition(s), sidePosition(s), statusPosition(s)}, s)
-	}
-}
-
 // The arithmetic canonical form of a decimal is the one its String() gives: the same bytes for
 // every size, sign, exponent and trailing zeros, and at every edge of 18 digits.
 func TestDecimalEncodingMatchesText(t *testing.T) {

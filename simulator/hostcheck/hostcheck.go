@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 )
 
 // ErrName is CheckName's refusal.
@@ -25,7 +26,8 @@ func CheckName(h string) error {
 }
 
 // Policy decides which Host headers a server answers (decisions D18). It runs on every request:
-// no allocation, and work bounded by the (operator-given) list. Its zero value answers any Host.
+// work bounded by the (operator-given) list, and no allocation but one when a Host it allows is
+// not the one it allowed last. Its zero value answers any Host.
 type Policy struct {
 	// loopbackOnly answers only loopback Hosts and allowed; otherwise an empty allowed means
 	// any Host.
@@ -33,6 +35,9 @@ type Policy struct {
 	// allowed are lower-case names without a trailing dot; ".name" matches name and every
 	// name under it.
 	allowed []string
+	// last is the Host header allowed last: a client sends the same one with every request,
+	// and the answer for it cannot change (the policy is fixed at New).
+	last atomic.Pointer[string]
 }
 
 // New returns the policy of a server: loopbackOnly for one listening on loopback only (it then
@@ -54,6 +59,19 @@ func (p *Policy) Allows(hostHeader string) bool {
 	if !p.loopbackOnly && len(p.allowed) == 0 {
 		return true
 	}
+	if last := p.last.Load(); last != nil && *last == hostHeader {
+		return true
+	}
+	if !p.judge(hostHeader) {
+		return false
+	}
+	last := hostHeader // a copy of the header's string, so that only this path allocates
+	p.last.Store(&last)
+	return true
+}
+
+// judge is Allows without the memory of the Host allowed last.
+func (p *Policy) judge(hostHeader string) bool {
 	host, ok := hostName(hostHeader)
 	if !ok {
 		return false

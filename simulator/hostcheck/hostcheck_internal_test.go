@@ -77,3 +77,14 @@ func TestCheckName(t *testing.T) {
 		assert.ErrorIs(t, CheckName(h), ErrName, h)
 	}
 }
+
+// Allows remembers the Host it allowed last, and answers every Host as judge does whatever it
+// remembers: a refused Host after an allowed one, an allowed one after a refused one.
+func TestAllowsAnswersAsJudgeWhateverItRemembers(t *testing.T) {
+	p := New(true, []string{".dev.internal"})
+	hosts := []string{"127.0.0.1:8080", "127.0.0.1:8080", "rebind.attacker.example:8080", "127.0.0.1:8080", "a.dev.internal",
+		"127.0.0.1:8081", "evil.example", "evil.example", "localhost", "127.0.0.1:8080", "127.0.0.1.nip.io"}
+	for i, h := range hosts {
+		assert.Equal(t, p.judge(h), p.Allows(h), "request %d, Host %q", i, h)
+	}
+}

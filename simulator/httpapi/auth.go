@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -38,6 +39,8 @@ func requireKey(keys KeyAuthenticator, scope simulator.Scope) echo.MiddlewareFun
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			plain := headerValue(c.Request().Header, headerAPIKey)
+			rc := c.(*reqContext)
+			rc.plain, rc.plainRead = plain, true
 			if plain == "" {
 				c.Response().Header().Set("WWW-Authenticate", "APIKey")
 				return simulator.Errorf(simulator.EUNAUTHORIZED, "Not authenticated")
@@ -52,7 +55,7 @@ func requireKey(keys KeyAuthenticator, scope simulator.Scope) echo.MiddlewareFun
 			if !key.HasScope(scope) {
 				return simulator.Errorf(simulator.EFORBIDDEN, "key does not have the required scope: %s", scope)
 			}
-			c.(*reqContext).key = key
+			rc.key = key
 			return next(c)
 		}
 	}
@@ -67,7 +70,43 @@ func keyOf(c echo.Context) *simulator.APIKey { return c.(*reqContext).key }
 // (Server.contexts): nothing keeps it past its request.
 type reqContext struct {
 	echo.Context
+	// req and res are the echo context's request and response, kept beside it: every check and
+	// handler asks for them, and through the embedded interface each ask was two calls.
+	req *http.Request
+	res *echo.Response
 	key *simulator.APIKey
 	// head holds the response's own header values (requestID).
 	head *headValues
+	// start and end, when set, are when the request began and was answered, stamped once for
+	// the metrics and the journal.
+	start, end time.Time
+	// plain is the x-api-key header's value, once requireKey has read it (plainRead).
+	plain     string
+	plainRead bool
+}
+
+// apiKeyOf is the x-api-key header's value of c's request.
+func apiKeyOf(c echo.Context) string {
+	if rc := reqContextOf(c); rc != nil && rc.plainRead {
+		return rc.plain
+	}
+	return headerValue(c.Request().Header, headerAPIKey)
+}
+
+// Request is the echo context's request.
+func (rc *reqContext) Request() *http.Request { return rc.req }
+
+// SetRequest sets the echo context's request.
+func (rc *reqContext) SetRequest(r *http.Request) { rc.req = r; rc.Context.SetRequest(r) }
+
+// Response is the echo context's response.
+func (rc *reqContext) Response() *echo.Response { return rc.res }
+
+// SetResponse sets the echo context's response.
+func (rc *reqContext) SetResponse(r *echo.Response) { rc.res = r; rc.Context.SetResponse(r) }
+
+// reqContextOf returns c as the request's reqContext, or nil when it is none.
+func reqContextOf(c echo.Context) *reqContext {
+	rc, _ := c.(*reqContext)
+	return rc
 }

@@ -174,3 +174,41 @@ func TestSlowHandlerKeepsItsContext(t *testing.T) {
 		assert.False(t, <-cancelled, "the handler's context was cancelled (body %v)", body != nil)
 	}
 }
+
+// Each of a connection's times holds on its own, however its deadlines are kept (decisions
+// D18): a head is cut at the head's time though the request's is longer; a body may arrive
+// after the head's time, within the request's; and a keep-alive connection may idle past the
+// head's time, within its idle time. The waits are the bounds under test: time must pass.
+func TestConnectionTimesHoldEachAlone(t *testing.T) {
+	const head, request, idle = 200 * time.Millisecond, 3 * time.Second, 3 * time.Second
+	addr := serveLimited(t, httpapi.ConnLimits{Idle: idle, Request: request, Head: head, MaxConns: 100})
+
+	c := dial(t, addr)
+	start := time.Now()
+	_, err := io.WriteString(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+	require.NoError(t, err)
+	require.True(t, closedByServer(t, c), "an unfinished head is closed")
+	assert.Less(t, time.Since(start), request*2/3, "an unfinished head is closed at the head's time, not the request's")
+
+	c = dial(t, addr)
+	_, err = io.WriteString(c, "POST /v1/sessions/revoke/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n")
+	require.NoError(t, err)
+	<-time.After(3 * head)
+	_, err = io.WriteString(c, "{}")
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(20*time.Second)))
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err, "a body sent after the head's time, within the request's, is answered")
+	res.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "answered (no key)")
+
+	c = healthy(t, addr)
+	<-time.After(3 * head)
+	_, err = io.WriteString(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(20*time.Second)))
+	res, err = http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err, "a connection idle past the head's time, within its idle time, is served")
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+}

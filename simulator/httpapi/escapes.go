@@ -65,32 +65,70 @@ type escapeConn struct {
 	remain  uint64 // bytes left of the body or of the chunk
 	excess  int64  // net/http's count of a chunked body's overhead
 	scratch [4096]byte
+	// direct says that c.in is the caller's buffer, framed where it lies (readDirect): what is
+	// framed stays there rather than being copied to c.out; stopped says a request line there
+	// needs rewriting, which only a copy can hold.
+	direct, stopped bool
 	// held is what the connection keeps of a response being written (holdResponse), nil when
 	// it holds nothing: net/http writes from the connection's own goroutine, the handler's.
 	held *[]byte
 }
 
 func (c *escapeConn) Read(p []byte) (int, error) {
+	var err error // the last read's, returned once what it brought is framed
+	if len(c.in) == 0 && len(c.out) == 0 && c.state != passThrough && len(p) >= minDirect {
+		var n int
+		if n, err = c.readDirect(p); n > 0 || err != nil && len(c.in) == 0 {
+			return n, err
+		}
+	}
 	for len(c.out) == 0 {
-		if c.step() {
-			continue
-		}
-		if c.state == passThrough { // nothing held back
-			return c.Conn.Read(p)
-		}
-		n, err := c.Conn.Read(c.scratch[:])
-		c.in = append(c.in, c.scratch[:n]...)
 		if err != nil {
 			for len(c.out) == 0 && c.step() {
 			}
 			if len(c.out) == 0 {
 				return 0, err
 			}
+			break
 		}
+		if c.step() {
+			continue
+		}
+		if c.state == passThrough { // nothing held back
+			return c.Conn.Read(p)
+		}
+		var n int
+		n, err = c.Conn.Read(c.scratch[:])
+		c.in = append(c.in, c.scratch[:n]...)
 	}
 	n := copy(p, c.out)
 	c.out = c.out[n:]
 	return n, nil
+}
+
+// minDirect is the smallest read readDirect serves: net/http reads a connection through a
+// 4 KB buffer, and a smaller read (its background read's one byte) would seldom hold a line.
+const minDirect = 1 << 10
+
+// readDirect reads from the connection straight into p and frames the bytes where they lie,
+// as far as they need no rewriting: a client that escapes its paths as it should has every
+// request handed to net/http without a copy. What does not frame there — a line not yet
+// whole, a request line to rewrite, and what follows — is held back in c.in for Read's
+// copying path, which frames it as ever. It returns how many bytes of p are framed, and the
+// read's error when there are none (otherwise, as in the copying path, the next read meets
+// the error again).
+func (c *escapeConn) readDirect(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	held := c.in[:0]
+	c.in, c.direct = p[:n], true
+	for !c.stopped && c.step() {
+	}
+	framed := n - len(c.in)
+	c.in, c.direct, c.stopped = append(held, c.in...), false, false
+	if framed > 0 {
+		return framed, nil
+	}
+	return 0, err
 }
 
 // step frames what it can of c.in into c.out and reports whether it made progress.
@@ -141,14 +179,20 @@ func (c *escapeConn) line(n int) {
 	switch c.state {
 	case atRequestLine:
 		fixed, http11, ok := fixRequestLine(l)
-		c.out = append(c.out, fixed...)
+		if c.direct && len(fixed) != len(l) {
+			c.stopped = true // a rewritten line is longer than the bytes it stands for
+			return
+		}
+		if !c.direct {
+			c.out = append(c.out, fixed...)
+		}
 		c.in = c.in[n:]
 		c.head, c.http11, c.state = c.head[:0], http11, inHead
 		if !ok {
 			c.state = passThrough
 		}
 	case inHead:
-		if n <= 2 && len(bytes.TrimRight(l, "\r\n")) == 0 {
+		if n == 1 || n == 2 && l[0] == '\r' { // the blank line: the head's end
 			c.head = append(c.head, l...)
 			c.emit(n)
 			c.frame()
@@ -156,7 +200,16 @@ func (c *escapeConn) line(n int) {
 		}
 		// Only a head naming a length or an encoding, or folding a line, needs reading as
 		// net/http reads it: any other has no body.
-		c.framed = c.framed || l[0] == ' ' || l[0] == '\t' || hasPrefixFold(l, "content-length:") || hasPrefixFold(l, "transfer-encoding:")
+		if !c.framed {
+			switch l[0] {
+			case ' ', '\t':
+				c.framed = true
+			case 'c', 'C':
+				c.framed = hasPrefixFold(l, "content-length:")
+			case 't', 'T':
+				c.framed = hasPrefixFold(l, "transfer-encoding:")
+			}
+		}
 		c.head = append(c.head, l...)
 		c.emit(n)
 	case atChunkLine:
@@ -258,8 +311,11 @@ func hasPrefixFold(l []byte, prefix string) bool {
 	return len(l) >= len(prefix) && strings.EqualFold(string(l[:len(prefix)]), prefix)
 }
 
+// emit frames the next n bytes of c.in as they are.
 func (c *escapeConn) emit(n int) {
-	c.out = append(c.out, c.in[:n]...)
+	if !c.direct {
+		c.out = append(c.out, c.in[:n]...)
+	}
 	c.in = c.in[n:]
 }
 
@@ -280,14 +336,14 @@ func chunkSize(p []byte) (uint64, bool) {
 // reads (method, target, "HTTP/x.y" parted by single spaces); a line that is not is left alone.
 func fixRequestLine(l []byte) (fixed []byte, http11, ok bool) {
 	s := bytes.TrimSuffix(bytes.TrimSuffix(l, []byte("\n")), []byte("\r"))
-	_, rest, ok1 := bytes.Cut(s, []byte(" "))
-	target, proto, ok2 := bytes.Cut(rest, []byte(" "))
+	_, rest, ok1 := cutByte(s, ' ')
+	target, proto, ok2 := cutByte(rest, ' ')
 	major, minor, ok3 := parseProto(proto)
 	if !ok1 || !ok2 || !ok3 {
 		return l, false, false
 	}
 	http11 = major > 1 || major == 1 && minor >= 1
-	path, _, _ := bytes.Cut(target, []byte("?"))
+	path, _, _ := cutByte(target, '?')
 	if len(path) == 0 || path[0] != '/' || validEscapes(path) {
 		return l, http11, true
 	}
@@ -303,7 +359,18 @@ func fixRequestLine(l []byte) (fixed []byte, http11, ok bool) {
 	return append(b, l[at+len(path):]...), http11, true
 }
 
+// cutByte is bytes.Cut around a one-byte separator, without its search for a longer one.
+func cutByte(s []byte, sep byte) (before, after []byte, found bool) {
+	if i := bytes.IndexByte(s, sep); i >= 0 {
+		return s[:i], s[i+1:], true
+	}
+	return s, nil, false
+}
+
 func validEscapes(path []byte) bool {
+	if bytes.IndexByte(path, '%') < 0 {
+		return true
+	}
 	for i := 0; i < len(path); i++ {
 		if path[i] == '%' && (i+2 >= len(path) || !isHex(path[i+1]) || !isHex(path[i+2])) {
 			return false

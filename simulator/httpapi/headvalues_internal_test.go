@@ -18,7 +18,8 @@ import (
 // written after another was begun) is a value of its own, and the first keeps its digits.
 func TestHeadValuesAreWrittenOnce(t *testing.T) {
 	e := echo.New()
-	rc := &reqContext{Context: e.NewContext(httptest.NewRequest(http.MethodGet, "/", nil), httptest.NewRecorder())}
+	ec := e.NewContext(httptest.NewRequest(http.MethodGet, "/", nil), httptest.NewRecorder())
+	rc := &reqContext{Context: ec, req: ec.Request(), res: ec.Response()}
 	err := requestID(func(c echo.Context) error { return nil })(rc)
 	assert.NoError(t, err)
 	id := rc.Response().Header().Get(headerRequestID)

@@ -32,18 +32,28 @@ type Metrics struct {
 	buildDone    *prometheus.GaugeVec
 	buildTotal   prometheus.Gauge
 	institutions *labelSet
-	// series and routes keep the request counters and latency observers once looked up:
-	// WithLabelValues checks and hashes every label value and takes the vector's lock, twice a
-	// request. Their keys are the labels', as bounded.
-	series sync.Map // requestSeries → prometheus.Counter
-	routes sync.Map // route pattern → prometheus.Observer
+	// routes keeps each route's latency observer and request counters once looked up
+	// (routeSeries): WithLabelValues checks and hashes every label value and takes the vector's
+	// lock, twice a request (and a sync.Map keyed by the labels hashed them through their
+	// interface, field by field). It is read without a lock and replaced whole, under mu, when
+	// a route is added; its keys are the labels', as bounded.
+	routes atomic.Pointer[map[string]*routeSeries]
+	mu     sync.Mutex
 }
 
-// requestSeries is the labels of one series of partnersim_http_requests_total.
-type requestSeries struct {
-	route, method string
-	status        int
-	inst          string
+// routeSeries are a route's latency observer and its series of partnersim_http_requests_total
+// by method, status and institution, read without a lock and replaced whole, under the
+// Metrics' mu, when one is added.
+type routeSeries struct {
+	observer prometheus.Observer
+	counters atomic.Pointer[map[seriesLabels]prometheus.Counter]
+}
+
+// seriesLabels are the labels of a request counter besides its route.
+type seriesLabels struct {
+	method string
+	status int
+	inst   string
 }
 
 // MetricsSources are what Metrics read when scraped: the delivery queue per institution and
@@ -57,6 +67,7 @@ type MetricsSources struct {
 // Sources are read at each scrape, through src, which may be filled later (SetSources).
 func NewMetrics() *Metrics {
 	m := &Metrics{registry: prometheus.NewRegistry(), institutions: newLabelSet(MaxInstitutionLabels)}
+	m.routes.Store(&map[string]*routeSeries{})
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "partnersim_http_requests_total",
 		Help: "HTTP requests answered, by route pattern, method, status and the key's institution (\"-\" without a key)."},
 		[]string{"route", "method", "status", "institution"})
@@ -108,7 +119,10 @@ func (m *Metrics) Build(phase string, done, total int) {
 // final status is seen.
 func (m *Metrics) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		start := time.Now()
+		start, rc := time.Now(), reqContextOf(c)
+		if rc != nil {
+			rc.start = start // for the journal, so that the two read the clock once each way
+		}
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
@@ -124,30 +138,55 @@ func (m *Metrics) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if k := keyOf(c); k != nil {
 			inst = m.institutions.label(k.InstitutionID)
 		}
-		m.counter(requestSeries{route, method, c.Response().Status, inst}).Inc()
-		m.observer(route).Observe(time.Since(start).Seconds())
+		rs := m.route(route)
+		m.counter(rs, route, seriesLabels{method, c.Response().Status, inst}).Inc()
+		var end time.Time
+		if rc != nil {
+			end = rc.end // the journal's, when it stamped one: the request was answered then
+		}
+		if end.IsZero() {
+			end = time.Now()
+		}
+		rs.observer.Observe(end.Sub(start).Seconds())
 		return nil
 	}
 }
 
-// counter is the request counter of the series s.
-func (m *Metrics) counter(s requestSeries) prometheus.Counter {
-	if c, ok := m.series.Load(s); ok {
-		return c.(prometheus.Counter)
+// route is the series of the route pattern route.
+func (m *Metrics) route(route string) *routeSeries {
+	if rs := (*m.routes.Load())[route]; rs != nil {
+		return rs
 	}
-	c := m.requests.WithLabelValues(s.route, s.method, strconv.Itoa(s.status), s.inst)
-	m.series.Store(s, c)
-	return c
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	routes := *m.routes.Load()
+	if rs := routes[route]; rs != nil {
+		return rs
+	}
+	rs := &routeSeries{observer: m.latency.WithLabelValues(route)}
+	rs.counters.Store(&map[seriesLabels]prometheus.Counter{})
+	next := maps.Clone(routes)
+	next[route] = rs
+	m.routes.Store(&next)
+	return rs
 }
 
-// observer is the latency observer of the route.
-func (m *Metrics) observer(route string) prometheus.Observer {
-	if o, ok := m.routes.Load(route); ok {
-		return o.(prometheus.Observer)
+// counter is the request counter of the route's series rs with the labels l.
+func (m *Metrics) counter(rs *routeSeries, route string, l seriesLabels) prometheus.Counter {
+	if c, ok := (*rs.counters.Load())[l]; ok {
+		return c
 	}
-	o := m.latency.WithLabelValues(route)
-	m.routes.Store(route, o)
-	return o
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	counters := *rs.counters.Load()
+	if c, ok := counters[l]; ok {
+		return c
+	}
+	c := m.requests.WithLabelValues(route, l.method, strconv.Itoa(l.status), l.inst)
+	next := maps.Clone(counters)
+	next[l] = c
+	rs.counters.Store(&next)
+	return c
 }
 
 // handleMetrics answers GET /metrics.

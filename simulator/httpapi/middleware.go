@@ -127,10 +127,21 @@ func methodName(m string) (string, bool) {
 func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			start := time.Now()
+			rc := reqContextOf(c)
+			var start time.Time
+			if rc != nil {
+				start = rc.start // the metrics', when they stamped one: one clock reading for both
+			}
+			if start.IsZero() {
+				start = time.Now()
+			}
 			err := next(c)
 			if err != nil {
 				c.Error(err) // write the error now so the journal sees its status
+			}
+			end := time.Now()
+			if rc != nil {
+				rc.end = end
 			}
 			r := c.Request()
 			path, cutPath := clip(r.URL.Path)
@@ -141,9 +152,9 @@ func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 				method = strings.Clone(method)
 			}
 			e := journalEntry{at: clock.Now(), JournalEntry: surface.JournalEntry{Method: method, Path: path, Query: query,
-				Status: c.Response().Status, LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
-				RequestID: headerValue(c.Response().Header(), headerRequestID), Truncated: cutPath || cutQuery}}
-			if k := headerValue(r.Header, headerAPIKey); k != "" {
+				Status: c.Response().Status, LatencyMS: float64(end.Sub(start).Microseconds()) / 1000,
+				RequestID: requestIDOf(c), Truncated: cutPath || cutQuery}}
+			if k := apiKeyOf(c); k != "" {
 				e.KeyPrefix = simulator.KeyPrefix(k)
 			}
 			copied(&e.Path, &e.Query, &e.RequestID, &e.KeyPrefix)
@@ -151,6 +162,15 @@ func record(j *journal, clock *simulator.Clock) echo.MiddlewareFunc {
 			return nil
 		}
 	}
+}
+
+// requestIDOf is the X-Request-Id c's response carries: the one requestID gave it, kept on the
+// request's context.
+func requestIDOf(c echo.Context) string {
+	if rc := reqContextOf(c); rc != nil && rc.head != nil {
+		return rc.head.id[0]
+	}
+	return headerValue(c.Response().Header(), headerRequestID)
 }
 
 // faults holds the fault rules and the rate limit, both off by default.

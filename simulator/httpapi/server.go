@@ -203,10 +203,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := s.contexts.Get().(*reqContext)
 	c := rc.Context
 	c.Reset(r, w)
+	rc.req, rc.res = r, c.Response()
 	if err := s.serve(rc); err != nil {
 		s.e.HTTPErrorHandler(err, c)
 	}
-	rc.key, rc.head = nil, nil
+	*rc = reqContext{Context: c} // nothing of this request kept past it
 	s.contexts.Put(rc)
 }
 

@@ -16,7 +16,7 @@ var (
 	// KYCStatuses are the KYC states.
 	KYCStatuses = EnumStrings(simulator.KYCStatuses)
 	// Sides are an order's sides.
-	Sides = []string{string(simulator.SideBuy), string(simulator.SideSell)}
+	Sides = EnumStrings(simulator.Sides)
 	// OrderStatuses are an order's states.
 	OrderStatuses = EnumStrings(simulator.OrderStatuses)
 	sortOrders    = []string{"asc", "desc"}
