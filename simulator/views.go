@@ -277,7 +277,7 @@ type Releaser interface{ Release() }
 
 // Release gives the page's room back for a later page (Room), once the page's last reader has
 // read every item: neither the page nor anything read from it may be used after — the page
-// then reads no item, and Each says so. A page without room (one whose store pooled nothing,
+// then reads no item, and EachRow says so. A page without room (one whose store pooled nothing,
 // or released already) is left as it is: callers that keep a page simply never release it.
 func (p *OrderItemPage) Release() {
 	if p.Room == nil {
@@ -314,21 +314,6 @@ func (p *OrderItemPage) EachRow(fn func(*OrderRow)) error {
 	for i := range p.Items {
 		row = p.Items[i].Row()
 		fn(&row)
-	}
-	return nil
-}
-
-// Each gives fn the page's items in order (Items, or Read's rows as items: OrderRow.Item) and
-// returns Read's error.
-func (p *OrderItemPage) Each(fn func(*OrderItem)) error {
-	if p.Read != nil {
-		return p.Read.ReadRows(func(r *OrderRow) {
-			it := r.Item()
-			fn(&it)
-		})
-	}
-	for i := range p.Items {
-		fn(&p.Items[i])
 	}
 	return nil
 }

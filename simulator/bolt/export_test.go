@@ -56,10 +56,19 @@ func (s *DB) RehearseWrites() { s.rehearse = true }
 func OrderItemsOf(tb testing.TB, p *simulator.OrderItemPage) []simulator.OrderItem {
 	tb.Helper()
 	items := []simulator.OrderItem{}
-	require.NoError(tb, p.Each(func(o *simulator.OrderItem) {
+	require.NoError(tb, eachItem(p, func(o *simulator.OrderItem) {
 		it := *o
 		it.PlainStrings = it.PlainStrings && !plainItem(&it)
 		items = append(items, it)
 	}))
 	return items
+}
+
+// eachItem gives fn the page's items in order, each as its row shows it (OrderItemPage.EachRow,
+// OrderRow.Item), and returns EachRow's error.
+func eachItem(p *simulator.OrderItemPage, fn func(*simulator.OrderItem)) error {
+	return p.EachRow(func(r *simulator.OrderRow) {
+		it := r.Item()
+		fn(&it)
+	})
 }

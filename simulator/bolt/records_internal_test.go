@@ -1223,14 +1223,14 @@ func TestOrderItemsMatchWholeOrders(t *testing.T) {
 		for _, raw := range raws[:50] {
 			for n := 1; n < len(raw); n += 1 + len(raw)/20 {
 				page := &simulator.OrderItemPage{Read: &recordOrders{records: [][]byte{raw[:n]}, instID: instID}}
-				require.Error(t, page.Each(func(*simulator.OrderItem) {}), "a record's copy cut at %d bytes", n)
+				require.Error(t, eachItem(page, func(*simulator.OrderItem) {}), "a record's copy cut at %d bytes", n)
 			}
 		}
 		_, err := orderItems(tx, keys[:1], "ins_other")
 		require.Error(t, err, "another institution's order: a stale index")
 		for _, raw := range raws[:8] { // a record of either form
 			page := &simulator.OrderItemPage{Read: &recordOrders{records: [][]byte{raw}, instID: "ins_other"}}
-			require.Error(t, page.Each(func(*simulator.OrderItem) {}), "another institution's order")
+			require.Error(t, eachItem(page, func(*simulator.OrderItem) {}), "another institution's order")
 		}
 		return nil
 	}))
@@ -1267,7 +1267,7 @@ func TestCoveredOrderItemMatchesWholeOrder(t *testing.T) {
 		var whole simulator.Order
 		require.NoError(t, decodeRecord(raw, &whole))
 		var items []simulator.OrderItem // as read, the mark of plain strings too
-		require.NoError(t, (&simulator.OrderItemPage{Read: &coveredOrders{entries: [][]byte{entry}}}).Each(func(it *simulator.OrderItem) { items = append(items, *it) }))
+		require.NoError(t, eachItem(&simulator.OrderItemPage{Read: &coveredOrders{entries: [][]byte{entry}}}, func(it *simulator.OrderItem) { items = append(items, *it) }))
 		want := whole.Item()
 		want.PlacedAt = want.PlacedAt.UTC()
 		want.PlainStrings = marks && plainItem(&want)
@@ -1280,12 +1280,12 @@ func TestCoveredOrderItemMatchesWholeOrder(t *testing.T) {
 		require.Equal(t, orderSummary(o)[:orderSummaryLen], orderItemValue(o, marks)[:orderSummaryLen], "a filter reads either form alike")
 		for n := 1; n < len(entry); n += 1 + len(entry)/20 {
 			page := &simulator.OrderItemPage{Read: &coveredOrders{entries: [][]byte{entry[:n]}}}
-			require.Error(t, page.Each(func(*simulator.OrderItem) {}), "order %d cut at %d bytes", i, n)
+			require.Error(t, eachItem(page, func(*simulator.OrderItem) {}), "order %d cut at %d bytes", i, n)
 		}
 	}
 	assert.Greater(t, plain, 20, "orders of plain strings in a store that notes them")
 	var got []simulator.OrderItem
-	require.NoError(t, (&simulator.OrderItemPage{Read: &coveredOrders{entries: entries}}).Each(func(it *simulator.OrderItem) { got = append(got, *it) }))
+	require.NoError(t, eachItem(&simulator.OrderItemPage{Read: &coveredOrders{entries: entries}}, func(it *simulator.OrderItem) { got = append(got, *it) }))
 	got = sameForm(got)
 	require.Len(t, got, len(wants))
 	for i, want := range sameForm(wants) {

@@ -52,7 +52,7 @@ func roomQueries(start time.Time) []simulator.OrderFilter {
 func orderIDs(t *testing.T, page *simulator.OrderItemPage) []string {
 	t.Helper()
 	var out []string
-	require.NoError(t, page.Each(func(o *simulator.OrderItem) {
+	require.NoError(t, eachItem(page, func(o *simulator.OrderItem) {
 		out = append(out, o.ID+"/"+o.UserAccountID+"/"+o.PlacedAt.String())
 	}))
 	return out
@@ -118,7 +118,7 @@ func TestOrderPagesReadConcurrently(t *testing.T) {
 		}
 		defer page.Release()
 		var got []string
-		err = page.Each(func(o *simulator.OrderItem) {
+		err = eachItem(page, func(o *simulator.OrderItem) {
 			got = append(got, o.ID+"/"+o.UserAccountID+"/"+o.PlacedAt.String())
 		})
 		return got, err
@@ -157,13 +157,13 @@ func TestOrderPageReleased(t *testing.T) {
 	require.NotEmpty(t, orderIDs(t, page))
 	page.Release()
 	page.Release()
-	err = page.Each(func(*simulator.OrderItem) { t.Error("an item read after release") })
+	err = eachItem(page, func(*simulator.OrderItem) { t.Error("an item read after release") })
 	assert.Equal(t, simulator.EINTERNAL, simulator.ErrorCode(err), "got %v", err)
 
 	held := &simulator.OrderItemPage{Items: []simulator.OrderItem{{ID: "ord_1"}}}
 	held.Release()
 	var ids []string
-	require.NoError(t, held.Each(func(o *simulator.OrderItem) { ids = append(ids, o.ID) }))
+	require.NoError(t, eachItem(held, func(o *simulator.OrderItem) { ids = append(ids, o.ID) }))
 	assert.Equal(t, []string{"ord_1"}, ids)
 }
 
@@ -182,7 +182,7 @@ func TestOrderPageRoomIsReused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := page.Each(func(*simulator.OrderItem) {}); err != nil {
+			if err := eachItem(page, func(*simulator.OrderItem) {}); err != nil {
 				t.Fatal(err)
 			}
 			if release {
