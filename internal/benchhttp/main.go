@@ -230,6 +230,24 @@ type server struct {
 	ready   time.Duration
 	trace   string // the gctrace file
 	pid     int
+	exited  chan struct{} // closed once the process has ended (watch)
+}
+
+// watch waits for the started process in the background: exited says when it has ended, to the
+// readiness poll (a serve that cannot start is reported at once) and to stop.
+func (s *server) watch() {
+	s.exited = make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(s.exited) }()
+}
+
+// gone reports whether the process has ended.
+func (s *server) gone() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 // serve starts `partnersim serve --db DB [--fixtures DIR]` on a free loopback port and waits
@@ -259,8 +277,9 @@ func (b *bench) serve(ctx context.Context, db, fixturesDir, name string) (*serve
 	}
 	errf.Close()
 	s.pid = cmd.Process.Pid
+	s.watch()
 	client := &http.Client{Timeout: time.Second}
-	if pollHealth(client, s.base, time.Now().Add(5*time.Minute), func() bool { return cmd.ProcessState != nil }) {
+	if pollHealth(client, s.base, time.Now().Add(5*time.Minute), s.gone) {
 		s.ready = time.Since(s.started)
 		return s, nil
 	}
@@ -299,13 +318,11 @@ func pollHealth(client *http.Client, base string, deadline time.Time, gone func(
 
 func (s *server) stop() {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-s.exited:
 	case <-time.After(10 * time.Second):
 		_ = s.cmd.Process.Kill()
-		<-done
+		<-s.exited
 	}
 }
 
@@ -723,7 +740,8 @@ func startProxy(ctx context.Context, bin, upstream, out string, args ...string) 
 		return nil, err
 	}
 	px := &server{cmd: cmd, base: "http://" + addr, pid: cmd.Process.Pid}
-	if pollHealth(&http.Client{Timeout: time.Second}, px.base, time.Now().Add(time.Minute), func() bool { return false }) {
+	px.watch()
+	if pollHealth(&http.Client{Timeout: time.Second}, px.base, time.Now().Add(time.Minute), px.gone) {
 		return px, nil
 	}
 	px.stop()

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -47,4 +49,17 @@ func TestPollHealthStopsWhenGone(t *testing.T) {
 	defer srv.Close()
 	assert.False(t, pollHealth(&http.Client{Timeout: time.Second}, srv.URL, time.Now().Add(time.Minute), func() bool { return true }),
 		"pollHealth: got ready from a server that never answers 200")
+}
+
+// TestServeReportsAProcessThatExits stops waiting for a serve that has ended: a bench given a
+// binary that cannot serve says so at once, with its output, not after the five minutes a first
+// build is given.
+func TestServeReportsAProcessThatExits(t *testing.T) {
+	b := &bench{cfg: config{bin: "/bin/false", dir: t.TempDir()}}
+	start := time.Now()
+	s, err := b.serve(context.Background(), filepath.Join(t.TempDir(), "x.db"), "", "gone")
+	if !assert.Error(t, err, "serve of /bin/false: got ready") {
+		s.stop()
+	}
+	assert.Less(t, time.Since(start), 30*time.Second, "serve of /bin/false: noticed after %s", time.Since(start))
 }
