@@ -38,6 +38,7 @@ type config struct {
 	deliveriesPkg string
 	pool          int
 	scale, svg    string
+	buildRuns     int
 }
 
 func main() {
@@ -54,6 +55,7 @@ func main() {
 	flag.IntVar(&cfg.pool, "pool", 0, "URLs drawn for each row over many URLs (0: loadtest.DefaultPoolSize)")
 	flag.StringVar(&cfg.deliveriesPkg, "deliveries-pkg", "./simulator/bolt/", "package of the delivery benchmarks")
 	flag.StringVar(&cfg.scale, "scale", "", "instead of the table above: build and serve sets of these many users (comma-separated, ten orders each) and print `make bench-scale`'s table")
+	flag.IntVar(&cfg.buildRuns, "build-runs", 2, "with -scale: builds of each size; the one of least CPU is the size's figure")
 	flag.StringVar(&cfg.svg, "svg", "", "with -scale: write the chart to this file")
 	flag.Parse()
 	if cfg.scale != "" {
@@ -258,22 +260,40 @@ func (b *bench) serve(ctx context.Context, db, fixturesDir, name string) (*serve
 	errf.Close()
 	s.pid = cmd.Process.Pid
 	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(5 * time.Minute)
+	if pollHealth(client, s.base, time.Now().Add(5*time.Minute), func() bool { return cmd.ProcessState != nil }) {
+		s.ready = time.Since(s.started)
+		return s, nil
+	}
+	s.stop()
+	tail, _ := os.ReadFile(trace)
+	return nil, fmt.Errorf("serve did not become ready: %.2000s", tail)
+}
+
+// healthPoll is how often pollHealth asks: the readiness times it reports are this fine.
+const healthPoll = 2 * time.Millisecond
+
+// pollHealth asks base's /health every healthPoll until it answers 200 (true), or until the
+// deadline passes or gone says the process ended (false). It reads each answer to its end
+// before closing it, so that one kept-alive connection carries every poll: closed unread (the
+// "sandbox is loading" answer has a body), the client's transport cannot reuse the connection,
+// and the measured server accepted, served and closed a connection of its own for every poll —
+// about 8,000 in a first serve of the 100k set, each costing it about twice the CPU of a poll
+// on a kept-alive connection (0.48–0.52 ms against 0.26–0.28 ms, an idle sandbox on the
+// two-core box under load): work it did only because it was measured.
+func pollHealth(client *http.Client, base string, deadline time.Time, gone func() bool) bool {
 	for {
-		res, err := client.Get(s.base + "/health")
+		res, err := client.Get(base + "/health")
 		if err == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				s.ready = time.Since(s.started)
-				return s, nil
+				return true
 			}
 		}
-		if time.Now().After(deadline) || cmd.ProcessState != nil {
-			s.stop()
-			tail, _ := os.ReadFile(trace)
-			return nil, fmt.Errorf("serve did not become ready: %.2000s", tail)
+		if time.Now().After(deadline) || gone() {
+			return false
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(healthPoll)
 	}
 }
 
@@ -703,19 +723,11 @@ func startProxy(ctx context.Context, bin, upstream, out string, args ...string) 
 		return nil, err
 	}
 	px := &server{cmd: cmd, base: "http://" + addr, pid: cmd.Process.Pid}
-	client := &http.Client{Timeout: time.Second}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Millisecond) {
-		if res, err := client.Get(px.base + "/health"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return px, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			px.stop()
-			return nil, errors.New("the proxy did not answer /health within a minute")
-		}
+	if pollHealth(&http.Client{Timeout: time.Second}, px.base, time.Now().Add(time.Minute), func() bool { return false }) {
+		return px, nil
 	}
+	px.stop()
+	return nil, errors.New("the proxy did not answer /health within a minute")
 }
 
 // viaRows measure one URL through a proxy and directly (the ceiling columns), alternated, at
