@@ -7,8 +7,9 @@
 // lifecycle (an event's fan-out, an attempt's outcome, a deleted subscription's ending), kyc.go
 // and trading.go the KYC and trading rules.
 //
-// It imports only the standard library and github.com/shopspring/decimal (money is exact
-// decimal everywhere; decimal is a value type, not a dependency on any I/O). It must never import
-// bbolt, echo, gjson or any other package of this module: storage (simulator/bolt), HTTP
+// It imports only the standard library, github.com/shopspring/decimal (money is exact decimal
+// everywhere; decimal is a value type, not a dependency on any I/O) and simulator/wordwise (the
+// word-at-a-time byte tests, a leaf of the standard library only). It must never import bbolt,
+// echo, gjson or any other package of this module: storage (simulator/bolt), HTTP
 // (simulator/httpapi) and delivery (simulator/webhook) depend on it, never the reverse.
 package simulator

@@ -2,8 +2,11 @@ package simulator
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/partnersim/partnersim/simulator/wordwise"
 )
 
 // EncodeJSON encodes v as the Python service writes every body it sends — API responses
@@ -50,36 +53,23 @@ func rawLineSeparators(b []byte) []byte {
 
 // PlainJSON reports whether every byte of s is printable ASCII other than '"' and '\\' (what
 // EncodeJSON writes as is, between quotes), eight bytes at a time: a list page checks a few
-// thousand bytes of ids, and a byte at a time was a sixth of an order page's instructions.
+// thousand bytes of ids, and a byte at a time was a sixth of an order page's instructions. The
+// masks of every word are gathered and asked once; the last word overlaps the ones before.
 func PlainJSON[S ~string | ~[]byte](s S) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	// plain has the top bit of each byte of w set exactly when the byte is plain. No byte of a
-	// term below borrows from or carries into the next: with its top bit set first, a byte minus
-	// 0x20 or 1 keeps its top bit exactly when its low seven bits are at least 0x20, or not 0;
-	// its low seven bits plus 1 set the top bit exactly when they are 0x7f. A word's bits are
-	// gathered, and s is plain when every byte's top bit stays set, tested once.
-	plain := func(w uint64) uint64 {
-		atLeastSpace := (w | highs) - ones*0x20
-		notQuote := (w ^ ones*'"' | highs) - ones
-		notBackslash := (w ^ ones*'\\' | highs) - ones
-		del := w&^highs + ones
-		return atLeastSpace & notQuote & notBackslash &^ del &^ w
+	notPlain := func(w uint64) wordwise.Mask {
+		return wordwise.Below(w, 0x20) | wordwise.Above(w, 0x7e) | wordwise.Equal(w, '"') | wordwise.Equal(w, '\\')
 	}
-	word := func(s S) uint64 { // s's first eight bytes, in one load
-		_ = s[7]
-		return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	}
-	if n := len(s); n >= 8 {
-		all := uint64(highs)
+	b := []byte(s) // its bytes, shared: b is only read
+	if n := len(b); n >= 8 {
+		var m wordwise.Mask
 		for i := 0; i < n-8; i += 8 {
-			all &= plain(word(s[i:]))
+			m |= notPlain(binary.LittleEndian.Uint64(b[i:]))
 		}
-		all &= plain(word(s[n-8:])) // the last eight, overlapping the words before
-		return all&highs == highs
+		m |= notPlain(binary.LittleEndian.Uint64(b[n-8:])) // the last eight, overlapping the words before
+		return !m.Any()
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+	for _, c := range b {
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
 			return false
 		}
 	}

@@ -62,6 +62,9 @@ const (
 	// idna is UTS #46 with the Unicode tables it needs (golang.org/x/text).
 	idna = "golang.org/x/net/idna"
 	text = "golang.org/x/text/..."
+	// wordwise is the leaf of the word-at-a-time byte tests, standard library only, that the
+	// domain, the validator, the fixture format and the store share.
+	wordwise = "github.com/partnersim/partnersim/simulator/wordwise"
 )
 
 // rule is what a package's doc.go says about its imports.
@@ -78,12 +81,13 @@ type rule struct {
 // runner); direct only for its own imports, where the package reaches those parts through the
 // one that wires them (cmd and the load tools through the sandbox).
 var rules = map[string]rule{
-	"github.com/partnersim/partnersim/simulator":                   {ours: []string{}, outside: []string{decimal}},
-	"github.com/partnersim/partnersim/simulator/validate":          {ours: []string{}, outside: []string{decimal, idna, text}},
+	"github.com/partnersim/partnersim/simulator":                   {ours: []string{wordwise}, outside: []string{decimal}},
+	"github.com/partnersim/partnersim/simulator/wordwise":          {ours: []string{}, outside: []string{}},
+	"github.com/partnersim/partnersim/simulator/validate":          {ours: []string{wordwise}, outside: []string{decimal, idna, text}},
 	"github.com/partnersim/partnersim/simulator/netguard":          {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/simulator/hostcheck":         {ours: []string{}, outside: []string{}},
 	"github.com/partnersim/partnersim/simulator/webhook/signature": {ours: []string{}, outside: []string{}},
-	"github.com/partnersim/partnersim/simulator/bolt":              {ours: []string{"github.com/partnersim/partnersim/simulator", "github.com/partnersim/partnersim/fixtures"}, outside: []string{decimal, bbolt}},
+	"github.com/partnersim/partnersim/simulator/bolt":              {ours: []string{"github.com/partnersim/partnersim/simulator", "github.com/partnersim/partnersim/fixtures", wordwise}, outside: []string{decimal, bbolt}},
 	"github.com/partnersim/partnersim/simulator/httpapi":           {never: []string{bbolt, "github.com/partnersim/partnersim/simulator/bolt", "github.com/partnersim/partnersim/simulator/webhook", "github.com/partnersim/partnersim/simulator/sandbox", "github.com/partnersim/partnersim/simulator/httpapi/console", "github.com/partnersim/partnersim/simulator/control"}},
 	"github.com/partnersim/partnersim/simulator/httpapi/surface":   {ours: []string{"github.com/partnersim/partnersim/simulator", "github.com/partnersim/partnersim/simulator/validate"}, outside: []string{decimal}},
 	"github.com/partnersim/partnersim/simulator/httpapi/console":   {never: []string{"github.com/partnersim/partnersim/simulator/httpapi", bbolt, "github.com/partnersim/partnersim/simulator/bolt", "github.com/partnersim/partnersim/simulator/webhook", "github.com/partnersim/partnersim/simulator/sandbox", "github.com/partnersim/partnersim/fixtures", "github.com/partnersim/partnersim/simulator/control"}},
@@ -92,7 +96,7 @@ var rules = map[string]rule{
 	"github.com/partnersim/partnersim/simulator/webhook":           {never: []string{bbolt, echo, "github.com/partnersim/partnersim/simulator/bolt", "github.com/partnersim/partnersim/simulator/httpapi/...", "github.com/partnersim/partnersim/simulator/sandbox"}},
 	"github.com/partnersim/partnersim/receiver":                    {ours: []string{"github.com/partnersim/partnersim/simulator/webhook/signature"}, outside: []string{bbolt}},
 	"github.com/partnersim/partnersim/receiver/certify":            {ours: []string{"github.com/partnersim/partnersim/simulator/webhook/signature", "github.com/partnersim/partnersim/simulator", "github.com/partnersim/partnersim/internal/junit"}, outside: []string{}},
-	"github.com/partnersim/partnersim/fixtures":                    {ours: []string{"github.com/partnersim/partnersim/simulator"}, outside: []string{decimal}},
+	"github.com/partnersim/partnersim/fixtures":                    {ours: []string{"github.com/partnersim/partnersim/simulator", wordwise}, outside: []string{decimal}},
 	"github.com/partnersim/partnersim/fixtures/generate":           {ours: []string{"github.com/partnersim/partnersim/simulator", "github.com/partnersim/partnersim/fixtures"}, outside: []string{decimal}},
 	"github.com/partnersim/partnersim/features":                    {ours: []string{"github.com/partnersim/partnersim/simulator/openapi", "github.com/partnersim/partnersim/internal/junit", "github.com/partnersim/partnersim/features/laws"}},
 	"github.com/partnersim/partnersim/features/laws":               {ours: []string{}, outside: []string{"github.com/tidwall/gjson"}},

@@ -18,6 +18,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/partnersim/partnersim/simulator"
+	"github.com/partnersim/partnersim/simulator/wordwise"
 )
 
 // Users, members, orders, transactions and deliveries — the records read on every detail,
@@ -125,16 +126,15 @@ func validUTF8(s string) string {
 // record holds is, found in a third of utf8.ValidString's instructions (a build encodes a few
 // strings a record; checking them was a fiftieth of its instructions).
 func asciiOnly(s string) bool {
-	b := unsafe.Slice(unsafe.StringData(s), len(s))
-	var m uint64
-	for len(b) >= 8 {
-		m |= binary.LittleEndian.Uint64(b)
-		b = b[8:]
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // s's bytes, only read
+	var m wordwise.Mask
+	for ; len(b) >= 8; b = b[8:] {
+		m |= wordwise.Above(binary.LittleEndian.Uint64(b), 0x7f)
 	}
-	for _, c := range b {
-		m |= uint64(c)
+	for _, c := range b { // the last few: a word of one byte each
+		m |= wordwise.Above(uint64(c), 0x7f)
 	}
-	return m&0x8080808080808080 == 0
+	return !m.Any()
 }
 
 func (e *encoder) bool(v bool) {

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/partnersim/partnersim/internal/sandboxtest"
+	"github.com/partnersim/partnersim/simulator"
 	"github.com/partnersim/partnersim/simulator/sandbox"
 )
 
@@ -257,4 +259,41 @@ func TestJournalDoesNotPinRequests(t *testing.T) {
 	runtime.ReadMemStats(&m1)
 	grew := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
 	assert.Less(t, grew, int64(2<<20), "heap grew %d bytes over 60 journaled 60 KB requests", grew)
+}
+
+// No input renders past the room a page or a history makes for it (decisions D17): at both
+// ends of the storable clock, users with every product, kyc_approved_at at the ends of the
+// years the validator takes, to the microsecond, the most cash int64 cents hold and more, and
+// a long user_account_id plain or to escape answer their lists and details, whole JSON.
+func TestLargestInputsRender(t *testing.T) {
+	for _, now := range []time.Time{simulator.FirstStorableTime, simulator.LastStorableTime} {
+		a := MustServe(t, func(c *sandbox.Config) { c.FrozenClock = &now })
+		inst, key := a.tenant(t, "", "")
+		var ids []string
+		for i, uaid := range []string{strings.Repeat("u", 4000), strings.Repeat(`\"\u0001é`, 1000)} {
+			for _, cash := range []string{"92233720368547758.07", "1e30"} {
+				var accounts []string
+				for j, p := range []string{"securities", "robo", "crypto", "roth_ira"} {
+					at := []string{"0001-01-01T00:00:00.000001Z", "9999-12-31T23:59:59.999999Z"}[(i+j)%2]
+					accounts = append(accounts, `{"product":"`+p+`","kyc_status":"approved","kyc_approved_at":"`+at+`","cash":"`+cash+`"}`)
+				}
+				r := a.Control(t, "POST", "/_sandbox/institutions/"+inst+"/users",
+					`{"user_account_id":"`+uaid+cash+`","accounts":[`+strings.Join(accounts, ",")+`]}`)
+				require.Equal(t, 201, r.Status, r.Body)
+				ids = append(ids, r.JSON("platform_id").String())
+			}
+		}
+		for _, order := range []string{"asc", "desc"} {
+			r := a.Get(t, "/v1/users/?per_page=100&order="+order, key)
+			require.Equal(t, 200, r.Status, "%v: %.300s", now, r.Body)
+			require.True(t, json.Valid([]byte(r.Body)), "%v: the list is JSON", now)
+			assert.Equal(t, int64(len(ids)), r.JSON("items.#").Int())
+		}
+		for _, id := range ids {
+			r := a.Get(t, "/v1/users/"+id+"/?user_account_id_type=platform", key)
+			require.Equal(t, 200, r.Status, "%v: %.300s", now, r.Body)
+			require.True(t, json.Valid([]byte(r.Body)), "%v: the detail is JSON", now)
+			assert.NotEmpty(t, r.JSON("historical_market_value.all_time").Array(), "%v: a funded user's history", now)
+		}
+	}
 }

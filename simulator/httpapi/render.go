@@ -199,7 +199,9 @@ func appendUserRows(b []byte, r *simulator.UserRows) []byte {
 
 // itemRoom is the room a user item of n accounts takes after its user_account_id, with a
 // textBlock's room past each text put: its blocks, its total's digits, each account's blocks,
-// value and kyc_approved_at.
+// value and kyc_approved_at. A putText past the room made would panic: the largest item any
+// rows render (TestItemRoomHoldsTheLargestItem: int64's amounts, any instant, the longest
+// texts) leaves more than a block of it.
 func itemRoom(n int) int {
 	const digits, instant = 24, 32 // an amount in cents; a time, quoted
 	return 3*textBlockLen + digits + n*(2*textBlockLen+digits+instant+2)
@@ -547,7 +549,8 @@ type renderFrame struct {
 }
 
 // renderSeries is a series of the frame, its points and before each point's amounts its head,
-// `{"as_of":"…","cost_basis":"` (at most 54 bytes: an as_of of any year).
+// `{"as_of":"…","cost_basis":"`: 46 bytes for the whole hours of four-digit years a frame
+// holds, at most 62 for any instant (TestPointHeadsHoldAnyInstant), so its block's 64 hold it.
 type renderSeries struct {
 	points []simulator.FramePoint
 	heads  []simulator.PointHead

@@ -41,7 +41,7 @@
 // apply (the Unicode version of the IDNA tables, nesting depth).
 //
 // The package holds no state between requests and imports only the standard
-// library, github.com/shopspring/decimal and golang.org/x/net/idna. It must never import the HTTP
-// framework, the store or any other simulator package: it is a leaf that the
-// HTTP layer calls.
+// library, github.com/shopspring/decimal, golang.org/x/net/idna and simulator/wordwise (the
+// word-at-a-time byte tests, a leaf). It must never import the HTTP framework, the store or any
+// other simulator package: it is a leaf that the HTTP layer calls.
 package validate

@@ -1,9 +1,12 @@
 package validate
 
 import (
+	"encoding/binary"
 	"net/url"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/partnersim/partnersim/simulator/wordwise"
 )
 
 // ParseQuery parses a raw query string the way Starlette builds
@@ -95,19 +98,15 @@ func pyUnquotePlus(s string) string {
 // It looks at eight bytes at a time: every request's query names and values pass here, and a
 // byte at a time was most of reading Get User Detail's one parameter.
 func plainASCII(s string) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	// For a word of bytes below 0x80, (w - ones) &^ w & highs is nonzero exactly when one of
-	// its bytes is zero; w ^ ones*c has a zero byte where w has a c.
-	hasZero := func(w uint64) bool { return (w-ones)&^w&highs != 0 }
-	for ; len(s) >= 8; s = s[8:] {
-		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		if w&highs != 0 || hasZero(w^(ones*'+')) || hasZero(w^(ones*'%')) {
+	b := []byte(s) // s's bytes, shared: b is only read
+	for ; len(b) >= 8; b = b[8:] {
+		w := binary.LittleEndian.Uint64(b)
+		if (wordwise.Above(w, 0x7f) | wordwise.Equal(w, '+') | wordwise.Equal(w, '%')).Any() {
 			return false
 		}
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= utf8.RuneSelf || c == '+' || c == '%' {
+	for _, c := range b {
+		if c >= utf8.RuneSelf || c == '+' || c == '%' {
 			return false
 		}
 	}
