@@ -165,6 +165,11 @@ func TestStoredTimesBounded(t *testing.T) {
 		`{"user_account_id":"far","created_at":"3000-01-01T00:00:00Z","accounts":[{"product":"crypto","kyc_status":"pending"}]}`)
 	require.Equal(t, 422, r.Status, r.Body)
 	assert.Equal(t, `{"detail":[{"type":"value_error","loc":["body","created_at"],"msg":"Value error, the sandbox stores times from 1700-01-01 to 2199-12-31","input":"3000-01-01T00:00:00Z","ctx":{"error":{}}}]}`, r.Body)
+	// Every time a created user carries is bounded alike, as a fixture set's are.
+	r = a.Control(t, "POST", "/_sandbox/institutions/"+inst+"/users",
+		`{"user_account_id":"far","terms_and_conditions":{"accepted_at":"1699-12-31T23:59:59Z","version":"v1"},"accounts":[{"product":"crypto","kyc_status":"approved","kyc_approved_at":"9999-12-31T00:00:00Z"}]}`)
+	require.Equal(t, 422, r.Status, r.Body)
+	assert.Equal(t, `{"detail":[{"type":"value_error","loc":["body","terms_and_conditions","accepted_at"],"msg":"Value error, the sandbox stores times from 1700-01-01 to 2199-12-31","input":"1699-12-31T23:59:59Z","ctx":{"error":{}}},{"type":"value_error","loc":["body","accounts",0,"kyc_approved_at"],"msg":"Value error, the sandbox stores times from 1700-01-01 to 2199-12-31","input":"9999-12-31T00:00:00Z","ctx":{"error":{}}}]}`, r.Body)
 	for i := 0; i < 20; i++ {
 		if r = a.Control(t, "POST", "/_sandbox/clock/advance", `{"seconds":315360000}`); r.Status != 200 {
 			break
@@ -263,7 +268,7 @@ func TestJournalDoesNotPinRequests(t *testing.T) {
 
 // No input renders past the room a page or a history makes for it (decisions D17): at both
 // ends of the storable clock, users with every product, kyc_approved_at at the ends of the
-// years the validator takes, to the microsecond, the most cash int64 cents hold and more, and
+// storable times, to the microsecond, the most cash int64 cents hold and more, and
 // a long user_account_id plain or to escape answer their lists and details, whole JSON.
 func TestLargestInputsRender(t *testing.T) {
 	for _, now := range []time.Time{simulator.FirstStorableTime, simulator.LastStorableTime} {
@@ -274,7 +279,7 @@ func TestLargestInputsRender(t *testing.T) {
 			for _, cash := range []string{"92233720368547758.07", "1e30"} {
 				var accounts []string
 				for j, p := range []string{"securities", "robo", "crypto", "roth_ira"} {
-					at := []string{"0001-01-01T00:00:00.000001Z", "9999-12-31T23:59:59.999999Z"}[(i+j)%2]
+					at := []string{"1700-01-01T00:00:00.000001Z", "2199-12-31T23:59:59.999999Z"}[(i+j)%2]
 					accounts = append(accounts, `{"product":"`+p+`","kyc_status":"approved","kyc_approved_at":"`+at+`","cash":"`+cash+`"}`)
 				}
 				r := a.Control(t, "POST", "/_sandbox/institutions/"+inst+"/users",

@@ -155,22 +155,29 @@ func handleCreateUser(tenants surface.Tenants, reader *bodyReader, clock *simula
 	}
 }
 
+// storableTime reads an optional date-time field of b, nil when absent; a time the sandbox does
+// not store (simulator.CheckStorable, decisions D17) is an error of that field, as it is in a
+// fixture set.
+func storableTime(b *validate.Object, v *validate.Collector, field string) *time.Time {
+	t, ok := b.OptDateTime(field)
+	if !ok {
+		return nil
+	}
+	if err := simulator.CheckStorable(t); err != nil {
+		v.Add(validate.ValueError(b.Loc().With(field), b.Field(field).Raw(), simulator.ErrorMessage(err)))
+	}
+	return &t
+}
+
 // userRequest reads a created user's fields: its dates, sessions, terms and one account per
 // product with its cash and holdings.
 func userRequest(b *validate.Object, v *validate.Collector) simulator.UserRequest {
 	var r simulator.UserRequest
 	r.UserAccountID = b.Str("user_account_id")
-	if t, ok := b.OptDateTime("created_at"); ok {
-		r.CreatedAt = &t
-		if err := simulator.CheckStorable(t); err != nil {
-			v.Add(validate.ValueError(b.Loc().With("created_at"), b.Field("created_at").Raw(), simulator.ErrorMessage(err)))
-		}
-	}
+	r.CreatedAt = storableTime(b, v, "created_at")
 	r.Sessions = optInt(b, "sessions", 0, validate.Ge(0), validate.Le(surface.MaxSessions))
 	terms, _ := b.OptObject("terms_and_conditions")
-	if t, ok := terms.OptDateTime("accepted_at"); ok {
-		r.TermsAcceptedAt = &t
-	}
+	r.TermsAcceptedAt = storableTime(terms, v, "accepted_at")
 	r.TermsVersion = optStr(terms, "version", "")
 	seen := map[simulator.Product]bool{}
 	for _, a := range objects(b, "accounts") {
@@ -178,9 +185,7 @@ func userRequest(b *validate.Object, v *validate.Collector) simulator.UserReques
 		if st, ok := a.OptEnum("kyc_status", surface.KYCStatuses...); ok {
 			acct.KYCStatus = simulator.KYCStatus(st)
 		}
-		if t, ok := a.OptDateTime("kyc_approved_at"); ok {
-			acct.KYCApprovedAt = &t
-		}
+		acct.KYCApprovedAt = storableTime(a, v, "kyc_approved_at")
 		acct.Cash = optDecimal(a, "cash", decimal.Zero)
 		acct.Portfolio = optStr(a, "portfolio", "")
 		for _, h := range objects(a, "holdings") {
