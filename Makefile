@@ -95,7 +95,8 @@ bench-shards:
 ## bench-scale: how cost grows — builds and serves 10k, 100k and 1M users (ten orders each) with
 ## `partnersim fixtures build` and `partnersim serve`: build wall and CPU, peak RSS, store size,
 ## ready after a restart and the random detail, list and mix ratios per decade; one table, and
-## the chart in docs/bench-scale.svg. ~15 minutes on 2 cores, ~30 the first time (the sets are
+## the chart in docs/bench-scale.svg; each size is built twice, the run of least CPU counted.
+## ~20 minutes on 2 cores, ~22 the first time (the sets are
 ## generated once into $TMPDIR/partnersim-bench-scale, ~6 GB, and kept); about 20 GB of disk.
 BENCH_SCALE_SIZES ?= 10000,100000,1000000
 BENCH_SCALE_FLAGS ?=

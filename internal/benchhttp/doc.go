@@ -17,9 +17,11 @@
 // load average beside every row.
 //
 // With -scale it is `make bench-scale` instead: for each size it generates a set (users with ten
-// orders each, kept between runs), builds it with `partnersim fixtures build` as its own process
-// (wall, CPU, peak RSS, store size), restarts `partnersim serve` on it (ready) and measures the
-// rows over many URLs; it prints one table with the targets and writes the chart (-svg).
+// orders each, kept between runs) and builds it with `partnersim fixtures build` as its own
+// process, twice (-build-runs; wall, CPU, peak RSS, store size of the run of least CPU); then it
+// restarts `partnersim serve` on every size's store (ready) and measures the rows over many URLs,
+// each scenario on every size back to back; it prints one table with the targets and writes the
+// chart (-svg).
 //
 // The serving process runs with GODEBUG=gctrace=1 (observation only): the collector's share of
 // the server's CPU in each row comes from its trace and /proc/PID/stat.

@@ -38,6 +38,7 @@ type config struct {
 	deliveriesPkg string
 	pool          int
 	scale, svg    string
+	buildRuns     int
 }
 
 func main() {
@@ -54,6 +55,7 @@ func main() {
 	flag.IntVar(&cfg.pool, "pool", 0, "URLs drawn for each row over many URLs (0: loadtest.DefaultPoolSize)")
 	flag.StringVar(&cfg.deliveriesPkg, "deliveries-pkg", "./simulator/bolt/", "package of the delivery benchmarks")
 	flag.StringVar(&cfg.scale, "scale", "", "instead of the table above: build and serve sets of these many users (comma-separated, ten orders each) and print `make bench-scale`'s table")
+	flag.IntVar(&cfg.buildRuns, "build-runs", 2, "with -scale: builds of each size; the one of least CPU is the size's figure")
 	flag.StringVar(&cfg.svg, "svg", "", "with -scale: write the chart to this file")
 	flag.Parse()
 	if cfg.scale != "" {
