@@ -52,7 +52,10 @@ type fileWriter struct {
 	page     []byte // the page being assembled
 }
 
-func newFileWriter(path string, pageSize int) (*fileWriter, error) {
+// newFileWriter returns a writer of a new store file at path. direct: its pages are written
+// past the page cache where the file system takes it (directIO; through the cache where it
+// refuses), as a build that spilled writes its file (writeFile).
+func newFileWriter(path string, pageSize int, direct bool) (*fileWriter, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
@@ -61,7 +64,12 @@ func newFileWriter(path string, pageSize int) (*fileWriter, error) {
 		f.Close()
 		return nil, err
 	}
-	return &fileWriter{f: f, w: newAsyncWriter(f, asyncWriterBuf, false), pageSize: pageSize, next: 2}, nil
+	// Direct I/O writes whole aligned blocks at aligned offsets: the pages start after the two
+	// meta pages, and are whole pages of the system's size.
+	direct = direct && pageSize%directAlign == 0 && directIO(f, true) == nil
+	w := newAsyncWriter(f, asyncWriterBuf, direct)
+	w.n = int64(2 * pageSize)
+	return &fileWriter{f: f, w: w, pageSize: pageSize, next: 2}, nil
 }
 
 // asyncWriter writes to a file from a goroutine of its own, so that assembling pages (reads
@@ -74,9 +82,10 @@ type asyncWriter struct {
 	done   chan error
 	failed atomic.Pointer[error]
 	closed bool
-	// direct: the file is open for direct I/O (a spilled run, directIO): each write is of
-	// whole directAlign blocks from an aligned buffer, the last one padded, and Close cuts the
-	// file back to the n bytes written.
+	// direct: the file is open for direct I/O (a spilled run, a spilled build's store file;
+	// directIO): each write is of whole directAlign blocks from an aligned buffer, the last
+	// one padded, and Close cuts the file back to n, where the writes started plus the bytes
+	// written.
 	direct bool
 	n      int64
 	// indirect: a direct write was refused, and it and the rest went through the page cache.
@@ -259,6 +268,11 @@ func (fw *fileWriter) finish(roots map[string]uint64, txid uint64) error {
 	fw.next++
 	if err := fw.w.Close(); err != nil {
 		return err
+	}
+	if fw.w.direct { // the meta pages go through the page cache, like any later write
+		if err := directIO(fw.f, false); err != nil {
+			return err
+		}
 	}
 	metas := make([]byte, 2*fw.pageSize)
 	for i := range 2 {
@@ -506,7 +520,12 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 	path := db.Path()
 	pageSize := db.Info().PageSize
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".bulk")
-	fw, err := newFileWriter(tmp, pageSize)
+	// A build that spilled writes a file larger than its memory budget, and the page cache
+	// could not keep it: written through the cache, the kernel's copying and reclaiming of a
+	// million-user build's 16 GB file was the largest share of its CPU that grows with the
+	// set (decisions D17). One that fitted writes through the cache, which then holds the
+	// store its first serve reads.
+	fw, err := newFileWriter(tmp, pageSize, len(b.spills) > 0)
 	if err != nil {
 		return err
 	}
@@ -568,6 +587,7 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 	if err := fw.finish(roots, txid+1); err != nil {
 		return err
 	}
+	b.fileDirect = fw.w.direct && !fw.w.indirect.Load()
 	if err := fw.close(); err != nil {
 		return err
 	}

@@ -342,3 +342,79 @@ func drain(src source) (keys []string, vals []uint64, err error) {
 		}
 	}
 }
+
+// A run read back with a key not after the one before (a damaged file: the spill writes them in
+// strict order) is refused where it is read: the merge compares a run's keys only with other
+// streams'.
+func TestRunRefusesAKeyOutOfOrder(t *testing.T) {
+	for name, keys := range map[string][]string{
+		"before":       {"ab", "b", "aa"},
+		"equal":        {"a", "b", "b"},
+		"a prefix":     {"a", "bc", "b"},
+		"shares none":  {"b", "a"},
+		"shorter rest": {"abc", "abb"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var raw []byte
+			prev := ""
+			for _, k := range keys {
+				shared := commonPrefix([]byte(prev), []byte(k))
+				raw = binary.AppendUvarint(raw, uint64(shared))
+				raw = binary.AppendUvarint(raw, uint64(len(k)-shared))
+				raw = binary.AppendUvarint(raw, 1)
+				raw = append(append(raw, k[shared:]...), 'v')
+				prev = k
+			}
+			path := filepath.Join(t.TempDir(), "run")
+			require.NoError(t, os.WriteFile(path, raw, 0o600))
+			rr, err := openRun(spillRun{path: path, n: len(keys)})
+			require.NoError(t, err)
+			defer rr.close()
+			var got []string
+			for {
+				_, k, _, ok, err := rr.next()
+				if err != nil {
+					assert.ErrorContains(t, err, "a key out of order")
+					break
+				}
+				require.True(t, ok, "the run ended without the key out of order refused")
+				got = append(got, string(k))
+			}
+			assert.Equal(t, keys[:len(keys)-1], got, "the keys in order are read")
+		})
+	}
+}
+
+// mergeSources reads an entry of a stream only while the stream keeps it (until the stream's
+// second call after it, as a run's reader): streams that overwrite what they returned two calls
+// before are merged in order, and a key in two of them is still refused.
+func TestMergeSourcesReadsAnEntryOnlyWhileItsStreamKeepsIt(t *testing.T) {
+	reusing := func(keys ...string) source {
+		var buf [2][]byte
+		turn := 0
+		return func() ([]byte, []byte, []byte, bool, error) {
+			if len(keys) == 0 {
+				return nil, nil, nil, false, nil
+			}
+			turn ^= 1
+			for i := range buf[turn] {
+				buf[turn][i] = 0xff // what was returned two calls before is gone
+			}
+			buf[turn] = append(buf[turn][:0], keys[0]...)
+			keys = keys[1:]
+			return nil, buf[turn], []byte("v"), true, nil
+		}
+	}
+	keys, _, err := drain(mergeSources("b", []source{reusing("a", "d", "e", "h"), reusing("b", "c", "f"), reusing("g")}, false))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b", "c", "d", "e", "f", "g", "h"}, keys)
+
+	for _, srcs := range [][]source{
+		{reusing("a", "b", "c", "x"), reusing("c", "d")},     // the second c right after the first
+		{reusing("a", "c", "d", "e"), reusing("b", "c")},     // from the stream read last
+		{reusing("a", "b", "c"), reusing("d"), reusing("c")}, // from a third stream
+	} {
+		_, _, err := drain(mergeSources("b", srcs, false))
+		assert.ErrorContains(t, err, `key "c" spooled twice`)
+	}
+}
