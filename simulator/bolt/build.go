@@ -95,6 +95,12 @@ func (w *writeTx) spools() *spools { return w.sink.(*spools) }
 type BuildShard struct {
 	b *Builder
 	w *writeTx
+	// t and orders are the transaction being spooled, which putTransaction spools: made once
+	// a shard, where a closure over each transaction and its orders' pointers took two
+	// allocations a transaction (decisions D17). The spool copies what it is given.
+	t              simulator.Transaction
+	orders         []*simulator.Order
+	putTransaction func(*writeTx) error
 }
 
 // Shard returns a new shard of the builder, for one goroutine.
@@ -102,6 +108,7 @@ func (b *Builder) Shard() *BuildShard {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	sh := &BuildShard{b: b, w: newSpoolTx(b.s, b.w.prices)}
+	sh.putTransaction = func(w *writeTx) error { return w.putTransaction(&sh.t, sh.orders) }
 	b.shards = append(b.shards, sh)
 	return sh
 }
@@ -113,7 +120,14 @@ func (sh *BuildShard) User(u simulator.User) error {
 
 // Transaction spools a transaction, its orders and their index entries.
 func (sh *BuildShard) Transaction(t simulator.Transaction, orders []simulator.Order) error {
-	return sh.b.spool(sh.w, func(w *writeTx) error { return w.putTransaction(&t, orderPtrs(orders)) })
+	sh.t = t
+	for i := range orders {
+		sh.orders = append(sh.orders, &orders[i])
+	}
+	err := sh.b.spool(sh.w, sh.putTransaction)
+	clear(sh.orders) // the caller's orders are not kept alive
+	sh.orders = sh.orders[:0]
+	return err
 }
 
 func orderPtrs(orders []simulator.Order) []*simulator.Order {
