@@ -847,7 +847,7 @@ func (b *bench) largeSet(ctx context.Context, builds, rows, mix bool) error {
 		return err
 	}
 	l := largeRun{dir: dir, db: filepath.Join(b.cfg.dir, "large.db"), key: key, data: data,
-		name: fmt.Sprintf("%dk users + %s orders", b.cfg.users/1000, shortCount(b.cfg.orders)),
+		name: setName(b.cfg.users, b.cfg.orders),
 		// One user in the middle of the institution's creation order: a detail like any other.
 		user: data.PlatformIDs[len(data.PlatformIDs)/2]}
 	if builds {
@@ -1046,11 +1046,21 @@ func (b *bench) mixRow(ctx context.Context, s *server, target loadtest.Target, n
 	return nil
 }
 
+// shortCount writes a count as the tables name sizes: 1M, 100k, or the digits when it is not
+// a round thousand.
 func shortCount(n int) string {
-	if n%1_000_000 == 0 {
+	switch {
+	case n > 0 && n%1_000_000 == 0:
 		return fmt.Sprintf("%dM", n/1_000_000)
+	case n > 0 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
 	}
-	return fmt.Sprintf("%dk", n/1000)
+	return groupDigits(n)
+}
+
+// setName is how the tables and the log name a set of users and orders.
+func setName(users, orders int) string {
+	return fmt.Sprintf("%s users + %s orders", shortCount(users), shortCount(orders))
 }
 
 var benchMetric = regexp.MustCompile(`(?m)^Benchmark(DeliveryThroughput|SignedPostCeiling)\S*\s+\d+\s+.*?([0-9.]+) deliveries/s`)

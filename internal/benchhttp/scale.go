@@ -107,9 +107,7 @@ func (b *bench) scale(ctx context.Context, sizes []int, svgPath string) error {
 	return nil
 }
 
-func (d *decade) name() string {
-	return fmt.Sprintf("%s users + %s orders", shortCount(d.users), shortCount(d.orders))
-}
+func (d *decade) name() string { return setName(d.users, d.orders) }
 
 func (b *bench) setDir(d *decade) string {
 	return filepath.Join(b.cfg.dir, fmt.Sprintf("set-%d-%d", d.users, d.orders))
