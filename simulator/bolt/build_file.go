@@ -134,6 +134,9 @@ func (w *asyncWriter) writeAll(b []byte) error {
 	return err
 }
 
+// wentDirect says whether every write went past the page cache (direct, none refused).
+func (w *asyncWriter) wentDirect() bool { return w.direct && !w.indirect.Load() }
+
 // Write buffers p; a write that failed is returned by a later call.
 func (w *asyncWriter) Write(p []byte) (int, error) {
 	n := len(p)
@@ -648,8 +651,7 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 	if err := fw.finish(roots, txid+1); err != nil {
 		return err
 	}
-	b.fileDirect = fw.w.direct && !fw.w.indirect.Load()
-	if b.fileDirect {
+	if fw.w.wentDirect() {
 		fw.warmUp()
 	}
 	if err := fw.close(); err != nil {
