@@ -60,19 +60,23 @@ func TestSpilledBuildKeepsTheHotPagesInThePageCache(t *testing.T) {
 			warm = append(warm, tr.pages...)
 		}
 	}
-	// The pages are read back in the background: ask the page cache until they are there.
-	var resident []bool
+	resident := awaitResident(t, db.Path(), pageSize, warm)
+	assert.Zero(t, len(warm)-residentOf(resident, warm), "of the %d pages of upper levels, user_keys and small buckets, none is missing from the page cache", len(warm))
+	assert.Zero(t, residentOf(resident, cold), "of order_records' %d leaves, none is in the page cache (written past it)", len(cold))
+}
+
+// awaitResident asks the page cache which pages of the file at path it holds until it holds
+// every page of ids (read back in the background), or for 10 s, and returns its last answer.
+func awaitResident(t *testing.T, path string, pageSize int, ids []uint64) []bool {
+	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		var ok bool
-		resident, ok = residentPages(t, db.Path(), pageSize)
+		resident, ok := residentPages(t, path, pageSize)
 		require.True(t, ok)
-		if allResident(resident, warm) || time.Now().After(deadline) {
-			break
+		if residentOf(resident, ids) == len(ids) || time.Now().After(deadline) {
+			return resident
 		}
 		time.Sleep(time.Millisecond)
 	}
-	assert.Zero(t, len(warm)-residentOf(resident, warm), "of the %d pages of upper levels, user_keys and small buckets, none is missing from the page cache", len(warm))
-	assert.Zero(t, residentOf(resident, cold), "of order_records' %d leaves, none is in the page cache (written past it)", len(cold))
 }
 
 // residentOf counts the pages of ids the page cache holds.
@@ -85,8 +89,6 @@ func residentOf(resident []bool, ids []uint64) int {
 	}
 	return n
 }
-
-func allResident(resident []bool, ids []uint64) bool { return residentOf(resident, ids) == len(ids) }
 
 // storeTree is the pages of one bucket's tree.
 type storeTree struct {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,16 +38,7 @@ func TestReadAheadReadsEveryPageOfItsRuns(t *testing.T) {
 			want = append(want, id)
 		}
 	}
-	var resident []bool
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		var ok bool
-		resident, ok = residentPages(t, f.Name(), pageSize)
-		require.True(t, ok)
-		if allResident(resident, want) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	resident := awaitResident(t, f.Name(), pageSize, want)
 	assert.Equal(t, len(want), residentOf(resident, want), "every page of the runs is read")
 	assert.Equal(t, len(want), residentOf(resident, allPages(pages)), "and no other")
 }

@@ -43,16 +43,8 @@ func residentPages(t *testing.T, path string, pageSize int) (resident []bool, ok
 // file system that takes direct I/O but keeps files in memory, tmpfs, does not).
 func directIOSkipsTheCache(t *testing.T, dir string) bool {
 	t.Helper()
-	f, err := os.CreateTemp(dir, "direct-*")
-	require.NoError(t, err)
-	defer os.Remove(f.Name())
-	defer f.Close()
-	if directIO(f, true) != nil {
-		return false
-	}
-	if _, err := f.Write(alignedBuffer(directAlign)[:directAlign]); err != nil {
-		return false
-	}
-	resident, ok := residentPages(t, f.Name(), directAlign)
-	return ok && len(resident) == 1 && !resident[0]
+	return directProbe(t, dir, func(path string) bool {
+		resident, ok := residentPages(t, path, directAlign)
+		return ok && len(resident) == 1 && !resident[0]
+	})
 }
