@@ -74,8 +74,12 @@ bench:
 ## bench-http: the reviewer's measurement (BENCHMARKS.md's targets table): `partnersim serve` as the
 ## README starts it, wrk per URL alternated with a bare echo server answering the same bytes,
 ## the mix, `partnersim proxy` with nginx's plain proxy_pass as its reference (skipped without
-## nginx), and deliveries; ~10 minutes on 2 cores. Needs wrk (Debian: sudo apt-get install wrk).
-## BENCH_HTTP_FLAGS='-only default' runs one part (default, large, varied — large's rows over many URLs without its builds —, mix, proxy, deliveries).
+## nginx), deliveries, and the 100k + 1M build's CPU against the baseline commit's, three
+## alternated pairs of `fixtures build` (decisions D14; the baseline's binary is built once from
+## git into the work folder; -baseline COMMIT names another); ~13 minutes on 2 cores. Needs wrk
+## (Debian: sudo apt-get install wrk). BENCH_HTTP_FLAGS='-only default' runs one part (default,
+## large, build — large's build against the baseline alone —, varied — large's rows over many
+## URLs without its builds —, mix, proxy, deliveries).
 BENCH_HTTP_FLAGS ?=
 bench-http: build
 	@command -v wrk >/dev/null 2>&1 || { echo "bench-http needs wrk: sudo apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"; exit 2; }

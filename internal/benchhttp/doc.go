@@ -6,7 +6,9 @@
 // ceiling: `partnersim ceiling`, loadtest.StartCeilingProcess, a process of its own as the
 // server it is set beside is). Rows: Get User Detail of each default user with a
 // fixture-given history, of one with a generated history and of an unfunded one; the large
-// set's detail on its first serve (three builds) and after a restart; rows over many URLs — a
+// set's detail on its first serve (three builds) and after a restart; the large set's `partnersim
+// fixtures build` CPU against the baseline commit's binary, built once from git, alternated (three
+// pairs; decisions D14); rows over many URLs — a
 // random user's detail, random filtered user and order list pages, and the mix, three runs —
 // through loadtest.Measure (as `partnersim load --target URL --scenario …`), whose ceiling
 // answers each URL of the run with partnersim's own bytes for it; the cost of `partnersim proxy` (one detail URL through the

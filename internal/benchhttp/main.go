@@ -39,6 +39,9 @@ type config struct {
 	pool          int
 	scale, svg    string
 	buildRuns     int
+	baseline      string // the commit the large set's build CPU is judged against
+	repo          string // the git repository holding it
+	buildPairs    int
 }
 
 func main() {
@@ -51,7 +54,10 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 8, "turns of the target and of the ceiling, interleaved, in each row over many URLs (loadtest.Plan.Rounds)")
 	flag.IntVar(&cfg.users, "users", 100_000, "users of the large set")
 	flag.IntVar(&cfg.orders, "orders", 1_000_000, "orders of the large set")
-	flag.StringVar(&cfg.only, "only", "", "run one part: default, large, varied (large without its builds), mix, proxy or deliveries (all when empty)")
+	flag.StringVar(&cfg.only, "only", "", "run one part: default, large, build (large's build against the baseline alone), varied (large without its builds), mix, proxy or deliveries (all when empty)")
+	flag.StringVar(&cfg.baseline, "baseline", defaultBaseline, "the commit whose `fixtures build` of the large set the current binary's is judged against, both run alternately (built once from -repo's history, kept in -dir)")
+	flag.StringVar(&cfg.repo, "repo", ".", "the git repository holding -baseline")
+	flag.IntVar(&cfg.buildPairs, "build-pairs", 3, "builds of the large set by the baseline's binary and by the current one, alternated")
 	flag.IntVar(&cfg.pool, "pool", 0, "URLs drawn for each row over many URLs (0: loadtest.DefaultPoolSize)")
 	flag.StringVar(&cfg.deliveriesPkg, "deliveries-pkg", "./simulator/bolt/", "package of the delivery benchmarks")
 	flag.StringVar(&cfg.scale, "scale", "", "instead of the table above: build and serve sets of these many users (comma-separated, ten orders each) and print `make bench-scale`'s table")
@@ -138,8 +144,9 @@ func (b *bench) run(ctx context.Context) error {
 			return fmt.Errorf("default set: %w", err)
 		}
 	}
-	if part("large") || part("varied") || part("mix") {
-		if err := b.largeSet(ctx, part("large"), part("large") || part("varied"), part("mix")); err != nil {
+	if part("large") || part("build") || part("varied") || part("mix") {
+		if err := b.largeSet(ctx, largeParts{firstServes: part("large"), baseline: part("large") || part("build"),
+			rows: part("large") || part("varied"), mix: part("mix")}); err != nil {
 			return fmt.Errorf("large set: %w", err)
 		}
 	}
@@ -835,9 +842,17 @@ func funded(u simulator.User) bool {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
 
+// largeParts says which measures of the generated set to run.
+type largeParts struct {
+	firstServes bool // serves that build the set into an empty store
+	baseline    bool // `fixtures build` against the baseline commit's, alternated
+	rows, mix   bool // after a restart: the rows over many URLs, the mix
+}
+
 // largeSet measures the generated set: first serves (each building the set into an empty
-// store), then a restart on the built store with its detail, list pages and the mix.
-func (b *bench) largeSet(ctx context.Context, builds, rows, mix bool) error {
+// store), its build against the baseline commit's, then a restart on the built store with its
+// detail, list pages and the mix.
+func (b *bench) largeSet(ctx context.Context, p largeParts) error {
 	dir, err := b.generatedSet()
 	if err != nil {
 		return err
@@ -847,20 +862,34 @@ func (b *bench) largeSet(ctx context.Context, builds, rows, mix bool) error {
 		return err
 	}
 	l := largeRun{dir: dir, db: filepath.Join(b.cfg.dir, "large.db"), key: key, data: data,
-		name: fmt.Sprintf("%dk users + %s orders", b.cfg.users/1000, shortCount(b.cfg.orders)),
+		name: setName(b.cfg.users, b.cfg.orders), records: b.cfg.users + b.cfg.orders,
 		// One user in the middle of the institution's creation order: a detail like any other.
 		user: data.PlatformIDs[len(data.PlatformIDs)/2]}
-	if builds {
+	if p.firstServes {
 		if err := b.firstServes(ctx, l); err != nil {
 			return err
 		}
 	}
-	return b.afterRestart(ctx, l, rows, mix)
+	if p.baseline {
+		load := loadavg()
+		a, err := b.buildAgainstBaseline(ctx, l.dir, l.records)
+		if err != nil {
+			return err
+		}
+		b.rows = append(b.rows, a.rows(l.name, load)...)
+		b.note("build CPU against the baseline: `partnersim fixtures build --force SET DB` of %s by the baseline commit's binary (built once from git with the measured binary's Go release, kept in %s) and by the measured one, %d pairs alternated in the same minutes, each into a new store; CPU is the process's user + system time (getrusage, the system part in brackets), records are users + orders, and the ratio of the mean CPUs is judged (decisions D14)",
+			l.name, filepath.Join(b.cfg.dir, "baseline"), max(b.cfg.buildPairs, 1))
+	}
+	if !p.rows && !p.mix {
+		return nil
+	}
+	return b.afterRestart(ctx, l, p.rows, p.mix)
 }
 
 // largeRun is what the measures of the generated set share.
 type largeRun struct {
 	dir, db, key, name, user string
+	records                  int // users + orders
 	data                     *loadtest.Data
 }
 
@@ -890,11 +919,13 @@ func (b *bench) firstServes(ctx context.Context, l largeRun) error {
 			return err
 		}
 		// The CPU the process took to get there (user + system): what the wall time follows
-		// on a quiet machine, and much less moved by a busy one.
-		cpu := float64(s.cpuTicks()) / 100
-		b.logf("%s: first serve (build) %d ready in %s, CPU %.1f s", l.name, i+1, s.ready.Round(time.Millisecond), cpu)
+		// on a quiet machine, and much less moved by a busy one. No verdict: the build is
+		// judged against the baseline's, alternated on the same box (decisions D14).
+		cpu := time.Duration(s.cpuTicks()) * time.Second / 100
+		b.logf("%s: first serve (build) %d ready in %s, CPU %.1f s", l.name, i+1, s.ready.Round(time.Millisecond), cpu.Seconds())
 		b.rows = append(b.rows, row{name: fmt.Sprintf("%s: build on the first serve, run %d (process start → /health)", l.name, i+1), conns: "–",
-			detail: fmt.Sprintf("%.1f s (CPU %.1f s)", s.ready.Seconds(), cpu), want: "≤ 15 s", verdict: verdict(s.ready <= 15*time.Second), load: loadavg()})
+			detail: fmt.Sprintf("%.1f s (CPU %.1f s; %.1f s and %.1f CPU-s per million records)", s.ready.Seconds(), cpu.Seconds(),
+				perMillion(s.ready, l.records), perMillion(cpu, l.records)), load: loadavg()})
 		err = b.urlRow(ctx, s, l.key, detailPath(l.user), fmt.Sprintf("Get User Detail, %s, first serve after the build, run %d", l.name, i+1), l.user, 0.75, 0.10, i == 0)
 		s.stop()
 		if err != nil {
@@ -1046,11 +1077,21 @@ func (b *bench) mixRow(ctx context.Context, s *server, target loadtest.Target, n
 	return nil
 }
 
+// shortCount writes a count as the tables name sizes: 1M, 100k, or the digits when it is not
+// a round thousand.
 func shortCount(n int) string {
-	if n%1_000_000 == 0 {
+	switch {
+	case n > 0 && n%1_000_000 == 0:
 		return fmt.Sprintf("%dM", n/1_000_000)
+	case n > 0 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
 	}
-	return fmt.Sprintf("%dk", n/1000)
+	return groupDigits(n)
+}
+
+// setName is how the tables and the log name a set of users and orders.
+func setName(users, orders int) string {
+	return fmt.Sprintf("%s users + %s orders", shortCount(users), shortCount(orders))
 }
 
 var benchMetric = regexp.MustCompile(`(?m)^Benchmark(DeliveryThroughput|SignedPostCeiling)\S*\s+\d+\s+.*?([0-9.]+) deliveries/s`)

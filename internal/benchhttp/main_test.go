@@ -63,3 +63,22 @@ func TestServeReportsAProcessThatExits(t *testing.T) {
 	}
 	assert.Less(t, time.Since(start), 30*time.Second, "serve of /bin/false: noticed after %s", time.Since(start))
 }
+
+// TestSetName names a set one way everywhere: round millions and thousands short, other
+// counts in full.
+func TestSetName(t *testing.T) {
+	for _, c := range []struct {
+		users, orders int
+		want          string
+	}{
+		{100_000, 1_000_000, "100k users + 1M orders"},
+		{10_000, 100_000, "10k users + 100k orders"},
+		{1_000_000, 10_000_000, "1M users + 10M orders"},
+		{1_500_000, 2_500, "1500k users + 2,500 orders"},
+		{200, 2_000, "200 users + 2k orders"},
+	} {
+		assert.Equal(t, c.want, setName(c.users, c.orders), "setName(%d, %d)", c.users, c.orders)
+	}
+	d := decade{users: 100_000, orders: 1_000_000}
+	assert.Equal(t, setName(100_000, 1_000_000), d.name(), "a decade's name: got %q", d.name())
+}

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/partnersim/partnersim/fixtures"
@@ -34,9 +32,7 @@ type decade struct {
 func (d *decade) records() int { return d.users + d.orders }
 
 // cpuPerMillion is the build's CPU seconds per million records (users + orders).
-func (d *decade) cpuPerMillion() float64 {
-	return d.buildCPU.Seconds() / (float64(d.records()) / 1e6)
-}
+func (d *decade) cpuPerMillion() float64 { return perMillion(d.buildCPU, d.records()) }
 
 // scaleScenarios are the serving rows of every decade, in the table's order.
 var scaleScenarios = []string{"detail", "users", "orders", "mix"}
@@ -107,9 +103,7 @@ func (b *bench) scale(ctx context.Context, sizes []int, svgPath string) error {
 	return nil
 }
 
-func (d *decade) name() string {
-	return fmt.Sprintf("%s users + %s orders", shortCount(d.users), shortCount(d.orders))
-}
+func (d *decade) name() string { return setName(d.users, d.orders) }
 
 func (b *bench) setDir(d *decade) string {
 	return filepath.Join(b.cfg.dir, fmt.Sprintf("set-%d-%d", d.users, d.orders))
@@ -140,26 +134,16 @@ func (b *bench) buildDecade(ctx context.Context, d *decade) error {
 	for run := 1; run <= max(b.cfg.buildRuns, 1); run++ {
 		os.Remove(db)
 		b.logf("%s: building %s (run %d of %d)…", d.name(), db, run, max(b.cfg.buildRuns, 1))
-		cmd := exec.CommandContext(ctx, b.cfg.bin, "fixtures", "build", "--force", dir, db)
-		var out strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &out
-		t0 := time.Now()
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("fixtures build: %w: %s", err, out.String())
+		r, err := buildOnce(ctx, b.cfg.bin, dir, db)
+		if err != nil {
+			return err
 		}
-		wall := time.Since(t0)
-		var peak int64
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			peak = ru.Maxrss * 1024 // kB on Linux
+		b.logf("%s: built in %s, CPU %s (system %s; %.1f s per million records), peak RSS %s", d.name(), r.wall.Round(100*time.Millisecond),
+			r.cpu.Round(100*time.Millisecond), r.sys.Round(100*time.Millisecond), perMillion(r.cpu, d.records()), mib(r.peak))
+		if run == 1 || r.cpu < d.buildCPU {
+			d.buildWall, d.buildCPU, d.buildSys = r.wall, r.cpu, r.sys
 		}
-		sys := cmd.ProcessState.SystemTime()
-		cpu := cmd.ProcessState.UserTime() + sys
-		b.logf("%s: built in %s, CPU %s (system %s; %.1f s per million records), peak RSS %s", d.name(), wall.Round(100*time.Millisecond),
-			cpu.Round(100*time.Millisecond), sys.Round(100*time.Millisecond), cpu.Seconds()/(float64(d.records())/1e6), mib(peak))
-		if run == 1 || cpu < d.buildCPU {
-			d.buildWall, d.buildCPU, d.buildSys = wall, cpu, sys
-		}
-		d.peakRSS = max(d.peakRSS, peak)
+		d.peakRSS = max(d.peakRSS, r.peak)
 	}
 	if fi, err := os.Stat(db); err == nil {
 		d.storeSize = fi.Size()

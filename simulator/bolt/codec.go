@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/shopspring/decimal"
 
@@ -126,7 +125,7 @@ func validUTF8(s string) string {
 // record holds is, found in a third of utf8.ValidString's instructions (a build encodes a few
 // strings a record; checking them was a fiftieth of its instructions).
 func asciiOnly(s string) bool {
-	b := unsafe.Slice(unsafe.StringData(s), len(s)) // s's bytes, only read
+	b := []byte(s) // s's bytes, shared: b is only read
 	var m wordwise.Mask
 	for ; len(b) >= 8; b = b[8:] {
 		m |= wordwise.Above(binary.LittleEndian.Uint64(b), 0x7f)
