@@ -48,8 +48,6 @@ type Builder struct {
 	absorbed bool
 	buckets  []string
 	txid     uint64
-	// fileDirect: the store file was written past the page cache all the way (writeFile).
-	fileDirect bool
 
 	// Shards spool concurrently: each holds the read side of mu while it spools a record, and
 	// a round takes the write side to write what they all hold.

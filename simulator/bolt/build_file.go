@@ -50,7 +50,13 @@ type fileWriter struct {
 	pageSize int
 	next     uint64 // the next page's id
 	page     []byte // the page being assembled
+	// warm are the runs of pages to read back into the page cache once the file is written
+	// past it (keepWarm, warmUp), in order.
+	warm []pageSpan
 }
+
+// pageSpan is n pages from the page id.
+type pageSpan struct{ id, n uint64 }
 
 // newFileWriter returns a writer of a new store file at path. direct: its pages are written
 // past the page cache where the file system takes it (directIO; through the cache where it
@@ -127,6 +133,9 @@ func (w *asyncWriter) writeAll(b []byte) error {
 	}
 	return err
 }
+
+// wentDirect says whether every write went past the page cache (direct, none refused).
+func (w *asyncWriter) wentDirect() bool { return w.direct && !w.indirect.Load() }
 
 // Write buffers p; a write that failed is returned by a later call.
 func (w *asyncWriter) Write(p []byte) (int, error) {
@@ -246,6 +255,7 @@ func (fw *fileWriter) finish(roots map[string]uint64, txid uint64) error {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	from := fw.next // the root bucket's pages and the freelist, which every open reads
 	tw := &treeWriter{fw: fw}
 	for _, name := range names {
 		v := make([]byte, bucketHeaderSize)
@@ -266,6 +276,7 @@ func (fw *fileWriter) finish(roots map[string]uint64, txid uint64) error {
 		return err
 	}
 	fw.next++
+	fw.keepWarm(from, fw.next-from)
 	if err := fw.w.Close(); err != nil {
 		return err
 	}
@@ -298,6 +309,45 @@ func (fw *fileWriter) finish(roots map[string]uint64, txid uint64) error {
 		return err
 	}
 	return fw.f.Sync()
+}
+
+// keepWarm notes the n pages from id as pages to read back into the page cache (warmUp). Runs
+// come in order of their first page; one that covers runs noted before replaces them.
+func (fw *fileWriter) keepWarm(id, n uint64) {
+	for len(fw.warm) > 0 && fw.warm[len(fw.warm)-1].id >= id {
+		fw.warm = fw.warm[:len(fw.warm)-1]
+	}
+	if k := len(fw.warm) - 1; k >= 0 && fw.warm[k].id+fw.warm[k].n >= id {
+		fw.warm[k].n = max(fw.warm[k].n, id+n-fw.warm[k].id)
+		return
+	}
+	fw.warm = append(fw.warm, pageSpan{id, n})
+}
+
+// warmBucket notes the bucket whose tree was just written, from the page from on, as pages to
+// read back whole when warmWhole names it or it is small (warmBucketBytes).
+func (fw *fileWriter) warmBucket(name string, from uint64) {
+	if n := fw.next - from; warmWhole(name) || n*uint64(fw.pageSize) <= warmBucketBytes {
+		fw.keepWarm(from, n)
+	}
+}
+
+// warmWhole says whether a bucket is read back whole into the page cache after a direct write,
+// whatever its size: Get User Detail is one descent of user_keys (which keeps the user's record
+// and members, decisions D6), after one of user_uaid when the user is named by its
+// user_account_id.
+func warmWhole(name string) bool { return name == string(bUserKeys) || name == string(bUserUAID) }
+
+// warmBucketBytes bounds the buckets read back whole for being small: the institutions, keys,
+// prices and meta a request or the store's open reads are a page or a few.
+const warmBucketBytes = 1 << 20
+
+// warmUp has the pages keepWarm noted read back into the page cache, in the background, once
+// the file is written and synced past it: the upper levels of every tree (every read descends
+// through them), user_keys and user_uaid whole (warmWhole) and the small buckets, the root
+// bucket and the freelist (decisions D17).
+func (fw *fileWriter) warmUp() {
+	readAhead(fw.f, fw.pageSize, fw.warm)
 }
 
 func (fw *fileWriter) close() error {
@@ -408,6 +458,9 @@ func (t *treeWriter) flush(l int) error {
 			first.k = bytes.Clone(first.k) // staged is reused once the leaf is written
 		}
 	}
+	if l > 0 {
+		t.fw.keepWarm(id, t.fw.next-id)
+	}
 	lv.elems, lv.size = lv.elems[:0], pageHeaderSize
 	lv.flushed++
 	return t.push(l+1, first)
@@ -424,7 +477,11 @@ func (t *treeWriter) finish() (uint64, error) {
 			if l > 0 && len(lv.elems) == 1 {
 				return lv.elems[0].child, nil
 			}
-			return t.fw.writePage(l == 0, lv.elems)
+			id, err := t.fw.writePage(l == 0, lv.elems)
+			if err == nil && l > 0 {
+				t.fw.keepWarm(id, t.fw.next-id)
+			}
+			return id, err
 		}
 		if len(lv.elems) > 0 {
 			if err := t.flush(l); err != nil {
@@ -457,6 +514,7 @@ func (b *Builder) absorb() (buckets []string, txid uint64, err error) {
 // it).
 func (b *Builder) writeBucket(ctx context.Context, fw *fileWriter, name string, next source, copying bool, done, total int) (uint64, error) {
 	tw := &treeWriter{fw: fw, ordered: true, copying: copying}
+	from := fw.next
 	for i := 0; ; i++ {
 		if i%buildTxEntries == 0 {
 			if err := ctx.Err(); err != nil {
@@ -477,7 +535,12 @@ func (b *Builder) writeBucket(ctx context.Context, fw *fileWriter, name string, 
 			return 0, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	return tw.finish()
+	root, err := tw.finish()
+	if err != nil {
+		return 0, err
+	}
+	fw.warmBucket(name, from)
+	return root, nil
 }
 
 // bucketSource is a bucket's entries in key order: first (the last round's sorted spools, nil
@@ -520,11 +583,11 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 	path := db.Path()
 	pageSize := db.Info().PageSize
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".bulk")
-	// A build that spilled writes a file larger than its memory budget, and the page cache
-	// could not keep it: written through the cache, the kernel's copying and reclaiming of a
-	// million-user build's 16 GB file was the largest share of its CPU that grows with the
-	// set (decisions D17). One that fitted writes through the cache, which then holds the
-	// store its first serve reads.
+	// A build that spilled writes its file past the page cache: written through it, the
+	// kernel's copying and reclaiming of a million-user build's 16 GB file was the largest
+	// share of its CPU that grows with the set. The pages a first serve reads before the ones
+	// it looks for are read back once it is written (warmUp; decisions D17). One that fitted
+	// writes through the cache, which then holds the store its first serve reads.
 	fw, err := newFileWriter(tmp, pageSize, len(b.spills) > 0)
 	if err != nil {
 		return err
@@ -581,13 +644,16 @@ func (b *Builder) writeFile(ctx context.Context, buckets []string, txid uint64, 
 			if err != nil {
 				return err
 			}
+			fw.warmBucket(name, root) // its one page
 			roots[name] = root
 		}
 	}
 	if err := fw.finish(roots, txid+1); err != nil {
 		return err
 	}
-	b.fileDirect = fw.w.direct && !fw.w.indirect.Load()
+	if fw.w.wentDirect() {
+		fw.warmUp()
+	}
 	if err := fw.close(); err != nil {
 		return err
 	}

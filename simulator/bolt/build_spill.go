@@ -88,7 +88,7 @@ func (b *Builder) spill(br *bucketRuns) error {
 		f.Close()
 		return err
 	}
-	run.direct = w.direct && !w.indirect.Load()
+	run.direct = w.wentDirect()
 	return f.Close()
 }
 

@@ -178,7 +178,12 @@ func readRun(t *testing.T, rr *runReader) []runKV {
 }
 
 // directIOWorksIn says whether the file system of dir takes direct I/O.
-func directIOWorksIn(t *testing.T, dir string) bool {
+func directIOWorksIn(t *testing.T, dir string) bool { return directProbe(t, dir, nil) }
+
+// directProbe writes a block with direct I/O to a new file in dir and says whether it was
+// taken and then (when given) whether after(the file's path) holds.
+func directProbe(t *testing.T, dir string, after func(path string) bool) bool {
+	t.Helper()
 	f, err := os.CreateTemp(dir, "direct-*")
 	require.NoError(t, err)
 	defer os.Remove(f.Name())
@@ -186,8 +191,10 @@ func directIOWorksIn(t *testing.T, dir string) bool {
 	if directIO(f, true) != nil {
 		return false
 	}
-	_, err = f.Write(alignedBuffer(directAlign)[:directAlign])
-	return err == nil
+	if _, err = f.Write(alignedBuffer(directAlign)[:directAlign]); err != nil {
+		return false
+	}
+	return after == nil || after(f.Name())
 }
 
 // A file system that refuses a direct write or read (here: a buffer not on a block boundary,
