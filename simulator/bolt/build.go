@@ -93,6 +93,12 @@ func (w *writeTx) spools() *spools { return w.sink.(*spools) }
 type BuildShard struct {
 	b *Builder
 	w *writeTx
+	// t and orders are the transaction being spooled, which putTransaction spools: made once
+	// a shard, where a closure over each transaction and its orders' pointers took two
+	// allocations a transaction (decisions D17). The spool copies what it is given.
+	t              simulator.Transaction
+	orders         []*simulator.Order
+	putTransaction func(*writeTx) error
 }
 
 // Shard returns a new shard of the builder, for one goroutine.
@@ -100,6 +106,7 @@ func (b *Builder) Shard() *BuildShard {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	sh := &BuildShard{b: b, w: newSpoolTx(b.s, b.w.prices)}
+	sh.putTransaction = func(w *writeTx) error { return w.putTransaction(&sh.t, sh.orders) }
 	b.shards = append(b.shards, sh)
 	return sh
 }
@@ -111,7 +118,14 @@ func (sh *BuildShard) User(u simulator.User) error {
 
 // Transaction spools a transaction, its orders and their index entries.
 func (sh *BuildShard) Transaction(t simulator.Transaction, orders []simulator.Order) error {
-	return sh.b.spool(sh.w, func(w *writeTx) error { return w.putTransaction(&t, orderPtrs(orders)) })
+	sh.t = t
+	for i := range orders {
+		sh.orders = append(sh.orders, &orders[i])
+	}
+	err := sh.b.spool(sh.w, sh.putTransaction)
+	clear(sh.orders) // the caller's orders are not kept alive
+	sh.orders = sh.orders[:0]
+	return err
 }
 
 func orderPtrs(orders []simulator.Order) []*simulator.Order {
@@ -480,15 +494,17 @@ type spool struct {
 	// each timed one (see spools.putIndex).
 	counts []int64
 	hours  []uint64
-	// mapped holds the chunks mapped outside Go's heap (newChunk), and the entries' room when
-	// it is mapped too (growEnts), freed by release or, should a failed build drop the spool
-	// unreleased, once the spool is collected.
+	// mapped holds the chunks mapped outside Go's heap (newChunk), and the rooms of the
+	// entries and of the hour notes when they are mapped too (growRoom), freed by release (the
+	// notes' once counted, nameCounts) or, should a failed build drop the spool unreleased,
+	// once the spool is collected.
 	mapped *mappedChunks
 }
 
 type mappedChunks struct {
-	list [][]byte
-	ents []byte // the room of spool.ents, when mapped
+	list  [][]byte
+	ents  []byte // the room of spool.ents, when mapped
+	hours []byte // the room of spool.hours, when mapped
 }
 
 func (m *mappedChunks) free() {
@@ -496,13 +512,15 @@ func (m *mappedChunks) free() {
 		freeChunk(b)
 	}
 	m.list = nil
-	m.freeEnts()
+	freeRoom(&m.ents)
+	freeRoom(&m.hours)
 }
 
-func (m *mappedChunks) freeEnts() {
-	if m.ents != nil {
-		freeChunk(m.ents)
-		m.ents = nil
+// freeRoom unmaps *room, if mapped, and forgets it.
+func freeRoom(room *[]byte) {
+	if *room != nil {
+		freeChunk(*room)
+		*room = nil
 	}
 }
 
@@ -515,33 +533,48 @@ func (sp *spool) mapping() *mappedChunks {
 	return sp.mapped
 }
 
-// growEnts doubles the room of the spool's entries. Past a huge page it is mapped outside Go's
-// heap (newChunk), like the chunks: the entries hold no pointer, and on the heap they were
-// most of it — a million-user build's rounds left ~1.3 GB of heap spans resident for ~0.5 GB of
-// entries (an append's old and new arrays, and the room doubling leaves unused, until the
-// scavenger returned them), beside the chunks. A mapped room's pages are resident only once
-// written, and go back to the system when it is freed.
+// growEnts doubles the room of the spool's entries (growRoom).
 func (sp *spool) growEnts() {
-	n := max(2*cap(sp.ents), 1024)
-	var ents []spoolEnt
-	var room []byte
-	if size := n * spoolEntSize; size >= hugeChunk {
-		if b, mapped := newChunk(size); mapped {
-			room = b[:size]
-			ents = unsafe.Slice((*spoolEnt)(unsafe.Pointer(unsafe.SliceData(room))), n)[:0]
+	sp.ents = growRoom(sp.ents, &sp.mapping().ents, max(2*cap(sp.ents), 1024))
+}
+
+// growRoom returns s with room for n elements, its elements kept, and sets *room to the
+// mapping that holds them (nil: Go's heap holds them). T holds no pointer. Past a huge page the
+// room is mapped outside Go's heap (newChunk), like the chunks: a spool's entries and hour notes
+// hold no pointer, and on the heap they were most of it — a million-user build's rounds left
+// ~1.3 GB of heap spans resident for ~0.5 GB of entries (an append's old and new arrays, and
+// the room doubling leaves unused, until the scavenger returned them), beside the chunks. A
+// mapped room's pages are resident only once written, and go back to the system when it is
+// freed (freeRoom).
+//
+// A mapped room grows where it lies (growChunk, mremap on Linux): its elements are not
+// copied, and the pages they fill are neither freed nor faulted in and zeroed again in a new
+// room (decisions D17) — doubling into fresh rooms touched as many bytes again as the final
+// rooms, ~0.3 GB of the 100k + 1M set's build, and held a room's old and new copies resident at
+// once.
+func growRoom[T any](s []T, room *[]byte, n int) []T {
+	size := n * int(unsafe.Sizeof(*new(T)))
+	if *room != nil {
+		if grown, ok := growChunk(*room, size); ok {
+			*room = grown
+			return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(grown))), n)[:len(s)]
 		}
 	}
-	if ents == nil {
-		ents = make([]spoolEnt, 0, n)
+	var grown []T
+	var mapped []byte
+	if size >= hugeChunk {
+		if b, ok := newChunk(size); ok {
+			mapped = b[:size]
+			grown = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(mapped))), n)[:0]
+		}
 	}
-	ents = append(ents, sp.ents...)
-	if sp.mapped != nil {
-		sp.mapped.freeEnts()
+	if grown == nil {
+		grown = make([]T, 0, n)
 	}
-	if room != nil {
-		sp.mapping().ents = room
-	}
-	sp.ents = ents
+	grown = append(grown, s...)
+	freeRoom(room)
+	*room = mapped
+	return grown
 }
 
 // hugeChunk is the smallest chunk mapped outside Go's heap (newChunk): a huge page.
@@ -743,6 +776,9 @@ func (s *spools) putIndex(bucket, prefix, rest, value []byte) error {
 	}
 	sp.counts[id]++
 	if timed(prefix) {
+		if len(sp.hours) == cap(sp.hours) {
+			sp.hours = growRoom(sp.hours, &sp.mapping().hours, max(2*cap(sp.hours), 1024))
+		}
 		sp.hours = append(sp.hours, uint64(id)<<32|uint64(hourOf(rest[:8])))
 	}
 	return nil
@@ -781,6 +817,9 @@ func (w *writeTx) nameCounts() error {
 			return err
 		}
 		sp.counts, sp.hours = nil, nil
+		if sp.mapped != nil {
+			freeRoom(&sp.mapped.hours)
+		}
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ var metaUsersByID = []byte("users_by_id")
 // put writes record v of id under prefix; was is the prefix it was stored under, nil for a
 // new record.
 func (c clustered) put(w *writeTx, id string, was, prefix []byte, v any) error {
-	raw, err := encodeRecord(v)
+	raw, err := w.encode(v)
 	if err != nil {
 		return fmt.Errorf("encode %s/%q: %w", c.records, id, err)
 	}

@@ -49,7 +49,12 @@ const recordV2 = 0x02
 func encodeRecord(v any) ([]byte, error) {
 	// Room for an order or a transaction at once: grown from nothing, a record's encoding took
 	// five allocations and copies, about half of what encoding a record cost a build.
-	e := encoder{b: make([]byte, 0, recordRoom)}
+	return appendRecord(make([]byte, 0, recordRoom), v)
+}
+
+// appendRecord appends v's encoding for storage (encodeRecord) to dst.
+func appendRecord(dst []byte, v any) ([]byte, error) {
+	e := encoder{b: dst}
 	switch r := v.(type) {
 	case *simulator.User:
 		e.user(r)
@@ -62,7 +67,8 @@ func encodeRecord(v any) ([]byte, error) {
 	case *simulator.Delivery:
 		e.delivery(r)
 	default:
-		return json.Marshal(v)
+		j, err := json.Marshal(v)
+		return append(dst, j...), err
 	}
 	return e.b, nil
 }
