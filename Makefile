@@ -29,10 +29,10 @@ image:
 
 ## test: vet, format check, every test with the race detector (incl. the interop, parity and examples/ci modules)
 test: lint
-	$(GO) test -race -count=1 ./...
-	@if [ -d internal/interop ]; then cd internal/interop && $(GO) test -race -count=1 ./...; fi
-	@if [ -d internal/parity ]; then cd internal/parity && $(GO) vet ./... && $(GO) test -race -count=1 ./...; fi
-	@if [ -d examples/ci ]; then cd examples/ci && $(GO) test -race -count=1 ./...; fi
+	$(GO) test -race -count=1 -timeout 30m ./...
+	@if [ -d internal/interop ]; then cd internal/interop && $(GO) test -race -count=1 -timeout 30m ./...; fi
+	@if [ -d internal/parity ]; then cd internal/parity && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 30m ./...; fi
+	@if [ -d examples/ci ]; then cd examples/ci && $(GO) test -race -count=1 -timeout 30m ./...; fi
 
 ## lint: go vet, a gofmt check, staticcheck, actionlint and the Helm chart (pinned; fetched through the module proxy)
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
