@@ -490,12 +490,12 @@ type spool struct {
 	// chunk (addParts refers to them again when equal); lastAt is where the value's length is.
 	lastK, lastV span
 	lastAt       uint32
-	// The index counters of the spooled entries by prefix id, and the prefix id and hour of
+	// The index counters of the spooled entries by prefix id, and the prefix id and minute of
 	// each timed one (see spools.putIndex).
 	counts []int64
-	hours  []uint64
+	times  []uint64
 	// mapped holds the chunks mapped outside Go's heap (newChunk), and the rooms of the
-	// entries and of the hour notes when they are mapped too (growRoom), freed by release (the
+	// entries and of the time notes when they are mapped too (growRoom), freed by release (the
 	// notes' once counted, nameCounts) or, should a failed build drop the spool unreleased,
 	// once the spool is collected.
 	mapped *mappedChunks
@@ -504,7 +504,7 @@ type spool struct {
 type mappedChunks struct {
 	list  [][]byte
 	ents  []byte // the room of spool.ents, when mapped
-	hours []byte // the room of spool.hours, when mapped
+	times []byte // the room of spool.times, when mapped
 }
 
 func (m *mappedChunks) free() {
@@ -513,7 +513,7 @@ func (m *mappedChunks) free() {
 	}
 	m.list = nil
 	freeRoom(&m.ents)
-	freeRoom(&m.hours)
+	freeRoom(&m.times)
 }
 
 // freeRoom unmaps *room, if mapped, and forgets it.
@@ -758,11 +758,11 @@ func (s *spools) put(bucket, key []byte, plen int, value []byte) error {
 }
 
 // putIndex is writeTx.putIndex in a build: it spools the entry and counts it under its prefix
-// (and day and hour), by the spool's id of the prefix instead of by the counter's name (a
-// lookup of a long string per counter and entry was a tenth of a build); nameCounts names the
-// counters. An hour is noted, not counted, here: a map of counters by prefix and day missed the
+// (and day, hour and minute), by the spool's id of the prefix instead of by the counter's name
+// (a lookup of a long string per counter and entry was a tenth of a build); nameCounts names the
+// counters. A minute is noted, not counted, here: a map of counters by prefix and day missed the
 // cache on every entry (a twentieth of a build), so nameTimeCounts sorts the notes and counts
-// their runs, by day and, for a prefix that keeps them, by hour.
+// their runs, by day and, for a prefix that keeps them, by hour and minute.
 func (s *spools) putIndex(bucket, prefix, rest, value []byte) error {
 	sp := s.spool(bucket)
 	n, err := sp.addParts(prefix, rest, len(prefix), value)
@@ -776,10 +776,10 @@ func (s *spools) putIndex(bucket, prefix, rest, value []byte) error {
 	}
 	sp.counts[id]++
 	if timed(prefix) {
-		if len(sp.hours) == cap(sp.hours) {
-			sp.hours = growRoom(sp.hours, &sp.mapping().hours, max(2*cap(sp.hours), 1024))
+		if len(sp.times) == cap(sp.times) {
+			sp.times = growRoom(sp.times, &sp.mapping().times, max(2*cap(sp.times), 1024))
 		}
-		sp.hours = append(sp.hours, uint64(id)<<32|uint64(hourOf(rest[:8])))
+		sp.times = append(sp.times, uint64(id)<<32|uint64(minuteOf(rest[:8])))
 	}
 	return nil
 }
@@ -813,12 +813,12 @@ func (w *writeTx) nameCounts() error {
 				}
 			}
 		}
-		if err := w.nameTimeCounts(bucket, sp.byID, sp.hours); err != nil {
+		if err := w.nameTimeCounts(bucket, sp.byID, sp.times); err != nil {
 			return err
 		}
-		sp.counts, sp.hours = nil, nil
+		sp.counts, sp.times = nil, nil
 		if sp.mapped != nil {
-			freeRoom(&sp.mapped.hours)
+			freeRoom(&sp.mapped.times)
 		}
 	}
 	return nil

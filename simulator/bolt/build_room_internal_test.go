@@ -67,12 +67,13 @@ func TestGrowChunkKeepsTheBytes(t *testing.T) {
 	freeChunk(grown)
 }
 
-// A spool's hour notes past a huge page are mapped (growRoom) and read back whole as they grow;
-// naming the counters counts them all and frees their room.
-func TestSpoolHourNotesMappedCountedAndFreed(t *testing.T) {
+// A spool's time notes past a huge page are mapped (growRoom) and read back whole as they grow;
+// naming the counters counts them all, in their days, hours and minutes, and frees their room.
+func TestSpoolTimeNotesMappedCountedAndFreed(t *testing.T) {
 	w := newSpoolTx(nil, nil)
 	prefix := []byte("ins_a\x00Ac") // timed: it ends in sortCreated
 	require.True(t, timed(prefix))
+	require.True(t, hourly(prefix))
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	const n = 400_000 // 3.2 MB of notes
 	for i := range n {
@@ -80,30 +81,37 @@ func TestSpoolHourNotesMappedCountedAndFreed(t *testing.T) {
 		require.NoError(t, w.sink.putIndex(bOrderIndex, prefix, rest, []byte("v")))
 	}
 	sp := w.spools().by[string(bOrderIndex)]
-	require.Len(t, sp.hours, n)
+	require.Len(t, sp.times, n)
 	if runtime.GOOS == "linux" {
 		require.NotNil(t, sp.mapped)
-		assert.Len(t, sp.mapped.hours, cap(sp.hours)*8)
+		assert.Len(t, sp.mapped.times, cap(sp.times)*8)
 	}
-	for i, h := range sp.hours {
-		require.Equal(t, hourOf(timeKey(start.Add(time.Duration(i)*time.Minute))), uint32(h), "note %d", i)
+	for i, m := range sp.times {
+		require.Equal(t, minuteOf(timeKey(start.Add(time.Duration(i)*time.Minute))), uint32(m), "note %d", i)
 	}
 	require.NoError(t, w.nameCounts())
-	assert.Nil(t, sp.hours)
+	assert.Nil(t, sp.times)
 	if sp.mapped != nil {
-		assert.Nil(t, sp.mapped.hours)
+		assert.Nil(t, sp.mapped.times)
 	}
-	// Every note is counted in its day: the day counters add up to all of them.
+	// Every note is counted in its day, its hour and its minute: each kind of counter adds up
+	// to all of them, a counter for every day, hour and minute the notes fall in.
 	counts := w.spools().by[string(bCounts)]
 	require.NotNil(t, counts)
-	total := 0
-	days := dayCountsPrefix(bOrderIndex, prefix)
-	for _, e := range counts.ents {
-		if k := counts.keyOf(e); bytes.HasPrefix(k, days) && len(k) == len(days)+4 {
-			total += int(binary.BigEndian.Uint64(counts.valueOf(e)))
+	for _, kind := range []struct {
+		cp    []byte
+		units int
+	}{{dayCountsPrefix(bOrderIndex, prefix), n/(24*60) + 2}, {hourCountsPrefix(bOrderIndex, prefix), n/60 + 1}, {minuteCountsPrefix(bOrderIndex, prefix), n}} {
+		total, keys := 0, 0
+		for _, e := range counts.ents {
+			if k := counts.keyOf(e); bytes.HasPrefix(k, kind.cp) && len(k) == len(kind.cp)+4 {
+				total += int(binary.BigEndian.Uint64(counts.valueOf(e)))
+				keys++
+			}
 		}
+		assert.Equal(t, n, total, "counters under %q", kind.cp)
+		assert.InDelta(t, kind.units, keys, 1, "counters under %q", kind.cp)
 	}
-	assert.Equal(t, n, total)
 }
 
 // partition keeps each side in the order given, and the kept side has no room past its end:

@@ -85,8 +85,45 @@ func hourCountKey(bucket, prefix []byte, h uint32) []byte {
 	return cat(bucket, []byte{2}, prefix, b[:])
 }
 
+// The whole lists count their entries per minute too, in bCounts under minuteCountKey. An hour
+// of a million users' order list holds ~760 entries, and the partial hours at a time range's
+// ends — and the hour a deep page starts in — were walked on their shorter side: ~190 entries
+// each on average, ten times a 100k store's, the most of a week's first page at a million users.
+// With the minutes counted, a partial hour is its whole minutes' counters (a descent and the
+// counters of its shorter side, at most thirty) and the partial minutes at its ends walked on
+// their shorter sides: a few entries at a million users. The same prefixes as the hours keep
+// them (hourly); a store written before them has no metaMinutes mark and is read by hours.
+
+// minuteWidth is the width of a minute counter's bucket, in timeKey units (nanoseconds); an
+// hour is sixty of them.
+const minuteWidth = uint64(time.Minute)
+
+// metaMinutes marks a store whose whole lists keep minute counters (every store emptied or
+// created since they exist).
+var metaMinutes = []byte("minute_counters")
+
+// minuteOf returns the minute of a timeKey (its hour is the minute / 60; a timeKey's minutes
+// all fit in 32 bits).
+func minuteOf(tk []byte) uint32 { return uint32(binary.BigEndian.Uint64(tk) / minuteWidth) }
+
+// minuteCountsPrefix is the prefix in bCounts of the minute counters of an index prefix.
+func minuteCountsPrefix(bucket, prefix []byte) []byte { return cat(bucket, []byte{3}, prefix) }
+
+// minuteCountKey names the counter of the entries under prefix whose time falls in minute m.
+func minuteCountKey(bucket, prefix []byte, m uint32) []byte {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], m)
+	return cat(bucket, []byte{3}, prefix, b[:])
+}
+
+// timeCountPrefixes are the prefixes in bCounts of every time counter (days, hours, minutes)
+// of the index prefixes that begin with in.
+func timeCountPrefixes(bucket, in []byte) [][]byte {
+	return [][]byte{dayCountsPrefix(bucket, in), hourCountsPrefix(bucket, in), minuteCountsPrefix(bucket, in)}
+}
+
 // countTime counts an index entry (prefix, rest) added (delta 1) or removed (-1) under its
-// day, and its hour when its prefix keeps hours.
+// day, and its hour and minute when its prefix keeps them.
 func (w *writeTx) countTime(bucket, prefix, rest []byte, delta int64) {
 	if !timed(prefix) {
 		return
@@ -94,13 +131,14 @@ func (w *writeTx) countTime(bucket, prefix, rest []byte, delta int64) {
 	w.count(dayCountKey(bucket, prefix, rest[:8]), delta)
 	if hourly(prefix) {
 		w.count(hourCountKey(bucket, prefix, hourOf(rest[:8])), delta)
+		w.count(minuteCountKey(bucket, prefix, minuteOf(rest[:8])), delta)
 	}
 }
 
-// nameTimeCounts spools into w's spool of bCounts the day counters, and the hour counters of
-// the prefixes that keep them (hourly), of a build's notes of one index bucket: each a prefix
-// id (byID names it) in the high 32 bits and an hour (hourOf) in the low 32. The notes are
-// sorted in place.
+// nameTimeCounts spools into w's spool of bCounts the day counters, and the hour and minute
+// counters of the prefixes that keep them (hourly), of a build's notes of one index bucket: each
+// a prefix id (byID names it) in the high 32 bits and a minute (minuteOf) in the low 32. The
+// notes are sorted in place.
 func (w *writeTx) nameTimeCounts(bucket []byte, byID []string, notes []uint64) error {
 	slices.Sort(notes)
 	var n [8]byte
@@ -108,25 +146,35 @@ func (w *writeTx) nameTimeCounts(bucket []byte, byID []string, notes []uint64) e
 		binary.BigEndian.PutUint64(n[:], uint64(c))
 		return w.sink.put(bCounts, key, 0, n[:])
 	}
+	const perHour, perDay = 60, 24 * 60 // minutes
 	for i := 0; i < len(notes); {
 		id := notes[i] >> 32
 		prefix := []byte(byID[id])
-		hours := hourly(prefix)
-		day, inDay := uint32(notes[i])/24, 0
+		fine := hourly(prefix)
+		day, inDay := uint32(notes[i])/perDay, 0
+		hour, inHour := uint32(notes[i])/perHour, 0
 		for i < len(notes) && notes[i]>>32 == id {
 			k, j := notes[i], i+1
 			for j < len(notes) && notes[j] == k {
 				j++
 			}
-			if h := uint32(k); h/24 != day {
+			m := uint32(k)
+			if fine && m/perHour != hour {
+				if err := put(hourCountKey(bucket, prefix, hour), inHour); err != nil {
+					return err
+				}
+				hour, inHour = m/perHour, 0
+			}
+			if m/perDay != day {
 				if err := put(dayCountKey(bucket, prefix, dayKey(day)), inDay); err != nil {
 					return err
 				}
-				day, inDay = h/24, 0
+				day, inDay = m/perDay, 0
 			}
 			inDay += j - i
-			if hours {
-				if err := put(hourCountKey(bucket, prefix, uint32(k)), j-i); err != nil {
+			if fine {
+				inHour += j - i
+				if err := put(minuteCountKey(bucket, prefix, m), j-i); err != nil {
 					return err
 				}
 			}
@@ -134,6 +182,11 @@ func (w *writeTx) nameTimeCounts(bucket []byte, byID []string, notes []uint64) e
 		}
 		if err := put(dayCountKey(bucket, prefix, dayKey(day)), inDay); err != nil {
 			return err
+		}
+		if fine {
+			if err := put(hourCountKey(bucket, prefix, hour), inHour); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -167,9 +220,10 @@ type dayRange struct {
 	startPart            *hourPart
 
 	cp []byte // dayCountsPrefix
-	// hp is hourCountsPrefix when the index keeps hour counters, else nil; set when first
-	// needed (hoursOf), by the store's mark (pageReads).
-	hp             []byte
+	// hp is hourCountsPrefix when the index keeps hour counters, else nil, and mp
+	// minuteCountsPrefix when it keeps minute counters too; set when first needed (hoursOf), by
+	// the store's marks (pageReads).
+	hp, mp         []byte
 	hpRead         bool
 	reads          *pageReads
 	bucket         []byte
@@ -284,10 +338,17 @@ func (r *dayRange) hoursOf(d uint32) bool {
 		r.hpRead = true
 		if hourly(r.prefix) && r.reads.hours {
 			r.hp = hourCountsPrefix(r.bucket, r.prefix)
+			if r.reads.minutes {
+				r.mp = minuteCountsPrefix(r.bucket, r.prefix)
+			}
 		}
 	}
 	return r.hp != nil && d != lastDay && (uint64(d)+1)*24 <= math.MaxUint64/hourWidth
 }
+
+// minutesOf reports whether hour h's entries are counted by minute: its day's are by hour
+// (hoursOf) and the index keeps minute counters.
+func (r *dayRange) minutesOf(h uint32) bool { return r.hoursOf(h/24) && r.mp != nil }
 
 // hourTable returns the index's hour counters read whole in this state (pageReads.dayTable),
 // when day d is counted by hour and they are; else nil.
@@ -299,13 +360,26 @@ func (r *dayRange) hourTable(d uint32) *dayTable {
 }
 
 // hourStart is the first key of hour h.
-func (r *dayRange) hourStart(h uint32) []byte { return cat(r.prefix, u64(uint64(h)*hourWidth)) }
+func (r *dayRange) hourStart(h uint32) []byte { return r.keyAt(uint64(h) * hourWidth) }
+
+// keyAt is the first key at time t (a timeKey's value).
+func (r *dayRange) keyAt(t uint64) []byte { return cat(r.prefix, u64(t)) }
+
+// timeOf is the time of a key of the range (a timeKey's value).
+func (r *dayRange) timeOf(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(r.prefix):]) }
 
 // eachHour visits the hour counters of the hours [a, b) in scan order (descending when desc)
 // until visit returns false; an hour without entries has no counter.
 func (r *dayRange) eachHour(a, b uint32, desc bool, visit func(h uint32, n int) bool) {
+	r.eachCounter(r.hp, a, b, desc, visit)
+}
+
+// eachCounter visits the counters under cp (hourCountsPrefix, minuteCountsPrefix) of the units
+// [a, b) in scan order (descending when desc) until visit returns false; a unit without entries
+// has no counter.
+func (r *dayRange) eachCounter(cp []byte, a, b uint32, desc bool, visit func(x uint32, n int) bool) {
 	var buf [64]byte
-	key := func(h uint32) []byte { return binary.BigEndian.AppendUint32(append(buf[:0], r.hp...), h) }
+	key := func(x uint32) []byte { return binary.BigEndian.AppendUint32(append(buf[:0], cp...), x) }
 	c := r.countsBucket().Cursor()
 	var k, v []byte
 	step := c.Next
@@ -319,9 +393,9 @@ func (r *dayRange) eachHour(a, b uint32, desc bool, visit func(h uint32, n int) 
 	} else {
 		k, v = c.Seek(key(a))
 	}
-	for ; k != nil && bytes.HasPrefix(k, r.hp) && len(k) == len(r.hp)+4; k, v = step() {
-		h := binary.BigEndian.Uint32(k[len(r.hp):])
-		if h < a || h >= b || !visit(h, int(binary.BigEndian.Uint64(v))) {
+	for ; k != nil && bytes.HasPrefix(k, cp) && len(k) == len(cp)+4; k, v = step() {
+		x := binary.BigEndian.Uint32(k[len(cp):])
+		if x < a || x >= b || !visit(x, int(binary.BigEndian.Uint64(v))) {
 			return
 		}
 	}
@@ -331,22 +405,38 @@ func (r *dayRange) eachHour(a, b uint32, desc bool, visit func(h uint32, n int) 
 // k (in scan order, descending when desc): that hour as a run, and k within it. Counters that
 // do not reach k (they never should) leave u as it was, walked as a day.
 func (r *dayRange) inHour(u run, desc bool, k int) (run, int) {
-	first, skipped := u.d*24, 0
+	first := u.d * 24
+	if t := r.hourTable(u.d); t != nil {
+		return r.inUnit(u, u.d, desc, k, hourWidth, func(visit func(h uint32, n int) bool) { t.each(first, first+23, desc, visit) })
+	}
+	return r.inUnit(u, u.d, desc, k, hourWidth, func(visit func(h uint32, n int) bool) { r.eachHour(first, first+24, desc, visit) })
+}
+
+// inMinute narrows u, a whole hour of an index counted by minute (inHour's), to the minute that
+// holds its entry k, as inHour narrows a day to its hour.
+func (r *dayRange) inMinute(u run, desc bool, k int) (run, int) {
+	first := uint32(r.timeOf(u.p.from) / minuteWidth)
+	return r.inUnit(u, u.p.day, desc, k, minuteWidth, func(visit func(m uint32, n int) bool) {
+		r.eachCounter(r.mp, first, first+60, desc, visit)
+	})
+}
+
+// inUnit narrows u, a run of day's, to the unit (hour, minute: width wide) that holds its entry
+// k, from the counters of u's units that each visits in scan order: that unit as a run, and k
+// within it; u as it was when the counters do not reach k.
+func (r *dayRange) inUnit(u run, day uint32, desc bool, k int, width uint64, each func(visit func(x uint32, n int) bool)) (run, int) {
+	skipped := 0
 	out, at := u, k
-	visit := func(h uint32, n int) bool {
+	each(func(x uint32, n int) bool {
 		if skipped+n <= k {
 			skipped += n
 			return true
 		}
-		out = run{n: n, p: &partial{on: true, day: u.d, from: r.hourStart(h), to: r.hourStart(h + 1), n: n}}
+		from := uint64(x) * width
+		out = run{n: n, p: &partial{on: true, day: day, from: r.keyAt(from), to: r.keyAt(from + width), n: n}}
 		at = k - skipped
 		return false
-	}
-	if t := r.hourTable(u.d); t != nil {
-		t.each(first, first+23, desc, visit)
-	} else {
-		r.eachHour(first, first+24, desc, visit)
-	}
+	})
 	return out, at
 }
 
@@ -365,37 +455,90 @@ func (r *dayRange) countByHours(p *partial, day, walk int) (n int, ok bool, err 
 	if tf%hourWidth != 0 {
 		a++
 	}
-	if a >= b || seekEntries+int(b-a)+day/24 >= walk {
+	// What its two partial hours cost: a quarter of an hour's entries each on average, by
+	// their minutes a descent and fifteen counters.
+	ends := day / 24
+	if r.minutesOf(a) {
+		ends = min(ends, 2*(2*seekEntries+15+day/(24*60*4)))
+	}
+	if a >= b || seekEntries+int(b-a)+ends >= walk {
 		return 0, false, nil
 	}
-	// The whole hours [a, b) by their counters, and the counters of the partial hours at
-	// either end (a-1 before a partial start, b before a partial end), in one pass.
-	var before, after int
-	r.eachHour(a-min(a, 1), b+1, false, func(h uint32, c int) bool {
-		switch {
-		case h < a:
-			before = c
-		case h == b:
-			after = c
-		default:
-			n += c
-		}
-		return true
-	})
-	head, err := r.partHour(p.from, r.hourStart(a), before)
-	if err != nil {
-		return 0, false, err
+	n, err = r.byUnits(r.hp, hourWidth, p.from, p.to, nil, r.partHour)
+	return n, true, err
+}
+
+// unitSpan is the enclosing unit of a part byUnits counts: its n entries, in the units
+// [first, first+units) of the part's width.
+type unitSpan struct {
+	first, units uint32
+	n            int
+}
+
+// byUnits counts [from, to) from the counters under cp (hourCountsPrefix, minuteCountsPrefix) of
+// the units (width wide) it covers whole, and the partial units at its ends by part, given
+// each one's counter: in one pass over the counters inside it, the partial ones beside them
+// (a-1 before a partial start, b before a partial end) — or, when it lies in one unit of the
+// next size (outer) and covers more than half of it, over the counters outside it, subtracted
+// from outer's n.
+func (r *dayRange) byUnits(cp []byte, width uint64, from, to []byte, outer *unitSpan, part func(from, to []byte, n int) (int, error)) (int, error) {
+	tf, tt := r.timeOf(from), r.timeOf(to)
+	a, b := uint32(tf/width), uint32(tt/width) // the units from and to fall in
+	headPart, tailPart := tf%width != 0, tt%width != 0
+	if headPart {
+		a++ // from's unit is partial: the whole units start after it
 	}
-	tail, err := r.partHour(r.hourStart(b), p.to, after)
-	return n + head + tail, true, err
+	var whole, head, tail int
+	note := func(x uint32, c int) {
+		switch {
+		case headPart && x == a-1:
+			head = c
+		case tailPart && x == b:
+			tail = c
+		}
+	}
+	if outer == nil || b-a <= outer.units/2 {
+		r.eachCounter(cp, a-min(a, 1), b+1, false, func(x uint32, c int) bool {
+			if x >= a && x < b {
+				whole += c
+			}
+			note(x, c)
+			return true
+		})
+	} else {
+		outside := 0
+		visit := func(x uint32, c int) bool {
+			outside += c
+			note(x, c)
+			return true
+		}
+		r.eachCounter(cp, outer.first, a, false, visit)
+		r.eachCounter(cp, b, outer.first+outer.units, false, visit)
+		whole = outer.n - outside
+	}
+	if headPart {
+		n, err := part(from, r.keyAt(uint64(a)*width), head)
+		if err != nil {
+			return 0, err
+		}
+		whole += n
+	}
+	if tailPart {
+		n, err := part(r.keyAt(uint64(b)*width), to, tail)
+		if err != nil {
+			return 0, err
+		}
+		whole += n
+	}
+	return whole, nil
 }
 
 // partHour counts [from, to), a part of one hour of n entries that starts or ends at the hour's
-// bounds (empty when from is to), walking the shorter side: the part itself, or the rest of
-// the hour subtracted from its counter — a quarter of an hour's entries on average, not half.
+// bounds (empty when from is to): walking its shorter side (walkShorter) — a quarter of an
+// hour's entries on average —, or by its minutes when the index keeps them and that costs less
+// (partCosts: an hour of more than a few hundred entries).
 func (r *dayRange) partHour(from, to []byte, n int) (int, error) {
-	at := func(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(r.prefix):]) }
-	tf, tt := at(from), at(to)
+	tf, tt := r.timeOf(from), r.timeOf(to)
 	if tf == tt {
 		return 0, nil // nothing: no walk (its descent would find nothing)
 	}
@@ -403,16 +546,69 @@ func (r *dayRange) partHour(from, to []byte, n int) (int, error) {
 		r.startPart = &hourPart{from: from, to: to, n: n} // counted by the page's walk (pageStart)
 		return 0, nil
 	}
-	if tt-tf <= hourWidth/2 {
+	if walk, byMinutes := r.partCosts(tf, tt, n); byMinutes < walk {
+		return r.byMinutes(from, to, n)
+	}
+	return r.walkShorter(from, to, n, hourWidth)
+}
+
+// walkShorter counts [from, to), a part of one unit (an hour, a minute: width wide) of n
+// entries that starts or ends at the unit's bounds, walking its shorter side: the part itself,
+// or the rest of the unit subtracted from n.
+func (r *dayRange) walkShorter(from, to []byte, n int, width uint64) (int, error) {
+	tf, tt := r.timeOf(from), r.timeOf(to)
+	if tt-tf <= width/2 {
 		return countKeys(r.ctx, r.indexCursor(), from, to)
 	}
-	h := tf / hourWidth
-	if tf%hourWidth == 0 { // the hour's start: the rest is its end
-		rest, err := countKeys(r.ctx, r.indexCursor(), to, r.hourStart(uint32(h)+1))
+	start := tf - tf%width
+	if tf == start { // the unit's start: the rest is its end
+		rest, err := countKeys(r.ctx, r.indexCursor(), to, r.keyAt(start+width))
 		return n - rest, err
 	}
-	rest, err := countKeys(r.ctx, r.indexCursor(), r.hourStart(uint32(h)), from)
+	rest, err := countKeys(r.ctx, r.indexCursor(), r.keyAt(start), from)
 	return n - rest, err
+}
+
+// byMinutes counts [from, to), a part of one hour of n entries whose index keeps minute
+// counters: its whole minutes from their counters — or n less the minutes outside it, when
+// those are fewer — and the partial minutes at its ends walked on their shorter sides
+// (byUnits): a descent or two into the counters and at most half a minute's entries walked at
+// each end.
+func (r *dayRange) byMinutes(from, to []byte, n int) (int, error) {
+	tf, tt := r.timeOf(from), r.timeOf(to)
+	if tf/minuteWidth == (tt-1)/minuteWidth { // within one minute
+		return countKeys(r.ctx, r.indexCursor(), from, to)
+	}
+	hour := unitSpan{first: uint32(tf/hourWidth) * 60, units: 60, n: n}
+	return r.byUnits(r.mp, minuteWidth, from, to, &hour, func(from, to []byte, n int) (int, error) {
+		return r.walkShorter(from, to, n, minuteWidth)
+	})
+}
+
+// partCosts is what partHour's two ways cost on the part of one hour of n entries from time tf
+// to tt (timeOf), that starts or ends at the hour's bounds, in entries stepped over (a descent counted as
+// seekEntries of them): walking its shorter side, after a descent; and by its minutes (+Inf
+// when the index keeps none), a descent into the counters, those of its shorter side, and the
+// shorter side of its partial minute after a descent.
+func (r *dayRange) partCosts(tf, tt uint64, n int) (walk, byMinutes float64) {
+	inner := tf // the part's bound inside its hour
+	if tf%hourWidth == 0 {
+		inner = tt
+	}
+	side := min(tt-tf, hourWidth-(tt-tf))
+	walk = seekEntries + float64(side)/float64(hourWidth)*float64(n)
+	if !r.minutesOf(uint32(tf / hourWidth)) {
+		return walk, math.Inf(1)
+	}
+	g := min(inner%minuteWidth, minuteWidth-inner%minuteWidth)
+	return walk, 2*seekEntries + float64(side/minuteWidth) + float64(g)/float64(minuteWidth)*float64(n)/60
+}
+
+// partCost is what partHour costs on a part from tf to tt (partCosts): the cheaper of its two
+// ways.
+func (r *dayRange) partCost(tf, tt uint64, n int) float64 {
+	walk, byMinutes := r.partCosts(tf, tt, n)
+	return min(walk, byMinutes)
 }
 
 // count counts a partial day, walking the shorter side of it: a part covering most of its day
@@ -472,10 +668,15 @@ func (r *dayRange) count(p *partial) error {
 			return nil
 		}
 		// A part of at most half its day: its hours only when the mean of the range's whole
-		// days says walking it would read more (its own day's counter would cost a descent).
-		if r.perDay > 0 && r.hoursOf(p.day) && len(p.from) == len(r.prefix)+8 && len(p.to) == len(r.prefix)+8 {
-			walk := int(float64(r.perDay) * float64(span) / float64(dayWidth))
-			n, ok, err := r.countByHours(p, r.perDay, walk)
+		// days — or, a range within one day, that day's counter (a descent) — says walking it
+		// would read more.
+		if r.hoursOf(p.day) && len(p.from) == len(r.prefix)+8 && len(p.to) == len(r.prefix)+8 {
+			perDay := r.perDay
+			if perDay == 0 && r.first > r.last {
+				perDay = r.dayCount(p.day)
+			}
+			walk := int(float64(perDay) * float64(span) / float64(dayWidth))
+			n, ok, err := r.countByHours(p, perDay, walk)
 			if err != nil || ok {
 				p.n = n
 				return err
@@ -493,13 +694,16 @@ func (r *dayRange) count(p *partial) error {
 // steps over fewer entries, a descent counted as seekEntries of them (a part within one
 // hour, or a few entries short of one).
 func (r *dayRange) countInHours(t *dayTable, from, to []byte) (int, error) {
-	at := func(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(r.prefix):]) }
-	tf, tt := at(from), at(to)
+	tf, tt := r.timeOf(from), r.timeOf(to)
 	a, b := uint32(tf/hourWidth), uint32(tt/hourWidth) // the hours from and to fall in
 	if tf%hourWidth != 0 {
 		a++ // from's hour is partial: the whole hours start after it
 	}
-	if a > b {
+	if a > b { // within hour b: by its minutes when walking it would step over more (a
+		// descent, up to thirty counters and two partial minutes' shorter sides)
+		if n := t.of(b); r.minutesOf(b) && float64(tt-tf)/float64(hourWidth)*float64(n) > 2*seekEntries+30+float64(n)/120 {
+			return r.byMinutes(from, to, n)
+		}
 		return countKeys(r.ctx, r.indexCursor(), from, to)
 	}
 	n := 0
@@ -517,11 +721,12 @@ func (r *dayRange) countInHours(t *dayTable, from, to []byte) (int, error) {
 		nt, ft = t.of(b), float64(tt-uint64(b)*hourWidth)/float64(hourWidth)
 	}
 	walk := float64(seekEntries+n) + fh*float64(nh) + ft*float64(nt)
-	byHours := min(fh, 1-fh)*float64(nh) + min(ft, 1-ft)*float64(nt)
-	for _, f := range []float64{fh, ft} {
-		if f > 0 {
-			byHours += seekEntries
-		}
+	byHours := 0.0
+	if fh > 0 {
+		byHours += r.partCost(tf, uint64(a)*hourWidth, nh)
+	}
+	if ft > 0 {
+		byHours += r.partCost(uint64(b)*hourWidth, tt, nt)
 	}
 	if walk <= byHours {
 		return countKeys(r.ctx, r.indexCursor(), from, to)
@@ -786,6 +991,11 @@ func pageDays(ctx context.Context, tx *bbolt.Tx, reads *pageReads, p *indexPage,
 		}
 		if u.p == nil && min(k, u.n-k) > hours+u.n/96 && r.hoursOf(u.d) {
 			u, k = r.inHour(u, desc, k)
+			// And by minutes to the minute holding it, when that steps over fewer: a descent
+			// and up to sixty counters against a quarter of the hour's entries on average.
+			if u.p != nil && min(k, u.n-k) > 2*seekEntries+30 && r.minutesOf(uint32(r.timeOf(u.p.from)/hourWidth)) {
+				u, k = r.inMinute(u, desc, k)
+			}
 		}
 		ids, err = r.pageFrom(u, desc, k, limit, keyOf)
 		return false
@@ -829,9 +1039,9 @@ func (r *dayRange) pageStart(total, limit int, keyOf func(dst, k, v []byte) []by
 		ids, err := pageCounted(r.ctx, r.walk, at(r.lo), at(r.hi), desc, 0, min(limit, total), keyOf, r.room, nil)
 		return ids, total, err
 	}
-	// The hour's entries either side of the part, by time: partHour walks the shorter side.
-	span := float64(binary.BigEndian.Uint64(part.to[len(r.prefix):])-binary.BigEndian.Uint64(part.from[len(r.prefix):])) / float64(hourWidth)
-	w := walkPart{bound: at(part.to), extra: seekEntries + int(min(span, 1-span)*float64(part.n))}
+	// The walk goes on past the page to count the part as far as partHour's own count would
+	// step (partCost: its hour's shorter side, or by its minutes).
+	w := walkPart{bound: at(part.to), extra: int(r.partCost(r.timeOf(part.from), r.timeOf(part.to), part.n))}
 	if desc {
 		w.bound = at(part.from)
 	}

@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -138,21 +139,23 @@ func TestDayCountersFollowWrites(t *testing.T) {
 	}
 }
 
-// hourStore is a store of 1,500 users and 3,200 orders over four days (about 30 an hour), of
-// which 200 placed and moved after the load, and mark, which sets or clears the store's marks
-// of hour and day counters (a store written before them), a write each.
-func hourStore(t *testing.T) (db *DB, start time.Time, clock *simulator.Clock, mark func(hours, days bool)) {
+// hourStore is a store of 1,500 users and 3,200 orders, 3,000 of them loaded over span from
+// start (over four days: about 30 an hour; over six hours: about 8 a minute, 500 an hour, an
+// hour of the order list at a million users) and 200 placed and moved after the load, over
+// about four days more; and mark, which sets or clears the store's marks of minute, hour and
+// day counters (a store written before them), a write each.
+func hourStore(t *testing.T, span time.Duration) (db *DB, start time.Time, clock *simulator.Clock, mark func(minutes, hours, days bool)) {
 	t.Helper()
 	ctx := context.Background()
 	start = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	clock = simulator.NewFrozenClock(start.Add(96 * time.Hour))
+	clock = simulator.NewFrozenClock(start.Add(span))
 	db = tempStore(t, clock)
 	l, err := db.NewLoader(ctx, true)
 	require.NoError(t, err)
 	require.NoError(t, l.Institution(simulator.Institution{ID: "ins_a", Prices: map[string]decimal.Decimal{"AAPL": decimal.New(19012, -2)},
 		Fees: map[simulator.Product]simulator.FeeRule{simulator.ProductSecurities: {Rate: decimal.Zero, Minimum: decimal.Zero}}}))
 	r := rand.New(rand.NewPCG(34, 34))
-	at := func() time.Time { return start.Add(time.Duration(r.Int64N(int64(96 * time.Hour)))) }
+	at := func() time.Time { return start.Add(time.Duration(r.Int64N(int64(span)))) }
 	const users = 1500
 	for i := range users {
 		u := simulator.User{PlatformID: fmt.Sprintf("usr_%04d", i), InstitutionID: "ins_a", UserAccountID: fmt.Sprintf("u%04d", i), CreatedAt: at(),
@@ -179,12 +182,12 @@ func hourStore(t *testing.T) (db *DB, start time.Time, clock *simulator.Clock, m
 		}
 	}
 
-	mark = func(hours, days bool) {
+	mark = func(minutes, hours, days bool) {
 		require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
 			for _, m := range []struct {
 				key []byte
 				on  bool
-			}{{metaHours, hours}, {metaDays, days}} {
+			}{{metaMinutes, minutes}, {metaHours, hours}, {metaDays, days}} {
 				var err error
 				if m.on {
 					err = tx.Bucket(bMeta).Put(m.key, []byte("1"))
@@ -201,63 +204,129 @@ func hourStore(t *testing.T) (db *DB, start time.Time, clock *simulator.Clock, m
 	return db, start, clock, mark
 }
 
-// A page far into an institution's whole list starts in the hour its counters find, and a
-// created_at / placed_at range counts its partial days by their hours: on a store of hundreds
-// of entries a day, each list read with hour counters equals the same list read by days alone
-// (a store written before hour counters: no metaHours) and by walking (before day counters),
-// for pages at every depth in either order, ranges with bounds at any instant, and entries
-// added and moved after the load.
-func TestHourCountersFindPagesInTheirHour(t *testing.T) {
+// A page far into an institution's whole list starts in the hour, then the minute, its
+// counters find, and a created_at / placed_at range counts its partial days by their hours and
+// its partial hours by their minutes: on a store of hundreds of entries a day, and on one of
+// hundreds an hour, each list read with minute counters (once, then with the counters read
+// whole) equals the same list read by hours alone (a store written before minute counters: no
+// metaMinutes), by days alone (no metaHours) and by walking (before day counters), for pages
+// at every depth in either order, ranges with bounds at any instant, and entries added and
+// moved after the load.
+func TestTimeCountersFindPagesInTheirHourAndMinute(t *testing.T) {
+	for _, store := range []struct {
+		name string
+		span time.Duration
+	}{{"thirty an hour", 96 * time.Hour}, {"five hundred an hour", 6 * time.Hour}} {
+		t.Run(store.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, start, clock, mark := hourStore(t, store.span)
+			r := rand.New(rand.NewPCG(35, 35))
+			const users = 1500
+			end := clock.Now().Add(time.Hour)
+			instant := func() *time.Time {
+				to := end // three in four within the load's span, the rest anywhere
+				if r.IntN(4) > 0 {
+					to = start.Add(store.span + time.Hour)
+				}
+				t := start.Add(-time.Hour + time.Duration(r.Int64N(int64(to.Sub(start)+time.Hour))))
+				switch r.IntN(8) {
+				case 0:
+					t = t.Truncate(time.Hour)
+				case 1:
+					t = t.Truncate(time.Minute)
+				}
+				return &t
+			}
+			for i := range 300 {
+				of := simulator.OrderFilter{Limit: 1 + r.IntN(60), Offset: r.IntN(3400), Desc: r.IntN(2) == 0}
+				uf := simulator.UserFilter{Limit: 1 + r.IntN(60), Offset: r.IntN(users), Desc: r.IntN(2) == 0}
+				if r.IntN(3) == 0 {
+					of.PlacedStart, uf.CreatedStart = instant(), instant()
+					of.Offset, uf.Offset = r.IntN(300), r.IntN(300)
+				}
+				if r.IntN(3) == 0 {
+					of.PlacedEnd, uf.CreatedEnd = instant(), instant()
+				}
+				type answer struct {
+					orders []string
+					users  []string
+					totals [2]int
+				}
+				read := func() answer {
+					o, err := db.ListOrderItems(ctx, "ins_a", of)
+					require.NoError(t, err)
+					u, err := db.ListUserItems(ctx, "ins_a", uf)
+					require.NoError(t, err)
+					a := answer{orders: []string{}, users: []string{}, totals: [2]int{o.Total, u.Total}}
+					for _, o := range OrderItemsOf(t, o) {
+						a.orders = append(a.orders, strings.Clone(o.ID))
+					}
+					o.Release()
+					for _, u := range u.AllItems() {
+						a.users = append(a.users, u.UserAccountID)
+					}
+					return a
+				}
+				mark(true, true, true)
+				byMinutes := read()
+				byMinutesAgain := read() // the day and hour counters now read whole (pageReads)
+				mark(false, true, true)
+				byHours := read()
+				mark(false, false, true)
+				byDays := read()
+				mark(false, false, false)
+				walked := read()
+				require.Equal(t, walked, byDays, "query %d: %+v / %+v", i, of, uf)
+				require.Equal(t, walked, byHours, "query %d: %+v / %+v", i, of, uf)
+				require.Equal(t, walked, byMinutes, "query %d: %+v / %+v", i, of, uf)
+				require.Equal(t, walked, byMinutesAgain, "query %d: %+v / %+v", i, of, uf)
+			}
+		})
+	}
+}
+
+// A placed_at range's partial hours are counted from their minute counters, not walked: on a
+// store of hundreds of orders an hour, counters of the range's first hour that overstate it
+// (they never should) show in its total_records.
+func TestPartialHoursAreCountedByTheirMinutes(t *testing.T) {
 	ctx := context.Background()
-	db, start, clock, mark := hourStore(t)
-	r := rand.New(rand.NewPCG(35, 35))
-	const users = 1500
-	end := clock.Now().Add(time.Hour)
-	instant := func() *time.Time {
-		t := start.Add(-time.Hour + time.Duration(r.Int64N(int64(end.Sub(start)+time.Hour))))
-		if r.IntN(4) == 0 {
-			t = t.Truncate(time.Hour)
-		}
-		return &t
+	db, start, _, mark := hourStore(t, 6*time.Hour)
+	mark(true, true, true)
+	// From near the middle of its hour (a timeKey's hours begin at 12:43 past UTC's), where
+	// walking its shorter side would step over a quarter of the hour's orders.
+	t0 := start.Add(2 * time.Hour)
+	from := t0.Add(-time.Duration(binary.BigEndian.Uint64(timeKey(t0))%uint64(time.Hour)) + 27*time.Minute + 22*time.Second)
+	to := start.Add(5*time.Hour + 41*time.Minute + 50*time.Second)
+	total := func() int {
+		page, err := db.ListOrderItems(ctx, "ins_a", simulator.OrderFilter{Limit: 10, PlacedStart: &from, PlacedEnd: &to})
+		require.NoError(t, err)
+		page.Release()
+		return page.Total
 	}
-	for i := range 300 {
-		of := simulator.OrderFilter{Limit: 1 + r.IntN(60), Offset: r.IntN(3400), Desc: r.IntN(2) == 0}
-		uf := simulator.UserFilter{Limit: 1 + r.IntN(60), Offset: r.IntN(users), Desc: r.IntN(2) == 0}
-		if r.IntN(3) == 0 {
-			of.PlacedStart, uf.CreatedStart = instant(), instant()
-			of.Offset, uf.Offset = r.IntN(300), r.IntN(300)
-		}
-		if r.IntN(3) == 0 {
-			of.PlacedEnd, uf.CreatedEnd = instant(), instant()
-		}
-		type answer struct {
-			orders []string
-			users  []string
-			totals [2]int
-		}
-		read := func() answer {
-			o, err := db.ListOrderItems(ctx, "ins_a", of)
-			require.NoError(t, err)
-			u, err := db.ListUserItems(ctx, "ins_a", uf)
-			require.NoError(t, err)
-			a := answer{orders: []string{}, users: []string{}, totals: [2]int{o.Total, u.Total}}
-			for _, o := range OrderItemsOf(t, o) {
-				a.orders = append(a.orders, o.ID)
+	want := total()
+	mark(false, false, false)
+	require.Equal(t, want, total(), "counted by minutes and walked")
+
+	all := cat(inst("ins_a"), []byte{kindAll, sortCreated})
+	h := hourOf(timeKey(from))
+	require.NoError(t, db.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bCounts)
+		for m := h * 60; m < h*60+60; m++ {
+			k := minuteCountKey(bOrderIndex, all, m)
+			if v := b.Get(k); v != nil {
+				if err := b.Put(k, u64(binary.BigEndian.Uint64(v)+5)); err != nil {
+					return err
+				}
 			}
-			for _, u := range u.AllItems() {
-				a.users = append(a.users, u.UserAccountID)
-			}
-			return a
 		}
-		mark(true, true)
-		byHours := read()
-		mark(false, true)
-		byDays := read()
-		mark(false, false)
-		walked := read()
-		require.Equal(t, walked, byDays, "query %d: %+v / %+v", i, of, uf)
-		require.Equal(t, walked, byHours, "query %d: %+v / %+v", i, of, uf)
+		return nil
+	}))
+	mark(true, true, true)
+	for round := range 2 { // the counters walked, then the day and hour counters read whole
+		assert.NotEqual(t, want, total(), "round %d: the partial hour's minutes were not read", round)
 	}
+	mark(false, true, true)
+	assert.Equal(t, want, total(), "a store without minute counters walks its partial hours")
 }
 
 // The first page of a placed_at / created_at range counts the partial hour at the side it is
@@ -267,7 +336,7 @@ func TestHourCountersFindPagesInTheirHour(t *testing.T) {
 // either order, read once and again (the hours' counters then read whole: pageReads).
 func TestFirstPageCountsItsStartHour(t *testing.T) {
 	ctx := context.Background()
-	db, start, clock, mark := hourStore(t)
+	db, start, clock, mark := hourStore(t, 96*time.Hour)
 	r := rand.New(rand.NewPCG(36, 36))
 	end := clock.Now().Add(time.Hour)
 	instant := func() *time.Time {
@@ -311,12 +380,12 @@ func TestFirstPageCountsItsStartHour(t *testing.T) {
 		}
 		return a
 	}
-	mark(false, false)
+	mark(false, false, false)
 	walked := make([]answer, len(qs))
 	for i, q := range qs {
 		walked[i] = read(q)
 	}
-	mark(true, true)
+	mark(true, true, true)
 	for round := range 2 {
 		for i, q := range qs {
 			require.Equal(t, walked[i], read(q), "round %d, query %d: %+v / %+v", round, i, q.of, q.uf)

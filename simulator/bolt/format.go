@@ -10,11 +10,12 @@ import (
 // newMarks are the marks of what a store keeps since a version of the format (since), set on a
 // store created or emptied since (markNew); a store written before lacks them and is read as
 // before. Format 6 came with two: user_values (a user's account values kept at a price version)
-// and order_plain (covered order values note strings that need no JSON escaping).
+// and order_plain (covered order values note strings that need no JSON escaping); format 7 with
+// minute_counters (the whole lists count their entries per minute: days.go).
 var newMarks = []struct {
 	key   []byte
 	since int
-}{{metaDays, 1}, {metaUserItems, 2}, {metaOrderItems, 3}, {metaHours, 4}, {metaUsersByID, 5}, {metaUserValues, 6}, {metaOrderPlain, 6}}
+}{{metaDays, 1}, {metaUserItems, 2}, {metaOrderItems, 3}, {metaHours, 4}, {metaUsersByID, 5}, {metaUserValues, 6}, {metaOrderPlain, 6}, {metaMinutes, 7}}
 
 // storeFormat is the format of the stores this code creates: the format of newMarks' latest
 // mark (decisions D17). A store keeps the format it was created or emptied with (metaFormat),
@@ -22,7 +23,7 @@ var newMarks = []struct {
 // keeping what that format keeps — an order written without the list item or the hour counter
 // its readers trust — and the later code would read wrong pages from it. A store from before the
 // format was kept has none, and is read as its marks say.
-const storeFormat = 6
+const storeFormat = 7
 
 // metaFormat keeps a store's format, in decimal.
 var metaFormat = []byte("format")

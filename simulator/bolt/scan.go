@@ -794,8 +794,8 @@ func (r *pageReads) putMarks(m *marking) {
 	}
 }
 
-// pageReads is what list pages read of the store's marks (metaDays, metaHours, metaUserItems,
-// metaOrderItems) and of its per-prefix counters, and how far their walks went, kept for one
+// pageReads is what list pages read of the store's marks (metaDays, metaHours, metaMinutes,
+// metaUserItems, metaOrderItems) and of its per-prefix counters, and how far their walks went, kept for one
 // store state — the file and its last committed transaction, as a read transaction sees them.
 // Each of those reads is a descent from the root (a bucket's, then its key's): three to five
 // a page, a tenth of a user page's instructions, for values that only a write moves. A write
@@ -804,7 +804,7 @@ type pageReads struct {
 	db   *bbolt.DB
 	txid int
 	// The store's marks, read when the state is first seen.
-	days, hours, userItems, orderItems bool
+	days, hours, minutes, userItems, orderItems bool
 
 	mu     sync.Mutex
 	counts map[string]int // countOf by countKey, as far as pages asked
@@ -882,7 +882,7 @@ func (s *DB) readsOf(tx *bbolt.Tx) *pageReads {
 	}
 	meta := tx.Bucket(bMeta)
 	r := &pageReads{db: tx.DB(), txid: tx.ID(),
-		days: meta.Get(metaDays) != nil, hours: meta.Get(metaHours) != nil,
+		days: meta.Get(metaDays) != nil, hours: meta.Get(metaHours) != nil, minutes: meta.Get(metaMinutes) != nil,
 		userItems: meta.Get(metaUserItems) != nil, orderItems: meta.Get(metaOrderItems) != nil}
 	if !tx.Writable() {
 		r.counts, r.tables, r.walks = map[string]int{}, map[string]*dayTable{}, map[string][][]byte{}

@@ -160,7 +160,7 @@ func (w *writeTx) deleteTenantRecords(in []byte, budget *int) error {
 		}
 	}
 	for _, b := range [][]byte{bUserIndex, bOrderIndex} {
-		for _, p := range [][]byte{countKey(b, in), dayCountsPrefix(b, in), hourCountsPrefix(b, in)} {
+		for _, p := range append(timeCountPrefixes(b, in), countKey(b, in)) {
 			if err := w.deletePrefix(bCounts, p, budget, nil); err != nil || *budget == 0 {
 				return err
 			}
