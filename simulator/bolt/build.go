@@ -36,6 +36,7 @@ import (
 type Builder struct {
 	s   *DB
 	w   *writeTx
+	own *BuildShard // the builder's own User and Transaction, spooled into w as a shard's
 	ctx context.Context
 	// Progress, when set, is called as entries are written: done of the total of this round.
 	Progress func(done, total int)
@@ -69,7 +70,9 @@ func (s *DB) NewBuilder(ctx context.Context) (*Builder, error) {
 			os.Remove(f)
 		}
 	}
-	return &Builder{s: s, ctx: ctx, w: newSpoolTx(s, map[string]*pricedInstitution{}), spills: map[string][]spillRun{}}, nil
+	b := &Builder{s: s, ctx: ctx, w: newSpoolTx(s, map[string]*pricedInstitution{}), spills: map[string][]spillRun{}}
+	b.own = newShard(b, b.w)
+	return b, nil
 }
 
 // newSpoolTx returns a build's writer, valuing users at prices (the build's institutions,
@@ -105,9 +108,15 @@ type BuildShard struct {
 func (b *Builder) Shard() *BuildShard {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	sh := &BuildShard{b: b, w: newSpoolTx(b.s, b.w.prices)}
-	sh.putTransaction = func(w *writeTx) error { return w.putTransaction(&sh.t, sh.orders) }
+	sh := newShard(b, newSpoolTx(b.s, b.w.prices))
 	b.shards = append(b.shards, sh)
+	return sh
+}
+
+// newShard returns a shard of b spooling into w: a new shard's own writer, or the builder's.
+func newShard(b *Builder, w *writeTx) *BuildShard {
+	sh := &BuildShard{b: b, w: w}
+	sh.putTransaction = func(w *writeTx) error { return w.putTransaction(&sh.t, sh.orders) }
 	return sh
 }
 
@@ -126,14 +135,6 @@ func (sh *BuildShard) Transaction(t simulator.Transaction, orders []simulator.Or
 	clear(sh.orders) // the caller's orders are not kept alive
 	sh.orders = sh.orders[:0]
 	return err
-}
-
-func orderPtrs(orders []simulator.Order) []*simulator.Order {
-	ptrs := make([]*simulator.Order, len(orders))
-	for i := range orders {
-		ptrs[i] = &orders[i]
-	}
-	return ptrs
 }
 
 // spool runs fn on w (a shard's or the builder's own) and, past the budget, writes a round.
@@ -178,13 +179,12 @@ func (b *Builder) Key(k simulator.APIKey) error { return b.w.putKey(&k) }
 func (b *Builder) Member(m simulator.Member) error { return b.w.putMember(&m) }
 
 // User spools a user and its index entries (as a shard's User, on the builder's own spool).
-func (b *Builder) User(u simulator.User) error {
-	return b.spool(b.w, func(w *writeTx) error { return w.putUser(nil, &u) })
-}
+func (b *Builder) User(u simulator.User) error { return b.own.User(u) }
 
-// Transaction spools a transaction, its orders and their index entries.
+// Transaction spools a transaction, its orders and their index entries (as a shard's
+// Transaction, on the builder's own spool).
 func (b *Builder) Transaction(t simulator.Transaction, orders []simulator.Order) error {
-	return b.spool(b.w, func(w *writeTx) error { return w.putTransaction(&t, orderPtrs(orders)) })
+	return b.own.Transaction(t, orders)
 }
 
 // buildTxEntries is how often a bucket's writing reports progress and looks at its context.
@@ -203,7 +203,7 @@ func (b *Builder) Finish(ctx context.Context, sandboxToken string) error {
 	if err := b.write(ctx, true); err != nil {
 		return err
 	}
-	b.w = nil
+	b.w, b.own = nil, nil
 	db := b.s.db
 	if err := db.Sync(); err != nil {
 		return err

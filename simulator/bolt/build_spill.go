@@ -26,9 +26,6 @@ import (
 type spillRun struct {
 	path string
 	n    int // entries
-	// direct: written past the page cache all the way (spill); false where the file system
-	// refused direct I/O.
-	direct bool
 }
 
 // spillBuffer is the size of each buffer of a run's writer and of its readers.
@@ -46,7 +43,6 @@ func (b *Builder) spill(br *bucketRuns) error {
 	}
 	w := newAsyncWriter(f, spillBuffer, directIO(f, true) == nil)
 	b.spills[br.name] = append(b.spills[br.name], spillRun{path: f.Name(), n: br.n})
-	run := &b.spills[br.name][len(b.spills[br.name])-1]
 	fail := func(err error) error {
 		w.Close()
 		f.Close()
@@ -88,7 +84,6 @@ func (b *Builder) spill(br *bucketRuns) error {
 		f.Close()
 		return err
 	}
-	run.direct = w.wentDirect()
 	return f.Close()
 }
 

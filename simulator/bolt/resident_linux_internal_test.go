@@ -4,15 +4,16 @@ package bolt
 
 import (
 	"os"
-	"syscall"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
-// residentPages says, page by page of pageSize, which of the file at path the page cache holds
-// (mincore over a mapping of it, which reads nothing). ok is false where it cannot tell.
+// residentPages says, page by page of pageSize (a multiple of the system's page; the file's
+// last page may be partial), which of the file at path the page cache holds (mincore over a
+// mapping of it, which reads nothing). ok is false where it cannot tell.
 func residentPages(t *testing.T, path string, pageSize int) (resident []bool, ok bool) {
 	t.Helper()
 	f, err := os.Open(path)
@@ -24,15 +25,15 @@ func residentPages(t *testing.T, path string, pageSize int) (resident []bool, ok
 	if size == 0 {
 		return nil, true
 	}
-	m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	m, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
 	require.NoError(t, err)
-	defer syscall.Munmap(m)
-	sys := syscall.Getpagesize()
+	defer unix.Munmap(m)
+	sys := unix.Getpagesize()
 	vec := make([]byte, (size+sys-1)/sys)
-	if _, _, e := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(m))), uintptr(size), uintptr(unsafe.Pointer(unsafe.SliceData(vec)))); e != 0 {
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(m))), uintptr(size), uintptr(unsafe.Pointer(unsafe.SliceData(vec)))); e != 0 {
 		return nil, false
 	}
-	resident = make([]bool, size/pageSize)
+	resident = make([]bool, (size+pageSize-1)/pageSize)
 	for i := range resident {
 		resident[i] = vec[i*pageSize/sys]&1 != 0
 	}
