@@ -42,10 +42,15 @@ func dayKey(d uint32) []byte { return u64(uint64(d) * dayWidth) }
 func dayCountsPrefix(bucket, prefix []byte) []byte { return cat(bucket, []byte{1}, prefix) }
 
 // dayCountKey names the counter of the entries under prefix whose time falls on tk's day.
-func dayCountKey(bucket, prefix, tk []byte) []byte {
-	var d [4]byte
-	binary.BigEndian.PutUint32(d[:], dayOf(tk))
-	return cat(bucket, []byte{1}, prefix, d[:]) // dayCountsPrefix(bucket, prefix) + day, one allocation
+func dayCountKey(bucket, prefix, tk []byte) []byte { return timeCountKey(1, bucket, prefix, dayOf(tk)) }
+
+// timeCountKey names the counter of unit x (a day, an hour, a minute) of the entries under
+// prefix, whose kind tag (1 days, 2 hours, 3 minutes) follows bucket: the counters' prefix
+// (dayCountsPrefix, hourCountsPrefix, minuteCountsPrefix) and x, in one allocation.
+func timeCountKey(tag byte, bucket, prefix []byte, x uint32) []byte {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], x)
+	return cat(bucket, []byte{tag}, prefix, b[:])
 }
 
 // An institution's whole list sorted by time (its kindAll prefix: every user, every order)
@@ -79,11 +84,7 @@ func hourOf(tk []byte) uint32 { return uint32(binary.BigEndian.Uint64(tk) / hour
 func hourCountsPrefix(bucket, prefix []byte) []byte { return cat(bucket, []byte{2}, prefix) }
 
 // hourCountKey names the counter of the entries under prefix whose time falls in hour h.
-func hourCountKey(bucket, prefix []byte, h uint32) []byte {
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], h)
-	return cat(bucket, []byte{2}, prefix, b[:])
-}
+func hourCountKey(bucket, prefix []byte, h uint32) []byte { return timeCountKey(2, bucket, prefix, h) }
 
 // The whole lists count their entries per minute too, in bCounts under minuteCountKey. An hour
 // of a million users' order list holds ~760 entries, and the partial hours at a time range's
@@ -111,9 +112,7 @@ func minuteCountsPrefix(bucket, prefix []byte) []byte { return cat(bucket, []byt
 
 // minuteCountKey names the counter of the entries under prefix whose time falls in minute m.
 func minuteCountKey(bucket, prefix []byte, m uint32) []byte {
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], m)
-	return cat(bucket, []byte{3}, prefix, b[:])
+	return timeCountKey(3, bucket, prefix, m)
 }
 
 // timeCountPrefixes are the prefixes in bCounts of every time counter (days, hours, minutes)
