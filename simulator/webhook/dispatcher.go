@@ -279,16 +279,21 @@ func (d *Dispatcher) fetch(ctx context.Context, queue *fairQueue, now time.Time,
 		}
 		return true, false
 	}
+	defer d.inflight.walk()()
 	due, next, err = d.store.Due(ctx, now, from, batch, check)
 	return due, next, held, err
 }
 
 // inflight holds the ids of the deliveries fetched and not yet recorded: they are never
-// fetched again, so an attempt is never made twice at once.
+// fetched again, so an attempt is never made twice. A walk of the outbox reads the store as it
+// was when the walk began, where a delivery recorded since still stands pending and due: an id
+// removed while a walk is under way leaves the set only once that walk ends.
 type inflight struct {
-	mu    sync.Mutex
-	ids   map[string]struct{}
-	empty *sync.Cond // broadcast when ids empties
+	mu      sync.Mutex
+	ids     map[string]struct{}
+	walking bool
+	left    []string   // removed while walking
+	empty   *sync.Cond // broadcast when ids empties
 }
 
 func (f *inflight) init() {
@@ -318,13 +323,39 @@ func (f *inflight) has(id []byte) bool {
 	return ok
 }
 
+// remove takes id out of the set, at the end of the walk under way if there is one.
 func (f *inflight) remove(id string) {
 	f.mu.Lock()
+	if f.walking {
+		f.left = append(f.left, id)
+	} else {
+		f.delete(id)
+	}
+	f.mu.Unlock()
+}
+
+// walk marks a walk of the outbox under way until the function it returns is called, which
+// takes out what was removed meanwhile.
+func (f *inflight) walk() (end func()) {
+	f.mu.Lock()
+	f.walking = true
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		f.walking = false
+		for _, id := range f.left {
+			f.delete(id)
+		}
+		f.left = f.left[:0]
+		f.mu.Unlock()
+	}
+}
+
+func (f *inflight) delete(id string) {
 	delete(f.ids, id)
 	if len(f.ids) == 0 {
 		f.empty.Broadcast()
 	}
-	f.mu.Unlock()
 }
 
 // deliver makes one attempt of a delivery and records it with what comes next.
@@ -451,8 +482,8 @@ const commitGap = 10 * time.Millisecond
 // record commits attempt records in groups: one durable bbolt transaction for everything that
 // arrived while the previous one was committing or gathering, so throughput does not wait on
 // one fsync per attempt. A delivery stays in flight (never fetched again) until its record is
-// committed; a crash before that leaves it pending in the outbox, to be attempted again
-// (at-least-once).
+// committed and no walk of the outbox begun before the commit is under way (inflight); a crash
+// before the commit leaves it pending in the outbox, to be attempted again (at-least-once).
 func (d *Dispatcher) record(ctx context.Context) {
 	group := make([]simulator.AttemptRecord, 0, maxGroup)
 	var began time.Time

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,13 +43,20 @@ func newEnv(tb testing.TB, schedule []time.Duration, timeout time.Duration) *env
 // newEnvAt starts an env on the store at path (a restart opens the same file again).
 func newEnvAt(tb testing.TB, path string, schedule []time.Duration, timeout time.Duration) *env {
 	tb.Helper()
+	return newEnvThrough(tb, path, func(db *bolt.DB) webhook.Store { return db }, schedule, timeout)
+}
+
+// newEnvThrough starts an env on the store at path whose dispatcher reaches the store through
+// what through makes of it.
+func newEnvThrough(tb testing.TB, path string, through func(*bolt.DB) webhook.Store, schedule []time.Duration, timeout time.Duration) *env {
+	tb.Helper()
 	clock := simulator.NewClock(nil)
 	wake := webhook.NewWaker()
 	db, err := bolt.Open(path, clock, nil, bolt.Options{Notify: wake.Wake})
 	require.NoError(tb, err)
 	guard := netguard.New(netguard.Options{AllowLoopback: true})
 	e := &env{db: db, clock: clock}
-	e.disp = webhook.New(db, webhook.Config{Schedule: schedule, Timeout: timeout, Dial: guard.DialContext, Clock: clock, Workers: 8, Wake: wake})
+	e.disp = webhook.New(through(db), webhook.Config{Schedule: schedule, Timeout: timeout, Dial: guard.DialContext, Clock: clock, Workers: 8, Wake: wake})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = e.disp.Run(ctx) }()
@@ -226,6 +234,130 @@ func TestDeliveryResumesAfterRestart(t *testing.T) {
 	e2 := newEnvAt(t, path, nil, 0)
 	sandboxtest.Eventually(t, func() bool { return e2.delivery(t, ev.ID).Status == simulator.DeliveryDelivered }, "delivered after restart")
 	assert.Len(t, tg.Received(), 1)
+}
+
+// hookedStore is the real store with hooks a test sets before the dispatcher starts: before
+// each commit of attempt records, before the dispatcher decides on each outbox entry a walk
+// reaches, and after each walk with what it took. A test orders a walk and a commit with them.
+type hookedStore struct {
+	*bolt.DB
+	beforeRecord func(recs []simulator.AttemptRecord)
+	beforeCheck  func(deliveryID string)
+	walked       func(taken []*simulator.Delivery)
+}
+
+func (s *hookedStore) RecordAttempts(ctx context.Context, recs []simulator.AttemptRecord) error {
+	s.beforeRecord(recs)
+	return s.DB.RecordAttempts(ctx, recs)
+}
+
+func (s *hookedStore) Due(ctx context.Context, now time.Time, from string, limit int, check func(id, subID []byte) (take, hold bool)) ([]*simulator.Delivery, string, error) {
+	due, next, err := s.DB.Due(ctx, now, from, limit, func(id, subID []byte) (bool, bool) {
+		s.beforeCheck(string(id))
+		return check(id, subID)
+	})
+	s.walked(due)
+	return due, next, err
+}
+
+// A walk of the outbox reads the store as it was when the walk began. A delivery whose attempt
+// is recorded while a walk is under way still stands there pending and due, so it stays in
+// flight until that walk ends: released as soon as its record is committed, it was taken by
+// the walk and delivered again (a drain test under load met it). The recorder goes on
+// meanwhile: it never waits for a walk.
+func TestARecordedDeliveryIsNotTakenByAWalkBegunBeforeItsRecord(t *testing.T) {
+	var (
+		records   atomic.Int32
+		xWaits    = make(chan string, 1) // X's delivery id, as its record waits to commit
+		commitX   = make(chan struct{})
+		answerY   = make(chan struct{})
+		yHeld     = make(chan struct{})
+		yRecorded = make(chan struct{})
+		armed     atomic.Pointer[string] // X's delivery id, once Y's attempt is in flight too
+		inWalk    atomic.Bool            // the armed walk has reached X
+		hung      atomic.Bool            // the recorder did not go on while that walk was under way
+		walked    = make(chan []string, 1)
+	)
+	releaseX, releaseY := sync.OnceFunc(func() { close(commitX) }), sync.OnceFunc(func() { close(answerY) })
+	store := &hookedStore{
+		beforeRecord: func(recs []simulator.AttemptRecord) {
+			switch records.Add(1) {
+			case 1:
+				xWaits <- recs[0].DeliveryID
+				<-commitX
+			case 2:
+				close(yRecorded)
+			}
+		},
+		beforeCheck: func(id string) {
+			if x := armed.Load(); x == nil || id != *x || inWalk.Swap(true) {
+				return
+			}
+			// This walk began before X's record was committed: let it commit, and the recorder
+			// go on to the next record (Y's), before the dispatcher decides on X.
+			releaseX()
+			releaseY()
+			select {
+			case <-yRecorded:
+			case <-time.After(5 * time.Second):
+				hung.Store(true)
+			}
+		},
+		walked: func(taken []*simulator.Delivery) {
+			if !inWalk.Load() {
+				return
+			}
+			ids := make([]string, len(taken))
+			for i, d := range taken {
+				ids[i] = d.ID
+			}
+			select {
+			case walked <- ids:
+			default:
+			}
+		},
+	}
+	e := newEnvThrough(t, filepath.Join(t.TempDir(), "s.db"), func(db *bolt.DB) webhook.Store { store.DB = db; return store }, nil, 0)
+	e.seed(t)
+	// Pages to spare: a commit that grows the store's map waits for the walks under way, and
+	// X's record must commit while one is.
+	for i := range 200 {
+		e.kyc(t, []simulator.KYCStatus{simulator.KYCApproved, simulator.KYCAccountTakeover}[i%2])
+	}
+	tg := sandboxtest.NewCallback(t, func(n int) int {
+		if n == 1 { // Y: held until the walk reaches X
+			close(yHeld)
+			<-answerY
+		}
+		return http.StatusOK
+	})
+	t.Cleanup(func() { releaseX(); releaseY() }) // before the callback and the dispatcher stop
+	e.subscribe(t, tg.URL)
+
+	x := e.kyc(t, simulator.KYCApproved)
+	var xDelivery string
+	select {
+	case xDelivery = <-xWaits: // answered, its record waiting to commit
+	case <-time.After(5 * time.Second):
+		t.Fatal("X was not attempted")
+	}
+	e.kyc(t, simulator.KYCAccountTakeover) // Y
+	select {
+	case <-yHeld:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Y was not attempted")
+	}
+	armed.Store(&xDelivery)
+	e.disp.Wake()
+	var taken []string
+	select {
+	case taken = <-walked:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no walk reached X while its record waited")
+	}
+	require.False(t, hung.Load(), "the recorder went on to Y's record while the walk was under way")
+	assert.NotContains(t, taken, xDelivery, "the walk begun before X's record took X again")
+	sandboxtest.Eventually(t, func() bool { return e.delivery(t, x.ID).Status == simulator.DeliveryDelivered }, "X delivered, its record committed")
 }
 
 func TestRotationSignsWithBothSecretsNewFirst(t *testing.T) {
