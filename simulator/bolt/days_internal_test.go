@@ -144,7 +144,7 @@ func TestDayCountersFollowWrites(t *testing.T) {
 // hour of the order list at a million users) and 200 placed and moved after the load, over
 // about four days more; and mark, which sets or clears the store's marks of minute, hour and
 // day counters (a store written before them), a write each.
-func hourStore(t *testing.T, span time.Duration) (db *DB, start time.Time, clock *simulator.Clock, mark func(minutes, hours, days bool)) {
+func hourStore(t testing.TB, span time.Duration) (db *DB, start time.Time, clock *simulator.Clock, mark func(minutes, hours, days bool)) {
 	t.Helper()
 	ctx := context.Background()
 	start = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -467,5 +467,33 @@ func TestIsPrefixEndIsPrefixEnd(t *testing.T) {
 		for _, k := range keys {
 			assert.Equal(t, bytes.Equal(k, end), isPrefixEnd(k, prefix), "prefix %x, key %x", prefix, k)
 		}
+	}
+}
+
+// BenchmarkWeekPages reads first pages of placed_at ranges on a store of 500 orders an hour (an
+// hour of the order list at a million users): random bounds inside the load's six hours, read
+// with the minute counters and, as a store written before them is, by hours alone.
+//
+//	go test -run '^$' -bench WeekPages ./simulator/bolt/
+func BenchmarkWeekPages(b *testing.B) {
+	db, start, _, mark := hourStore(b, 6*time.Hour)
+	ctx := context.Background()
+	for _, by := range []struct {
+		name    string
+		minutes bool
+	}{{"hours", false}, {"minutes", true}} {
+		b.Run(by.name, func(b *testing.B) {
+			mark(by.minutes, true, true)
+			r := rand.New(rand.NewPCG(1, 1))
+			for b.Loop() {
+				from := start.Add(time.Duration(r.Int64N(int64(2 * time.Hour))))
+				to := from.Add(time.Duration(r.Int64N(int64(4*time.Hour))) + time.Minute)
+				page, err := db.ListOrderItems(ctx, "ins_a", simulator.OrderFilter{Limit: 25, Desc: r.IntN(2) == 0, PlacedStart: &from, PlacedEnd: &to})
+				if err != nil {
+					b.Fatal(err)
+				}
+				page.Release()
+			}
+		})
 	}
 }
