@@ -1039,8 +1039,14 @@ func (r *dayRange) pageStart(total, limit int, keyOf func(dst, k, v []byte) []by
 		return ids, total, err
 	}
 	// The walk goes on past the page to count the part as far as partHour's own count would
-	// step (partCost: its hour's shorter side, or by its minutes).
-	w := walkPart{bound: at(part.to), extra: int(r.partCost(r.timeOf(part.from), r.timeOf(part.to), part.n))}
+	// step (partCost: its hour's shorter side, or by its minutes) — when the part, by its share
+	// of its hour's entries, may end within that: else those steps would be spent and the part
+	// counted by partHour all the same (a dense hour: a million users' order list).
+	tf, tt := r.timeOf(part.from), r.timeOf(part.to)
+	w := walkPart{bound: at(part.to)}
+	if cost := r.partCost(tf, tt, part.n); float64(tt-tf)/float64(hourWidth)*float64(part.n) <= float64(limit)+2*cost {
+		w.extra = int(cost)
+	}
 	if desc {
 		w.bound = at(part.from)
 	}
