@@ -38,15 +38,26 @@ func dayOf(tk []byte) uint32 { return uint32(binary.BigEndian.Uint64(tk) / dayWi
 // dayKey returns the timeKey of the first instant of day d.
 func dayKey(d uint32) []byte { return u64(uint64(d) * dayWidth) }
 
+// The kinds of counters in bCounts, each a tag after the index bucket's name: an index
+// prefix's entries (countKey), and its entries per day, hour and minute.
+const (
+	tagEntries byte = iota
+	tagDays
+	tagHours
+	tagMinutes
+)
+
 // dayCountsPrefix is the prefix in bCounts of the day counters of an index prefix.
-func dayCountsPrefix(bucket, prefix []byte) []byte { return cat(bucket, []byte{1}, prefix) }
+func dayCountsPrefix(bucket, prefix []byte) []byte { return cat(bucket, []byte{tagDays}, prefix) }
 
 // dayCountKey names the counter of the entries under prefix whose time falls on tk's day.
-func dayCountKey(bucket, prefix, tk []byte) []byte { return timeCountKey(1, bucket, prefix, dayOf(tk)) }
+func dayCountKey(bucket, prefix, tk []byte) []byte {
+	return timeCountKey(tagDays, bucket, prefix, dayOf(tk))
+}
 
-// timeCountKey names the counter of unit x (a day, an hour, a minute) of the entries under
-// prefix, whose kind tag (1 days, 2 hours, 3 minutes) follows bucket: the counters' prefix
-// (dayCountsPrefix, hourCountsPrefix, minuteCountsPrefix) and x, in one allocation.
+// timeCountKey names the counter of unit x (a day, an hour, a minute: tag) of the entries under
+// prefix: the counters' prefix (dayCountsPrefix, hourCountsPrefix, minuteCountsPrefix) and x,
+// in one allocation.
 func timeCountKey(tag byte, bucket, prefix []byte, x uint32) []byte {
 	var b [4]byte
 	binary.BigEndian.PutUint32(b[:], x)
@@ -81,10 +92,12 @@ func hourly(prefix []byte) bool {
 func hourOf(tk []byte) uint32 { return uint32(binary.BigEndian.Uint64(tk) / hourWidth) }
 
 // hourCountsPrefix is the prefix in bCounts of the hour counters of an index prefix.
-func hourCountsPrefix(bucket, prefix []byte) []byte { return cat(bucket, []byte{2}, prefix) }
+func hourCountsPrefix(bucket, prefix []byte) []byte { return cat(bucket, []byte{tagHours}, prefix) }
 
 // hourCountKey names the counter of the entries under prefix whose time falls in hour h.
-func hourCountKey(bucket, prefix []byte, h uint32) []byte { return timeCountKey(2, bucket, prefix, h) }
+func hourCountKey(bucket, prefix []byte, h uint32) []byte {
+	return timeCountKey(tagHours, bucket, prefix, h)
+}
 
 // The whole lists count their entries per minute too, in bCounts under minuteCountKey. An hour
 // of a million users' order list holds ~760 entries, and the partial hours at a time range's
@@ -108,11 +121,13 @@ var metaMinutes = []byte("minute_counters")
 func minuteOf(tk []byte) uint32 { return uint32(binary.BigEndian.Uint64(tk) / minuteWidth) }
 
 // minuteCountsPrefix is the prefix in bCounts of the minute counters of an index prefix.
-func minuteCountsPrefix(bucket, prefix []byte) []byte { return cat(bucket, []byte{3}, prefix) }
+func minuteCountsPrefix(bucket, prefix []byte) []byte {
+	return cat(bucket, []byte{tagMinutes}, prefix)
+}
 
 // minuteCountKey names the counter of the entries under prefix whose time falls in minute m.
 func minuteCountKey(bucket, prefix []byte, m uint32) []byte {
-	return timeCountKey(3, bucket, prefix, m)
+	return timeCountKey(tagMinutes, bucket, prefix, m)
 }
 
 // timeCountPrefixes are the prefixes in bCounts of every time counter (days, hours, minutes)
@@ -448,8 +463,7 @@ const seekEntries = 50
 // whole hours by their counters, the partial hours at its ends walked. ok is false, nothing
 // read, when that would cost more than walk, the entries walking its day would step over.
 func (r *dayRange) countByHours(p *partial, day, walk int) (n int, ok bool, err error) {
-	at := func(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(r.prefix):]) }
-	tf, tt := at(p.from), at(p.to)
+	tf, tt := r.timeOf(p.from), r.timeOf(p.to)
 	a, b := uint32(tf/hourWidth), uint32(tt/hourWidth)
 	if tf%hourWidth != 0 {
 		a++
@@ -631,7 +645,7 @@ func (r *dayRange) count(p *partial) error {
 		start, end := r.dayStart(p.day), r.dayEnd(p.day)
 		fromIn, toIn := bytes.Compare(p.from, start) > 0, bytes.Compare(p.to, end) < 0
 		// The share of the day the part covers, by time.
-		off := func(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(r.prefix):]) - uint64(p.day)*dayWidth }
+		off := func(k []byte) uint64 { return r.timeOf(k) - uint64(p.day)*dayWidth }
 		span := dayWidth
 		if toIn {
 			span = off(p.to)

@@ -492,7 +492,7 @@ func (w *writeTx) deleteIndex(bucket, prefix, rest []byte) error {
 }
 
 // countKey names the counter of the index entries under prefix in bucket.
-func countKey(bucket, prefix []byte) []byte { return cat(bucket, []byte{0}, prefix) }
+func countKey(bucket, prefix []byte) []byte { return cat(bucket, []byte{tagEntries}, prefix) }
 
 // countOf returns how many entries of an index bucket lie under prefix.
 func countOf(tx *bbolt.Tx, bucket, prefix []byte) int {

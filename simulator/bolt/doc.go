@@ -7,6 +7,7 @@
 // the word-at-a-time byte tests (simulator/wordwise), and must never import any other package of
 // this module. Outside the standard library it imports bbolt, decimal and golang.org/x/sys/unix
 // (the build's spool chunks are mapped, grown and unmapped through it: chunk_linux.go). Buckets
-// and key encodings are declared in keys.go; every service call is one bbolt transaction; bytes are copied out of the transaction before it ends. What the store
-// needs from its wiring is given at Open (Options).
+// and key encodings are declared in keys.go; every service call is one bbolt transaction; bytes
+// are copied out of the transaction before it ends. What the store needs from its wiring is
+// given at Open (Options).
 package bolt

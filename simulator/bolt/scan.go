@@ -795,8 +795,9 @@ func (r *pageReads) putMarks(m *marking) {
 }
 
 // pageReads is what list pages read of the store's marks (metaDays, metaHours, metaMinutes,
-// metaUserItems, metaOrderItems) and of its per-prefix counters, and how far their walks went, kept for one
-// store state — the file and its last committed transaction, as a read transaction sees them.
+// metaUserItems, metaOrderItems) and of its per-prefix counters, and how far their walks went,
+// kept for one store state — the file and its last committed transaction, as a read
+// transaction sees them.
 // Each of those reads is a descent from the root (a bucket's, then its key's): three to five
 // a page, a tenth of a user page's instructions, for values that only a write moves. A write
 // transaction reads its counters from the store itself (readsOf), so it sees its own writes.
@@ -898,7 +899,7 @@ func (r *pageReads) countOf(tx *bbolt.Tx, bucket, prefix []byte) int {
 		return countOf(tx, bucket, prefix)
 	}
 	var buf [96]byte
-	key := append(append(append(buf[:0], bucket...), 0), prefix...) // countKey, on the stack
+	key := append(append(append(buf[:0], bucket...), tagEntries), prefix...) // countKey, on the stack
 	r.mu.Lock()
 	n, ok := r.counts[string(key)]
 	r.mu.Unlock()
